@@ -1,0 +1,275 @@
+import { isAbsolute, resolve } from "node:path";
+import { z } from "zod";
+import { AGENT_PATTERN, ALIAS_PATTERN } from "./ids.js";
+
+const ms = z.number().int().nonnegative();
+const positiveMs = z.number().int().positive();
+const aliasMap = <T extends z.ZodType>(value: T) =>
+  z
+    .record(z.string().regex(ALIAS_PATTERN, "must be an alias: letters, digits, _ and -"), value)
+    .default({} as never);
+
+const AuthorSchema = z.strictObject({
+  name: z.string().min(1).default("idem"),
+  email: z.string().min(1).default("idem@localhost"),
+});
+
+export const RepoConfigSchema = z.strictObject({
+  path: z.string().min(1),
+  branch: z.string().min(1).default("main"),
+  branches: z.array(z.string().min(1)).default([]),
+  author: AuthorSchema.default({ name: "idem", email: "idem@localhost" }),
+});
+
+export const RootConfigSchema = z.strictObject({ path: z.string().min(1) });
+
+export const PublishTargetSchema = z.strictObject({
+  subjectPrefix: z.string().regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, "must be dot-separated tokens without wildcards"),
+  stream: z.string().regex(/^[A-Za-z0-9_-]+$/, "must be a stream name"),
+  url: z.string().nullable().default(null),
+});
+
+export const HttpTargetSchema = z.strictObject({
+  baseUrl: z.url({ protocol: /^https?$/ }),
+  idempotencyKeys: z.boolean().default(false),
+  probeUrl: z.string().nullable().default(null),
+  timeoutMs: positiveMs.default(10_000),
+});
+
+export const AgentConfigSchema = z.strictObject({
+  command: z.array(z.string().min(1)).min(1, "must name the program to run"),
+  timeoutMs: positiveMs.default(900_000),
+});
+
+export const NatsConfigSchema = z.strictObject({
+  url: z.string().min(1).default("nats://127.0.0.1:4222"),
+  stream: z.string().regex(/^[A-Za-z0-9_-]+$/).default("IDEM_JOBS"),
+  subjectPrefix: z.string().regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/).default("idem"),
+  duplicateWindowMs: positiveMs.default(3_600_000),
+  maxAgeMs: positiveMs.default(604_800_000),
+  publishRetryMs: ms.default(60_000),
+});
+
+const journalDefaults = { path: ".idem/journal.db", synchronous: "FULL", retentionDays: null, archiveDir: ".idem/archive" } as const;
+const limitsDefaults = { maxOutputBytes: 1_048_576, maxFileBytes: 10_485_760, maxEffects: 100 };
+const queueDefaults = { ackWaitMs: 300_000, maxDeliver: 3, backoffMs: [30_000, 120_000], maxAckPending: 1 };
+const interpreterDefaults = {
+  leaseMs: 30_000,
+  maxAttempts: 5,
+  maxLeaseExpiries: 50,
+  backoffMs: [1000, 5000, 30_000],
+  pollMs: 200,
+  metricsPort: null,
+};
+const apiDefaults = { host: "127.0.0.1", port: 7070, token: null, maxBodyBytes: 1_048_576 };
+
+/** The whole `idem.config.json` as written by a person: every field optional, unknown keys refused. */
+export const ConfigFileSchema = z.strictObject({
+  journal: z
+    .strictObject({
+      path: z.string().min(1).default(journalDefaults.path),
+      synchronous: z.enum(["OFF", "NORMAL", "FULL", "EXTRA"]).default("FULL"),
+      retentionDays: z.number().positive().nullable().default(null),
+      archiveDir: z.string().min(1).default(journalDefaults.archiveDir),
+    })
+    .default(journalDefaults),
+  repos: aliasMap(RepoConfigSchema),
+  roots: aliasMap(RootConfigSchema),
+  publish: aliasMap(PublishTargetSchema),
+  http: z.strictObject({ targets: aliasMap(HttpTargetSchema) }).default({ targets: {} }),
+  limits: z
+    .strictObject({
+      maxOutputBytes: positiveMs.default(limitsDefaults.maxOutputBytes),
+      maxFileBytes: positiveMs.default(limitsDefaults.maxFileBytes),
+      maxEffects: positiveMs.default(limitsDefaults.maxEffects),
+    })
+    .default(limitsDefaults),
+  agents: z
+    .record(z.string().regex(AGENT_PATTERN, "must be an agent name: a-z, 0-9, _ and -"), AgentConfigSchema)
+    .default({}),
+  queue: z
+    .strictObject({
+      ackWaitMs: positiveMs.default(queueDefaults.ackWaitMs),
+      maxDeliver: z.number().int().min(1).default(queueDefaults.maxDeliver),
+      backoffMs: z.array(positiveMs).default(queueDefaults.backoffMs),
+      maxAckPending: z.number().int().min(1).default(queueDefaults.maxAckPending),
+    })
+    .default(queueDefaults),
+  nats: NatsConfigSchema.optional(),
+  interpreter: z
+    .strictObject({
+      leaseMs: positiveMs.default(interpreterDefaults.leaseMs),
+      maxAttempts: z.number().int().min(1).default(interpreterDefaults.maxAttempts),
+      maxLeaseExpiries: z.number().int().min(1).default(interpreterDefaults.maxLeaseExpiries),
+      backoffMs: z.array(ms).min(1).default(interpreterDefaults.backoffMs),
+      pollMs: positiveMs.default(interpreterDefaults.pollMs),
+      metricsPort: z.number().int().min(0).max(65535).nullable().default(null),
+    })
+    .default(interpreterDefaults),
+  api: z
+    .strictObject({
+      host: z.string().min(1).default(apiDefaults.host),
+      port: z.number().int().min(0).max(65535).default(apiDefaults.port),
+      token: z.string().min(1).nullable().default(null),
+      maxBodyBytes: positiveMs.default(apiDefaults.maxBodyBytes),
+    })
+    .default(apiDefaults),
+  alerts: z
+    .strictObject({
+      deadLettersPerHour: z.number().int().min(1).default(3),
+      webhook: z.url().nullable().default(null),
+    })
+    .default({ deadLettersPerHour: 3, webhook: null }),
+});
+
+type ParsedConfig = z.infer<typeof ConfigFileSchema>;
+export type RepoConfig = z.infer<typeof RepoConfigSchema>;
+export type RootConfig = z.infer<typeof RootConfigSchema>;
+export type PublishTarget = z.infer<typeof PublishTargetSchema>;
+export type HttpTarget = z.infer<typeof HttpTargetSchema>;
+export type AgentConfig = z.infer<typeof AgentConfigSchema>;
+export type NatsConfig = z.infer<typeof NatsConfigSchema>;
+
+/** A loaded config: defaults filled, paths absolute, `dir` the folder of the config file. */
+export type Config = ParsedConfig & { dir: string; file: string | null };
+
+export interface ConfigIssue {
+  path: string;
+  message: string;
+}
+
+export type ConfigResult = { ok: true; config: Config } | { ok: false; issues: ConfigIssue[] };
+
+/** Formats a zod issue path as `effects.0.repo`. */
+export function issuePath(path: readonly PropertyKey[]): string {
+  return path.map((p) => String(p)).join(".");
+}
+
+export interface ParseConfigOptions {
+  /** The folder the config's relative paths are resolved against. */
+  dir: string;
+  /** The config file's path, for messages. */
+  file?: string | null;
+  /** `NATS_URL`: with no `nats` section it switches the transport to JetStream at that URL. */
+  natsUrl?: string | undefined;
+}
+
+/**
+ * Validates a config object (already parsed from JSON), fills defaults, refuses unknown keys and
+ * resolves every path relative to `dir`. Pure: it never touches the disk, so a configured target
+ * that does not exist is a `doctor` finding, not a load error.
+ */
+export function parseConfig(raw: unknown, options: ParseConfigOptions): ConfigResult {
+  const parsed = ConfigFileSchema.safeParse(raw ?? {});
+  if (!parsed.success) {
+    return { ok: false, issues: parsed.error.issues.map((i) => ({ path: issuePath(i.path), message: i.message })) };
+  }
+  const c = parsed.data;
+  const dir = options.dir;
+  const abs = (p: string) => (isAbsolute(p) ? p : resolve(dir, p));
+  const issues: ConfigIssue[] = [];
+  for (const [alias, repo] of Object.entries(c.repos)) {
+    repo.path = abs(repo.path);
+    for (const [i, b] of [repo.branch, ...repo.branches].entries()) {
+      if (!isSafeBranchName(b)) {
+        issues.push({ path: i === 0 ? `repos.${alias}.branch` : `repos.${alias}.branches.${i - 1}`, message: `"${b}" is not a safe branch name` });
+      }
+    }
+  }
+  for (const root of Object.values(c.roots)) root.path = abs(root.path);
+  c.journal.path = abs(c.journal.path);
+  c.journal.archiveDir = abs(c.journal.archiveDir);
+  if (c.nats === undefined && options.natsUrl) c.nats = NatsConfigSchema.parse({ url: options.natsUrl });
+  for (const [alias, t] of Object.entries(c.http.targets)) {
+    if (t.probeUrl !== null && !/^https?:\/\//.test(t.probeUrl) && !t.probeUrl.startsWith("/")) {
+      issues.push({ path: `http.targets.${alias}.probeUrl`, message: "must be an http(s) URL or a path under baseUrl" });
+    }
+  }
+  for (const [name, agent] of Object.entries(c.agents)) {
+    // A program named by a relative path (./agents/x.mjs, agents/x.mjs) is relative to the config file.
+    const [program, ...args] = agent.command;
+    if (program !== undefined && (program.startsWith("./") || program.startsWith("../"))) {
+      c.agents[name] = { ...agent, command: [abs(program), ...args] };
+    }
+  }
+  if (issues.length > 0) return { ok: false, issues };
+  return { ok: true, config: { ...c, dir, file: options.file ?? null } };
+}
+
+/** A default config (every default filled) rooted at `dir`. */
+export function defaultConfig(dir: string): Config {
+  const r = parseConfig({}, { dir });
+  if (!r.ok) throw new Error("the default config is invalid");
+  return r.config;
+}
+
+/**
+ * A static approximation of `git check-ref-format --branch`, plus idem's own rule that a branch may
+ * not look like an option. The effects package also asks git itself before writing.
+ */
+export function isSafeBranchName(b: string): boolean {
+  if (b.length === 0 || b.length > 200) return false;
+  if (b.startsWith("-") || b.startsWith("/") || b.endsWith("/") || b.endsWith(".") || b.endsWith(".lock")) return false;
+  if (b === "@" || b === "HEAD") return false;
+  if (/\.\.|@\{|\/\/|[\x00-\x20\x7f~^:?*[\\]/.test(b)) return false;
+  return b.split("/").every((part) => part.length > 0 && !part.startsWith(".") && !part.endsWith(".lock"));
+}
+
+/** The redelivery horizon H of invariant 7: maxDeliver x the largest of ackWait, every backoff, the largest agent timeout. */
+export function redeliveryHorizonMs(c: Config): number {
+  const agentMax = Math.max(0, ...Object.values(c.agents).map((a) => a.timeoutMs));
+  return c.queue.maxDeliver * Math.max(c.queue.ackWaitMs, ...c.queue.backoffMs, agentMax);
+}
+
+export interface InvariantViolation {
+  /** The config key at fault. */
+  key: string;
+  message: string;
+  /** What to do about it. */
+  fix: string;
+}
+
+/**
+ * DESIGN.md invariant 7: nothing is forgotten while it can still come back. Pure; checked before
+ * any connection by the executor, and by `idem doctor`.
+ */
+export function checkConfigInvariants(c: Config): InvariantViolation[] {
+  const out: InvariantViolation[] = [];
+  const h = redeliveryHorizonMs(c);
+  const days = (x: number) => `${(x / 86_400_000).toFixed(3)}d`;
+  if (c.journal.retentionDays !== null) {
+    const retention = c.journal.retentionDays * 86_400_000;
+    const need = h + (c.nats ? c.nats.maxAgeMs : 0);
+    if (retention <= need) {
+      out.push({
+        key: "journal.retentionDays",
+        message: `retentionDays ${c.journal.retentionDays} (${retention} ms) must exceed the redelivery horizon H = ${h} ms${c.nats ? ` plus nats.maxAgeMs ${c.nats.maxAgeMs} ms` : ""} = ${need} ms (${days(need)})`,
+        fix: `raise journal.retentionDays above ${Math.ceil(need / 86_400_000)} or shorten the queue and agent timeouts`,
+      });
+    }
+  }
+  if (c.nats) {
+    if (c.nats.duplicateWindowMs < c.nats.publishRetryMs) {
+      out.push({
+        key: "nats.duplicateWindowMs",
+        message: `duplicateWindowMs ${c.nats.duplicateWindowMs} must cover publishRetryMs ${c.nats.publishRetryMs}, or a retried publish can be stored twice`,
+        fix: "raise nats.duplicateWindowMs or lower nats.publishRetryMs",
+      });
+    }
+    if (c.nats.duplicateWindowMs > c.nats.maxAgeMs) {
+      out.push({
+        key: "nats.duplicateWindowMs",
+        message: `duplicateWindowMs ${c.nats.duplicateWindowMs} must be at most maxAgeMs ${c.nats.maxAgeMs}`,
+        fix: "lower nats.duplicateWindowMs or raise nats.maxAgeMs",
+      });
+    }
+    if (c.queue.maxDeliver <= c.queue.backoffMs.length) {
+      out.push({
+        key: "queue.maxDeliver",
+        message: `maxDeliver ${c.queue.maxDeliver} must be greater than the number of backoff steps (${c.queue.backoffMs.length}) on JetStream`,
+        fix: "raise queue.maxDeliver or remove steps from queue.backoffMs",
+      });
+    }
+  }
+  return out;
+}

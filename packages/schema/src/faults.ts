@@ -1,0 +1,38 @@
+/** The named crash windows of DESIGN.md. `IDEM_FAULT=<point>[:<n>]` kills the process the n-th time it reaches one. */
+export const FAULT_POINTS = {
+  EXECUTOR_AFTER_RUN: "executor.after-run",
+  EXECUTOR_AFTER_RECORD: "executor.after-record",
+  INTERPRETER_AFTER_CLAIM: "interpreter.after-claim",
+  INTERPRETER_AFTER_INTENT: "interpreter.after-intent",
+  INTERPRETER_AFTER_APPLY: "interpreter.after-apply",
+  INTERPRETER_AFTER_EFFECT_RECORD: "interpreter.after-effect-record",
+  INTERPRETER_BEFORE_DONE: "interpreter.before-done",
+} as const;
+export type FaultPoint = (typeof FAULT_POINTS)[keyof typeof FAULT_POINTS];
+const ALL_POINTS = new Set<string>(Object.values(FAULT_POINTS));
+
+/** Called at every fault point; a no-op unless a fault is armed. */
+export type FaultHook = (point: FaultPoint) => void;
+
+export const noFault: FaultHook = () => {};
+
+/**
+ * Builds the hook for `IDEM_FAULT=<point>[:<n>]`. `onHit` runs the n-th time the point is reached
+ * (the apps pass a SIGKILL of their own process). Unset or empty: the no-op hook.
+ * @throws TypeError on an unknown point or a bad count, so a typo never silently disarms a drill.
+ */
+export function createFaultHook(spec: string | undefined, onHit: (point: FaultPoint) => void): FaultHook {
+  if (spec === undefined || spec === "") return noFault;
+  const [point, countText] = spec.split(":");
+  if (point === undefined || !ALL_POINTS.has(point)) {
+    throw new TypeError(`IDEM_FAULT: unknown fault point "${point}"; known: ${[...ALL_POINTS].join(", ")}`);
+  }
+  const target = countText === undefined ? 1 : Number(countText);
+  if (!Number.isInteger(target) || target < 1) throw new TypeError(`IDEM_FAULT: bad count "${countText}"`);
+  let seen = 0;
+  return (p) => {
+    if (p !== point) return;
+    seen += 1;
+    if (seen === target) onHit(p);
+  };
+}

@@ -1,0 +1,77 @@
+export { canonicalJson, contentHash, sha256Hex } from "./canonical.js";
+export type {
+  AgentConfig,
+  Config,
+  ConfigIssue,
+  ConfigResult,
+  HttpTarget,
+  InvariantViolation,
+  NatsConfig,
+  ParseConfigOptions,
+  PublishTarget,
+  RepoConfig,
+  RootConfig,
+} from "./config.js";
+export {
+  ConfigFileSchema,
+  checkConfigInvariants,
+  defaultConfig,
+  isSafeBranchName,
+  issuePath,
+  parseConfig,
+  redeliveryHorizonMs,
+} from "./config.js";
+export type { ErrorCode, FailureClass, IdemErrorOptions } from "./errors.js";
+export {
+  classifyError,
+  describeError,
+  ERROR_CODES,
+  FAILURE_CLASSES,
+  IdemError,
+  isIdemError,
+  isRetryableClass,
+} from "./errors.js";
+export type { FaultHook, FaultPoint } from "./faults.js";
+export { createFaultHook, FAULT_POINTS, noFault } from "./faults.js";
+export {
+  AGENT_PATTERN,
+  ALIAS_PATTERN,
+  EFFECT_TRAILER,
+  effectKey,
+  isJobId,
+  JOB_ID_PATTERN,
+  parseEffectKey,
+  retryMsgId,
+} from "./ids.js";
+export type {
+  AgentOutput,
+  EffectKind,
+  EffectSpec,
+  FileWriteSpec,
+  GitCommitSpec,
+  GitPatchSpec,
+  HttpRequestSpec,
+  Job,
+  NatsPublishSpec,
+  Validated,
+  ValidationIssue,
+} from "./records.js";
+export {
+  AgentOutputSchema,
+  EFFECT_KINDS,
+  EffectSpecSchema,
+  effectTarget,
+  effectTargets,
+  FileWriteSpecSchema,
+  GitCommitSpecSchema,
+  GitPatchSpecSchema,
+  HttpRequestSpecSchema,
+  JobSchema,
+  NatsPublishSpecSchema,
+  unsafeRelativePath,
+  unsafeUrlPath,
+  validateJob,
+  validateOutput,
+} from "./records.js";
+export type { Clock } from "./time.js";
+export { ManualClock, parseDuration, parseSince, systemClock } from "./time.js";
