@@ -24,7 +24,9 @@ export const RepoConfigSchema = z.strictObject({
 export const RootConfigSchema = z.strictObject({ path: z.string().min(1) });
 
 export const PublishTargetSchema = z.strictObject({
-  subjectPrefix: z.string().regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, "must be dot-separated tokens without wildcards"),
+  subjectPrefix: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, "must be dot-separated tokens without wildcards"),
   stream: z.string().regex(/^[A-Za-z0-9_-]+$/, "must be a stream name"),
   url: z.string().nullable().default(null),
 });
@@ -43,16 +45,32 @@ export const AgentConfigSchema = z.strictObject({
 
 export const NatsConfigSchema = z.strictObject({
   url: z.string().min(1).default("nats://127.0.0.1:4222"),
-  stream: z.string().regex(/^[A-Za-z0-9_-]+$/).default("IDEM_JOBS"),
-  subjectPrefix: z.string().regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/).default("idem"),
+  stream: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default("IDEM_JOBS"),
+  subjectPrefix: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/)
+    .default("idem"),
   duplicateWindowMs: positiveMs.default(3_600_000),
   maxAgeMs: positiveMs.default(604_800_000),
   publishRetryMs: ms.default(60_000),
 });
 
-const journalDefaults = { path: ".idem/journal.db", synchronous: "FULL", retentionDays: null, archiveDir: ".idem/archive" } as const;
+const journalDefaults = {
+  path: ".idem/journal.db",
+  synchronous: "FULL",
+  retentionDays: null,
+  archiveDir: ".idem/archive",
+} as const;
 const limitsDefaults = { maxOutputBytes: 1_048_576, maxFileBytes: 10_485_760, maxEffects: 100 };
-const queueDefaults = { ackWaitMs: 300_000, maxDeliver: 3, backoffMs: [30_000, 120_000], maxAckPending: 1 };
+const queueDefaults = {
+  ackWaitMs: 300_000,
+  maxDeliver: 3,
+  backoffMs: [30_000, 120_000],
+  maxAckPending: 1,
+};
 const interpreterDefaults = {
   leaseMs: 30_000,
   maxAttempts: 5,
@@ -85,7 +103,10 @@ export const ConfigFileSchema = z.strictObject({
     })
     .default(limitsDefaults),
   agents: z
-    .record(z.string().regex(AGENT_PATTERN, "must be an agent name: a-z, 0-9, _ and -"), AgentConfigSchema)
+    .record(
+      z.string().regex(AGENT_PATTERN, "must be an agent name: a-z, 0-9, _ and -"),
+      AgentConfigSchema,
+    )
     .default({}),
   queue: z
     .strictObject({
@@ -162,7 +183,10 @@ export interface ParseConfigOptions {
 export function parseConfig(raw: unknown, options: ParseConfigOptions): ConfigResult {
   const parsed = ConfigFileSchema.safeParse(raw ?? {});
   if (!parsed.success) {
-    return { ok: false, issues: parsed.error.issues.map((i) => ({ path: issuePath(i.path), message: i.message })) };
+    return {
+      ok: false,
+      issues: parsed.error.issues.map((i) => ({ path: issuePath(i.path), message: i.message })),
+    };
   }
   const c = parsed.data;
   const dir = options.dir;
@@ -172,17 +196,24 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions): ConfigRe
     repo.path = abs(repo.path);
     for (const [i, b] of [repo.branch, ...repo.branches].entries()) {
       if (!isSafeBranchName(b)) {
-        issues.push({ path: i === 0 ? `repos.${alias}.branch` : `repos.${alias}.branches.${i - 1}`, message: `"${b}" is not a safe branch name` });
+        issues.push({
+          path: i === 0 ? `repos.${alias}.branch` : `repos.${alias}.branches.${i - 1}`,
+          message: `"${b}" is not a safe branch name`,
+        });
       }
     }
   }
   for (const root of Object.values(c.roots)) root.path = abs(root.path);
   c.journal.path = abs(c.journal.path);
   c.journal.archiveDir = abs(c.journal.archiveDir);
-  if (c.nats === undefined && options.natsUrl) c.nats = NatsConfigSchema.parse({ url: options.natsUrl });
+  if (c.nats === undefined && options.natsUrl)
+    c.nats = NatsConfigSchema.parse({ url: options.natsUrl });
   for (const [alias, t] of Object.entries(c.http.targets)) {
     if (t.probeUrl !== null && !/^https?:\/\//.test(t.probeUrl) && !t.probeUrl.startsWith("/")) {
-      issues.push({ path: `http.targets.${alias}.probeUrl`, message: "must be an http(s) URL or a path under baseUrl" });
+      issues.push({
+        path: `http.targets.${alias}.probeUrl`,
+        message: "must be an http(s) URL or a path under baseUrl",
+      });
     }
   }
   for (const [name, agent] of Object.entries(c.agents)) {
@@ -209,10 +240,19 @@ export function defaultConfig(dir: string): Config {
  */
 export function isSafeBranchName(b: string): boolean {
   if (b.length === 0 || b.length > 200) return false;
-  if (b.startsWith("-") || b.startsWith("/") || b.endsWith("/") || b.endsWith(".") || b.endsWith(".lock")) return false;
+  if (
+    b.startsWith("-") ||
+    b.startsWith("/") ||
+    b.endsWith("/") ||
+    b.endsWith(".") ||
+    b.endsWith(".lock")
+  )
+    return false;
   if (b === "@" || b === "HEAD") return false;
   if (/\.\.|@\{|\/\/|[\x00-\x20\x7f~^:?*[\\]/.test(b)) return false;
-  return b.split("/").every((part) => part.length > 0 && !part.startsWith(".") && !part.endsWith(".lock"));
+  return b
+    .split("/")
+    .every((part) => part.length > 0 && !part.startsWith(".") && !part.endsWith(".lock"));
 }
 
 /** The redelivery horizon H of invariant 7: maxDeliver x the largest of ackWait, every backoff, the largest agent timeout. */

@@ -121,7 +121,9 @@ export function classifyError(e: unknown): FailureClass {
 export function describeError(e: unknown): string {
   if (e instanceof Error) {
     const code = (e as { code?: unknown }).code;
-    return typeof code === "string" && !e.message.includes(code) ? `${code}: ${e.message}` : e.message;
+    return typeof code === "string" && !e.message.includes(code)
+      ? `${code}: ${e.message}`
+      : e.message;
   }
   return String(e);
 }

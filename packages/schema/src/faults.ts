@@ -21,14 +21,20 @@ export const noFault: FaultHook = () => {};
  * (the apps pass a SIGKILL of their own process). Unset or empty: the no-op hook.
  * @throws TypeError on an unknown point or a bad count, so a typo never silently disarms a drill.
  */
-export function createFaultHook(spec: string | undefined, onHit: (point: FaultPoint) => void): FaultHook {
+export function createFaultHook(
+  spec: string | undefined,
+  onHit: (point: FaultPoint) => void,
+): FaultHook {
   if (spec === undefined || spec === "") return noFault;
   const [point, countText] = spec.split(":");
   if (point === undefined || !ALL_POINTS.has(point)) {
-    throw new TypeError(`IDEM_FAULT: unknown fault point "${point}"; known: ${[...ALL_POINTS].join(", ")}`);
+    throw new TypeError(
+      `IDEM_FAULT: unknown fault point "${point}"; known: ${[...ALL_POINTS].join(", ")}`,
+    );
   }
   const target = countText === undefined ? 1 : Number(countText);
-  if (!Number.isInteger(target) || target < 1) throw new TypeError(`IDEM_FAULT: bad count "${countText}"`);
+  if (!Number.isInteger(target) || target < 1)
+    throw new TypeError(`IDEM_FAULT: bad count "${countText}"`);
   let seen = 0;
   return (p) => {
     if (p !== point) return;

@@ -5,7 +5,10 @@ import { AGENT_PATTERN, EFFECT_TRAILER, JOB_ID_PATTERN } from "./ids.js";
 
 export const JobIdSchema = z
   .string()
-  .regex(JOB_ID_PATTERN, "must start with a letter or digit and hold only A-Z a-z 0-9 . _ : - (128 at most)");
+  .regex(
+    JOB_ID_PATTERN,
+    "must start with a letter or digit and hold only A-Z a-z 0-9 . _ : - (128 at most)",
+  );
 export const AgentNameSchema = z
   .string()
   .regex(AGENT_PATTERN, "must start with a-z or 0-9 and hold only a-z 0-9 _ - (64 at most)");
@@ -46,12 +49,19 @@ const RESERVED_HEADERS = ["idempotency-key", "nats-msg-id", "host", "authorizati
 const headers = z
   .record(
     z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, "is not a valid header name"),
-    z.string().max(8192).refine((v) => !/[\r\n\0]/.test(v), "may not contain CR, LF or NUL"),
+    z
+      .string()
+      .max(8192)
+      .refine((v) => !/[\r\n\0]/.test(v), "may not contain CR, LF or NUL"),
   )
   .superRefine((h, ctx) => {
     for (const name of Object.keys(h)) {
       if (RESERVED_HEADERS.includes(name.toLowerCase())) {
-        ctx.addIssue({ code: "custom", path: [name], message: `header ${name} is reserved to idem` });
+        ctx.addIssue({
+          code: "custom",
+          path: [name],
+          message: `header ${name} is reserved to idem`,
+        });
       }
     }
   });
@@ -89,7 +99,10 @@ export const NatsPublishSpecSchema = z.strictObject({
     .string()
     .min(1)
     .max(255)
-    .regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, "must be dot-separated tokens: no wildcards, $ or spaces"),
+    .regex(
+      /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/,
+      "must be dot-separated tokens: no wildcards, $ or spaces",
+    ),
   data: z.json(),
   headers: headers.optional(),
 });
@@ -100,7 +113,9 @@ export const HttpRequestSpecSchema = z.strictObject({
   path: z
     .string()
     .max(2048)
-    .refine((p) => unsafeUrlPath(p) === undefined, { message: "must be a path under the target's baseUrl" }),
+    .refine((p) => unsafeUrlPath(p) === undefined, {
+      message: "must be a path under the target's baseUrl",
+    }),
   body: z.json().optional(),
   headers: headers.optional(),
 });
@@ -119,7 +134,13 @@ export type FileWriteSpec = z.infer<typeof FileWriteSpecSchema>;
 export type NatsPublishSpec = z.infer<typeof NatsPublishSpecSchema>;
 export type HttpRequestSpec = z.infer<typeof HttpRequestSpecSchema>;
 export type EffectKind = EffectSpec["kind"];
-export const EFFECT_KINDS = ["git.commit", "git.patch", "file.write", "nats.publish", "http.request"] as const;
+export const EFFECT_KINDS = [
+  "git.commit",
+  "git.patch",
+  "file.write",
+  "nats.publish",
+  "http.request",
+] as const;
 
 export const AgentOutputSchema = z.strictObject({
   jobId: JobIdSchema,
@@ -155,7 +176,8 @@ export function unsafeUrlPath(p: string): string | undefined {
   if (p !== "" && !p.startsWith("/")) return "must start with /";
   if (p.startsWith("//")) return "may not start with //";
   if (/[\s\\\0]/.test(p)) return "may not contain whitespace or backslashes";
-  if (/^[^?#]*(^|\/)\.\.?(\/|$|\?|#)/.test(p) || /%2e/i.test(p) || /%2f/i.test(p)) return "may not contain dot segments";
+  if (/^[^?#]*(^|\/)\.\.?(\/|$|\?|#)/.test(p) || /%2e/i.test(p) || /%2f/i.test(p))
+    return "may not contain dot segments";
   if (/^[a-z][a-z0-9+.-]*:/i.test(p)) return "may not be an absolute URL";
   return undefined;
 }
@@ -181,7 +203,10 @@ export function validateOutput(raw: unknown, config: Config): Validated<AgentOut
   const out = r.data;
   const issues: ValidationIssue[] = [];
   if (out.effects.length > config.limits.maxEffects) {
-    issues.push({ path: "effects", message: `has ${out.effects.length} effects; limits.maxEffects is ${config.limits.maxEffects}` });
+    issues.push({
+      path: "effects",
+      message: `has ${out.effects.length} effects; limits.maxEffects is ${config.limits.maxEffects}`,
+    });
   }
   const maxFile = config.limits.maxFileBytes;
   out.effects.forEach((e, i) => {
@@ -194,30 +219,56 @@ export function validateOutput(raw: unknown, config: Config): Validated<AgentOut
           issues.push({ path: at("repo"), message: `unknown repo alias "${e.repo}"` });
           break;
         }
-        if (e.branch !== undefined && e.branch !== repo.branch && !repo.branches.includes(e.branch)) {
-          issues.push({ path: at("branch"), message: `branch "${e.branch}" is not allowed for repo "${e.repo}"` });
+        if (
+          e.branch !== undefined &&
+          e.branch !== repo.branch &&
+          !repo.branches.includes(e.branch)
+        ) {
+          issues.push({
+            path: at("branch"),
+            message: `branch "${e.branch}" is not allowed for repo "${e.repo}"`,
+          });
         }
         if (e.kind === "git.commit") {
           e.files.forEach((f, j) => {
             if ("content" in f && Buffer.byteLength(f.content, "utf8") > maxFile) {
-              issues.push({ path: `effects.${i}.files.${j}.content`, message: `is larger than limits.maxFileBytes (${maxFile})` });
+              issues.push({
+                path: `effects.${i}.files.${j}.content`,
+                message: `is larger than limits.maxFileBytes (${maxFile})`,
+              });
             }
           });
           const seen = new Set<string>();
           e.files.forEach((f, j) => {
-            if (seen.has(f.path)) issues.push({ path: `effects.${i}.files.${j}.path`, message: `"${f.path}" appears twice` });
+            if (seen.has(f.path))
+              issues.push({
+                path: `effects.${i}.files.${j}.path`,
+                message: `"${f.path}" appears twice`,
+              });
             seen.add(f.path);
           });
         } else if (Buffer.byteLength(e.patch, "utf8") > maxFile) {
-          issues.push({ path: at("patch"), message: `is larger than limits.maxFileBytes (${maxFile})` });
+          issues.push({
+            path: at("patch"),
+            message: `is larger than limits.maxFileBytes (${maxFile})`,
+          });
         }
         break;
       }
       case "file.write": {
-        if (!config.roots[e.root]) issues.push({ path: at("root"), message: `unknown root alias "${e.root}"` });
-        const bytes = e.encoding === "base64" ? decodedBase64Length(e.content) : Buffer.byteLength(e.content, "utf8");
-        if (bytes === undefined) issues.push({ path: at("content"), message: "is not valid base64" });
-        else if (bytes > maxFile) issues.push({ path: at("content"), message: `is larger than limits.maxFileBytes (${maxFile})` });
+        if (!config.roots[e.root])
+          issues.push({ path: at("root"), message: `unknown root alias "${e.root}"` });
+        const bytes =
+          e.encoding === "base64"
+            ? decodedBase64Length(e.content)
+            : Buffer.byteLength(e.content, "utf8");
+        if (bytes === undefined)
+          issues.push({ path: at("content"), message: "is not valid base64" });
+        else if (bytes > maxFile)
+          issues.push({
+            path: at("content"),
+            message: `is larger than limits.maxFileBytes (${maxFile})`,
+          });
         break;
       }
       case "nats.publish": {
@@ -234,7 +285,8 @@ export function validateOutput(raw: unknown, config: Config): Validated<AgentOut
         break;
       }
       case "http.request": {
-        if (!config.http.targets[e.target]) issues.push({ path: at("target"), message: `unknown http target "${e.target}"` });
+        if (!config.http.targets[e.target])
+          issues.push({ path: at("target"), message: `unknown http target "${e.target}"` });
         break;
       }
     }

@@ -19,7 +19,14 @@ export class ManualClock implements Clock {
   }
 }
 
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+const UNITS: Record<string, number> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+  w: 604_800_000,
+};
 
 /** Parses `90s`, `15m`, `2h`, `7d`, `500ms` into milliseconds, or undefined. */
 export function parseDuration(s: string): number | undefined {

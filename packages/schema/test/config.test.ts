@@ -47,10 +47,20 @@ describe("checkConfigInvariants", () => {
   });
 
   it("refuses a duplicate window that does not cover the publish retry or exceeds maxAge", () => {
-    const short = parseConfig({ nats: { duplicateWindowMs: 1000, publishRetryMs: 5000 } }, { dir: "/" });
-    const long = parseConfig({ nats: { duplicateWindowMs: 10_000, maxAgeMs: 5000, publishRetryMs: 1000 } }, { dir: "/" });
+    const short = parseConfig(
+      { nats: { duplicateWindowMs: 1000, publishRetryMs: 5000 } },
+      { dir: "/" },
+    );
+    const long = parseConfig(
+      { nats: { duplicateWindowMs: 10_000, maxAgeMs: 5000, publishRetryMs: 1000 } },
+      { dir: "/" },
+    );
     if (!short.ok || !long.ok) throw new Error("config should parse");
-    expect(checkConfigInvariants(short.config).map((v) => v.key)).toEqual(["nats.duplicateWindowMs"]);
-    expect(checkConfigInvariants(long.config).map((v) => v.key)).toEqual(["nats.duplicateWindowMs"]);
+    expect(checkConfigInvariants(short.config).map((v) => v.key)).toEqual([
+      "nats.duplicateWindowMs",
+    ]);
+    expect(checkConfigInvariants(long.config).map((v) => v.key)).toEqual([
+      "nats.duplicateWindowMs",
+    ]);
   });
 });

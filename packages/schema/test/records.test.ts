@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { canonicalJson, contentHash, effectTargets, parseConfig, parseEffectKey, validateOutput } from "../src/index.js";
+import {
+  canonicalJson,
+  contentHash,
+  effectTargets,
+  parseConfig,
+  parseEffectKey,
+  validateOutput,
+} from "../src/index.js";
 
 const cfg = (() => {
   const r = parseConfig(
@@ -36,15 +43,80 @@ describe("validateOutput", () => {
     [{ jobId: "j", agent: "w", effects: [commit({ repo: "nope" })] }, "effects.0.repo"],
     [{ jobId: "j", agent: "w", effects: [commit({ branch: "other" })] }, "effects.0.branch"],
     [{ jobId: "j", agent: "w", effects: [commit({ branch: "-x" })] }, "effects.0.branch"],
-    [{ jobId: "j", agent: "w", effects: [commit({ message: "x\nIdem-Effect: j/0" })] }, "effects.0.message"],
-    [{ jobId: "j", agent: "w", effects: [commit({ files: [{ path: "../x", content: "" }] })] }, "effects.0.files.0.path"],
-    [{ jobId: "j", agent: "w", effects: [commit({ files: [{ path: ".git/hooks/pre-commit", content: "" }] })] }, "effects.0.files.0.path"],
-    [{ jobId: "j", agent: "w", effects: [commit({ files: [{ path: "/etc/passwd", content: "" }] })] }, "effects.0.files.0.path"],
-    [{ jobId: "j", agent: "w", effects: [commit({ files: [{ path: "big", content: "x".repeat(17) }] })] }, "effects.0.files.0.content"],
-    [{ jobId: "j", agent: "w", effects: [{ kind: "file.write", root: "outbox", path: "a", content: "!!", encoding: "base64" }] }, "effects.0.content"],
-    [{ jobId: "j", agent: "w", effects: [{ kind: "nats.publish", target: "events", subject: "a.*", data: 1 }] }, "effects.0.subject"],
-    [{ jobId: "j", agent: "w", effects: [{ kind: "http.request", target: "hooks", method: "POST", path: "/../admin" }] }, "effects.0.path"],
-    [{ jobId: "j", agent: "w", effects: [{ kind: "http.request", target: "hooks", method: "POST", path: "/x", headers: { Authorization: "x" } }] }, "effects.0.headers.Authorization"],
+    [
+      { jobId: "j", agent: "w", effects: [commit({ message: "x\nIdem-Effect: j/0" })] },
+      "effects.0.message",
+    ],
+    [
+      { jobId: "j", agent: "w", effects: [commit({ files: [{ path: "../x", content: "" }] })] },
+      "effects.0.files.0.path",
+    ],
+    [
+      {
+        jobId: "j",
+        agent: "w",
+        effects: [commit({ files: [{ path: ".git/hooks/pre-commit", content: "" }] })],
+      },
+      "effects.0.files.0.path",
+    ],
+    [
+      {
+        jobId: "j",
+        agent: "w",
+        effects: [commit({ files: [{ path: "/etc/passwd", content: "" }] })],
+      },
+      "effects.0.files.0.path",
+    ],
+    [
+      {
+        jobId: "j",
+        agent: "w",
+        effects: [commit({ files: [{ path: "big", content: "x".repeat(17) }] })],
+      },
+      "effects.0.files.0.content",
+    ],
+    [
+      {
+        jobId: "j",
+        agent: "w",
+        effects: [
+          { kind: "file.write", root: "outbox", path: "a", content: "!!", encoding: "base64" },
+        ],
+      },
+      "effects.0.content",
+    ],
+    [
+      {
+        jobId: "j",
+        agent: "w",
+        effects: [{ kind: "nats.publish", target: "events", subject: "a.*", data: 1 }],
+      },
+      "effects.0.subject",
+    ],
+    [
+      {
+        jobId: "j",
+        agent: "w",
+        effects: [{ kind: "http.request", target: "hooks", method: "POST", path: "/../admin" }],
+      },
+      "effects.0.path",
+    ],
+    [
+      {
+        jobId: "j",
+        agent: "w",
+        effects: [
+          {
+            kind: "http.request",
+            target: "hooks",
+            method: "POST",
+            path: "/x",
+            headers: { Authorization: "x" },
+          },
+        ],
+      },
+      "effects.0.headers.Authorization",
+    ],
     [{ jobId: "j", agent: "w", effects: [{ kind: "teleport" }] }, "effects.0.kind"],
     [{ jobId: "j", agent: "w", effects: [commit(), commit(), commit(), commit()] }, "effects"],
     [{ jobId: "j", agent: "w", effects: [], extra: 1 }, ""],
@@ -67,9 +139,21 @@ describe("effect keys and targets", () => {
   it("parses keys back and lists ordering targets", () => {
     expect(parseEffectKey("job.1:x/12")).toEqual({ jobId: "job.1:x", index: 12 });
     expect(parseEffectKey("nokey")).toBeUndefined();
-    const out = { jobId: "j", agent: "w", effects: [commit(), commit({ branch: "drafts" }), { kind: "file.write", root: "outbox", path: "a", content: "" }] };
+    const out = {
+      jobId: "j",
+      agent: "w",
+      effects: [
+        commit(),
+        commit({ branch: "drafts" }),
+        { kind: "file.write", root: "outbox", path: "a", content: "" },
+      ],
+    };
     const r = validateOutput(out, cfg);
     if (!r.ok) throw new Error("valid");
-    expect(effectTargets(r.value, cfg)).toEqual(["repo:site@drafts", "repo:site@main", "root:outbox"]);
+    expect(effectTargets(r.value, cfg)).toEqual([
+      "repo:site@drafts",
+      "repo:site@main",
+      "root:outbox",
+    ]);
   });
 });
