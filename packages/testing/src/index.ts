@@ -1,0 +1,4 @@
+export type { NatsServerHandle, StartNatsServerOptions } from "./nats-server.js";
+export { freePort, startNatsServer } from "./nats-server.js";
+export type { TempDir } from "./temp-dir.js";
+export { tempDir } from "./temp-dir.js";
