@@ -302,7 +302,7 @@ export interface JournalStore {
   enqueueJob(job: Job, options?: { actor?: string }): Promise<EnqueueResult>;
   getJob(jobId: string): Promise<JobRecord | undefined>;
   setJobStreamSeq(jobId: string, seq: number): Promise<void>;
-  /** Embedded queue: the next due job (queued past `nextAt`, or running with an expired lease), leased. */
+  /** Embedded queue: the next due job; one already delivered `maxDeliver` times is dead-lettered instead (queued past `nextAt`, or running with an expired lease), leased. */
   claimNextJob(options: {
     owner: string;
     leaseMs: number;
@@ -336,9 +336,40 @@ export interface JournalStore {
   pendingJobs(options?: { since?: number; limit?: number }): Promise<JobRecord[]>;
 
   // --- maintenance ---------------------------------------------------------------------------
+  /**
+   * Removes outputs recorded before `before` (with their runs, effects, events, rejections, job and
+   * dead letters) through the prune guard, each after `archive` has taken it. Outputs with an active
+   * run are kept. `dryRun` only counts.
+   */
+  prune(options: PruneOptions): Promise<PruneResult>;
   /** Runs `PRAGMA integrity_check` and checks the triggers are present; lists what is wrong. */
   integrity(): Promise<string[]>;
   /** A consistent copy of the journal while it is in use (SQLite online backup). */
   backup(file: string): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface PruneOptions {
+  before: number;
+  dryRun?: boolean;
+  actor?: string;
+  archive?: (entry: ArchivedOutput) => Promise<void> | void;
+}
+
+export interface ArchivedOutput {
+  output: OutputRecord;
+  runs: RunRecord[];
+  effects: EffectRecord[];
+  events: EventRecord[];
+  rejections: { jobId: string; contentHash: string; body: string; source: string; at: number }[];
+  job: JobRecord | undefined;
+}
+
+export interface PruneResult {
+  outputs: number;
+  runs: number;
+  effects: number;
+  events: number;
+  rejections: number;
+  jobs: number;
 }

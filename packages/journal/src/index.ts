@@ -1,0 +1,32 @@
+export type {
+  ArchivedOutput,
+  Claim,
+  ClaimOptions,
+  DeadLetterRecord,
+  EffectRecord,
+  EffectState,
+  EnqueueResult,
+  EventRecord,
+  IntendInput,
+  JobClaimResult,
+  JobLease,
+  JobRecord,
+  JobState,
+  JournalStatus,
+  JournalStore,
+  Lease,
+  ListFilter,
+  OutputRecord,
+  OutputSource,
+  OutputSummary,
+  PruneOptions,
+  PruneResult,
+  RecordOptions,
+  RecordResult,
+  ReplaySelection,
+  RunRecord,
+  RunState,
+} from "./journal-store.js";
+export { EFFECT_STATES, JOB_STATES, RUN_STATES, SETTLED_EFFECT_STATES } from "./journal-store.js";
+export type { SqliteJournalOptions } from "./store/sqlite/sqlite-journal-store.js";
+export { openJournal, SqliteJournalStore, TRIGGERS } from "./store/sqlite/sqlite-journal-store.js";

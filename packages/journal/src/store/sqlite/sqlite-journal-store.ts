@@ -1,0 +1,1319 @@
+import { randomUUID } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  type AgentOutput,
+  type Clock,
+  canonicalJson,
+  type FailureClass,
+  IdemError,
+  type Job,
+  sha256Hex,
+  systemClock,
+} from "@idem/schema";
+import Database from "better-sqlite3";
+import type {
+  Claim,
+  ClaimOptions,
+  DeadLetterRecord,
+  EffectRecord,
+  EffectState,
+  EnqueueResult,
+  EventRecord,
+  IntendInput,
+  JobClaimResult,
+  JobLease,
+  JobRecord,
+  JobState,
+  JournalStatus,
+  JournalStore,
+  Lease,
+  ListFilter,
+  OutputRecord,
+  OutputSummary,
+  PruneOptions,
+  PruneResult,
+  RecordOptions,
+  RecordResult,
+  ReplaySelection,
+  RunRecord,
+  RunState,
+} from "../../journal-store.js";
+import { EFFECT_STATES, JOB_STATES, RUN_STATES } from "../../journal-store.js";
+import { migrate } from "./migrate.js";
+
+export interface SqliteJournalOptions {
+  /** `PRAGMA synchronous`; FULL (the default) makes every commit durable at the host. */
+  synchronous?: "OFF" | "NORMAL" | "FULL" | "EXTRA";
+  clock?: Clock;
+  /** The source of lease tokens. */
+  ids?: () => string;
+  /** How long a writer waits for another process's lock before SQLITE_BUSY. */
+  busyTimeoutMs?: number;
+  readonly?: boolean;
+}
+
+const MIGRATIONS = join(dirname(fileURLToPath(import.meta.url)), "../../../migrations");
+
+export const TRIGGERS = [
+  "outputs_no_update",
+  "outputs_no_delete",
+  "rejections_no_update",
+  "rejections_no_delete",
+  "events_no_update",
+  "events_no_delete",
+  "runs_no_delete",
+  "effects_no_delete",
+] as const;
+
+interface OutputRow {
+  seq: number;
+  job_id: string;
+  agent: string;
+  content_hash: string;
+  body: string;
+  source: string;
+  recorded_at: number;
+}
+interface RunRow {
+  id: number;
+  job_id: string;
+  generation: number;
+  state: RunState;
+  due_at: number | null;
+  lease_owner: string | null;
+  lease_token: string | null;
+  lease_until: number | null;
+  attempts: number;
+  lease_expiries: number;
+  next_at: number | null;
+  last_error: string | null;
+  class: FailureClass | null;
+  force_unprobeable: number;
+  targets: string;
+  created_at: number;
+  updated_at: number;
+}
+interface EffectRow {
+  key: string;
+  generation: number;
+  job_id: string;
+  idx: number;
+  kind: string;
+  spec_hash: string;
+  state: EffectState;
+  detail: string | null;
+  attempts: number;
+  updated_at: number;
+}
+interface JobRow {
+  seq: number;
+  job_id: string;
+  agent: string;
+  input_hash: string;
+  input: string;
+  state: JobState;
+  deliveries: number;
+  lease_owner: string | null;
+  lease_token: string | null;
+  lease_until: number | null;
+  next_at: number | null;
+  stream_seq: number | null;
+  last_error: string | null;
+  retries: number;
+  created_at: number;
+  updated_at: number;
+}
+interface DeadLetterRow {
+  id: number;
+  job_id: string;
+  agent: string | null;
+  class: FailureClass;
+  deliveries: number;
+  last_error: string;
+  at: number;
+  resolved_at: number | null;
+  resolution: string | null;
+}
+
+const toOutput = (r: OutputRow): OutputRecord => ({
+  seq: r.seq,
+  jobId: r.job_id,
+  agent: r.agent,
+  contentHash: r.content_hash,
+  output: JSON.parse(r.body) as AgentOutput,
+  source: r.source,
+  recordedAt: r.recorded_at,
+});
+const toRun = (r: RunRow): RunRecord => ({
+  id: r.id,
+  jobId: r.job_id,
+  generation: r.generation,
+  state: r.state,
+  attempts: r.attempts,
+  leaseExpiries: r.lease_expiries,
+  leaseOwner: r.lease_owner,
+  leaseUntil: r.lease_until,
+  nextAt: r.next_at,
+  lastError: r.last_error,
+  class: r.class,
+  forceUnprobeable: r.force_unprobeable === 1,
+  targets: JSON.parse(r.targets) as string[],
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+const toEffect = (r: EffectRow): EffectRecord => ({
+  key: r.key,
+  generation: r.generation,
+  jobId: r.job_id,
+  idx: r.idx,
+  kind: r.kind,
+  specHash: r.spec_hash,
+  state: r.state,
+  detail: r.detail === null ? null : (JSON.parse(r.detail) as Record<string, unknown>),
+  attempts: r.attempts,
+  updatedAt: r.updated_at,
+});
+const toJob = (r: JobRow): JobRecord => ({
+  jobId: r.job_id,
+  agent: r.agent,
+  input: JSON.parse(r.input) as unknown,
+  inputHash: r.input_hash,
+  state: r.state,
+  deliveries: r.deliveries,
+  leaseOwner: r.lease_owner,
+  leaseUntil: r.lease_until,
+  nextAt: r.next_at,
+  streamSeq: r.stream_seq,
+  lastError: r.last_error,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+const toDeadLetter = (r: DeadLetterRow): DeadLetterRecord => ({
+  id: r.id,
+  jobId: r.job_id,
+  agent: r.agent,
+  class: r.class,
+  deliveries: r.deliveries,
+  lastError: r.last_error,
+  at: r.at,
+  resolvedAt: r.resolved_at,
+  resolution: r.resolution,
+});
+
+const ACTIVE = "('pending','running','failed')";
+const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
+
+/**
+ * Opens (creating when missing) a journal file and applies pending migrations under SQLite's write
+ * lock, so several processes may open a new file at once.
+ */
+export async function openJournal(
+  path: string,
+  options: SqliteJournalOptions = {},
+): Promise<SqliteJournalStore> {
+  return SqliteJournalStore.open(path, options);
+}
+
+/** The SQLite adapter of the JournalStore port (better-sqlite3, WAL, drizzle-kit migrations). */
+export class SqliteJournalStore implements JournalStore {
+  readonly path: string;
+  private readonly db: Database.Database;
+  private readonly clock: Clock;
+  private readonly ids: () => string;
+  private readonly stmts = new Map<string, Database.Statement>();
+
+  private constructor(path: string, db: Database.Database, options: SqliteJournalOptions) {
+    this.path = path;
+    this.db = db;
+    this.clock = options.clock ?? systemClock;
+    this.ids = options.ids ?? randomUUID;
+  }
+
+  static open(path: string, options: SqliteJournalOptions = {}): SqliteJournalStore {
+    if (path !== ":memory:" && !options.readonly) mkdirSync(dirname(path), { recursive: true });
+    const db = new Database(path, {
+      timeout: options.busyTimeoutMs ?? 10_000,
+      readonly: options.readonly ?? false,
+    });
+    try {
+      if (!options.readonly) {
+        db.pragma("journal_mode = WAL");
+        db.pragma(`synchronous = ${options.synchronous ?? "FULL"}`);
+        db.pragma("foreign_keys = ON");
+        migrate(db, MIGRATIONS);
+      }
+    } catch (e) {
+      db.close();
+      throw e;
+    }
+    return new SqliteJournalStore(path, db, options);
+  }
+
+  /** The raw better-sqlite3 handle, for tests and benchmarks. */
+  get database(): Database.Database {
+    return this.db;
+  }
+
+  private st(sql: string): Database.Statement {
+    let s = this.stmts.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.stmts.set(sql, s);
+    }
+    return s;
+  }
+
+  private tx<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
+  private event(
+    jobId: string | null,
+    type: string,
+    actor: string,
+    data?: Record<string, unknown>,
+  ): void {
+    this.st("INSERT INTO events (at, job_id, type, data, actor) VALUES (?, ?, ?, ?, ?)").run(
+      this.clock.now(),
+      jobId,
+      type,
+      json(data),
+      actor,
+    );
+  }
+
+  // --- outputs -------------------------------------------------------------------------------
+
+  async record(output: AgentOutput, options: RecordOptions): Promise<RecordResult> {
+    const body = canonicalJson(output);
+    const hash = sha256Hex(body);
+    const actor = options.actor ?? options.source;
+    return this.tx(() => {
+      const now = this.clock.now();
+      const inserted = this.st(
+        `INSERT INTO outputs (job_id, agent, content_hash, body, source, recorded_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT(job_id) DO NOTHING RETURNING seq`,
+      ).get(output.jobId, output.agent, hash, body, options.source, now) as
+        | { seq: number }
+        | undefined;
+      if (!inserted) {
+        const existing = this.st("SELECT seq, content_hash FROM outputs WHERE job_id = ?").get(
+          output.jobId,
+        ) as {
+          seq: number;
+          content_hash: string;
+        };
+        if (existing.content_hash === hash) {
+          this.event(output.jobId, "output.duplicate", actor, { source: options.source });
+          return { status: "duplicate", jobId: output.jobId, seq: existing.seq, contentHash: hash };
+        }
+        this.st(
+          "INSERT INTO rejections (job_id, content_hash, body, source, at) VALUES (?, ?, ?, ?, ?)",
+        ).run(output.jobId, hash, body, options.source, now);
+        this.event(output.jobId, "output.conflict", actor, {
+          source: options.source,
+          contentHash: hash,
+          existingHash: existing.content_hash,
+        });
+        return {
+          status: "conflict",
+          jobId: output.jobId,
+          contentHash: hash,
+          existingHash: existing.content_hash,
+        };
+      }
+      this.insertRun(output.jobId, 1, options.targets, false, now);
+      this.st(
+        `UPDATE jobs SET state = 'done', due_at = NULL, lease_owner = NULL, lease_token = NULL, lease_until = NULL,
+         updated_at = ? WHERE job_id = ? AND state != 'done'`,
+      ).run(now, output.jobId);
+      this.event(output.jobId, "output.recorded", actor, {
+        source: options.source,
+        seq: inserted.seq,
+        contentHash: hash,
+      });
+      return { status: "recorded", jobId: output.jobId, seq: inserted.seq, contentHash: hash };
+    });
+  }
+
+  private insertRun(
+    jobId: string,
+    generation: number,
+    targets: readonly string[],
+    force: boolean,
+    now: number,
+  ): RunRow {
+    const row = this.st(
+      `INSERT INTO runs (job_id, generation, state, due_at, force_unprobeable, targets, created_at, updated_at)
+       VALUES (?, ?, 'pending', ?, ?, ?, ?, ?) RETURNING *`,
+    ).get(jobId, generation, now, force ? 1 : 0, JSON.stringify(targets), now, now) as RunRow;
+    const ins = this.st("INSERT INTO run_targets (run_id, target, active) VALUES (?, ?, 1)");
+    for (const t of targets) ins.run(row.id, t);
+    return row;
+  }
+
+  async get(jobId: string): Promise<OutputRecord | undefined> {
+    const r = this.st("SELECT * FROM outputs WHERE job_id = ?").get(jobId) as OutputRow | undefined;
+    return r && toOutput(r);
+  }
+
+  async has(jobId: string): Promise<boolean> {
+    return this.st("SELECT 1 FROM outputs WHERE job_id = ?").get(jobId) !== undefined;
+  }
+
+  async list(filter: ListFilter = {}): Promise<OutputSummary[]> {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    if (filter.agent !== undefined) {
+      where.push("o.agent = ?");
+      args.push(filter.agent);
+    }
+    if (filter.since !== undefined) {
+      where.push("o.recorded_at >= ?");
+      args.push(filter.since);
+    }
+    if (filter.state !== undefined) {
+      where.push("r.state = ?");
+      args.push(filter.state);
+    }
+    const rows = this.db
+      .prepare(
+        `SELECT o.seq, o.job_id, o.agent, o.body, o.recorded_at, r.generation, r.state
+         FROM outputs o JOIN runs r ON r.job_id = o.job_id
+           AND r.generation = (SELECT MAX(generation) FROM runs WHERE job_id = o.job_id)
+         ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+         ORDER BY o.seq ${filter.limit !== undefined ? `LIMIT ${Math.max(0, Math.floor(filter.limit))}` : ""}`,
+      )
+      .all(...args) as (Omit<OutputRow, "content_hash" | "source"> & {
+      generation: number;
+      state: RunState;
+    })[];
+    return rows.map((r) => ({
+      seq: r.seq,
+      jobId: r.job_id,
+      agent: r.agent,
+      effects: (JSON.parse(r.body) as AgentOutput).effects.length,
+      recordedAt: r.recorded_at,
+      generation: r.generation,
+      state: r.state,
+    }));
+  }
+
+  async status(): Promise<JournalStatus> {
+    const count = (sql: string) => (this.st(sql).get() as { n: number }).n;
+    const runs = Object.fromEntries(RUN_STATES.map((s) => [s, 0])) as Record<RunState, number>;
+    for (const r of this.st(
+      `SELECT r.state, COUNT(*) AS n FROM runs r
+       WHERE r.generation = (SELECT MAX(generation) FROM runs x WHERE x.job_id = r.job_id) GROUP BY r.state`,
+    ).all() as { state: RunState; n: number }[]) {
+      runs[r.state] = r.n;
+    }
+    const effects = Object.fromEntries(EFFECT_STATES.map((s) => [s, 0])) as Record<
+      EffectState,
+      number
+    >;
+    for (const r of this.st("SELECT state, COUNT(*) AS n FROM effects GROUP BY state").all() as {
+      state: EffectState;
+      n: number;
+    }[]) {
+      effects[r.state] = r.n;
+    }
+    const jobs = Object.fromEntries(JOB_STATES.map((s) => [s, 0])) as Record<JobState, number>;
+    for (const r of this.st("SELECT state, COUNT(*) AS n FROM jobs GROUP BY state").all() as {
+      state: JobState;
+      n: number;
+    }[]) {
+      jobs[r.state] = r.n;
+    }
+    return {
+      outputs: count("SELECT COUNT(*) AS n FROM outputs"),
+      rejections: count("SELECT COUNT(*) AS n FROM rejections"),
+      deadLetters: count("SELECT COUNT(*) AS n FROM dead_letters WHERE resolved_at IS NULL"),
+      runs,
+      effects,
+      jobs,
+    };
+  }
+
+  async rejections(jobId?: string) {
+    const rows = (
+      jobId === undefined
+        ? this.st("SELECT * FROM rejections ORDER BY id").all()
+        : this.st("SELECT * FROM rejections WHERE job_id = ? ORDER BY id").all(jobId)
+    ) as { job_id: string; content_hash: string; body: string; source: string; at: number }[];
+    return rows.map((r) => ({
+      jobId: r.job_id,
+      contentHash: r.content_hash,
+      body: r.body,
+      source: r.source,
+      at: r.at,
+    }));
+  }
+
+  // --- runs ----------------------------------------------------------------------------------
+
+  async claim(options: ClaimOptions): Promise<Claim | undefined> {
+    return this.tx(() => {
+      const now = this.clock.now();
+      for (;;) {
+        const row = this.st(
+          `SELECT r.* FROM runs r
+           WHERE r.state IN ${ACTIVE} AND r.due_at <= ?
+             AND NOT EXISTS (
+               SELECT 1 FROM run_targets mine
+               JOIN run_targets other ON other.target = mine.target AND other.active = 1 AND other.run_id < mine.run_id
+               WHERE mine.run_id = r.id)
+           ORDER BY r.due_at, r.id LIMIT 1`,
+        ).get(now) as RunRow | undefined;
+        if (!row) return undefined;
+        const takeover = row.state === "running";
+        if (takeover && row.lease_expiries + 1 >= options.maxLeaseExpiries) {
+          const error = `lease expired ${row.lease_expiries + 1} times (maxLeaseExpiries ${options.maxLeaseExpiries}): the interpreter holding it keeps dying`;
+          this.markDead(row, "infrastructure", error, options.owner);
+          continue;
+        }
+        const token = this.ids();
+        const until = now + options.leaseMs;
+        const updated = this.st(
+          `UPDATE runs SET state = 'running', lease_owner = ?, lease_token = ?, lease_until = ?, due_at = ?,
+             lease_expiries = lease_expiries + ?, updated_at = ? WHERE id = ? RETURNING *`,
+        ).get(options.owner, token, until, until, takeover ? 1 : 0, now, row.id) as RunRow;
+        this.event(row.job_id, takeover ? "run.takeover" : "run.claimed", options.owner, {
+          generation: row.generation,
+          previousOwner: row.lease_owner,
+          attempts: row.attempts,
+        });
+        const output = toOutput(
+          this.st("SELECT * FROM outputs WHERE job_id = ?").get(row.job_id) as OutputRow,
+        );
+        const lease: Lease = {
+          runId: row.id,
+          jobId: row.job_id,
+          generation: row.generation,
+          token,
+          owner: options.owner,
+          until,
+        };
+        return { run: toRun(updated), output, lease, takeover };
+      }
+    });
+  }
+
+  /** Refuses a stale holder: the run must be running under this very token. */
+  private held(lease: Lease): RunRow {
+    const row = this.st("SELECT * FROM runs WHERE id = ?").get(lease.runId) as RunRow | undefined;
+    if (!row || row.state !== "running" || row.lease_token !== lease.token) {
+      throw new IdemError(
+        "LEASE_LOST",
+        `the lease on run ${lease.jobId}#${lease.generation} was taken over or ended`,
+        {
+          details: { jobId: lease.jobId, generation: lease.generation, state: row?.state },
+        },
+      );
+    }
+    return row;
+  }
+
+  async extendLease(lease: Lease, leaseMs: number): Promise<Lease> {
+    return this.tx(() => {
+      this.held(lease);
+      const now = this.clock.now();
+      const until = now + leaseMs;
+      this.st("UPDATE runs SET lease_until = ?, due_at = ?, updated_at = ? WHERE id = ?").run(
+        until,
+        until,
+        now,
+        lease.runId,
+      );
+      return { ...lease, until };
+    });
+  }
+
+  async release(lease: Lease): Promise<void> {
+    this.tx(() => {
+      this.held(lease);
+      const now = this.clock.now();
+      this.st(
+        `UPDATE runs SET state = 'pending', lease_owner = NULL, lease_token = NULL, lease_until = NULL, due_at = ?,
+         updated_at = ? WHERE id = ?`,
+      ).run(now, now, lease.runId);
+      this.event(lease.jobId, "run.released", lease.owner, { generation: lease.generation });
+    });
+  }
+
+  async complete(lease: Lease): Promise<void> {
+    this.tx(() => {
+      this.held(lease);
+      const now = this.clock.now();
+      this.st(
+        `UPDATE runs SET state = 'done', lease_owner = NULL, lease_token = NULL, lease_until = NULL, due_at = NULL,
+         last_error = NULL, class = NULL, updated_at = ? WHERE id = ?`,
+      ).run(now, lease.runId);
+      this.st("UPDATE run_targets SET active = 0 WHERE run_id = ?").run(lease.runId);
+      this.event(lease.jobId, "run.done", lease.owner, { generation: lease.generation });
+    });
+  }
+
+  async fail(
+    lease: Lease,
+    failure: { class: FailureClass; error: string; nextAt: number },
+  ): Promise<void> {
+    this.tx(() => {
+      this.held(lease);
+      const now = this.clock.now();
+      this.st(
+        `UPDATE runs SET state = 'failed', lease_owner = NULL, lease_token = NULL, lease_until = NULL, due_at = ?,
+         next_at = ?, attempts = attempts + 1, last_error = ?, class = ?, updated_at = ? WHERE id = ?`,
+      ).run(failure.nextAt, failure.nextAt, failure.error, failure.class, now, lease.runId);
+      this.event(lease.jobId, "run.failed", lease.owner, {
+        generation: lease.generation,
+        class: failure.class,
+        error: failure.error,
+        nextAt: failure.nextAt,
+      });
+    });
+  }
+
+  async dead(lease: Lease, failure: { class: FailureClass; error: string }): Promise<void> {
+    this.tx(() => {
+      const row = this.held(lease);
+      this.st("UPDATE runs SET attempts = attempts + 1 WHERE id = ?").run(row.id);
+      this.markDead(row, failure.class, failure.error, lease.owner);
+    });
+  }
+
+  /** Dead releases the run's targets; its error and event name the later runs that go ahead of it. */
+  private markDead(row: RunRow, cls: FailureClass, error: string, actor: string): void {
+    const now = this.clock.now();
+    const later = (
+      this.st(
+        `SELECT DISTINCT r.job_id FROM run_targets mine
+         JOIN run_targets other ON other.target = mine.target AND other.active = 1 AND other.run_id > mine.run_id
+         JOIN runs r ON r.id = other.run_id
+         WHERE mine.run_id = ? ORDER BY other.run_id LIMIT 21`,
+      ).all(row.id) as { job_id: string }[]
+    ).map((r) => r.job_id);
+    const named =
+      later.length === 0
+        ? ""
+        : `; later runs on its targets go ahead: ${later.slice(0, 20).join(", ")}${later.length > 20 ? ", ..." : ""}`;
+    this.st(
+      `UPDATE runs SET state = 'dead', lease_owner = NULL, lease_token = NULL, lease_until = NULL, due_at = NULL,
+       last_error = ?, class = ?, updated_at = ? WHERE id = ?`,
+    ).run(`${error}${named}`, cls, now, row.id);
+    this.st("UPDATE run_targets SET active = 0 WHERE run_id = ?").run(row.id);
+    this.event(row.job_id, "run.dead", actor, {
+      generation: row.generation,
+      class: cls,
+      error,
+      wentAhead: later.slice(0, 20),
+    });
+  }
+
+  async runs(jobId: string): Promise<RunRecord[]> {
+    return (
+      this.st("SELECT * FROM runs WHERE job_id = ? ORDER BY generation").all(jobId) as RunRow[]
+    ).map(toRun);
+  }
+
+  async latestRun(jobId: string): Promise<RunRecord | undefined> {
+    const r = this.st("SELECT * FROM runs WHERE job_id = ? ORDER BY generation DESC LIMIT 1").get(
+      jobId,
+    ) as RunRow | undefined;
+    return r && toRun(r);
+  }
+
+  async nextDueAt(): Promise<number | undefined> {
+    const r = this.st(`SELECT MIN(due_at) AS t FROM runs WHERE state IN ${ACTIVE}`).get() as {
+      t: number | null;
+    };
+    return r.t ?? undefined;
+  }
+
+  async activeRuns(): Promise<{ pending: number; running: number; failed: number }> {
+    const out = { pending: 0, running: 0, failed: 0 };
+    for (const r of this.st(
+      `SELECT state, COUNT(*) AS n FROM runs WHERE state IN ${ACTIVE} GROUP BY state`,
+    ).all() as {
+      state: "pending" | "running" | "failed";
+      n: number;
+    }[]) {
+      out[r.state] = r.n;
+    }
+    return out;
+  }
+
+  async select(selection: ReplaySelection): Promise<OutputRecord[]> {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    if (selection.jobIds !== undefined) {
+      if (selection.jobIds.length === 0) return [];
+      where.push(`o.job_id IN (${selection.jobIds.map(() => "?").join(",")})`);
+      args.push(...selection.jobIds);
+    }
+    if (selection.agent !== undefined) {
+      where.push("o.agent = ?");
+      args.push(selection.agent);
+    }
+    if (selection.since !== undefined) {
+      where.push("o.recorded_at >= ?");
+      args.push(selection.since);
+    }
+    if (selection.state !== undefined) {
+      where.push(
+        "(SELECT state FROM runs WHERE job_id = o.job_id ORDER BY generation DESC LIMIT 1) = ?",
+      );
+      args.push(selection.state);
+    }
+    if (where.length === 0 && !selection.all) return [];
+    const rows = this.db
+      .prepare(
+        `SELECT o.* FROM outputs o ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY o.seq`,
+      )
+      .all(...args) as OutputRow[];
+    return rows.map(toOutput);
+  }
+
+  async replay(
+    selection: ReplaySelection,
+    options: { actor: string; forceUnprobeable?: boolean },
+  ): Promise<RunRecord[]> {
+    const outputs = await this.select(selection);
+    return this.tx(() => {
+      const now = this.clock.now();
+      const created: RunRecord[] = [];
+      for (const o of outputs) {
+        const latest = this.st(
+          "SELECT * FROM runs WHERE job_id = ? ORDER BY generation DESC LIMIT 1",
+        ).get(o.jobId) as RunRow | undefined;
+        if (
+          latest &&
+          (latest.state === "pending" || latest.state === "running" || latest.state === "failed")
+        ) {
+          continue; // still being interpreted: a second generation beside it would race it
+        }
+        const targets = latest ? (JSON.parse(latest.targets) as string[]) : [];
+        const row = this.insertRun(
+          o.jobId,
+          (latest?.generation ?? 0) + 1,
+          targets,
+          options.forceUnprobeable ?? false,
+          now,
+        );
+        this.event(o.jobId, "run.replayed", options.actor, {
+          generation: row.generation,
+          forceUnprobeable: options.forceUnprobeable ?? false,
+        });
+        created.push(toRun(row));
+      }
+      return created;
+    });
+  }
+
+  // --- effects ledger ------------------------------------------------------------------------
+
+  async intend(lease: Lease, effect: IntendInput): Promise<EffectRecord> {
+    return this.tx(() => {
+      this.held(lease);
+      const now = this.clock.now();
+      const inserted = this.st(
+        `INSERT INTO effects (key, generation, job_id, idx, kind, spec_hash, state, detail, attempts, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, 'intended', ?, 1, ?) ON CONFLICT(key, generation) DO NOTHING RETURNING *`,
+      ).get(
+        effect.key,
+        lease.generation,
+        lease.jobId,
+        effect.idx,
+        effect.kind,
+        effect.specHash,
+        json(effect.detail),
+        now,
+      ) as EffectRow | undefined;
+      if (inserted) {
+        this.event(lease.jobId, "effect.intended", lease.owner, {
+          key: effect.key,
+          generation: lease.generation,
+        });
+        return toEffect(inserted);
+      }
+      const existing = this.st("SELECT * FROM effects WHERE key = ? AND generation = ?").get(
+        effect.key,
+        lease.generation,
+      ) as EffectRow;
+      if (existing.state === "intended" || existing.state === "failed") {
+        const again = this.st(
+          `UPDATE effects SET state = 'intended', attempts = attempts + 1, detail = COALESCE(?, detail), updated_at = ?
+           WHERE key = ? AND generation = ? RETURNING *`,
+        ).get(json(effect.detail), now, effect.key, lease.generation) as EffectRow;
+        this.event(lease.jobId, "effect.intended", lease.owner, {
+          key: effect.key,
+          generation: lease.generation,
+          attempt: again.attempts,
+          previous: existing.state,
+        });
+        return toEffect(again);
+      }
+      return toEffect(existing);
+    });
+  }
+
+  async settle(
+    lease: Lease,
+    key: string,
+    state: EffectState,
+    detail?: Record<string, unknown>,
+  ): Promise<void> {
+    this.tx(() => {
+      this.held(lease);
+      const r = this.st(
+        `UPDATE effects SET state = ?, detail = COALESCE(?, detail), updated_at = ? WHERE key = ? AND generation = ?`,
+      ).run(state, json(detail), this.clock.now(), key, lease.generation);
+      if (r.changes === 0) {
+        throw new IdemError(
+          "INVALID_STATE",
+          `effect ${key} has no intent in generation ${lease.generation}`,
+        );
+      }
+      this.event(lease.jobId, `effect.${state}`, lease.owner, {
+        key,
+        generation: lease.generation,
+        detail,
+      });
+    });
+  }
+
+  async effects(jobId: string, generation?: number): Promise<EffectRecord[]> {
+    const rows = (
+      generation === undefined
+        ? this.st("SELECT * FROM effects WHERE job_id = ? ORDER BY generation, idx").all(jobId)
+        : this.st("SELECT * FROM effects WHERE job_id = ? AND generation = ? ORDER BY idx").all(
+            jobId,
+            generation,
+          )
+    ) as EffectRow[];
+    return rows.map(toEffect);
+  }
+
+  async effectHistory(key: string): Promise<EffectRecord[]> {
+    return (
+      this.st("SELECT * FROM effects WHERE key = ? ORDER BY generation").all(key) as EffectRow[]
+    ).map(toEffect);
+  }
+
+  async resolve(
+    jobId: string,
+    decision: "applied" | "skipped",
+    reason: string,
+    actor: string,
+  ): Promise<EffectRecord> {
+    if (reason.trim() === "")
+      throw new IdemError("INVALID_INPUT", "a resolution needs a reason", {
+        details: { field: "reason" },
+      });
+    return this.tx(() => {
+      const run = this.st(
+        "SELECT * FROM runs WHERE job_id = ? ORDER BY generation DESC LIMIT 1",
+      ).get(jobId) as RunRow | undefined;
+      if (!run) throw new IdemError("NOT_FOUND", `no run for job ${jobId}`);
+      if (run.state !== "dead") {
+        throw new IdemError(
+          "INVALID_STATE",
+          `the latest run of ${jobId} is ${run.state}, not dead: nothing to resolve`,
+        );
+      }
+      const pick = (state: EffectState) =>
+        this.st(
+          "SELECT * FROM effects WHERE job_id = ? AND generation = ? AND state = ? ORDER BY idx LIMIT 1",
+        ).get(jobId, run.generation, state) as EffectRow | undefined;
+      const effect = pick("uncertain") ?? pick("failed") ?? pick("intended");
+      if (!effect) {
+        throw new IdemError(
+          "INVALID_STATE",
+          `run ${jobId}#${run.generation} has no uncertain or failed effect; use dlq retry`,
+        );
+      }
+      const now = this.clock.now();
+      const updated = this.st(
+        "UPDATE effects SET state = ?, detail = ?, updated_at = ? WHERE key = ? AND generation = ? RETURNING *",
+      ).get(
+        decision,
+        JSON.stringify({
+          ...(effect.detail ? JSON.parse(effect.detail) : {}),
+          resolvedBy: actor,
+          reason,
+        }),
+        now,
+        effect.key,
+        run.generation,
+      ) as EffectRow;
+      this.event(jobId, "effect.resolved", actor, {
+        key: effect.key,
+        generation: run.generation,
+        decision,
+        reason,
+        previous: effect.state,
+      });
+      const unsettled = this.st(
+        "SELECT COUNT(*) AS n FROM effects WHERE job_id = ? AND generation = ? AND state IN ('uncertain')",
+      ).get(jobId, run.generation) as { n: number };
+      if (unsettled.n === 0) {
+        this.st(
+          `UPDATE runs SET state = 'pending', due_at = ?, attempts = 0, lease_expiries = 0, next_at = NULL,
+           last_error = NULL, class = NULL, updated_at = ? WHERE id = ?`,
+        ).run(now, now, run.id);
+        this.st("UPDATE run_targets SET active = 1 WHERE run_id = ?").run(run.id);
+        this.event(jobId, "run.resumed", actor, { generation: run.generation });
+      }
+      return toEffect(updated);
+    });
+  }
+
+  // --- events --------------------------------------------------------------------------------
+
+  async appendEvent(event: {
+    jobId: string | null;
+    type: string;
+    data?: Record<string, unknown>;
+    actor: string;
+  }): Promise<void> {
+    this.event(event.jobId, event.type, event.actor, event.data);
+  }
+
+  async events(
+    filter: { jobId?: string; since?: number; type?: string; limit?: number } = {},
+  ): Promise<EventRecord[]> {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    if (filter.jobId !== undefined) {
+      where.push("job_id = ?");
+      args.push(filter.jobId);
+    }
+    if (filter.since !== undefined) {
+      where.push("at >= ?");
+      args.push(filter.since);
+    }
+    if (filter.type !== undefined) {
+      where.push("type = ?");
+      args.push(filter.type);
+    }
+    const rows = this.db
+      .prepare(
+        `SELECT * FROM events ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id
+         ${filter.limit !== undefined ? `LIMIT ${Math.max(0, Math.floor(filter.limit))}` : ""}`,
+      )
+      .all(...args) as {
+      id: number;
+      at: number;
+      job_id: string | null;
+      type: string;
+      data: string | null;
+      actor: string;
+    }[];
+    return rows.map((r) => ({
+      id: r.id,
+      at: r.at,
+      jobId: r.job_id,
+      type: r.type,
+      data: r.data === null ? null : (JSON.parse(r.data) as Record<string, unknown>),
+      actor: r.actor,
+    }));
+  }
+
+  async countEvents(types: readonly string[], since?: number): Promise<Record<string, number>> {
+    const out: Record<string, number> = Object.fromEntries(types.map((t) => [t, 0]));
+    const s = this.st("SELECT COUNT(*) AS n FROM events WHERE type = ? AND at >= ?");
+    for (const t of types) out[t] = (s.get(t, since ?? 0) as { n: number }).n;
+    return out;
+  }
+
+  // --- jobs ----------------------------------------------------------------------------------
+
+  async enqueueJob(job: Job, options: { actor?: string } = {}): Promise<EnqueueResult> {
+    const input = canonicalJson(job.input);
+    const hash = sha256Hex(canonicalJson({ agent: job.agent, input: job.input }));
+    return this.tx(() => {
+      const now = this.clock.now();
+      const created = job.createdAt === undefined ? now : Date.parse(job.createdAt);
+      const inserted = this.st(
+        `INSERT INTO jobs (job_id, agent, input_hash, input, state, due_at, created_at, updated_at)
+         VALUES (?, ?, ?, ?, 'queued', ?, ?, ?) ON CONFLICT(job_id) DO NOTHING RETURNING seq`,
+      ).get(job.jobId, job.agent, hash, input, now, created, now) as { seq: number } | undefined;
+      if (inserted) return { status: "enqueued", jobId: job.jobId, seq: inserted.seq };
+      const existing = this.st("SELECT seq, input_hash FROM jobs WHERE job_id = ?").get(
+        job.jobId,
+      ) as {
+        seq: number;
+        input_hash: string;
+      };
+      if (existing.input_hash !== hash) {
+        this.event(job.jobId, "job.conflict", options.actor ?? "enqueue", {
+          inputHash: hash,
+          existingHash: existing.input_hash,
+        });
+        return { status: "conflict", jobId: job.jobId };
+      }
+      return { status: "duplicate", jobId: job.jobId, seq: existing.seq };
+    });
+  }
+
+  async getJob(jobId: string): Promise<JobRecord | undefined> {
+    const r = this.st("SELECT * FROM jobs WHERE job_id = ?").get(jobId) as JobRow | undefined;
+    return r && toJob(r);
+  }
+
+  async setJobStreamSeq(jobId: string, seq: number): Promise<void> {
+    this.st("UPDATE jobs SET stream_seq = ?, updated_at = ? WHERE job_id = ?").run(
+      seq,
+      this.clock.now(),
+      jobId,
+    );
+  }
+
+  private leaseJob(
+    row: JobRow,
+    owner: string,
+    leaseMs: number,
+    now: number,
+  ): { lease: JobLease; job: JobRecord } {
+    const token = this.ids();
+    const until = now + leaseMs;
+    const updated = this.st(
+      `UPDATE jobs SET state = 'running', lease_owner = ?, lease_token = ?, lease_until = ?, due_at = ?,
+       deliveries = deliveries + 1, updated_at = ? WHERE seq = ? RETURNING *`,
+    ).get(owner, token, until, until, now, row.seq) as JobRow;
+    return {
+      lease: { jobId: row.job_id, token, owner, until, deliveries: updated.deliveries },
+      job: toJob(updated),
+    };
+  }
+
+  async claimNextJob(options: {
+    owner: string;
+    leaseMs: number;
+    agents?: readonly string[];
+    maxDeliver?: number;
+  }): Promise<{ lease: JobLease; job: JobRecord } | undefined> {
+    return this.tx(() => {
+      const now = this.clock.now();
+      const agents = options.agents;
+      for (;;) {
+        const row = (
+          agents === undefined
+            ? this.st(
+                "SELECT * FROM jobs WHERE state IN ('queued','running') AND due_at <= ? ORDER BY due_at, seq LIMIT 1",
+              ).get(now)
+            : this.db
+                .prepare(
+                  `SELECT * FROM jobs WHERE state IN ('queued','running') AND due_at <= ?
+                   AND agent IN (${agents.map(() => "?").join(",") || "NULL"}) ORDER BY due_at, seq LIMIT 1`,
+                )
+                .get(now, ...agents)
+        ) as JobRow | undefined;
+        if (!row) return undefined;
+        if (this.st("SELECT 1 FROM outputs WHERE job_id = ?").get(row.job_id)) {
+          this.st(
+            "UPDATE jobs SET state = 'done', due_at = NULL, updated_at = ? WHERE seq = ?",
+          ).run(now, row.seq);
+          continue;
+        }
+        if (options.maxDeliver !== undefined && row.deliveries >= options.maxDeliver) {
+          this.deadLetterRow(
+            row,
+            {
+              class: row.state === "running" ? "infrastructure" : "transient",
+              error: row.last_error ?? `lease expired after ${row.deliveries} deliveries`,
+              deliveries: row.deliveries,
+            },
+            options.owner,
+          );
+          continue;
+        }
+        return this.leaseJob(row, options.owner, options.leaseMs, now);
+      }
+    });
+  }
+
+  async claimJob(job: Job, options: { owner: string; leaseMs: number }): Promise<JobClaimResult> {
+    const hash = sha256Hex(canonicalJson({ agent: job.agent, input: job.input }));
+    const input = canonicalJson(job.input);
+    return this.tx(() => {
+      const now = this.clock.now();
+      if (this.st("SELECT 1 FROM outputs WHERE job_id = ?").get(job.jobId))
+        return { status: "recorded" };
+      let row = this.st("SELECT * FROM jobs WHERE job_id = ?").get(job.jobId) as JobRow | undefined;
+      if (!row) {
+        row = this.st(
+          `INSERT INTO jobs (job_id, agent, input_hash, input, state, due_at, created_at, updated_at)
+           VALUES (?, ?, ?, ?, 'queued', ?, ?, ?) RETURNING *`,
+        ).get(job.jobId, job.agent, hash, input, now, now, now) as JobRow;
+      }
+      if (row.input_hash !== hash) return { status: "conflict" };
+      if (row.state === "dead") return { status: "dead" };
+      if (row.state === "done") return { status: "recorded" };
+      if (row.state === "running" && row.lease_until !== null && row.lease_until > now) {
+        return { status: "held", until: row.lease_until };
+      }
+      const { lease, job: record } = this.leaseJob(row, options.owner, options.leaseMs, now);
+      return { status: "acquired", lease, job: record };
+    });
+  }
+
+  private heldJob(lease: JobLease): JobRow {
+    const row = this.st("SELECT * FROM jobs WHERE job_id = ?").get(lease.jobId) as
+      | JobRow
+      | undefined;
+    if (!row || row.state !== "running" || row.lease_token !== lease.token) {
+      throw new IdemError("LEASE_LOST", `the claim on job ${lease.jobId} was taken over or ended`, {
+        details: { jobId: lease.jobId, state: row?.state },
+      });
+    }
+    return row;
+  }
+
+  async extendJobLease(lease: JobLease, leaseMs: number): Promise<JobLease> {
+    return this.tx(() => {
+      this.heldJob(lease);
+      const now = this.clock.now();
+      const until = now + leaseMs;
+      this.st("UPDATE jobs SET lease_until = ?, due_at = ?, updated_at = ? WHERE job_id = ?").run(
+        until,
+        until,
+        now,
+        lease.jobId,
+      );
+      return { ...lease, until };
+    });
+  }
+
+  async failJob(
+    lease: JobLease,
+    failure: { class: FailureClass; error: string; nextAt: number },
+  ): Promise<void> {
+    this.tx(() => {
+      this.heldJob(lease);
+      const now = this.clock.now();
+      this.st(
+        `UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_token = NULL, lease_until = NULL, due_at = ?,
+         next_at = ?, last_error = ?, updated_at = ? WHERE job_id = ?`,
+      ).run(failure.nextAt, failure.nextAt, failure.error, now, lease.jobId);
+      this.event(lease.jobId, "job.failed", lease.owner, {
+        class: failure.class,
+        error: failure.error,
+        nextAt: failure.nextAt,
+      });
+    });
+  }
+
+  private deadLetterRow(
+    row: JobRow | undefined,
+    failure: { class: FailureClass; error: string; deliveries: number; agent?: string },
+    actor: string,
+    jobId = row?.job_id as string,
+  ): void {
+    const now = this.clock.now();
+    if (row) {
+      this.st(
+        `UPDATE jobs SET state = 'dead', lease_owner = NULL, lease_token = NULL, lease_until = NULL, due_at = NULL,
+         last_error = ?, updated_at = ? WHERE seq = ?`,
+      ).run(failure.error, now, row.seq);
+    }
+    const inserted = this.st(
+      `INSERT INTO dead_letters (job_id, agent, class, deliveries, last_error, at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT(job_id) WHERE resolved_at IS NULL DO NOTHING`,
+    ).run(
+      jobId,
+      failure.agent ?? row?.agent ?? null,
+      failure.class,
+      failure.deliveries,
+      failure.error,
+      now,
+    );
+    if (inserted.changes > 0) {
+      this.event(jobId, "job.dead", actor, {
+        class: failure.class,
+        error: failure.error,
+        deliveries: failure.deliveries,
+      });
+    }
+  }
+
+  async deadLetterJob(
+    jobId: string,
+    failure: { class: FailureClass; error: string; deliveries: number; agent?: string },
+    lease?: JobLease,
+  ): Promise<void> {
+    this.tx(() => {
+      if (lease) this.heldJob(lease);
+      if (this.st("SELECT 1 FROM outputs WHERE job_id = ?").get(jobId)) return; // it did produce an output
+      const row = this.st("SELECT * FROM jobs WHERE job_id = ?").get(jobId) as JobRow | undefined;
+      this.deadLetterRow(row, failure, lease?.owner ?? "executor", jobId);
+    });
+  }
+
+  async deadLetters(
+    options: { unresolved?: boolean; since?: number } = {},
+  ): Promise<DeadLetterRecord[]> {
+    const rows = this.st(
+      `SELECT * FROM dead_letters WHERE at >= ? ${options.unresolved ? "AND resolved_at IS NULL" : ""} ORDER BY id`,
+    ).all(options.since ?? 0) as DeadLetterRow[];
+    return rows.map(toDeadLetter);
+  }
+
+  async resolveDeadLetter(
+    jobId: string,
+    resolution: { action: "retry" | "dismiss"; actor: string; reason?: string },
+  ): Promise<{ retries: number }> {
+    return this.tx(() => {
+      const now = this.clock.now();
+      const dl = this.st("SELECT * FROM dead_letters WHERE job_id = ? AND resolved_at IS NULL").get(
+        jobId,
+      ) as DeadLetterRow | undefined;
+      if (!dl) throw new IdemError("NOT_FOUND", `job ${jobId} has no open dead letter`);
+      this.st("UPDATE dead_letters SET resolved_at = ?, resolution = ? WHERE id = ?").run(
+        now,
+        JSON.stringify({
+          action: resolution.action,
+          actor: resolution.actor,
+          reason: resolution.reason ?? null,
+        }),
+        dl.id,
+      );
+      let retries = 0;
+      if (resolution.action === "retry") {
+        const row = this.st(
+          `UPDATE jobs SET state = 'queued', deliveries = 0, due_at = ?, next_at = NULL, lease_owner = NULL,
+           lease_token = NULL, lease_until = NULL, retries = retries + 1, updated_at = ? WHERE job_id = ? RETURNING retries`,
+        ).get(now, now, jobId) as { retries: number } | undefined;
+        retries = row?.retries ?? 1;
+      }
+      this.event(jobId, `job.${resolution.action}`, resolution.actor, {
+        reason: resolution.reason ?? null,
+        retries,
+      });
+      return { retries };
+    });
+  }
+
+  async pendingJobs(options: { since?: number; limit?: number } = {}): Promise<JobRecord[]> {
+    const rows = this.st(
+      `SELECT * FROM jobs WHERE state IN ('queued','running') AND created_at >= ?
+       AND NOT EXISTS (SELECT 1 FROM outputs o WHERE o.job_id = jobs.job_id) ORDER BY seq LIMIT ?`,
+    ).all(options.since ?? 0, options.limit ?? -1) as JobRow[];
+    return rows.map(toJob);
+  }
+
+  // --- maintenance ---------------------------------------------------------------------------
+
+  async prune(options: PruneOptions): Promise<PruneResult> {
+    const before = options.before;
+    const oldOutputs = this.st(
+      `SELECT * FROM outputs o WHERE o.recorded_at < ?
+       AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.job_id = o.job_id AND r.state IN ${ACTIVE}) ORDER BY seq`,
+    ).all(before) as OutputRow[];
+    const result: PruneResult = {
+      outputs: oldOutputs.length,
+      runs: 0,
+      effects: 0,
+      events: 0,
+      rejections: 0,
+      jobs: 0,
+    };
+    const job = (sql: string, id: string) => this.st(sql).all(id);
+    for (const o of oldOutputs) {
+      result.runs += (
+        this.st("SELECT COUNT(*) AS n FROM runs WHERE job_id = ?").get(o.job_id) as { n: number }
+      ).n;
+      result.effects += (
+        this.st("SELECT COUNT(*) AS n FROM effects WHERE job_id = ?").get(o.job_id) as { n: number }
+      ).n;
+      result.events += (
+        this.st("SELECT COUNT(*) AS n FROM events WHERE job_id = ?").get(o.job_id) as { n: number }
+      ).n;
+      result.rejections += (
+        this.st("SELECT COUNT(*) AS n FROM rejections WHERE job_id = ?").get(o.job_id) as {
+          n: number;
+        }
+      ).n;
+      result.jobs += (
+        this.st("SELECT COUNT(*) AS n FROM jobs WHERE job_id = ?").get(o.job_id) as { n: number }
+      ).n;
+    }
+    if (options.dryRun) return result;
+    for (const o of oldOutputs) {
+      // Archive first (the caller fsyncs it), then delete in one transaction per output.
+      await options.archive?.({
+        output: toOutput(o),
+        runs: (
+          job("SELECT * FROM runs WHERE job_id = ? ORDER BY generation", o.job_id) as RunRow[]
+        ).map(toRun),
+        effects: (
+          job(
+            "SELECT * FROM effects WHERE job_id = ? ORDER BY generation, idx",
+            o.job_id,
+          ) as EffectRow[]
+        ).map(toEffect),
+        events: await this.events({ jobId: o.job_id }),
+        rejections: await this.rejections(o.job_id),
+        job: await this.getJob(o.job_id),
+      });
+      this.tx(() => {
+        this.st("INSERT INTO prune_guard (id) VALUES (1)").run();
+        this.st(
+          "DELETE FROM run_targets WHERE run_id IN (SELECT id FROM runs WHERE job_id = ?)",
+        ).run(o.job_id);
+        for (const table of [
+          "effects",
+          "runs",
+          "events",
+          "rejections",
+          "jobs",
+          "dead_letters",
+          "outputs",
+        ]) {
+          this.st(`DELETE FROM ${table} WHERE job_id = ?`).run(o.job_id);
+        }
+        this.st("DELETE FROM prune_guard").run();
+      });
+    }
+    if (result.outputs > 0)
+      this.event(null, "journal.pruned", options.actor ?? "prune", { ...result, before });
+    return result;
+  }
+
+  async integrity(): Promise<string[]> {
+    const problems: string[] = [];
+    const check = this.db.pragma("integrity_check") as { integrity_check: string }[];
+    for (const r of check)
+      if (r.integrity_check !== "ok") problems.push(`integrity_check: ${r.integrity_check}`);
+    const mode = this.db.pragma("journal_mode", { simple: true }) as string;
+    if (mode !== "wal") problems.push(`journal_mode is ${mode}, expected wal`);
+    const present = new Set(
+      (
+        this.st("SELECT name FROM sqlite_master WHERE type = 'trigger'").all() as { name: string }[]
+      ).map((r) => r.name),
+    );
+    for (const t of TRIGGERS)
+      if (!present.has(t)) problems.push(`trigger ${t} is missing: outputs are not protected`);
+    const unsettled = this.st(
+      `SELECT r.job_id, r.generation FROM runs r JOIN effects e ON e.job_id = r.job_id AND e.generation = r.generation
+       WHERE r.state = 'done' AND e.state NOT IN ('applied','present','skipped') LIMIT 20`,
+    ).all() as { job_id: string; generation: number }[];
+    for (const u of unsettled)
+      problems.push(`run ${u.job_id}#${u.generation} is done but has an unsettled effect`);
+    const missingRuns = this.st(
+      "SELECT o.job_id FROM outputs o WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.job_id = o.job_id) LIMIT 20",
+    ).all() as { job_id: string }[];
+    for (const m of missingRuns) problems.push(`output ${m.job_id} has no run`);
+    return problems;
+  }
+
+  async backup(file: string): Promise<void> {
+    await this.db.backup(file);
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}

@@ -1,0 +1,169 @@
+import { sql } from "drizzle-orm";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+/** Immutable agent outputs (triggers refuse UPDATE always and DELETE outside a prune). */
+export const outputs = sqliteTable(
+  "outputs",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    jobId: text("job_id").notNull().unique(),
+    agent: text("agent").notNull(),
+    contentHash: text("content_hash").notNull(),
+    body: text("body").notNull(),
+    source: text("source").notNull(),
+    recordedAt: integer("recorded_at").notNull(),
+  },
+  (t) => [index("outputs_agent").on(t.agent, t.seq), index("outputs_recorded_at").on(t.recordedAt)],
+);
+
+/** Conflicting submissions for a recorded job ID, kept as evidence. */
+export const rejections = sqliteTable(
+  "rejections",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    jobId: text("job_id").notNull(),
+    contentHash: text("content_hash").notNull(),
+    body: text("body").notNull(),
+    source: text("source").notNull(),
+    at: integer("at").notNull(),
+  },
+  (t) => [index("rejections_job").on(t.jobId)],
+);
+
+/**
+ * One interpretation of one output. `due_at` is when the run next needs a worker: pending -> its
+ * creation, failed -> next_at, running -> lease_until. The partial index over active runs keeps the
+ * claim independent of history length.
+ */
+export const runs = sqliteTable(
+  "runs",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    jobId: text("job_id").notNull(),
+    generation: integer("generation").notNull(),
+    state: text("state").notNull(),
+    dueAt: integer("due_at"),
+    leaseOwner: text("lease_owner"),
+    leaseToken: text("lease_token"),
+    leaseUntil: integer("lease_until"),
+    attempts: integer("attempts").notNull().default(0),
+    leaseExpiries: integer("lease_expiries").notNull().default(0),
+    nextAt: integer("next_at"),
+    lastError: text("last_error"),
+    class: text("class"),
+    forceUnprobeable: integer("force_unprobeable").notNull().default(0),
+    targets: text("targets").notNull().default("[]"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("runs_job_generation").on(t.jobId, t.generation),
+    index("runs_due").on(t.dueAt, t.id).where(sql`state IN ('pending','running','failed')`),
+    index("runs_state").on(t.state),
+  ],
+);
+
+/** The ordering targets of active runs: a run is claimable only when it is first on each of its targets. */
+export const runTargets = sqliteTable(
+  "run_targets",
+  {
+    runId: integer("run_id").notNull(),
+    target: text("target").notNull(),
+    active: integer("active").notNull().default(1),
+  },
+  (t) => [
+    uniqueIndex("run_targets_run_target").on(t.runId, t.target),
+    index("run_targets_active").on(t.target, t.runId).where(sql`active = 1`),
+  ],
+);
+
+/** The effects ledger: one row per (key, generation). */
+export const effects = sqliteTable(
+  "effects",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    key: text("key").notNull(),
+    generation: integer("generation").notNull(),
+    jobId: text("job_id").notNull(),
+    idx: integer("idx").notNull(),
+    kind: text("kind").notNull(),
+    specHash: text("spec_hash").notNull(),
+    state: text("state").notNull(),
+    detail: text("detail"),
+    attempts: integer("attempts").notNull().default(0),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("effects_key_generation").on(t.key, t.generation),
+    index("effects_job").on(t.jobId, t.generation, t.idx),
+    index("effects_state").on(t.state),
+  ],
+);
+
+/** The queue (embedded transport) and outbox (JetStream) of jobs. */
+export const jobs = sqliteTable(
+  "jobs",
+  {
+    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    jobId: text("job_id").notNull().unique(),
+    agent: text("agent").notNull(),
+    inputHash: text("input_hash").notNull(),
+    input: text("input").notNull(),
+    state: text("state").notNull(),
+    dueAt: integer("due_at"),
+    deliveries: integer("deliveries").notNull().default(0),
+    leaseOwner: text("lease_owner"),
+    leaseToken: text("lease_token"),
+    leaseUntil: integer("lease_until"),
+    nextAt: integer("next_at"),
+    streamSeq: integer("stream_seq"),
+    lastError: text("last_error"),
+    retries: integer("retries").notNull().default(0),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    index("jobs_due").on(t.dueAt, t.seq).where(sql`state IN ('queued','running')`),
+    index("jobs_created").on(t.createdAt),
+  ],
+);
+
+/** Jobs that never produced an output. */
+export const deadLetters = sqliteTable(
+  "dead_letters",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    jobId: text("job_id").notNull(),
+    agent: text("agent"),
+    class: text("class").notNull(),
+    deliveries: integer("deliveries").notNull(),
+    lastError: text("last_error").notNull(),
+    at: integer("at").notNull(),
+    resolvedAt: integer("resolved_at"),
+    resolution: text("resolution"),
+  },
+  (t) => [
+    index("dead_letters_job").on(t.jobId),
+    uniqueIndex("dead_letters_open").on(t.jobId).where(sql`resolved_at IS NULL`),
+    index("dead_letters_at").on(t.at),
+  ],
+);
+
+/** Append-only log of every transition. */
+export const events = sqliteTable(
+  "events",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    at: integer("at").notNull(),
+    jobId: text("job_id"),
+    type: text("type").notNull(),
+    data: text("data"),
+    actor: text("actor").notNull(),
+  },
+  (t) => [index("events_job").on(t.jobId, t.id), index("events_type_at").on(t.type, t.at)],
+);
+
+/** A row here, inside a prune's own transaction, lets the triggers allow DELETE. */
+export const pruneGuard = sqliteTable("prune_guard", {
+  id: integer("id").primaryKey(),
+});

@@ -1,0 +1,263 @@
+import { isIdemError } from "@idem/schema";
+import { describe, expect, it } from "vitest";
+import { CLAIM, output, tempJournal } from "./helpers.js";
+
+describe("SqliteJournalStore outputs", () => {
+  it("records an output once; the same content again is a duplicate", async () => {
+    await using t = await tempJournal();
+    const first = await t.journal.record(output("j1"), {
+      source: "cli",
+      targets: ["repo:site@main"],
+    });
+    const again = await t.journal.record(output("j1"), {
+      source: "http",
+      targets: ["repo:site@main"],
+    });
+    expect(first.status).toBe("recorded");
+    expect(again.status).toBe("duplicate");
+    expect((await t.journal.status()).outputs).toBe(1);
+    expect((await t.journal.events({ jobId: "j1" })).map((e) => e.type)).toEqual([
+      "output.recorded",
+      "output.duplicate",
+    ]);
+  });
+
+  it("refuses a conflicting output and leaves the first byte-for-byte unchanged, with a rejection row", async () => {
+    await using t = await tempJournal();
+    await t.journal.record(output("j1", "first"), { source: "cli", targets: [] });
+    const before = t.journal.database.prepare("SELECT * FROM outputs").all();
+    const r = await t.journal.record(output("j1", "second"), { source: "cli", targets: [] });
+    expect(r.status).toBe("conflict");
+    expect(t.journal.database.prepare("SELECT * FROM outputs").all()).toEqual(before);
+    const rej = await t.journal.rejections("j1");
+    expect(rej).toHaveLength(1);
+    expect(JSON.parse(rej[0]?.body ?? "{}").summary).toBe("second");
+    expect((await t.journal.get("j1"))?.output.summary).toBe("first");
+  });
+
+  it("refuses UPDATE and DELETE of outputs at the database (invariant 2)", async () => {
+    await using t = await tempJournal();
+    await t.journal.record(output("j1"), { source: "cli", targets: [] });
+    const db = t.journal.database;
+    expect(() => db.prepare("UPDATE outputs SET body = 'x'").run()).toThrow(/immutable/);
+    expect(() => db.prepare("DELETE FROM outputs").run()).toThrow(/prune/);
+    expect(() => db.prepare("UPDATE events SET type = 'x'").run()).toThrow(/append-only/);
+    expect(() => db.prepare("DELETE FROM rejections").run()).not.toThrow(); // no rows: trigger fires per row
+    expect(await t.journal.integrity()).toEqual([]);
+  });
+
+  it("prunes only through the guard and keeps what is still active", async () => {
+    await using t = await tempJournal();
+    await t.journal.record(output("old"), { source: "cli", targets: [] });
+    await t.journal.record(output("busy"), { source: "cli", targets: ["repo:site@main"] });
+    const c = await t.journal.claim(CLAIM);
+    expect(c?.output.jobId).toBe("old");
+    if (c) await t.journal.complete(c.lease);
+    t.clock.advance(10_000);
+    const archived: string[] = [];
+    const r = await t.journal.prune({
+      before: t.clock.now(),
+      archive: (e) => void archived.push(e.output.jobId),
+    });
+    expect(r.outputs).toBe(1);
+    expect(archived).toEqual(["old"]);
+    expect(await t.journal.has("old")).toBe(false);
+    expect(await t.journal.has("busy")).toBe(true);
+    expect(() => t.journal.database.prepare("DELETE FROM outputs").run()).toThrow(/prune/);
+  });
+
+  it("lists outputs with their latest run state, filtered", async () => {
+    await using t = await tempJournal();
+    await t.journal.record(output("a"), { source: "cli", targets: [] });
+    t.clock.advance(1000);
+    await t.journal.record({ ...output("b"), agent: "reviewer" }, { source: "cli", targets: [] });
+    const c = await t.journal.claim(CLAIM);
+    if (c) await t.journal.complete(c.lease);
+    expect((await t.journal.list()).map((o) => [o.jobId, o.state])).toEqual([
+      ["a", "done"],
+      ["b", "pending"],
+    ]);
+    expect((await t.journal.list({ agent: "reviewer" })).map((o) => o.jobId)).toEqual(["b"]);
+    expect((await t.journal.list({ since: t.clock.now() })).map((o) => o.jobId)).toEqual(["b"]);
+    expect((await t.journal.list({ state: "done" })).map((o) => o.jobId)).toEqual(["a"]);
+    const s = await t.journal.status();
+    expect(s.runs).toMatchObject({ done: 1, pending: 1 });
+  });
+});
+
+describe("SqliteJournalStore runs", () => {
+  it("claims in recording order per target and lets other targets proceed", async () => {
+    await using t = await tempJournal();
+    await t.journal.record(output("a"), { source: "cli", targets: ["repo:site@main"] });
+    await t.journal.record(output("b"), { source: "cli", targets: ["repo:site@main"] });
+    await t.journal.record(output("c"), { source: "cli", targets: ["root:outbox"] });
+    const first = await t.journal.claim(CLAIM);
+    const second = await t.journal.claim(CLAIM);
+    const third = await t.journal.claim(CLAIM);
+    expect([first?.output.jobId, second?.output.jobId, third]).toEqual(["a", "c", undefined]);
+    if (first) await t.journal.complete(first.lease);
+    expect((await t.journal.claim(CLAIM))?.output.jobId).toBe("b");
+  });
+
+  it("refuses a stale lease holder after a takeover and counts the expiry, not an attempt", async () => {
+    await using t = await tempJournal();
+    await t.journal.record(output("a"), { source: "cli", targets: [] });
+    const stale = await t.journal.claim(CLAIM);
+    expect(stale).toBeDefined();
+    expect(await t.journal.claim(CLAIM)).toBeUndefined();
+    t.clock.advance(1001);
+    const fresh = await t.journal.claim({ ...CLAIM, owner: "other" });
+    expect(fresh?.takeover).toBe(true);
+    expect(fresh?.run.leaseExpiries).toBe(1);
+    expect(fresh?.run.attempts).toBe(0);
+    if (!stale || !fresh) return;
+    const key = "a/0";
+    for (const write of [
+      () => t.journal.complete(stale.lease),
+      () => t.journal.intend(stale.lease, { key, idx: 0, kind: "git.commit", specHash: "h" }),
+      () => t.journal.fail(stale.lease, { class: "transient", error: "x", nextAt: 0 }),
+      () => t.journal.extendLease(stale.lease, 1000),
+    ]) {
+      await expect(write()).rejects.toSatisfy((e) => isIdemError(e, "LEASE_LOST"));
+    }
+    await t.journal.complete(fresh.lease);
+    expect((await t.journal.latestRun("a"))?.state).toBe("done");
+  });
+
+  it("goes dead after maxLeaseExpiries takeovers and releases its target, naming the runs that went ahead", async () => {
+    await using t = await tempJournal();
+    await t.journal.record(output("a"), { source: "cli", targets: ["root:x"] });
+    await t.journal.record(output("b"), { source: "cli", targets: ["root:x"] });
+    for (let i = 0; i < 3; i++) {
+      const c = await t.journal.claim(CLAIM);
+      expect(c?.output.jobId).toBe(i < 3 ? "a" : "b");
+      t.clock.advance(1001);
+    }
+    const next = await t.journal.claim(CLAIM);
+    expect(next?.output.jobId).toBe("b");
+    const a = await t.journal.latestRun("a");
+    expect(a?.state).toBe("dead");
+    expect(a?.class).toBe("infrastructure");
+    expect(a?.lastError).toMatch(/go ahead: b/);
+  });
+
+  it("fails with a retry time, then is due again", async () => {
+    await using t = await tempJournal();
+    await t.journal.record(output("a"), { source: "cli", targets: [] });
+    const c = await t.journal.claim(CLAIM);
+    if (!c) throw new Error("claim");
+    await t.journal.fail(c.lease, {
+      class: "transient",
+      error: "locked",
+      nextAt: t.clock.now() + 500,
+    });
+    expect(await t.journal.claim(CLAIM)).toBeUndefined();
+    expect(await t.journal.nextDueAt()).toBe(t.clock.now() + 500);
+    t.clock.advance(500);
+    const again = await t.journal.claim(CLAIM);
+    expect(again?.run.attempts).toBe(1);
+    expect(again?.takeover).toBe(false);
+  });
+
+  it("keeps an effects ledger per generation and replays into an empty one", async () => {
+    await using t = await tempJournal();
+    await t.journal.record(output("a"), { source: "cli", targets: ["repo:site@main"] });
+    const c = await t.journal.claim(CLAIM);
+    if (!c) throw new Error("claim");
+    const e = await t.journal.intend(c.lease, {
+      key: "a/0",
+      idx: 0,
+      kind: "git.commit",
+      specHash: "h",
+      detail: { base: "b1" },
+    });
+    expect(e.state).toBe("intended");
+    const again = await t.journal.intend(c.lease, {
+      key: "a/0",
+      idx: 0,
+      kind: "git.commit",
+      specHash: "h",
+    });
+    expect(again.attempts).toBe(2);
+    expect(again.detail).toEqual({ base: "b1" });
+    await t.journal.settle(c.lease, "a/0", "applied", { commit: "c1" });
+    await t.journal.complete(c.lease);
+    const runs = await t.journal.replay({ all: true }, { actor: "human" });
+    expect(runs.map((r) => r.generation)).toEqual([2]);
+    expect(await t.journal.effects("a", 2)).toEqual([]);
+    expect((await t.journal.effectHistory("a/0")).map((x) => [x.generation, x.state])).toEqual([
+      [1, "applied"],
+    ]);
+    // An active run is not replayed again beside itself.
+    expect(await t.journal.replay({ jobIds: ["a"] }, { actor: "human" })).toEqual([]);
+  });
+
+  it("resolves an uncertain effect of a dead run with a reason and returns the run to pending", async () => {
+    await using t = await tempJournal();
+    await t.journal.record(output("a"), { source: "cli", targets: [] });
+    const c = await t.journal.claim(CLAIM);
+    if (!c) throw new Error("claim");
+    await t.journal.intend(c.lease, { key: "a/0", idx: 0, kind: "http.request", specHash: "h" });
+    await t.journal.settle(c.lease, "a/0", "uncertain");
+    await t.journal.dead(c.lease, { class: "uncertain", error: "timeout after send" });
+    await expect(t.journal.resolve("a", "applied", " ", "oncall")).rejects.toSatisfy((e) =>
+      isIdemError(e, "INVALID_INPUT"),
+    );
+    const r = await t.journal.resolve("a", "applied", "saw it in the webhook logs", "oncall");
+    expect(r.state).toBe("applied");
+    expect((await t.journal.latestRun("a"))?.state).toBe("pending");
+    const ev = (await t.journal.events({ jobId: "a", type: "effect.resolved" }))[0];
+    expect(ev?.actor).toBe("oncall");
+    expect(ev?.data?.reason).toBe("saw it in the webhook logs");
+  });
+});
+
+describe("SqliteJournalStore jobs", () => {
+  it("enqueues once, refuses another input under the same ID, and delivers with a lease", async () => {
+    await using t = await tempJournal();
+    const job = { jobId: "j1", agent: "writer", input: { n: 1 } };
+    expect((await t.journal.enqueueJob(job)).status).toBe("enqueued");
+    expect((await t.journal.enqueueJob(job)).status).toBe("duplicate");
+    expect((await t.journal.enqueueJob({ ...job, input: { n: 2 } })).status).toBe("conflict");
+    const d = await t.journal.claimNextJob({ owner: "x", leaseMs: 100 });
+    expect(d?.lease.deliveries).toBe(1);
+    expect(await t.journal.claimNextJob({ owner: "x", leaseMs: 100 })).toBeUndefined();
+    expect((await t.journal.claimJob(job, { owner: "y", leaseMs: 100 })).status).toBe("held");
+    await t.journal.record(
+      { jobId: "j1", agent: "writer", effects: [] },
+      { source: "executor", targets: [] },
+    );
+    expect((await t.journal.getJob("j1"))?.state).toBe("done");
+    expect((await t.journal.claimJob(job, { owner: "y", leaseMs: 100 })).status).toBe("recorded");
+    t.clock.advance(200);
+    expect(await t.journal.claimNextJob({ owner: "x", leaseMs: 100 })).toBeUndefined();
+  });
+
+  it("redelivers after a lost lease and dead-letters after maxDeliver, then retries", async () => {
+    await using t = await tempJournal();
+    await t.journal.enqueueJob({ jobId: "j1", agent: "writer", input: null });
+    const first = await t.journal.claimNextJob({ owner: "x", leaseMs: 100, maxDeliver: 2 });
+    if (!first) throw new Error("deliver");
+    await t.journal.failJob(first.lease, {
+      class: "transient",
+      error: "exit 1",
+      nextAt: t.clock.now() + 50,
+    });
+    t.clock.advance(50);
+    const second = await t.journal.claimNextJob({ owner: "x", leaseMs: 100, maxDeliver: 2 });
+    expect(second?.lease.deliveries).toBe(2);
+    t.clock.advance(101);
+    expect(
+      await t.journal.claimNextJob({ owner: "x", leaseMs: 100, maxDeliver: 2 }),
+    ).toBeUndefined();
+    const dl = await t.journal.deadLetters({ unresolved: true });
+    expect(dl.map((d) => [d.jobId, d.class, d.deliveries])).toEqual([["j1", "infrastructure", 2]]);
+    expect((await t.journal.status()).deadLetters).toBe(1);
+    expect(
+      (await t.journal.resolveDeadLetter("j1", { action: "retry", actor: "me" })).retries,
+    ).toBe(1);
+    expect(
+      (await t.journal.claimNextJob({ owner: "x", leaseMs: 100, maxDeliver: 2 }))?.lease.deliveries,
+    ).toBe(1);
+  });
+});
