@@ -1,0 +1,84 @@
+import type { Clock, Job, NatsConfig } from "@idem/schema";
+import { IdemError, systemClock } from "@idem/schema";
+import type { JetStreamClient, PubAck } from "@nats-io/jetstream";
+import { jobSubject } from "./subjects.js";
+
+/** The answer of the jobs stream to one publish. */
+export interface PublishResult {
+  jobId: string;
+  stream: string;
+  seq: number;
+  /** True when the stream already held this msg id inside its duplicate window. */
+  duplicate: boolean;
+}
+
+export interface PublishOptions {
+  /** The Nats-Msg-Id; default the job ID (`<jobId>#retry-<n>` for a dead-letter retry). */
+  msgId?: string;
+}
+
+/** Publishes jobs to `<subjectPrefix>.jobs.<agent>` with `Nats-Msg-Id`, for orchestrators and `idem enqueue`. */
+export interface JobPublisher {
+  /**
+   * Publishes one job and waits for the stream's PubAck. Idempotent within the stream's duplicate
+   * window (the same msg id is stored once and answered `duplicate`). A publish that times out or
+   * finds no responder (server restarting, client reconnecting) is retried with the same msg id
+   * until `nats.publishRetryMs` has passed.
+   * @throws UNAVAILABLE when no PubAck came within `publishRetryMs`.
+   */
+  publish(job: Job, options?: PublishOptions): Promise<PublishResult>;
+}
+
+export interface CreateJobPublisherOptions {
+  js: JetStreamClient;
+  nats: NatsConfig;
+  clock?: Clock;
+  /** Per-attempt PubAck timeout; default 2 s. */
+  attemptTimeoutMs?: number;
+}
+
+function isRetryablePublishError(e: unknown): boolean {
+  const err = e as { name?: string; message?: string; code?: string };
+  const text = `${err?.name ?? ""} ${err?.code ?? ""} ${err?.message ?? ""}`.toLowerCase();
+  return (
+    text.includes("timeout") ||
+    text.includes("no responders") ||
+    text.includes("503") ||
+    text.includes("disconnect") ||
+    text.includes("closed") ||
+    text.includes("reconnect")
+  );
+}
+
+/** Creates a {@link JobPublisher} on a JetStream client. */
+export function createJobPublisher(options: CreateJobPublisherOptions): JobPublisher {
+  const { js, nats } = options;
+  const clock = options.clock ?? systemClock;
+  const attemptTimeoutMs = options.attemptTimeoutMs ?? 2_000;
+  return {
+    async publish(job, publishOptions = {}) {
+      const msgID = publishOptions.msgId ?? job.jobId;
+      const subject = jobSubject(nats.subjectPrefix, job.agent);
+      const data = JSON.stringify(job);
+      const deadline = clock.now() + nats.publishRetryMs;
+      let delay = 50;
+      for (;;) {
+        let ack: PubAck;
+        try {
+          ack = await js.publish(subject, data, { msgID, timeout: attemptTimeoutMs });
+        } catch (e) {
+          if (!isRetryablePublishError(e) || clock.now() >= deadline) {
+            throw new IdemError("UNAVAILABLE", `publishing job ${job.jobId} to ${subject} failed`, {
+              cause: e,
+              details: { jobId: job.jobId, subject, msgId: msgID },
+            });
+          }
+          await new Promise((r) => setTimeout(r, delay));
+          delay = Math.min(delay * 2, 1_000);
+          continue;
+        }
+        return { jobId: job.jobId, stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
+      }
+    },
+  };
+}
