@@ -1,0 +1,162 @@
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { type JournalStore, openJournal } from "@idem/journal";
+import { type Config, type ErrorCode, IdemError, isIdemError, parseConfig } from "@idem/schema";
+import Table from "cli-table3";
+import pc from "picocolors";
+
+export const CONFIG_FILE = "idem.config.json";
+
+/** Exit codes of DESIGN.md. */
+export const EXIT = { OK: 0, FAILED: 1, USAGE: 2, INVARIANT: 3 } as const;
+
+/** One table from error codes to exit codes; anything not listed is a plain failure. */
+const EXIT_BY_CODE: Partial<Record<ErrorCode, number>> = {
+  INVALID_CONFIG: EXIT.USAGE,
+  INVARIANT_VIOLATION: EXIT.INVARIANT,
+  INTEGRITY: EXIT.INVARIANT,
+};
+
+/** A failure the CLI reports in one line and maps to an exit code. */
+export class CliError extends Error {
+  override readonly name = "CliError";
+  constructor(
+    message: string,
+    readonly exitCode: number = EXIT.FAILED,
+    readonly details?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** The exit code set by the command that ran, when it finished without throwing. */
+export const exitHolder = { code: EXIT.OK as number };
+
+export function exitCodeOf(e: unknown): number {
+  if (e instanceof CliError) return e.exitCode;
+  if (isIdemError(e)) return EXIT_BY_CODE[e.code] ?? EXIT.FAILED;
+  return EXIT.FAILED;
+}
+
+export interface GlobalOptions {
+  config?: string;
+  json?: boolean;
+}
+
+/** Where the config is: --config, then IDEM_CONFIG, then ./idem.config.json. */
+export function configPath(options: GlobalOptions): string {
+  return resolve(options.config ?? process.env.IDEM_CONFIG ?? CONFIG_FILE);
+}
+
+/**
+ * Loads and validates the config. A missing default config gives the default config rooted at the
+ * working directory; a missing explicit one, bad JSON or an invalid key exits 2 naming it.
+ */
+export function loadConfig(options: GlobalOptions): Config {
+  const file = configPath(options);
+  const explicit = options.config !== undefined || process.env.IDEM_CONFIG !== undefined;
+  let raw: unknown = {};
+  if (existsSync(file)) {
+    const text = readText(file, "config");
+    raw = parseJsonText(text, file, EXIT.USAGE);
+  } else if (explicit) {
+    throw new CliError(`config ${file} does not exist`, EXIT.USAGE);
+  }
+  const r = parseConfig(raw, {
+    dir: dirname(file),
+    file: existsSync(file) ? file : null,
+    natsUrl: process.env.NATS_URL,
+  });
+  if (!r.ok) {
+    const lines = r.issues.map((i) => `  ${i.path || "(root)"}: ${i.message}`).join("\n");
+    throw new CliError(`invalid config ${file}:\n${lines}`, EXIT.USAGE, r.issues);
+  }
+  return r.config;
+}
+
+/** Opens the config's journal (creating it and applying migrations when missing). */
+export async function openConfiguredJournal(config: Config): Promise<JournalStore> {
+  return openJournal(config.journal.path, { synchronous: config.journal.synchronous });
+}
+
+/** Runs `fn` with the journal open and closes it afterwards. */
+export async function withJournal<T>(
+  config: Config,
+  fn: (journal: JournalStore) => Promise<T>,
+): Promise<T> {
+  const journal = await openConfiguredJournal(config);
+  try {
+    return await fn(journal);
+  } finally {
+    await journal.close();
+  }
+}
+
+/** Reads a file (or stdin for `-`) as UTF-8, refusing invalid UTF-8. */
+export function readText(file: string, what: string): string {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file === "-" ? 0 : file);
+  } catch (e) {
+    const code = (e as { code?: string }).code ?? "";
+    throw new CliError(`cannot read ${what} ${file}: ${code || (e as Error).message}`, EXIT.FAILED);
+  }
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new CliError(`${what} ${file} is not valid UTF-8`, EXIT.FAILED);
+  }
+}
+
+/** Parses JSON, naming the line and column of a syntax error. */
+export function parseJsonText(text: string, file: string, exitCode: number = EXIT.FAILED): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    const msg = (e as Error).message;
+    const pos = /position (\d+)/.exec(msg);
+    let where = "";
+    if (pos) {
+      const offset = Number(pos[1]);
+      const before = text.slice(0, offset);
+      const line = before.split("\n").length;
+      const column = offset - before.lastIndexOf("\n");
+      where = ` at line ${line}, column ${column}`;
+    }
+    throw new CliError(`${file} is not valid JSON${where}: ${msg}`, exitCode);
+  }
+}
+
+/** Whether colour is wanted: only on a TTY and without NO_COLOR. */
+export const useColor = (): boolean => Boolean(process.stdout.isTTY) && !process.env.NO_COLOR;
+export const color = pc.createColors(useColor());
+
+/** An aligned table for people. */
+export function table(head: string[], rows: (string | number | null | undefined)[][]): string {
+  const t = new Table({
+    head: head.map((h) => color.bold(h)),
+    style: { head: [], border: [] },
+    chars: useColor() ? {} : undefined,
+  });
+  for (const r of rows) t.push(r.map((c) => (c === null || c === undefined ? "" : String(c))));
+  return t.toString();
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+export function formatTime(ms: number | null | undefined): string {
+  return ms === null || ms === undefined
+    ? ""
+    : new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
+/** The actor recorded with a human's decision: --actor, then $USER. */
+export function actorOf(option?: string): string {
+  return option ?? process.env.IDEM_ACTOR ?? process.env.USER ?? "cli";
+}
+
+export function notFound(what: string): never {
+  throw new IdemError("NOT_FOUND", what);
+}

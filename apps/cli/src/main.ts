@@ -1,0 +1,54 @@
+import { Command, CommanderError } from "commander";
+import * as init from "./commands/init.js";
+import * as ls from "./commands/ls.js";
+import * as show from "./commands/show.js";
+import * as status from "./commands/status.js";
+import * as submit from "./commands/submit.js";
+import { CliError, EXIT, exitCodeOf, exitHolder } from "./context.js";
+
+/** Every command module: `register(program)` adds its command. */
+const COMMANDS: { register(program: Command): void }[] = [init, submit, status, ls, show];
+
+/** Builds the `idem` program. Actions set a non-zero exit code through `exitHolder` or throw. */
+export function buildProgram(): Command {
+  const program = new Command("idem")
+    .description(
+      "Exactly-once effects for AI agent fleets: a replay-safe journal and its interpreter",
+    )
+    .option("--config <file>", "config file (default: $IDEM_CONFIG or ./idem.config.json)")
+    .showHelpAfterError()
+    .exitOverride();
+  for (const c of COMMANDS) c.register(program);
+  for (const cmd of program.commands) {
+    cmd.exitOverride();
+    if (!cmd.options.some((o) => o.long === "--config")) {
+      cmd.option("--config <file>", "config file (default: $IDEM_CONFIG or ./idem.config.json)");
+    }
+  }
+  return program;
+}
+
+/** Runs the CLI and resolves to the process exit code of DESIGN.md (0 ok, 1 failed, 2 usage, 3 invariant). */
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+    return exitHolder.code;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (
+        e.code === "commander.helpDisplayed" ||
+        e.code === "commander.version" ||
+        e.exitCode === 0
+      )
+        return EXIT.OK;
+      return EXIT.USAGE;
+    }
+    const code = exitCodeOf(e);
+    const message = e instanceof Error ? e.message : String(e);
+    process.stderr.write(`idem: ${message}\n`);
+    if (!(e instanceof CliError) && process.env.IDEM_DEBUG && e instanceof Error)
+      process.stderr.write(`${e.stack}\n`);
+    return code;
+  }
+}
