@@ -546,6 +546,16 @@ export class SqliteJournalStore implements JournalStore {
   async complete(lease: Lease): Promise<void> {
     this.tx(() => {
       this.held(lease);
+      const open = this.st(
+        `SELECT key, state FROM effects WHERE job_id = ? AND generation = ?
+         AND state NOT IN ('applied','present','skipped') LIMIT 1`,
+      ).get(lease.jobId, lease.generation) as { key: string; state: string } | undefined;
+      if (open) {
+        throw new IdemError(
+          "INVALID_STATE",
+          `run ${lease.jobId}#${lease.generation} cannot be done: effect ${open.key} is ${open.state}`,
+        );
+      }
       const now = this.clock.now();
       this.st(
         `UPDATE runs SET state = 'done', lease_owner = NULL, lease_token = NULL, lease_until = NULL, due_at = NULL,
