@@ -1,0 +1,94 @@
+import type { EffectRecord, EffectState } from "@idem/journal";
+import type { EffectSpec } from "@idem/schema";
+
+/**
+ * What to do with one effect of generation g. `probe`: ask the target, then record `present` or
+ * apply. `apply-unprobeable`: write the intent and apply without a probe (the kind cannot be
+ * probed). `skip` and `uncertain` carry the reason stored with the ledger row.
+ */
+export type EffectDecision =
+  | { action: "skip"; reason: string }
+  | { action: "probe" }
+  | { action: "uncertain"; reason: string }
+  | { action: "apply-unprobeable" };
+
+/** The two questions the decision asks the effects façade; nothing here touches a target. */
+export interface EffectCapabilities {
+  probeable(spec: EffectSpec): boolean;
+  targetDedup(spec: EffectSpec): boolean;
+}
+
+export interface DecideEffectInput {
+  spec: EffectSpec;
+  key: string;
+  /** The generation being interpreted (or planned, for a replay). */
+  generation: number;
+  /** Every generation's ledger row of this key (`journal.effectHistory(key)`), any order. */
+  ledger: readonly EffectRecord[];
+  /** The run was created with `--force-unprobeable`: re-send unprobeable effects sent before. */
+  forceUnprobeable: boolean;
+  effects: EffectCapabilities;
+  /** For a file.write: the job ID of a later recorded output that writes the same root and path. */
+  supersededBy?: string;
+}
+
+const SETTLED: readonly EffectState[] = ["applied", "present", "skipped"];
+/** An intent whose outcome was never learned: the effect may or may not have happened. */
+const UNKNOWN_OUTCOME: readonly EffectState[] = ["intended", "uncertain"];
+
+/**
+ * DESIGN.md "Deciding an effect of generation g", the one decision the interpreter and the replay
+ * plan share. Pure: it reads only its input.
+ *
+ * In order: settled in g -> skip; a file.write superseded by a later recorded write -> skip (never
+ * rolled back); a probeable kind -> probe (the target is the truth, whatever the ledger says); an
+ * unprobeable kind settled `applied` in an earlier generation -> skip unless forced; an unprobeable
+ * kind without target dedup whose intent never got a result (this generation, or an earlier one
+ * unless forced) -> uncertain, never re-sent blindly; otherwise apply without a probe (with target
+ * dedup the target absorbs a repeat under the same key).
+ */
+export function decideEffect(input: DecideEffectInput): EffectDecision {
+  const { spec, generation, ledger, effects } = input;
+  const current = ledger.find((r) => r.generation === generation);
+  if (current && SETTLED.includes(current.state)) {
+    return { action: "skip", reason: `settled ${current.state} in generation ${generation}` };
+  }
+  if (current?.state === "uncertain") {
+    return {
+      action: "uncertain",
+      reason: `outcome unknown in generation ${generation}: waiting for a human decision`,
+    };
+  }
+  if (spec.kind === "file.write" && input.supersededBy !== undefined) {
+    return {
+      action: "skip",
+      reason: `superseded by the later write of ${input.supersededBy} to ${spec.root}:${spec.path}`,
+    };
+  }
+  if (effects.probeable(spec)) return { action: "probe" };
+
+  const earlier = ledger.filter((r) => r.generation < generation);
+  const appliedBefore = earlier.find((r) => r.state === "applied");
+  if (appliedBefore && !input.forceUnprobeable) {
+    return {
+      action: "skip",
+      reason: `unprobeable, applied in generation ${appliedBefore.generation}`,
+    };
+  }
+  if (!effects.targetDedup(spec)) {
+    if (current?.state === "intended") {
+      return {
+        action: "uncertain",
+        reason: `unprobeable and not deduplicated at its target: intent of generation ${generation} has no result`,
+      };
+    }
+    const unknownBefore = earlier.find((r) => UNKNOWN_OUTCOME.includes(r.state));
+    if (unknownBefore && !input.forceUnprobeable) {
+      return {
+        action: "uncertain",
+        reason: `unprobeable and not deduplicated at its target: intent of generation ${unknownBefore.generation} has no result`,
+      };
+    }
+  }
+  return { action: "apply-unprobeable" };
+}
