@@ -2,3 +2,5 @@ export type { NatsServerHandle, StartNatsServerOptions } from "./nats-server.js"
 export { freePort, startNatsServer } from "./nats-server.js";
 export type { TempDir } from "./temp-dir.js";
 export { tempDir } from "./temp-dir.js";
+export type { TempJournal } from "./temp-journal.js";
+export { tempJournal } from "./temp-journal.js";

@@ -1,0 +1,13 @@
+export type { AgentRunner, RunContext } from "./agent-runner.js";
+export { createCommandRunner, functionRunner } from "./agent-runner.js";
+export { checkDeadLetterRate } from "./dead-letter-alert.js";
+export type { EnqueueOutcome } from "./enqueue-job.js";
+export { enqueueJob, retryDeadLetter } from "./enqueue-job.js";
+export type { CreateExecutorOptions, Executor } from "./executor.js";
+export { assertConfigInvariants, createExecutor } from "./executor.js";
+export type { ExecutorMetrics } from "./executor-metrics.js";
+export { createExecutorMetrics } from "./executor-metrics.js";
+export type { Logger } from "./logger.js";
+export { createLogger, silentLogger } from "./logger.js";
+export type { SubmitResult } from "./submit-output.js";
+export { parseSubmission, SUBMIT_HTTP_STATUS, submitOutput } from "./submit-output.js";

@@ -1,0 +1,62 @@
+import type { JournalStore, OutputSource } from "@idem/journal";
+import type { Config, ValidationIssue } from "@idem/schema";
+import { effectTargets, validateOutput } from "@idem/schema";
+import type { ExecutorMetrics } from "./executor-metrics.js";
+
+/** DESIGN.md's submit answer, shared by HTTP, NATS request/reply and `idem submit`. */
+export interface SubmitResult {
+  status: "recorded" | "duplicate" | "conflict" | "invalid";
+  jobId: string | null;
+  issues?: ValidationIssue[];
+}
+
+/** The HTTP status of each submit answer. */
+export const SUBMIT_HTTP_STATUS = {
+  recorded: 201,
+  duplicate: 200,
+  conflict: 409,
+  invalid: 400,
+} as const;
+
+/**
+ * Validates and records an AgentOutput submitted from elsewhere. First write wins: the same
+ * content again is `duplicate` (success), other content for a recorded job is `conflict` (kept in
+ * `rejections` by the journal), an invalid submission writes nothing. Journal errors propagate.
+ */
+export async function submitOutput(
+  journal: JournalStore,
+  config: Config,
+  raw: unknown,
+  source: OutputSource,
+  metrics?: ExecutorMetrics,
+): Promise<SubmitResult> {
+  const rawJobId =
+    typeof raw === "object" &&
+    raw !== null &&
+    typeof (raw as { jobId?: unknown }).jobId === "string"
+      ? (raw as { jobId: string }).jobId
+      : null;
+  const v = validateOutput(raw, config);
+  if (!v.ok) {
+    metrics?.invalid.inc({ source });
+    return { status: "invalid", jobId: rawJobId, issues: v.issues };
+  }
+  const r = await journal.record(v.value, { source, targets: effectTargets(v.value, config) });
+  metrics?.records.inc({ source, status: r.status });
+  if (r.status === "conflict") metrics?.conflicts.inc({ source });
+  return { status: r.status, jobId: r.jobId };
+}
+
+/** Parses a submission body; a body that is not JSON is an `invalid` answer. */
+export function parseSubmission(
+  text: string,
+): { ok: true; value: unknown } | { ok: false; result: SubmitResult } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return {
+      ok: false,
+      result: { status: "invalid", jobId: null, issues: [{ path: "", message: "is not JSON" }] },
+    };
+  }
+}

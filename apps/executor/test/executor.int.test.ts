@@ -1,0 +1,202 @@
+import {
+  agentConsumerName,
+  connectNats,
+  createJobPublisher,
+  ensureJobsStream,
+  type JobPublisher,
+} from "@idem/nats";
+import { type Config, isIdemError, type Job } from "@idem/schema";
+import {
+  type NatsServerHandle,
+  startNatsServer,
+  type TempJournal,
+  tempJournal,
+} from "@idem/testing";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import Database from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  createExecutor,
+  type Executor,
+  enqueueJob,
+  retryDeadLetter,
+  silentLogger,
+} from "../src/index.js";
+import { countFile, runCounts, testConfig, waitFor } from "./helpers.js";
+
+let server: NatsServerHandle;
+let nc: NatsConnection;
+
+beforeAll(async () => {
+  server = await startNatsServer();
+  nc = await connectNats(server.url, "executor-test");
+});
+afterAll(async () => {
+  await nc?.close();
+  await server?.stop();
+});
+
+interface Env extends AsyncDisposable {
+  config: Config;
+  tj: TempJournal;
+  counts: string;
+  publisher: JobPublisher | undefined;
+  executors: Executor[];
+  startExecutor(): Promise<Executor>;
+  enqueue(job: Job): ReturnType<typeof enqueueJob>;
+}
+
+async function setup(
+  transport: "embedded" | "jetstream",
+  over: { queue?: Partial<Config["queue"]>; busyTimeoutMs?: number } = {},
+): Promise<Env> {
+  const tj = await tempJournal(over.busyTimeoutMs ? { busyTimeoutMs: over.busyTimeoutMs } : {});
+  const config = testConfig({
+    dir: tj.dir,
+    journalPath: tj.path,
+    ...(transport === "jetstream" ? { natsUrl: server.url } : {}),
+    ...(over.queue ? { queue: over.queue } : {}),
+  });
+  let publisher: JobPublisher | undefined;
+  if (config.nats) {
+    await ensureJobsStream(await jetstreamManager(nc), config.nats);
+    publisher = createJobPublisher({ js: jetstream(nc), nats: config.nats });
+  }
+  const executors: Executor[] = [];
+  return {
+    config,
+    tj,
+    counts: countFile(tj.dir),
+    publisher,
+    executors,
+    async startExecutor() {
+      const ex = createExecutor({
+        config,
+        journal: tj.journal,
+        logger: silentLogger(),
+        pollMs: 20,
+      });
+      executors.push(ex);
+      await ex.start();
+      return ex;
+    },
+    enqueue: (job) => enqueueJob(job, { journal: tj.journal, ...(publisher ? { publisher } : {}) }),
+    async [Symbol.asyncDispose]() {
+      await Promise.all(executors.map((e) => e.stop()));
+      await tj.dispose();
+    },
+  };
+}
+
+const job = (env: Env, jobId: string, input: Record<string, unknown> = {}): Job => ({
+  jobId,
+  agent: "writer",
+  input: { countFile: env.counts, ...input },
+});
+
+describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (transport) => {
+  it("runs the agent once and records its output; the same job enqueued twice is stored once", async () => {
+    await using env = await setup(transport);
+    const first = await env.enqueue(job(env, "j-1"));
+    const second = await env.enqueue(job(env, "j-1"));
+    expect(first.duplicate).toBe(false);
+    expect(second.duplicate).toBe(true);
+    expect(second.seq).toBe(first.seq);
+    expect(first.stream).toBe(transport === "embedded" ? "embedded" : env.config.nats?.stream);
+    await env.startExecutor();
+    const rec = await waitFor("the output", () => env.tj.journal.get("j-1"));
+    expect(rec.output.summary).toBe("did j-1");
+    expect(rec.source).toBe("executor");
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await runCounts(env.counts)).toEqual({ "j-1": 1 });
+    const events = await env.tj.journal.countEvents(["job.enqueued", "job.duplicate"]);
+    expect(events).toEqual({ "job.enqueued": 1, "job.duplicate": 1 });
+  });
+
+  it("refuses the same job ID with another input", async () => {
+    await using env = await setup(transport);
+    await env.enqueue(job(env, "j-2", { a: 1 }));
+    const err = await env.enqueue(job(env, "j-2", { a: 2 })).catch((e) => e);
+    expect(isIdemError(err, "JOB_CONFLICT")).toBe(true);
+  });
+
+  it("runs the agent once with two executors and a republished job", async () => {
+    await using env = await setup(transport);
+    await env.startExecutor();
+    await env.startExecutor();
+    const j = job(env, "j-3", { sleepMs: 300 });
+    await env.enqueue(j);
+    if (env.publisher) await env.publisher.publish(j, { msgId: "j-3-republished" });
+    else await env.enqueue(j);
+    await waitFor("the output", () => env.tj.journal.has("j-3"));
+    if (env.publisher) {
+      await waitFor("the skipped redelivery", async () => {
+        const c = await env.tj.journal.countEvents(["redelivery.skipped"]);
+        return (c["redelivery.skipped"] ?? 0) >= 1;
+      });
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await runCounts(env.counts)).toEqual({ "j-3": 1 });
+    expect((await env.tj.journal.list()).length).toBe(1);
+  });
+
+  it("dead-letters an always-failing job after maxDeliver deliveries spaced by the backoff; dlq retry runs it again", async () => {
+    await using env = await setup(transport);
+    await env.startExecutor();
+    await env.enqueue(job(env, "j-4", { failTimes: 3 }));
+    const [dl] = await waitFor("the dead letter", async () => {
+      const d = await env.tj.journal.deadLetters();
+      return d.length > 0 ? d : undefined;
+    });
+    expect(dl?.jobId).toBe("j-4");
+    expect(dl?.class).toBe("transient");
+    expect(dl?.deliveries).toBe(3);
+    expect(dl?.lastError).toMatch(/exited with code 1/);
+    const failed = await env.tj.journal.events({ jobId: "j-4", type: "job.failed" });
+    const dead = await env.tj.journal.events({ jobId: "j-4", type: "job.dead" });
+    expect(failed.length).toBe(2);
+    const times = [...failed, ...dead].map((e) => e.at);
+    expect((times[1] as number) - (times[0] as number)).toBeGreaterThanOrEqual(180);
+    expect((times[2] as number) - (times[1] as number)).toBeGreaterThanOrEqual(380);
+    expect(await runCounts(env.counts)).toEqual({ "j-4": 3 });
+    const retry = await retryDeadLetter("j-4", {
+      journal: env.tj.journal,
+      ...(env.publisher ? { publisher: env.publisher } : {}),
+    });
+    expect(retry.retry).toBe(1);
+    await waitFor("the output after retry", () => env.tj.journal.has("j-4"));
+    expect(await runCounts(env.counts)).toEqual({ "j-4": 4 });
+    expect(await env.tj.journal.deadLetters({ unresolved: true })).toEqual([]);
+  });
+
+  it("keeps the output and does not ack while the journal cannot be written; records it once it can", async () => {
+    await using env = await setup(transport, { busyTimeoutMs: 20 });
+    const ex = await env.startExecutor();
+    await env.enqueue(job(env, "j-5", { sleepMs: 200 }));
+    await waitFor("the agent to start", async () => (await runCounts(env.counts))["j-5"] === 1);
+    const locker = new Database(env.tj.path);
+    locker.exec("BEGIN EXCLUSIVE");
+    try {
+      await waitFor("a refused record", async () => {
+        const m = await ex.metrics.recordRetries.get();
+        return (m.values[0]?.value ?? 0) > 0;
+      });
+      await new Promise((r) => setTimeout(r, 2_000)); // two effective ack waits
+      expect(await env.tj.journal.has("j-5")).toBe(false);
+      if (env.config.nats) {
+        const jsm = await jetstreamManager(nc);
+        const info = await jsm.consumers.info(env.config.nats.stream, agentConsumerName("writer"));
+        expect(info.num_ack_pending).toBe(1);
+        expect(info.num_redelivered).toBe(0);
+      }
+    } finally {
+      locker.exec("COMMIT");
+      locker.close();
+    }
+    await waitFor("the output", () => env.tj.journal.has("j-5"));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await runCounts(env.counts)).toEqual({ "j-5": 1 });
+    expect(ex.inFlight()).toBe(0);
+  });
+});
