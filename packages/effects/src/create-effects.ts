@@ -1,0 +1,229 @@
+import { promises as fs } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  type Clock,
+  type Config,
+  type EffectKind,
+  type EffectSpec,
+  type GitCommitSpec,
+  type GitPatchSpec,
+  IdemError,
+  isIdemError,
+  systemClock,
+} from "@idem/schema";
+import type { EffectHandler, Effects, ProbeHint, ProbeResult } from "./effect-handler.js";
+import { createFileWriteHandler, fileWriteBytes } from "./file-write-effect.js";
+import { createGitCommitHandler, gitCommitChanges, rewriteTree } from "./git-commit-effect.js";
+import {
+  checkPatchSpec,
+  createGitPatchHandler,
+  patchApplies,
+  ScratchIndexes,
+  writeTree,
+} from "./git-patch-effect.js";
+import type { GitRepo } from "./git-repo.js";
+import { GitTargets } from "./git-targets.js";
+import { createHttpRequestHandler } from "./http-request-effect.js";
+import { createNatsPublishHandler, NatsConnections } from "./nats-publish-effect.js";
+import { runGit } from "./run-git.js";
+
+export interface CreateEffectsOptions {
+  /** NATS URL used when neither the publish target nor the config's `nats` section names one. */
+  natsUrl?: string;
+  /** fetch for http.request (tests pass their own; defaults to the global fetch). */
+  fetch?: typeof fetch;
+  /** Time for commit author dates. */
+  clock?: Clock;
+  /** fsync git objects and refs before apply returns (default true; see README). */
+  durable?: boolean;
+  /** How long to wait for another process's repo lock before LOCKED (default 30 s). */
+  lockTimeoutMs?: number;
+  /** Keep a repo's OS lock this long after an apply so a burst pays for it once (default 20 ms). */
+  lockLingerMs?: number;
+}
+
+function isValidationError(e: unknown): e is IdemError {
+  return isIdemError(e) && e.class === "validation";
+}
+
+/**
+ * The effect kinds of one config behind the interface the interpreter calls. Holds long-lived git
+ * processes, repo locks and NATS connections: call `close()` when done.
+ */
+export function createEffects(config: Config, options: CreateEffectsOptions = {}): Effects {
+  let tmp: Promise<string> | undefined;
+  const tmpDir = () => {
+    tmp ??= fs.mkdtemp(join(tmpdir(), "idem-effects-"));
+    return tmp;
+  };
+  const git = new GitTargets(config, {
+    clock: options.clock ?? systemClock,
+    durable: options.durable ?? true,
+    lockTimeoutMs: options.lockTimeoutMs ?? 30_000,
+    lockLingerMs: options.lockLingerMs ?? 20,
+    tmpDir,
+  });
+  const scratch = new ScratchIndexes();
+  const nats = new NatsConnections();
+  const maxFileBytes = config.limits.maxFileBytes;
+  const handlers: { [K in EffectKind]: EffectHandler<Extract<EffectSpec, { kind: K }>> } = {
+    "git.commit": createGitCommitHandler(git, maxFileBytes),
+    "git.patch": createGitPatchHandler(git, maxFileBytes, scratch),
+    "file.write": createFileWriteHandler(config),
+    "nats.publish": createNatsPublishHandler(config, nats, options.natsUrl),
+    "http.request": createHttpRequestHandler(config, options.fetch ?? globalThis.fetch),
+  };
+  const handler = (kind: EffectKind): EffectHandler => {
+    const h = Object.hasOwn(handlers, kind)
+      ? (handlers[kind] as unknown as EffectHandler)
+      : undefined;
+    if (!h) throw new IdemError("INVALID_INPUT", `unknown effect kind "${String(kind)}"`);
+    return h;
+  };
+  const of = (spec: EffectSpec) => handler(spec.kind);
+
+  /** Replay of many git effects on one branch: one scan of the branch answers every key. */
+  const probeGitGroup = async (
+    repo: GitRepo,
+    branch: string,
+    items: { spec: GitCommitSpec | GitPatchSpec; key: string }[],
+    simulate: boolean,
+    out: Map<string, ProbeResult>,
+  ) => {
+    await repo.checkBranch(branch);
+    const head = await repo.head(branch);
+    if (head === null) {
+      for (const it of items) out.set(it.key, await of(it.spec).probe(it.spec, it.key));
+      return;
+    }
+    const keys = await repo.fullScan(branch, head);
+    const headTree = (await repo.commit(head))?.tree ?? null;
+    let simTree = headTree;
+    for (const it of items) {
+      try {
+        const commit = keys.get(it.key);
+        if (commit) {
+          out.set(it.key, { status: "present", detail: { commit } });
+          continue;
+        }
+        if (it.spec.kind === "git.commit") {
+          const changes = gitCommitChanges(it.spec, maxFileBytes);
+          if (simulate) simTree = await rewriteTree(repo, simTree, changes);
+          out.set(it.key, { status: "absent", detail: { base: head } });
+          continue;
+        }
+        checkPatchSpec(it.spec, maxFileBytes);
+        const spec = it.spec;
+        const result = await scratch.probeLock.run(async (): Promise<ProbeResult> => {
+          const file = await scratch.probeIndex(repo);
+          await scratch.load(repo, file, simulate ? simTree : headTree);
+          const fwd = await patchApplies(repo, file, spec.patch, false);
+          if (fwd.ok) {
+            if (simulate) {
+              scratch.forget(file);
+              await runGit(repo.config.path, ["apply", "--cached", "--whitespace=nowarn"], {
+                input: spec.patch,
+                env: { GIT_INDEX_FILE: file },
+              });
+              simTree = await writeTree(repo, file);
+              await scratch.set(file, simTree);
+            }
+            return { status: "absent", detail: { base: head } };
+          }
+          const rev = await patchApplies(repo, file, spec.patch, true);
+          if (rev.ok)
+            return { status: "present", detail: { commit: null, reversed: true, base: head } };
+          return {
+            status: "conflict",
+            reason: `the patch does not apply, nor in reverse: ${fwd.reason}`,
+          };
+        });
+        out.set(it.key, result);
+      } catch (e) {
+        if (!isValidationError(e)) throw e;
+        out.set(it.key, { status: "conflict", reason: `${e.code}: ${e.message}` });
+      }
+    }
+  };
+
+  return {
+    handler,
+    probe: (spec, key, hint?: ProbeHint) => of(spec).probe(spec, key, hint),
+    apply: (spec, key, probed) => of(spec).apply(spec, key, probed),
+    probeable: (spec) => of(spec).probeable(spec),
+    targetDedup: (spec) => of(spec).targetDedup(spec),
+
+    async probeBatch(items, opts = {}) {
+      const simulate = opts.simulate === true;
+      const out = new Map<string, ProbeResult>();
+      const gitGroups = new Map<
+        string,
+        {
+          repo: GitRepo;
+          branch: string;
+          items: { spec: GitCommitSpec | GitPatchSpec; key: string }[];
+        }
+      >();
+      const written = new Map<string, Buffer>();
+      for (const it of items) {
+        const { spec, key } = it;
+        if (spec.kind === "git.commit" || spec.kind === "git.patch") {
+          const repo = git.get(spec.repo);
+          const branch = spec.branch ?? repo.config.branch;
+          const id = `${spec.repo}\n${branch}`;
+          let g = gitGroups.get(id);
+          if (!g) {
+            g = { repo, branch, items: [] };
+            gitGroups.set(id, g);
+          }
+          g.items.push({ spec, key });
+          continue;
+        }
+        try {
+          if (!of(spec).probeable(spec)) continue;
+          if (spec.kind === "file.write" && simulate) {
+            const bytes = fileWriteBytes(spec, maxFileBytes);
+            const id = `${spec.root}\n${spec.path}`;
+            const sim = written.get(id);
+            const r: ProbeResult =
+              sim === undefined
+                ? await of(spec).probe(spec, key)
+                : sim.equals(bytes)
+                  ? { status: "present", detail: { bytes: bytes.length, simulated: true } }
+                  : { status: "absent", detail: { simulated: true } };
+            if (r.status === "absent") written.set(id, bytes);
+            out.set(key, r);
+            continue;
+          }
+          out.set(key, await of(spec).probe(spec, key));
+        } catch (e) {
+          if (!isValidationError(e)) throw e;
+          out.set(key, { status: "conflict", reason: `${e.code}: ${e.message}` });
+        }
+      }
+      for (const g of gitGroups.values())
+        await probeGitGroup(g.repo, g.branch, g.items, simulate, out);
+      return out;
+    },
+
+    async scanTrailers(repoAlias, branch) {
+      const repo = git.get(repoAlias);
+      const b = branch ?? repo.config.branch;
+      await repo.checkBranch(b);
+      const head = await repo.head(b);
+      if (head === null) return new Map();
+      return repo.scanRange([head]);
+    },
+
+    async close() {
+      git.close();
+      await nats.close();
+      if (tmp) {
+        const dir = await tmp.catch(() => undefined);
+        tmp = undefined;
+        if (dir) await fs.rm(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}

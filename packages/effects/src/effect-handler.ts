@@ -1,0 +1,70 @@
+import type { EffectKind, EffectSpec } from "@idem/schema";
+import type { z } from "zod";
+
+/**
+ * Where an effect stands at its target. `present` and `absent` carry a detail to store with the
+ * intent or result: for git, `absent.detail.base` is the branch head that was probed, and apply moves
+ * the branch from exactly that commit (compare-and-swap). `conflict`: the target moved so that the
+ * effect cannot be applied as written; never forced.
+ */
+export type ProbeResult =
+  | { status: "present"; detail: Record<string, unknown> }
+  | { status: "absent"; detail: Record<string, unknown> }
+  | { status: "conflict"; reason: string };
+
+/**
+ * What an earlier probe recorded with the intent. With `base`, a git probe after a crash scans only
+ * `base..branch` for the key instead of anything larger.
+ */
+export interface ProbeHint {
+  base?: string;
+}
+
+/**
+ * One effect kind: its schema, whether it can be probed or is deduplicated at the target, and the
+ * probe and apply that make it happen once.
+ */
+export interface EffectHandler<S extends EffectSpec = EffectSpec> {
+  readonly kind: S["kind"];
+  readonly schema: z.ZodType<S>;
+  /** True when `probe` can tell whether the effect happened (git, file, http with probeUrl). */
+  probeable(spec: S): boolean;
+  /** True when the target itself absorbs a repeat under the same key (NATS msg id, idempotent http). */
+  targetDedup(spec: S): boolean;
+  /**
+   * Asks the target whether the effect with `key` happened. Never changes the target.
+   * @throws IdemError SANDBOX_VIOLATION for a spec outside its target; TARGET_MISSING; UNAVAILABLE.
+   */
+  probe(spec: S, key: string, hint?: ProbeHint): Promise<ProbeResult>;
+  /**
+   * Makes the effect happen once and returns the detail to store (e.g. `{ commit }`). With an
+   * `absent` probe result, git effects move the branch from exactly the probed base and fail with
+   * TARGET_MOVED if it moved. Without one, apply probes first under the target's lock and returns the
+   * present detail without writing. Safe to call again after a crash at any point inside it.
+   */
+  apply(spec: S, key: string, probed?: ProbeResult): Promise<Record<string, unknown>>;
+}
+
+/** The effects of one config: every kind behind one façade, plus the batch operations of replay and audit. */
+export interface Effects {
+  handler(kind: EffectKind): EffectHandler;
+  probe(spec: EffectSpec, key: string, hint?: ProbeHint): Promise<ProbeResult>;
+  apply(spec: EffectSpec, key: string, probed?: ProbeResult): Promise<Record<string, unknown>>;
+  probeable(spec: EffectSpec): boolean;
+  targetDedup(spec: EffectSpec): boolean;
+  /**
+   * Replay: one pass per target answers many keys (one git log of the branch for all keys). Items
+   * on one target are in recording order; with `simulate: true` it probes each against a scratch
+   * copy (temporary index) as if the earlier absent ones had been applied, so a chain of dependent
+   * patches lost in an incident shows absent, not conflict. Never changes the real target. An item
+   * whose probe fails is reported as a conflict carrying the error's message.
+   */
+  probeBatch(
+    items: { spec: EffectSpec; key: string }[],
+    options?: { simulate?: boolean },
+  ): Promise<Map<string, ProbeResult>>;
+  /** For `idem audit`: every Idem-Effect key reachable from the branch and its commits, in one scan. */
+  scanTrailers(repoAlias: string, branch?: string): Promise<Map<string, string[]>>;
+  /** Closes cached NATS connections and long-lived git processes. */
+  close(): Promise<void>;
+}

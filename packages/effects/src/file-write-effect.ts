@@ -1,0 +1,186 @@
+import { createHash, randomBytes } from "node:crypto";
+import { promises as fs } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, sep } from "node:path";
+import { type Config, type FileWriteSpec, FileWriteSpecSchema, IdemError } from "@idem/schema";
+import type { EffectHandler, ProbeResult } from "./effect-handler.js";
+import { FileLock } from "./file-lock.js";
+import { checkKey, checkRelativePath, refuse } from "./sandbox.js";
+
+/** The bytes a file.write spec asks for. @throws IdemError SANDBOX_VIOLATION */
+export function fileWriteBytes(spec: FileWriteSpec, maxFileBytes: number): Buffer {
+  checkRelativePath("path", spec.path);
+  if (typeof spec.content !== "string") refuse("content", "must be a string");
+  let bytes: Buffer;
+  if (spec.encoding === "base64") {
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(spec.content) || spec.content.length % 4 !== 0)
+      refuse("content", "is not valid base64");
+    bytes = Buffer.from(spec.content, "base64");
+  } else {
+    bytes = Buffer.from(spec.content, "utf8");
+  }
+  if (bytes.length > maxFileBytes)
+    refuse("content", `is larger than limits.maxFileBytes (${maxFileBytes})`);
+  return bytes;
+}
+
+function isErrno(e: unknown, ...codes: string[]): boolean {
+  return (
+    typeof e === "object" && e !== null && codes.includes((e as NodeJS.ErrnoException).code ?? "")
+  );
+}
+
+function ioError(e: unknown, what: string): IdemError {
+  const code = (e as NodeJS.ErrnoException).code;
+  return new IdemError(
+    code === "ENOSPC" || code === "EDQUOT" ? "DISK_FULL" : "IO",
+    `${what}: ${(e as Error).message}`,
+    {
+      cause: e,
+    },
+  );
+}
+
+/**
+ * Resolves `rel` under the root and checks the way there: every existing component is a directory
+ * (a symlink is followed only if it stays inside the root), and the file itself is not a symlink.
+ * Returns the absolute path (parents may not exist yet) and the root's real path.
+ * @throws IdemError SANDBOX_VIOLATION; TARGET_MISSING when the root does not exist.
+ */
+export async function resolveInRoot(
+  rootPath: string,
+  alias: string,
+  rel: string,
+): Promise<{ file: string; root: string }> {
+  let root: string;
+  try {
+    root = await fs.realpath(rootPath);
+  } catch (e) {
+    throw new IdemError("TARGET_MISSING", `root "${alias}": ${rootPath} does not exist`, {
+      cause: e,
+    });
+  }
+  const parts = rel.split("/");
+  let cur = root;
+  for (let i = 0; i < parts.length; i++) {
+    const next = join(cur, parts[i] as string);
+    let st: import("node:fs").Stats;
+    try {
+      st = await fs.lstat(next);
+    } catch (e) {
+      if (isErrno(e, "ENOENT")) return { file: join(cur, ...parts.slice(i)), root };
+      throw ioError(e, `cannot inspect ${next}`);
+    }
+    const last = i === parts.length - 1;
+    if (st.isSymbolicLink()) {
+      if (last) refuse("path", `"${rel}" is a symlink; idem does not write through symlinks`);
+      const real = await fs.realpath(next).catch(() => undefined);
+      if (real === undefined || (real !== root && !real.startsWith(root + sep))) {
+        refuse("path", `"${rel}" passes through a symlink that leaves the root`);
+      }
+      if (real.split(sep).some((s) => s.toLowerCase() === ".git"))
+        refuse("path", `"${rel}" leads into a .git folder`);
+      cur = real;
+      continue;
+    }
+    if (!last && !st.isDirectory())
+      refuse("path", `"${rel}": ${parts.slice(0, i + 1).join("/")} is not a directory`);
+    if (last && !st.isFile()) refuse("path", `"${rel}" exists and is not a regular file`);
+    cur = next;
+  }
+  return { file: cur, root };
+}
+
+/**
+ * file.write: puts exactly these bytes at a path under a configured root, atomically (temporary file
+ * in the same folder, fsync, rename, fsync of the folder), one writer per root at a time (a file
+ * lock in the temp folder, keyed by the root's real path). Present: the file holds exactly the bytes.
+ */
+export function createFileWriteHandler(config: Config): EffectHandler<FileWriteSpec> {
+  const maxFileBytes = config.limits.maxFileBytes;
+  const locks = new Map<string, FileLock>();
+  const rootOf = (alias: string) => {
+    const r = Object.hasOwn(config.roots, alias) ? config.roots[alias] : undefined;
+    if (!r)
+      throw new IdemError("UNKNOWN_ALIAS", `unknown root alias "${alias}"`, {
+        details: { field: "root" },
+      });
+    return r;
+  };
+  const probe = async (spec: FileWriteSpec, key: string): Promise<ProbeResult> => {
+    checkKey(key);
+    const bytes = fileWriteBytes(spec, maxFileBytes);
+    const { file } = await resolveInRoot(rootOf(spec.root).path, spec.root, spec.path);
+    let current: Buffer | undefined;
+    try {
+      const st = await fs.stat(file);
+      current = st.size === bytes.length ? await fs.readFile(file) : Buffer.alloc(0);
+      if (st.size !== bytes.length) return { status: "absent", detail: { size: st.size } };
+    } catch (e) {
+      if (isErrno(e, "ENOENT", "ENOTDIR")) return { status: "absent", detail: { size: null } };
+      throw ioError(e, `cannot read ${file}`);
+    }
+    const sha256 = createHash("sha256").update(bytes).digest("hex");
+    if (current.equals(bytes))
+      return { status: "present", detail: { sha256, bytes: bytes.length } };
+    return { status: "absent", detail: { size: current.length } };
+  };
+  return {
+    kind: "file.write",
+    schema: FileWriteSpecSchema,
+    probeable: () => true,
+    targetDedup: () => true,
+    probe,
+    async apply(spec, key) {
+      checkKey(key);
+      const bytes = fileWriteBytes(spec, maxFileBytes);
+      const { root } = await resolveInRoot(rootOf(spec.root).path, spec.root, spec.path);
+      const lockName = createHash("sha256").update(root).digest("hex").slice(0, 32);
+      let lock = locks.get(root);
+      if (!lock) {
+        lock = new FileLock(join(tmpdir(), "idem-locks", `root-${lockName}.lock`));
+        locks.set(root, lock);
+      }
+      const release = await lock.acquire();
+      try {
+        // Checked again under the lock: the way to the file may have changed while we waited.
+        const { file } = await resolveInRoot(rootOf(spec.root).path, spec.root, spec.path);
+        const dir = dirname(file);
+        try {
+          await fs.mkdir(dir, { recursive: true });
+        } catch (e) {
+          throw ioError(e, `cannot create ${dir}`);
+        }
+        await resolveInRoot(rootOf(spec.root).path, spec.root, spec.path);
+        const tmp = join(dir, `.idem-${randomBytes(6).toString("hex")}.tmp`);
+        try {
+          const fh = await fs.open(tmp, "wx", 0o644);
+          try {
+            await fh.writeFile(bytes);
+            await fh.sync();
+          } finally {
+            await fh.close();
+          }
+          await fs.rename(tmp, file);
+          const dh = await fs.open(dir, "r");
+          try {
+            await dh.sync();
+          } finally {
+            await dh.close();
+          }
+        } catch (e) {
+          await fs.rm(tmp, { force: true });
+          if (e instanceof IdemError) throw e;
+          throw ioError(e, `cannot write ${file}`);
+        }
+        return { sha256: createHash("sha256").update(bytes).digest("hex"), bytes: bytes.length };
+      } finally {
+        await release();
+      }
+    },
+  };
+}
+
+export async function closeLocks(locks: Iterable<FileLock>): Promise<void> {
+  for (const l of locks) await l.close();
+}

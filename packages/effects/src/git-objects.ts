@@ -1,0 +1,142 @@
+import { createHash, randomBytes } from "node:crypto";
+import { promises as fs } from "node:fs";
+import { join } from "node:path";
+import { deflateSync } from "node:zlib";
+
+/** The hash of a repository's object format. */
+export type ObjectFormat = "sha1" | "sha256";
+
+/** One entry of a tree object. */
+export interface TreeEntry {
+  mode: string;
+  name: string;
+  oid: string;
+}
+
+export const TREE_MODE = "40000";
+export const FILE_MODE = "100644";
+export const EXEC_MODE = "100755";
+export const LINK_MODE = "120000";
+export const GITLINK_MODE = "160000";
+
+/** The oid git gives an object of `type` with `body`. */
+export function objectId(format: ObjectFormat, type: string, body: Uint8Array): string {
+  return createHash(format).update(`${type} ${body.length}\0`).update(body).digest("hex");
+}
+
+/**
+ * Writes a loose object the way git does (deflated `type size\0body` in objects/xx/rest, through a
+ * temporary file and a hard link so a crash never leaves a torn object), fsynced when `durable`.
+ * Idempotent: an object that exists is left alone. Returns the oid.
+ */
+export async function writeLooseObject(
+  objectsDir: string,
+  format: ObjectFormat,
+  type: string,
+  body: Uint8Array,
+  durable: boolean,
+): Promise<string> {
+  const oid = objectId(format, type, body);
+  const dir = join(objectsDir, oid.slice(0, 2));
+  const file = join(dir, oid.slice(2));
+  try {
+    await fs.access(file);
+    return oid;
+  } catch {
+    // absent: write it
+  }
+  await fs.mkdir(dir, { recursive: true });
+  const tmp = join(dir, `tmp_obj_idem_${randomBytes(6).toString("hex")}`);
+  const data = deflateSync(Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]), {
+    level: 1,
+  });
+  const fh = await fs.open(tmp, "wx", 0o444);
+  try {
+    await fh.writeFile(data);
+    if (durable) await fh.datasync();
+  } finally {
+    await fh.close();
+  }
+  try {
+    await fs.link(tmp, file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") {
+      await fs.rename(tmp, file);
+      return oid;
+    }
+  }
+  await fs.unlink(tmp).catch(() => {});
+  return oid;
+}
+
+/** Parses a raw tree object. */
+export function parseTree(content: Buffer, format: ObjectFormat): TreeEntry[] {
+  const hashLen = format === "sha1" ? 20 : 32;
+  const out: TreeEntry[] = [];
+  let i = 0;
+  while (i < content.length) {
+    const sp = content.indexOf(32, i);
+    const nul = content.indexOf(0, sp);
+    const mode = content.subarray(i, sp).toString("latin1");
+    const name = content.subarray(sp + 1, nul).toString("utf8");
+    const oid = content.subarray(nul + 1, nul + 1 + hashLen).toString("hex");
+    out.push({ mode, name, oid });
+    i = nul + 1 + hashLen;
+  }
+  return out;
+}
+
+/** Serializes tree entries in git's order (a directory sorts as if its name ended with "/"). */
+export function serializeTree(entries: TreeEntry[]): Buffer {
+  const key = (e: TreeEntry) => Buffer.from(e.mode === TREE_MODE ? `${e.name}/` : e.name, "utf8");
+  const sorted = [...entries].sort((a, b) => Buffer.compare(key(a), key(b)));
+  const parts: Buffer[] = [];
+  for (const e of sorted) {
+    parts.push(Buffer.from(`${e.mode} ${e.name}\0`, "utf8"), Buffer.from(e.oid, "hex"));
+  }
+  return Buffer.concat(parts);
+}
+
+/** The parts of a commit object idem reads. */
+export interface CommitInfo {
+  tree: string;
+  parents: string[];
+  message: string;
+}
+
+export function parseCommit(content: Buffer): CommitInfo {
+  const text = content.toString("utf8");
+  const end = text.indexOf("\n\n");
+  const head = end < 0 ? text : text.slice(0, end);
+  const parents: string[] = [];
+  let tree = "";
+  for (const line of head.split("\n")) {
+    if (line.startsWith("tree ")) tree = line.slice(5);
+    else if (line.startsWith("parent ")) parents.push(line.slice(7));
+  }
+  return { tree, parents, message: end < 0 ? "" : text.slice(end + 2) };
+}
+
+export interface Signature {
+  name: string;
+  email: string;
+  /** Epoch milliseconds. */
+  at: number;
+}
+
+/** A commit object body: tree, parents, author and committer at `at` (UTC), then the message. */
+export function serializeCommit(
+  tree: string,
+  parents: string[],
+  who: Signature,
+  message: string,
+): Buffer {
+  const sig = `${who.name} <${who.email}> ${Math.floor(who.at / 1000)} +0000`;
+  const lines = [
+    `tree ${tree}`,
+    ...parents.map((p) => `parent ${p}`),
+    `author ${sig}`,
+    `committer ${sig}`,
+  ];
+  return Buffer.from(`${lines.join("\n")}\n\n${message}`, "utf8");
+}

@@ -1,0 +1,611 @@
+import { randomBytes } from "node:crypto";
+import { promises as fs } from "node:fs";
+import { join } from "node:path";
+import {
+  type Clock,
+  EFFECT_TRAILER,
+  IdemError,
+  isSafeBranchName,
+  type RepoConfig,
+} from "@idem/schema";
+import { CatFileProcess } from "./cat-file-process.js";
+import { FileLock } from "./file-lock.js";
+import {
+  type ObjectFormat,
+  parseCommit,
+  parseTree,
+  serializeCommit,
+  type TreeEntry,
+  writeLooseObject,
+} from "./git-objects.js";
+import { GitError, runGit } from "./run-git.js";
+import { messageWithTrailer, refComponent, refuse, trailerKeys } from "./sandbox.js";
+
+export interface GitRepoOptions {
+  clock: Clock;
+  /** fsync loose objects and refs (core.fsync=reference) before apply returns. Default true. */
+  durable: boolean;
+  lockTimeoutMs: number;
+  lockLingerMs: number;
+  /** Folder for this process's temporary index files. */
+  tmpDir: () => Promise<string>;
+}
+
+/** A lookup that answered where an effect key stands on a branch. */
+export type KeyLookup = { found: true; commit: string } | { found: false; head: string | null };
+
+/** What a crash between moving the ref and syncing the working tree left to finish. */
+interface PendingMarker {
+  branch: string;
+  base: string | null;
+  commit: string;
+  refs: string[];
+  sync: boolean;
+}
+
+/** The ref that indexes an effect key: refs/idem/k/<encoded key>. */
+export function keyRef(key: string): string {
+  return `refs/idem/k/${refComponent(key)}`;
+}
+/** Every trailer commit reachable from this ref has its key ref: probes scan only from here. */
+export function watermarkRef(branch: string): string {
+  return `refs/idem/w/${refComponent(branch)}`;
+}
+
+const ZERO = (format: ObjectFormat) => "0".repeat(format === "sha1" ? 40 : 64);
+
+/**
+ * One configured repository: its layout, a long-lived `cat-file --batch`, idem's lock, and the
+ * plumbing every git effect shares (key lookups, tree building, compare-and-swap ref moves,
+ * working tree sync and crash recovery).
+ */
+export class GitRepo {
+  readonly catFile: CatFileProcess;
+  private lock: FileLock | undefined;
+  private info:
+    | Promise<{ gitDir: string; bare: boolean; format: ObjectFormat; workTree: string | null }>
+    | undefined;
+  private readonly treeCache = new Map<string, TreeEntry[]>();
+  private readonly branchOk = new Map<string, Promise<void>>();
+  private readonly scanCache = new Map<string, { head: string; keys: Map<string, string> }>();
+
+  constructor(
+    readonly alias: string,
+    readonly config: RepoConfig,
+    readonly options: GitRepoOptions,
+  ) {
+    this.catFile = new CatFileProcess(config.path);
+  }
+
+  /** Resolves the repository layout once. @throws IdemError TARGET_MISSING when it is not a repo. */
+  layout(): Promise<{
+    gitDir: string;
+    bare: boolean;
+    format: ObjectFormat;
+    workTree: string | null;
+  }> {
+    if (!this.info) {
+      this.info = (async () => {
+        const path = this.config.path;
+        let real: string;
+        try {
+          real = await fs.realpath(path);
+        } catch (e) {
+          throw new IdemError("TARGET_MISSING", `repo "${this.alias}": ${path} does not exist`, {
+            cause: e,
+          });
+        }
+        let out: string;
+        try {
+          out = (
+            await runGit(real, [
+              "rev-parse",
+              "--absolute-git-dir",
+              "--is-bare-repository",
+              "--show-object-format",
+            ])
+          ).stdout.toString();
+        } catch (e) {
+          throw new IdemError(
+            "TARGET_MISSING",
+            `repo "${this.alias}": ${path} is not a git repository`,
+            { cause: e },
+          );
+        }
+        const [gitDir, bareText, formatText] = out.trim().split("\n");
+        const bare = bareText === "true";
+        let workTree: string | null = null;
+        if (bare) {
+          if ((await fs.realpath(gitDir as string)) !== real) {
+            throw new IdemError(
+              "TARGET_MISSING",
+              `repo "${this.alias}": ${path} is not the repository's own folder`,
+            );
+          }
+        } else {
+          const top = (await runGit(real, ["rev-parse", "--show-toplevel"])).stdout
+            .toString()
+            .trim();
+          if ((await fs.realpath(top)) !== real) {
+            throw new IdemError(
+              "TARGET_MISSING",
+              `repo "${this.alias}": ${path} is inside a repository, not its top`,
+            );
+          }
+          workTree = real;
+        }
+        const format: ObjectFormat = formatText === "sha256" ? "sha256" : "sha1";
+        this.lock = new FileLock(join(gitDir as string, "idem", "lock"), {
+          timeoutMs: this.options.lockTimeoutMs,
+          lingerMs: this.options.lockLingerMs,
+        });
+        return { gitDir: gitDir as string, bare, format, workTree };
+      })();
+      this.info.catch(() => {
+        this.info = undefined;
+      });
+    }
+    return this.info;
+  }
+
+  /**
+   * Checks a branch at the target: allowed by the repo's config, a safe name, and accepted by
+   * `git check-ref-format --branch`.
+   * @throws IdemError SANDBOX_VIOLATION otherwise.
+   */
+  async checkBranch(branch: string): Promise<void> {
+    if (branch !== this.config.branch && !this.config.branches.includes(branch)) {
+      refuse("branch", `"${branch}" is not allowed for repo "${this.alias}"`);
+    }
+    if (branch.startsWith("-") || !isSafeBranchName(branch))
+      refuse("branch", `"${branch}" is not a safe branch name`);
+    let p = this.branchOk.get(branch);
+    if (!p) {
+      p = runGit(this.config.path, ["check-ref-format", "--branch", branch]).then(
+        () => undefined,
+        (e) => {
+          this.branchOk.delete(branch);
+          if (e instanceof GitError)
+            refuse("branch", `"${branch}" is rejected by git check-ref-format`);
+          throw e;
+        },
+      );
+      this.branchOk.set(branch, p);
+    }
+    await p;
+  }
+
+  /** The commit a branch points at, or null when the branch does not exist. */
+  async head(branch: string): Promise<string | null> {
+    await this.layout();
+    const o = await this.catFile.read(`refs/heads/${branch}`);
+    if (!o) return null;
+    if (o.type !== "commit")
+      throw new IdemError("TARGET_CONFLICT", `refs/heads/${branch} is not a commit`);
+    return o.oid;
+  }
+
+  /** True when the repo has no branch at all (a fresh `git init`): only then may idem create one. */
+  async isEmpty(): Promise<boolean> {
+    const out = await runGit(this.config.path, [
+      "for-each-ref",
+      "--count=1",
+      "--format=%(refname)",
+      "refs/heads/",
+    ]);
+    return out.stdout.length === 0;
+  }
+
+  /** `ancestor` is reachable from `descendant` (or equal). */
+  async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
+    if (ancestor === descendant) return true;
+    const r = await runGit(
+      this.config.path,
+      ["merge-base", "--is-ancestor", ancestor, descendant],
+      { okCodes: [1, 128] },
+    );
+    return r.code === 0;
+  }
+
+  /** Reads a commit object. */
+  async commit(
+    oid: string,
+  ): Promise<{ tree: string; parents: string[]; message: string } | undefined> {
+    const o = await this.catFile.read(oid);
+    if (o?.type !== "commit") return undefined;
+    return parseCommit(o.content);
+  }
+
+  async tree(oid: string): Promise<TreeEntry[]> {
+    const cached = this.treeCache.get(oid);
+    if (cached) return cached;
+    const { format } = await this.layout();
+    const o = await this.catFile.read(oid);
+    if (o?.type !== "tree")
+      throw new IdemError("INTEGRITY", `tree ${oid} is missing from repo "${this.alias}"`);
+    const entries = parseTree(o.content, format);
+    if (this.treeCache.size > 5000) this.treeCache.clear();
+    this.treeCache.set(oid, entries);
+    return entries;
+  }
+
+  /** The tree entry at `path` in `tree`, if any. */
+  async entryAt(tree: string | null, path: string): Promise<TreeEntry | undefined> {
+    let cur: string | null = tree;
+    const parts = path.split("/");
+    for (let i = 0; i < parts.length; i++) {
+      if (cur === null) return undefined;
+      const e = (await this.tree(cur)).find((x) => x.name === parts[i]);
+      if (!e) return undefined;
+      if (i === parts.length - 1) return e;
+      if (e.mode !== "40000") return undefined;
+      cur = e.oid;
+    }
+    return undefined;
+  }
+
+  async writeObject(type: string, body: Uint8Array): Promise<string> {
+    const { gitDir, format } = await this.layout();
+    return writeLooseObject(join(gitDir, "objects"), format, type, body, this.options.durable);
+  }
+
+  /** Writes the effect's commit object (author and committer from config, the trailer last). */
+  async writeCommit(
+    tree: string,
+    parent: string | null,
+    message: string,
+    key: string,
+  ): Promise<string> {
+    const { name, email } = this.config.author;
+    if (/[<>\n\0]/.test(name + email))
+      refuse("author", "of the repo config may not contain <, >, NUL or a line break");
+    const body = serializeCommit(
+      tree,
+      parent ? [parent] : [],
+      { name, email, at: this.options.clock.now() },
+      messageWithTrailer(message, key),
+    );
+    return this.writeObject("commit", body);
+  }
+
+  /**
+   * Effect keys carried by commits in a range (git log arguments such as `base..head` or `head`),
+   * newest first. Linear in the range: callers bound it.
+   */
+  async scanRange(range: string[]): Promise<Map<string, string[]>> {
+    const out = await runGit(this.config.path, [
+      "log",
+      "--format=%H%x00%B%x00",
+      `--grep=^${EFFECT_TRAILER}:`,
+      ...range,
+      "--",
+    ]);
+    const keys = new Map<string, string[]>();
+    const parts = out.stdout.toString("utf8").split("\0");
+    for (let i = 0; i + 1 < parts.length; i += 2) {
+      const sha = (parts[i] as string).trim();
+      for (const k of trailerKeys(parts[i + 1] as string)) {
+        const list = keys.get(k);
+        if (list) list.push(sha);
+        else keys.set(k, [sha]);
+      }
+    }
+    return keys;
+  }
+
+  /**
+   * Where `key` stands on `branch`, cheaply in history length: the key's ref (written in the same
+   * transaction as the branch move) if it is reachable from the branch; otherwise a scan bounded by
+   * the hint's base, or by the branch watermark; only a repo without idem's refs (a clone, a restore
+   * from backup) pays one full scan, cached for this process.
+   */
+  async lookupKey(branch: string, key: string, hintBase?: string | null): Promise<KeyLookup> {
+    const head = await this.head(branch);
+    if (head === null) return { found: false, head: null };
+    const ref = await this.catFile.resolve(keyRef(key));
+    if (ref && (await this.isAncestor(ref, head))) return { found: true, commit: ref };
+    let from: string | undefined;
+    if (
+      hintBase &&
+      (await this.catFile.resolve(hintBase)) &&
+      (await this.isAncestor(hintBase, head))
+    ) {
+      from = hintBase;
+    } else {
+      const wm = await this.catFile.resolve(watermarkRef(branch));
+      if (wm && (await this.isAncestor(wm, head))) from = wm;
+    }
+    if (from !== undefined) {
+      if (from === head) return { found: false, head };
+      const found = (await this.scanRange([`${from}..${head}`])).get(key);
+      return found?.[0] ? { found: true, commit: found[0] } : { found: false, head };
+    }
+    const all = await this.fullScan(branch, head);
+    const c = all.get(key);
+    return c ? { found: true, commit: c } : { found: false, head };
+  }
+
+  /** Every key reachable from `head`, cached per branch and extended incrementally. */
+  async fullScan(branch: string, head: string): Promise<Map<string, string>> {
+    const cached = this.scanCache.get(branch);
+    let keys: Map<string, string>;
+    let range: string[];
+    if (cached && (await this.isAncestor(cached.head, head))) {
+      if (cached.head === head) return cached.keys;
+      keys = new Map(cached.keys);
+      range = [`${cached.head}..${head}`];
+    } else {
+      keys = new Map();
+      range = [head];
+    }
+    for (const [k, shas] of await this.scanRange(range))
+      if (!keys.has(k)) keys.set(k, shas[0] as string);
+    this.scanCache.set(branch, { head, keys });
+    return keys;
+  }
+
+  /** Marks that `branch` at `head` is scanned: the index refs the next transaction must add. */
+  async indexCatchUp(branch: string, base: string | null): Promise<string[]> {
+    if (base === null) return [];
+    const { format } = await this.layout();
+    const wm = await this.catFile.resolve(watermarkRef(branch));
+    let missing: Map<string, string>;
+    if (wm === base) return [`update ${watermarkRef(branch)} {NEW} ${wm}`];
+    if (wm && (await this.isAncestor(wm, base))) {
+      missing = new Map();
+      for (const [k, shas] of await this.scanRange([`${wm}..${base}`]))
+        missing.set(k, shas[0] as string);
+    } else {
+      missing = await this.fullScan(branch, base);
+    }
+    const lines: string[] = [];
+    for (const [k, sha] of missing) {
+      if ((await this.catFile.resolve(keyRef(k))) !== sha) lines.push(`update ${keyRef(k)} ${sha}`);
+    }
+    lines.push(`update ${watermarkRef(branch)} {NEW} ${wm ?? ZERO(format)}`);
+    return lines;
+  }
+
+  /**
+   * Moves refs in one transaction (`git update-ref --stdin`), compare-and-swap on the old values given.
+   * @throws IdemError TARGET_MOVED when a ref is not where the transaction expects it; LOCKED when a
+   * git lock file is held by another process.
+   */
+  async updateRefs(lines: string[]): Promise<void> {
+    const args = ["update-ref", "--stdin"];
+    const pre = this.options.durable
+      ? ["-c", "core.fsync=reference", "-c", "core.fsyncMethod=fsync"]
+      : [];
+    try {
+      await runGit(this.config.path, [...pre, ...args], { input: `${lines.join("\n")}\n` });
+    } catch (e) {
+      if (!(e instanceof GitError)) throw e;
+      const err = e.result.stderr;
+      if (/File exists|Unable to create .*\.lock/i.test(err)) {
+        throw new IdemError(
+          "LOCKED",
+          `repo "${this.alias}": a git lock file is held: ${err.trim()}`,
+          { cause: e },
+        );
+      }
+      if (
+        /is at .* but expected|reference already exists|unable to resolve reference|cannot lock ref/i.test(
+          err,
+        )
+      ) {
+        throw new IdemError(
+          "TARGET_MOVED",
+          `repo "${this.alias}": the branch moved: ${err.trim()}`,
+          { cause: e },
+        );
+      }
+      throw new IdemError("IO", `repo "${this.alias}": update-ref failed: ${err.trim()}`, {
+        cause: e,
+      });
+    }
+  }
+
+  /** The branch checked out in the main working tree, or null (bare repo or detached HEAD). */
+  async checkedOutBranch(): Promise<string | null> {
+    const { gitDir, bare } = await this.layout();
+    if (bare) return null;
+    const head = await fs.readFile(join(gitDir, "HEAD"), "utf8").catch(() => "");
+    const m = /^ref: refs\/heads\/(.+)\n?$/.exec(head);
+    return m ? (m[1] as string) : null;
+  }
+
+  /**
+   * Refuses before anything moves when the human's working tree would be swept in or overwritten:
+   * any staged change, an unstaged change to one of `paths`, an untracked file where the effect
+   * creates one, or a path through a symlink in the working tree.
+   * @throws IdemError DIRTY_WORKTREE; SANDBOX_VIOLATION for a symlink on the way.
+   */
+  async checkWorktree(paths: string[], baseTree: string | null): Promise<void> {
+    const { workTree } = await this.layout();
+    if (!workTree) return;
+    const st = await runGit(workTree, [
+      "status",
+      "--porcelain=v1",
+      "-z",
+      "--untracked-files=no",
+      "--no-renames",
+    ]);
+    const wanted = new Set(paths);
+    const entries = st.stdout.toString("utf8").split("\0").filter(Boolean);
+    for (const e of entries) {
+      const x = e[0];
+      const y = e[1];
+      const p = e.slice(3);
+      if (x !== " " && x !== "?" && x !== "!") {
+        throw new IdemError(
+          "DIRTY_WORKTREE",
+          `repo "${this.alias}" has staged changes (${p}); commit or unstage them first`,
+          {
+            details: { path: p },
+          },
+        );
+      }
+      if (y !== " " && wanted.has(p)) {
+        throw new IdemError(
+          "DIRTY_WORKTREE",
+          `repo "${this.alias}": ${p} has uncommitted changes the effect would overwrite`,
+          {
+            details: { path: p },
+          },
+        );
+      }
+    }
+    for (const p of paths) {
+      const parts = p.split("/");
+      for (let i = 1; i <= parts.length; i++) {
+        const sub = parts.slice(0, i).join("/");
+        const st2 = await fs.lstat(join(workTree, sub)).catch(() => undefined);
+        if (!st2) break;
+        if (st2.isSymbolicLink() && i < parts.length) {
+          refuse("path", `"${p}" passes through the symlink ${sub} in the working tree`);
+        }
+        if (i === parts.length && !(await this.entryAt(baseTree, p))) {
+          throw new IdemError(
+            "DIRTY_WORKTREE",
+            `repo "${this.alias}": untracked ${p} is in the way`,
+            { details: { path: p } },
+          );
+        }
+      }
+    }
+  }
+
+  private markerPath(gitDir: string): string {
+    return join(gitDir, "idem", "pending.json");
+  }
+
+  /**
+   * Runs under idem's repo lock, before each apply: finishes what a killed idem left. Removes the git
+   * lock files its interrupted transaction or sync held, and brings the index and working tree
+   * forward to the commit idem made when they still match the commit before it.
+   */
+  async recover(): Promise<void> {
+    const { gitDir } = await this.layout();
+    await fs.rm(join(gitDir, "idem", "apply.index.lock"), { force: true });
+    let marker: PendingMarker;
+    try {
+      marker = JSON.parse(await fs.readFile(this.markerPath(gitDir), "utf8")) as PendingMarker;
+    } catch {
+      return;
+    }
+    for (const r of marker.refs) {
+      if (r.startsWith("refs/")) await fs.rm(join(gitDir, `${r}.lock`), { force: true });
+    }
+    await fs.rm(join(gitDir, "packed-refs.lock"), { force: true });
+    if (marker.sync) {
+      await fs.rm(join(gitDir, "index.lock"), { force: true });
+      const head = await this.head(marker.branch);
+      if (head === marker.commit && (await this.checkedOutBranch()) === marker.branch) {
+        const matchesBase =
+          marker.base === null
+            ? true
+            : (
+                await runGit(
+                  this.config.path,
+                  ["diff-index", "--cached", "--quiet", marker.base, "--"],
+                  { okCodes: [1] },
+                )
+              ).code === 0;
+        if (matchesBase) await this.syncWorktree(marker.base, marker.commit).catch(() => {});
+      }
+    }
+    await fs.rm(this.markerPath(gitDir), { force: true });
+  }
+
+  /** Two-way merge of the index and working tree from `from` to `to`, as `git checkout` does. */
+  async syncWorktree(from: string | null, to: string): Promise<void> {
+    const args =
+      from === null ? ["read-tree", "-m", "-u", to] : ["read-tree", "-m", "-u", from, to];
+    await runGit(this.config.path, args);
+  }
+
+  /**
+   * Makes `commit` (whose parent is `base`) the branch head with compare-and-swap from `base`, and
+   * indexes `key` in the same transaction; keeps a checked-out working tree in step. If the working
+   * tree cannot follow, the branch is moved back and DIRTY_WORKTREE thrown.
+   */
+  async publish(
+    branch: string,
+    base: string | null,
+    commit: string,
+    key: string,
+    sync: boolean,
+  ): Promise<void> {
+    const { gitDir } = await this.layout();
+    const branchRef = `refs/heads/${branch}`;
+    const lines = [
+      base === null ? `create ${branchRef} ${commit}` : `update ${branchRef} ${commit} ${base}`,
+      `update ${keyRef(key)} ${commit}`,
+      ...(await this.indexCatchUp(branch, base)).map((l) => l.replace("{NEW}", commit)),
+    ];
+    if (base === null) lines.push(`update ${watermarkRef(branch)} ${commit}`);
+    const oldWm = await this.catFile.resolve(watermarkRef(branch));
+    const refs = lines.map((l) => l.split(" ")[1] as string);
+    const marker: PendingMarker = { branch, base, commit, refs, sync };
+    await fs.mkdir(join(gitDir, "idem"), { recursive: true });
+    await fs.writeFile(this.markerPath(gitDir), JSON.stringify(marker));
+    await this.updateRefs(lines);
+    if (sync) {
+      try {
+        await this.syncWorktree(base, commit);
+      } catch (e) {
+        if (!(e instanceof GitError)) throw e;
+        await this.updateRefs([
+          base === null ? `delete ${branchRef} ${commit}` : `update ${branchRef} ${base} ${commit}`,
+          `delete ${keyRef(key)} ${commit}`,
+          oldWm
+            ? `update ${watermarkRef(branch)} ${oldWm} ${commit}`
+            : `delete ${watermarkRef(branch)} ${commit}`,
+        ]).catch(() => {});
+        await fs.rm(this.markerPath(gitDir), { force: true });
+        throw new IdemError(
+          "DIRTY_WORKTREE",
+          `repo "${this.alias}": the working tree could not follow the commit, nothing was changed: ${e.result.stderr.trim()}`,
+          { cause: e },
+        );
+      }
+    }
+    await fs.rm(this.markerPath(gitDir), { force: true });
+  }
+
+  /**
+   * Runs `fn` holding idem's lock on this repository (between processes and inside this one), after
+   * recovering whatever a killed holder left behind.
+   * @throws IdemError LOCKED when another process holds it too long.
+   */
+  async withLock<T>(fn: () => Promise<T>): Promise<T> {
+    await this.layout();
+    const lock = this.lock as FileLock;
+    const release = await lock.acquire();
+    try {
+      await this.recover();
+      return await fn();
+    } finally {
+      await release();
+    }
+  }
+
+  /** A fresh temporary index file path in this process's scratch folder. */
+  async tempIndex(tag: string): Promise<string> {
+    return join(
+      await this.options.tmpDir(),
+      `${refComponent(this.alias)}-${tag}-${randomBytes(4).toString("hex")}.index`,
+    );
+  }
+
+  /** The index file apply uses (shared between idem processes under the repo lock). */
+  async applyIndex(): Promise<string> {
+    const { gitDir } = await this.layout();
+    return join(gitDir, "idem", "apply.index");
+  }
+
+  close(): void {
+    this.catFile.close();
+    void this.lock?.close();
+  }
+}

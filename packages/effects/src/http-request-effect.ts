@@ -1,0 +1,181 @@
+import {
+  type Config,
+  type HttpRequestSpec,
+  HttpRequestSpecSchema,
+  type HttpTarget,
+  IdemError,
+  unsafeUrlPath,
+} from "@idem/schema";
+import type { EffectHandler, ProbeResult } from "./effect-handler.js";
+import { checkHeaders, checkKey, refuse } from "./sandbox.js";
+
+/**
+ * The URL a request goes to: the target's baseUrl followed by `path`, which must stay under it
+ * (same origin, same path prefix, no dot segments or encoded slashes).
+ * @throws IdemError SANDBOX_VIOLATION
+ */
+export function requestUrl(target: HttpTarget, path: string): URL {
+  if (typeof path !== "string") refuse("path", "must be a string");
+  const why = unsafeUrlPath(path);
+  if (why) refuse("path", `${JSON.stringify(path)} ${why}`);
+  const base = new URL(target.baseUrl);
+  const basePath = base.pathname.replace(/\/+$/, "");
+  const url = new URL(`${base.origin}${basePath}${path}`);
+  if (url.origin !== base.origin)
+    refuse("path", `${JSON.stringify(path)} leaves the target's origin`);
+  if (
+    url.pathname !== basePath &&
+    !url.pathname.startsWith(`${basePath}/`) &&
+    !(basePath === "" && url.pathname === "/")
+  ) {
+    refuse("path", `${JSON.stringify(path)} leaves the target's base path ${basePath}`);
+  }
+  if (url.username || url.password) refuse("path", "may not carry credentials");
+  return url;
+}
+
+function causeCode(e: unknown): string | undefined {
+  let cur: unknown = e;
+  for (let i = 0; i < 4 && cur && typeof cur === "object"; i++) {
+    const code = (cur as { code?: unknown }).code;
+    if (typeof code === "string") return code;
+    cur = (cur as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+const NOT_SENT = new Set([
+  "ECONNREFUSED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+
+/** Maps a failed fetch to an IdemError: never sent is transient; maybe sent is uncertain unless the target dedups. */
+function fetchError(e: unknown, target: HttpTarget, url: URL, timedOut: boolean): IdemError {
+  const code = causeCode(e);
+  if (code && NOT_SENT.has(code)) {
+    return new IdemError(
+      "UNAVAILABLE",
+      `${url.origin} refused or is unreachable (${code}); nothing was sent`,
+      { cause: e },
+    );
+  }
+  if (target.idempotencyKeys) {
+    return timedOut
+      ? new IdemError("TIMEOUT", `${url.href} timed out after ${target.timeoutMs} ms`, { cause: e })
+      : new IdemError("UNAVAILABLE", `${url.href} failed (${code ?? "network error"})`, {
+          cause: e,
+        });
+  }
+  return new IdemError(
+    "OUTCOME_UNKNOWN",
+    `${url.href} ${timedOut ? `timed out after ${target.timeoutMs} ms` : `failed (${code ?? "network error"})`} after the request may have been sent, and the target does not dedup by Idempotency-Key`,
+    { cause: e, details: { url: url.href } },
+  );
+}
+
+/** Maps a non-2xx response status. */
+function statusError(status: number, url: URL, body: string): IdemError {
+  const details = { status, url: url.href, body: body.slice(0, 512) };
+  if (status === 429)
+    return new IdemError("UNAVAILABLE", `${url.href} answered 429 (rate limited)`, { details });
+  if (status === 409) {
+    return new IdemError("TARGET_CONFLICT", `${url.href} answered 409`, {
+      details,
+      class: "transient",
+    });
+  }
+  if (status >= 500)
+    return new IdemError("UNAVAILABLE", `${url.href} answered ${status}`, { details });
+  if (status >= 300 && status < 400) {
+    return new IdemError(
+      "TARGET_CONFLICT",
+      `${url.href} answered a redirect (${status}); idem does not follow redirects`,
+      {
+        details,
+        class: "logic",
+      },
+    );
+  }
+  return new IdemError("INVALID_INPUT", `${url.href} refused the request with ${status}`, {
+    details,
+  });
+}
+
+/**
+ * http.request: sends the request to a configured target with `Idempotency-Key: <key>`. A target
+ * with `idempotencyKeys: true` absorbs repeats; without it, a timeout or a reset after sending is
+ * OUTCOME_UNKNOWN (the interpreter makes it `uncertain`). Probeable only with `probeUrl`: GET with the
+ * same header (and `{key}` in the URL replaced by the encoded key); 200 present, 404 absent.
+ */
+export function createHttpRequestHandler(
+  config: Config,
+  fetchImpl: typeof fetch,
+): EffectHandler<HttpRequestSpec> {
+  const targetOf = (alias: string) => {
+    const t = Object.hasOwn(config.http.targets, alias) ? config.http.targets[alias] : undefined;
+    if (!t)
+      throw new IdemError("UNKNOWN_ALIAS", `unknown http target "${alias}"`, {
+        details: { field: "target" },
+      });
+    return t;
+  };
+  const send = async (target: HttpTarget, url: URL, init: RequestInit): Promise<Response> => {
+    const signal = AbortSignal.timeout(target.timeoutMs);
+    try {
+      return await fetchImpl(url, { ...init, signal, redirect: "manual" });
+    } catch (e) {
+      throw fetchError(e, target, url, signal.aborted);
+    }
+  };
+  return {
+    kind: "http.request",
+    schema: HttpRequestSpecSchema,
+    probeable: (spec) => targetOf(spec.target).probeUrl !== null,
+    targetDedup: (spec) => targetOf(spec.target).idempotencyKeys,
+    async probe(spec, key): Promise<ProbeResult> {
+      checkKey(key);
+      const t = targetOf(spec.target);
+      requestUrl(t, spec.path);
+      if (t.probeUrl === null)
+        throw new IdemError("INVALID_STATE", `http target "${spec.target}" has no probeUrl`);
+      const raw = t.probeUrl.replaceAll("{key}", encodeURIComponent(key));
+      const url = /^https?:\/\//.test(raw) ? new URL(raw) : requestUrl(t, raw);
+      const probeTarget = { ...t, idempotencyKeys: true };
+      const res = await send(probeTarget, url, {
+        method: "GET",
+        headers: { "Idempotency-Key": key },
+      });
+      const body = await res.text().catch(() => "");
+      if (res.status === 200) return { status: "present", detail: { status: 200 } };
+      if (res.status === 404) return { status: "absent", detail: { status: 404 } };
+      throw statusError(res.status, url, body);
+    },
+    async apply(spec, key) {
+      checkKey(key);
+      const t = targetOf(spec.target);
+      const url = requestUrl(t, spec.path);
+      checkHeaders(spec.headers, false);
+      const headers: Record<string, string> = { ...spec.headers, "Idempotency-Key": key };
+      let body: string | undefined;
+      if (spec.body !== undefined && spec.method !== "GET") {
+        body = JSON.stringify(spec.body);
+        if (!Object.keys(headers).some((h) => h.toLowerCase() === "content-type"))
+          headers["Content-Type"] = "application/json";
+      }
+      const res = await send(t, url, { method: spec.method, headers, body });
+      let text: string;
+      try {
+        text = await res.text();
+      } catch (e) {
+        if (res.ok) return { status: res.status, body: null };
+        throw fetchError(e, t, url, false);
+      }
+      if (!res.ok) throw statusError(res.status, url, text);
+      return { status: res.status, body: text.length <= 4096 ? text : `${text.slice(0, 4096)}…` };
+    },
+  };
+}

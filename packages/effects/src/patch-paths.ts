@@ -1,0 +1,233 @@
+import { IdemError } from "@idem/schema";
+import { checkRelativePath, refuse } from "./sandbox.js";
+
+/** One file of a unified diff, with the paths its headers name. */
+export interface PatchFile {
+  oldPath: string | null;
+  newPath: string | null;
+  newMode?: string;
+}
+
+const C_ESCAPES: Record<string, number> = {
+  a: 7,
+  b: 8,
+  t: 9,
+  n: 10,
+  v: 11,
+  f: 12,
+  r: 13,
+  '"': 34,
+  "\\": 92,
+};
+
+/** Undoes git's C-style quoting of a path ("a/t\303\251st"). */
+export function unquoteGitPath(s: string): string {
+  if (!s.startsWith('"')) return s;
+  const bytes: number[] = [];
+  let i = 1;
+  for (; i < s.length; i++) {
+    const c = s[i] as string;
+    if (c === '"') break;
+    if (c === "\\") {
+      const n = s[i + 1] as string;
+      if (/[0-7]/.test(n)) {
+        bytes.push(Number.parseInt(s.slice(i + 1, i + 4), 8));
+        i += 3;
+      } else if (n in C_ESCAPES) {
+        bytes.push(C_ESCAPES[n] as number);
+        i += 1;
+      } else {
+        throw new IdemError("INVALID_INPUT", `bad escape in patch path ${s}`);
+      }
+    } else {
+      bytes.push(...Buffer.from(c, "utf8"));
+    }
+  }
+  if (i !== s.length - 1) throw new IdemError("INVALID_INPUT", `bad quoting in patch path ${s}`);
+  return Buffer.from(bytes).toString("utf8");
+}
+
+/** Takes one path token (quoted or not) off the front of `s`; returns it and the rest. */
+function takePath(s: string): [string, string] {
+  if (s.startsWith('"')) {
+    let i = 1;
+    while (i < s.length && s[i] !== '"') i += s[i] === "\\" ? 2 : 1;
+    return [unquoteGitPath(s.slice(0, i + 1)), s.slice(i + 1)];
+  }
+  return [s, ""];
+}
+
+function stripPrefix(p: string, prefix: string, field: string): string {
+  if (p === "/dev/null") return p;
+  if (!p.startsWith(prefix))
+    refuse(field, `path "${p}" does not start with ${prefix} (patches are applied with -p1)`);
+  return p.slice(prefix.length);
+}
+
+/** The path on a ---/+++ line, without a trailing tab and timestamp. */
+function headerPath(rest: string): string {
+  if (rest.startsWith('"')) return takePath(rest)[0];
+  const tab = rest.indexOf("\t");
+  return tab >= 0 ? rest.slice(0, tab) : rest.replace(/\s+$/, "");
+}
+
+/**
+ * Reads every path a unified diff's headers name and checks each against the sandbox: nothing
+ * absolute, no `..`, nothing under `.git`, no symlinks created (mode 120000), no submodules.
+ * @throws IdemError SANDBOX_VIOLATION for an escaping path or mode; INVALID_INPUT for a binary or
+ * malformed patch (a patch git could not apply as text).
+ */
+export function parsePatchFiles(patch: string): PatchFile[] {
+  if (patch.includes("\0"))
+    throw new IdemError(
+      "INVALID_INPUT",
+      "patch contains NUL bytes: binary patches are not supported",
+    );
+  const files: PatchFile[] = [];
+  let cur: PatchFile | undefined;
+  let inHunk = false;
+  let oldLeft = 0;
+  let newLeft = 0;
+  const lines = patch.split("\n");
+  for (let raw of lines) {
+    if (raw.endsWith("\r")) raw = raw.slice(0, -1);
+    const line = raw;
+    if (line.startsWith("diff --git ")) {
+      inHunk = false;
+      cur = { oldPath: null, newPath: null };
+      files.push(cur);
+      const rest = line.slice("diff --git ".length);
+      // Only checked for safety here; the ---/+++ and rename lines say which paths are which.
+      if (rest.startsWith('"')) {
+        const [a, tail] = takePath(rest);
+        const [b] = takePath(tail.trimStart());
+        checkRelativePath("patch", stripPrefix(a, "a/", "patch"));
+        checkRelativePath("patch", stripPrefix(b, "b/", "patch"));
+        cur.oldPath = stripPrefix(a, "a/", "patch");
+        cur.newPath = stripPrefix(b, "b/", "patch");
+      } else {
+        const half = (rest.length - 1) / 2;
+        const a = rest.slice(0, half);
+        const b = rest.slice(half + 1);
+        if (
+          Number.isInteger(half) &&
+          a.startsWith("a/") &&
+          b.startsWith("b/") &&
+          a.slice(2) === b.slice(2)
+        ) {
+          checkRelativePath("patch", a.slice(2));
+          cur.oldPath = a.slice(2);
+          cur.newPath = b.slice(2);
+        } else {
+          for (const seg of rest.split(/[ \t]/)) {
+            if (
+              seg.includes("..") ||
+              seg.includes(".git/") ||
+              /(^|\/)\.git$/i.test(seg) ||
+              seg.startsWith("/")
+            ) {
+              refuse("patch", `header "${line}" names an unsafe path`);
+            }
+          }
+        }
+      }
+      continue;
+    }
+    if (inHunk) {
+      const c = line[0];
+      if (c === "\\") continue;
+      if (c === " " || line === "") {
+        oldLeft -= 1;
+        newLeft -= 1;
+      } else if (c === "-") oldLeft -= 1;
+      else if (c === "+") newLeft -= 1;
+      else inHunk = false;
+      if (inHunk) {
+        if (oldLeft <= 0 && newLeft <= 0) inHunk = false;
+        continue;
+      }
+    }
+    const hunk = /^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@/.exec(line);
+    if (hunk) {
+      if (!cur) {
+        cur = { oldPath: null, newPath: null };
+        files.push(cur);
+      }
+      oldLeft = hunk[1] === undefined ? 1 : Number(hunk[1]);
+      newLeft = hunk[2] === undefined ? 1 : Number(hunk[2]);
+      inHunk = oldLeft > 0 || newLeft > 0;
+      continue;
+    }
+    if (line.startsWith("--- ") || line.startsWith("+++ ")) {
+      inHunk = false;
+      const isOld = line.startsWith("---");
+      if (
+        !cur ||
+        (isOld &&
+          cur.oldPath !== null &&
+          cur.newPath !== null &&
+          files.length > 0 &&
+          hasBothHeaders(cur))
+      ) {
+        cur = { oldPath: null, newPath: null };
+        files.push(cur);
+      }
+      const p = stripPrefix(headerPath(line.slice(4)), isOld ? "a/" : "b/", "patch");
+      if (p !== "/dev/null") checkRelativePath("patch", p);
+      if (isOld) {
+        cur.oldPath = p === "/dev/null" ? null : p;
+        seen.set(cur, (seen.get(cur) ?? 0) | 1);
+      } else {
+        cur.newPath = p === "/dev/null" ? null : p;
+        seen.set(cur, (seen.get(cur) ?? 0) | 2);
+      }
+      continue;
+    }
+    if (!cur) continue;
+    const rename = /^(rename|copy) (from|to) (.*)$/.exec(line);
+    const modeLine = /^(new file mode|new mode|deleted file mode|old mode) ([0-7]+)$/.exec(line);
+    if (rename) {
+      const m = rename;
+      const p = takePath(m[3] as string)[0];
+      checkRelativePath("patch", p);
+      if (m[2] === "from") cur.oldPath = p;
+      else cur.newPath = p;
+    } else if (modeLine) {
+      const m = modeLine;
+      const mode = m[2] as string;
+      if (mode === "120000") refuse("patch", "may not create or change symlinks (mode 120000)");
+      if (mode === "160000") refuse("patch", "may not touch submodules (mode 160000)");
+      if (m[1] === "new file mode" || m[1] === "new mode") cur.newMode = mode;
+    } else if (/^index [0-9a-f]+\.\.[0-9a-f]+ 1[26]0000$/.test(line)) {
+      refuse("patch", "may not change symlinks or submodules");
+    } else if (line.startsWith("GIT binary patch") || /^Binary files .* differ$/.test(line)) {
+      throw new IdemError(
+        "INVALID_INPUT",
+        "binary patches are not supported: send the file with git.commit instead",
+      );
+    }
+  }
+  if (files.length === 0)
+    throw new IdemError("INVALID_INPUT", "patch names no files: not a unified diff");
+  for (const f of files) {
+    if (f.oldPath === null && f.newPath === null) {
+      throw new IdemError("INVALID_INPUT", "patch has a file section without paths");
+    }
+  }
+  return files;
+}
+
+const seen = new WeakMap<PatchFile, number>();
+function hasBothHeaders(f: PatchFile): boolean {
+  return (seen.get(f) ?? 0) === 3;
+}
+
+/** Every path a patch touches, old and new. */
+export function patchPaths(files: PatchFile[]): string[] {
+  const set = new Set<string>();
+  for (const f of files) {
+    if (f.oldPath) set.add(f.oldPath);
+    if (f.newPath) set.add(f.newPath);
+  }
+  return [...set];
+}

@@ -1,0 +1,72 @@
+import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { FileWriteSpec } from "@idem/schema";
+import { isIdemError } from "@idem/schema";
+import { afterEach, describe, expect, it } from "vitest";
+import { createEffects, type Effects } from "../src/index.js";
+import { addRoot, type Sandbox, sandbox } from "./helpers.js";
+
+const spec = (path: string, content: string, encoding?: "utf8" | "base64"): FileWriteSpec => ({
+  kind: "file.write",
+  root: "outbox",
+  path,
+  content,
+  ...(encoding ? { encoding } : {}),
+});
+
+describe("file.write", () => {
+  let sb: Sandbox;
+  let fx: Effects;
+  let root: string;
+  afterEach(async () => {
+    await fx?.close();
+    sb?.cleanup();
+  });
+  function setup() {
+    sb = sandbox();
+    root = addRoot(sb);
+    fx = createEffects(sb.config);
+  }
+
+  it("writes atomically, then probes present; a different content is absent", async () => {
+    setup();
+    const s = spec("reports/2024/a.json", '{"a":1}\n');
+    expect((await fx.probe(s, "j/0")).status).toBe("absent");
+    await fx.apply(s, "j/0");
+    expect(readFileSync(join(root, "reports/2024/a.json"), "utf8")).toBe('{"a":1}\n');
+    expect((await fx.probe(s, "j/0")).status).toBe("present");
+    expect((await fx.probe(spec("reports/2024/a.json", "other"), "j/1")).status).toBe("absent");
+    expect(readdirSync(join(root, "reports/2024"))).toEqual(["a.json"]);
+  });
+
+  it("writes base64 bytes exactly and applying twice is harmless", async () => {
+    setup();
+    const bytes = Buffer.from([0, 1, 2, 255, 254, 10]);
+    const s = spec("bin/blob", bytes.toString("base64"), "base64");
+    await fx.apply(s, "j/2");
+    await fx.apply(s, "j/2");
+    expect(readFileSync(join(root, "bin/blob")).equals(bytes)).toBe(true);
+    expect((await fx.probe(s, "j/2")).status).toBe("present");
+  });
+
+  it("follows a symlink that stays inside the root, refuses one that leaves it", async () => {
+    setup();
+    mkdirSync(join(root, "real"));
+    symlinkSync(join(root, "real"), join(root, "inside"));
+    await fx.apply(spec("inside/x.txt", "x"), "j/3");
+    expect(readFileSync(join(root, "real/x.txt"), "utf8")).toBe("x");
+    const outside = join(sb.dir, "outside");
+    mkdirSync(outside);
+    symlinkSync(outside, join(root, "escape"));
+    await expect(fx.apply(spec("escape/x.txt", "x"), "j/4")).rejects.toSatisfy((e) =>
+      isIdemError(e, "SANDBOX_VIOLATION"),
+    );
+    expect(readdirSync(outside)).toEqual([]);
+    writeFileSync(join(outside, "target"), "keep");
+    symlinkSync(join(outside, "target"), join(root, "link"));
+    await expect(fx.apply(spec("link", "x"), "j/5")).rejects.toSatisfy((e) =>
+      isIdemError(e, "SANDBOX_VIOLATION"),
+    );
+    expect(readFileSync(join(outside, "target"), "utf8")).toBe("keep");
+  });
+});
