@@ -1,5 +1,5 @@
 CREATE TABLE `dead_letters` (
-	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+	`id` integer PRIMARY KEY NOT NULL,
 	`job_id` text NOT NULL,
 	`agent` text,
 	`class` text NOT NULL,
@@ -14,7 +14,7 @@ CREATE INDEX `dead_letters_job` ON `dead_letters` (`job_id`);--> statement-break
 CREATE UNIQUE INDEX `dead_letters_open` ON `dead_letters` (`job_id`) WHERE resolved_at IS NULL;--> statement-breakpoint
 CREATE INDEX `dead_letters_at` ON `dead_letters` (`at`);--> statement-breakpoint
 CREATE TABLE `effects` (
-	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+	`id` integer PRIMARY KEY NOT NULL,
 	`key` text NOT NULL,
 	`generation` integer NOT NULL,
 	`job_id` text NOT NULL,
@@ -29,9 +29,8 @@ CREATE TABLE `effects` (
 --> statement-breakpoint
 CREATE UNIQUE INDEX `effects_key_generation` ON `effects` (`key`,`generation`);--> statement-breakpoint
 CREATE INDEX `effects_job` ON `effects` (`job_id`,`generation`,`idx`);--> statement-breakpoint
-CREATE INDEX `effects_state` ON `effects` (`state`);--> statement-breakpoint
 CREATE TABLE `events` (
-	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+	`id` integer PRIMARY KEY NOT NULL,
 	`at` integer NOT NULL,
 	`job_id` text,
 	`type` text NOT NULL,
@@ -40,9 +39,8 @@ CREATE TABLE `events` (
 );
 --> statement-breakpoint
 CREATE INDEX `events_job` ON `events` (`job_id`,`id`);--> statement-breakpoint
-CREATE INDEX `events_type_at` ON `events` (`type`,`at`);--> statement-breakpoint
 CREATE TABLE `jobs` (
-	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+	`seq` integer PRIMARY KEY NOT NULL,
 	`job_id` text NOT NULL,
 	`agent` text NOT NULL,
 	`input_hash` text NOT NULL,
@@ -65,7 +63,7 @@ CREATE UNIQUE INDEX `jobs_job_id_unique` ON `jobs` (`job_id`);--> statement-brea
 CREATE INDEX `jobs_due` ON `jobs` (`due_at`,`seq`) WHERE state IN ('queued','running');--> statement-breakpoint
 CREATE INDEX `jobs_created` ON `jobs` (`created_at`);--> statement-breakpoint
 CREATE TABLE `outputs` (
-	`seq` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+	`seq` integer PRIMARY KEY NOT NULL,
 	`job_id` text NOT NULL,
 	`agent` text NOT NULL,
 	`content_hash` text NOT NULL,
@@ -75,14 +73,13 @@ CREATE TABLE `outputs` (
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `outputs_job_id_unique` ON `outputs` (`job_id`);--> statement-breakpoint
-CREATE INDEX `outputs_agent` ON `outputs` (`agent`,`seq`);--> statement-breakpoint
 CREATE INDEX `outputs_recorded_at` ON `outputs` (`recorded_at`);--> statement-breakpoint
 CREATE TABLE `prune_guard` (
 	`id` integer PRIMARY KEY NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE `rejections` (
-	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+	`id` integer PRIMARY KEY NOT NULL,
 	`job_id` text NOT NULL,
 	`content_hash` text NOT NULL,
 	`body` text NOT NULL,
@@ -100,7 +97,7 @@ CREATE TABLE `run_targets` (
 CREATE UNIQUE INDEX `run_targets_run_target` ON `run_targets` (`run_id`,`target`);--> statement-breakpoint
 CREATE INDEX `run_targets_active` ON `run_targets` (`target`,`run_id`) WHERE active = 1;--> statement-breakpoint
 CREATE TABLE `runs` (
-	`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,
+	`id` integer PRIMARY KEY NOT NULL,
 	`job_id` text NOT NULL,
 	`generation` integer NOT NULL,
 	`state` text NOT NULL,
@@ -120,5 +117,4 @@ CREATE TABLE `runs` (
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `runs_job_generation` ON `runs` (`job_id`,`generation`);--> statement-breakpoint
-CREATE INDEX `runs_due` ON `runs` (`due_at`,`id`) WHERE state IN ('pending','running','failed');--> statement-breakpoint
-CREATE INDEX `runs_state` ON `runs` (`state`);
+CREATE INDEX `runs_due` ON `runs` (`due_at`,`id`) WHERE state IN ('pending','running','failed');

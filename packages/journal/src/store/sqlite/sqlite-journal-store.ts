@@ -265,8 +265,18 @@ export class SqliteJournalStore implements JournalStore {
     return s;
   }
 
+  /** One write transaction taken with BEGIN IMMEDIATE, so a read-then-write never races another process. */
   private tx<T>(fn: () => T): T {
-    return this.db.transaction(fn).immediate();
+    if (this.db.inTransaction) return fn();
+    this.st("BEGIN IMMEDIATE").run();
+    try {
+      const result = fn();
+      this.st("COMMIT").run();
+      return result;
+    } catch (e) {
+      if (this.db.inTransaction) this.st("ROLLBACK").run();
+      throw e;
+    }
   }
 
   private event(
@@ -459,7 +469,7 @@ export class SqliteJournalStore implements JournalStore {
       const now = this.clock.now();
       for (;;) {
         const row = this.st(
-          `SELECT r.* FROM runs r
+          `SELECT r.* FROM runs r INDEXED BY runs_due
            WHERE r.state IN ${ACTIVE} AND r.due_at <= ?
              AND NOT EXISTS (
                SELECT 1 FROM run_targets mine

@@ -5,7 +5,7 @@ import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqli
 export const outputs = sqliteTable(
   "outputs",
   {
-    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    seq: integer("seq").primaryKey(),
     jobId: text("job_id").notNull().unique(),
     agent: text("agent").notNull(),
     contentHash: text("content_hash").notNull(),
@@ -13,14 +13,14 @@ export const outputs = sqliteTable(
     source: text("source").notNull(),
     recordedAt: integer("recorded_at").notNull(),
   },
-  (t) => [index("outputs_agent").on(t.agent, t.seq), index("outputs_recorded_at").on(t.recordedAt)],
+  (t) => [index("outputs_recorded_at").on(t.recordedAt)],
 );
 
 /** Conflicting submissions for a recorded job ID, kept as evidence. */
 export const rejections = sqliteTable(
   "rejections",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
+    id: integer("id").primaryKey(),
     jobId: text("job_id").notNull(),
     contentHash: text("content_hash").notNull(),
     body: text("body").notNull(),
@@ -38,7 +38,7 @@ export const rejections = sqliteTable(
 export const runs = sqliteTable(
   "runs",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
+    id: integer("id").primaryKey(),
     jobId: text("job_id").notNull(),
     generation: integer("generation").notNull(),
     state: text("state").notNull(),
@@ -59,7 +59,6 @@ export const runs = sqliteTable(
   (t) => [
     uniqueIndex("runs_job_generation").on(t.jobId, t.generation),
     index("runs_due").on(t.dueAt, t.id).where(sql`state IN ('pending','running','failed')`),
-    index("runs_state").on(t.state),
   ],
 );
 
@@ -81,7 +80,7 @@ export const runTargets = sqliteTable(
 export const effects = sqliteTable(
   "effects",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
+    id: integer("id").primaryKey(),
     key: text("key").notNull(),
     generation: integer("generation").notNull(),
     jobId: text("job_id").notNull(),
@@ -96,7 +95,6 @@ export const effects = sqliteTable(
   (t) => [
     uniqueIndex("effects_key_generation").on(t.key, t.generation),
     index("effects_job").on(t.jobId, t.generation, t.idx),
-    index("effects_state").on(t.state),
   ],
 );
 
@@ -104,7 +102,7 @@ export const effects = sqliteTable(
 export const jobs = sqliteTable(
   "jobs",
   {
-    seq: integer("seq").primaryKey({ autoIncrement: true }),
+    seq: integer("seq").primaryKey(),
     jobId: text("job_id").notNull().unique(),
     agent: text("agent").notNull(),
     inputHash: text("input_hash").notNull(),
@@ -132,7 +130,7 @@ export const jobs = sqliteTable(
 export const deadLetters = sqliteTable(
   "dead_letters",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
+    id: integer("id").primaryKey(),
     jobId: text("job_id").notNull(),
     agent: text("agent"),
     class: text("class").notNull(),
@@ -153,14 +151,14 @@ export const deadLetters = sqliteTable(
 export const events = sqliteTable(
   "events",
   {
-    id: integer("id").primaryKey({ autoIncrement: true }),
+    id: integer("id").primaryKey(),
     at: integer("at").notNull(),
     jobId: text("job_id"),
     type: text("type").notNull(),
     data: text("data"),
     actor: text("actor").notNull(),
   },
-  (t) => [index("events_job").on(t.jobId, t.id), index("events_type_at").on(t.type, t.at)],
+  (t) => [index("events_job").on(t.jobId, t.id)],
 );
 
 /** A row here, inside a prune's own transaction, lets the triggers allow DELETE. */
