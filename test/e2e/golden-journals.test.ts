@@ -1,0 +1,39 @@
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openJournal } from "@idem/journal";
+import { describe, expect, it } from "vitest";
+
+const V1 = join(import.meta.dirname, "../fixtures/journals/v1");
+
+describe("golden journals", () => {
+  it.each(readdirSync(V1).filter((f) => f.endsWith(".db")))(
+    "opens %s with today's code and reads it unchanged",
+    async (file) => {
+      const dir = mkdtempSync(join(tmpdir(), "idem-golden-"));
+      try {
+        const path = join(dir, file);
+        copyFileSync(join(V1, file), path);
+        const j = await openJournal(path);
+        expect(await j.integrity()).toEqual([]);
+        const s = await j.status();
+        expect(s).toMatchObject({ outputs: 3, rejections: 1, deadLetters: 1 });
+        expect(s.runs).toMatchObject({ done: 1, dead: 1, pending: 1 });
+        expect((await j.get("done-1"))?.output.summary).toBe("one");
+        expect((await j.effects("done-1"))[0]).toMatchObject({
+          state: "applied",
+          detail: { commit: "c1" },
+        });
+        expect((await j.latestRun("dead-2"))?.class).toBe("conflict");
+        expect((await j.getJob("queued-4"))?.state).toBe("queued");
+        // The history goes on: the pending run is claimable and a replay adds generation 2.
+        const c = await j.claim({ owner: "today", leaseMs: 1000, maxLeaseExpiries: 5 });
+        expect(c?.output.jobId).toBe("pending-3");
+        expect((await j.replay({ jobIds: ["done-1"] }, { actor: "test" }))[0]?.generation).toBe(2);
+        await j.close();
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
+});
