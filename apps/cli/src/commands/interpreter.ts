@@ -1,0 +1,106 @@
+import { createEffects } from "@idem/effects";
+import {
+  createInterpreter,
+  createInterpreterLogger,
+  createInterpreterMetrics,
+  serveMetrics,
+} from "@idem/interpreter";
+import { createFaultHook } from "@idem/schema";
+import type { Command } from "commander";
+import { CliError, EXIT, exitHolder, loadConfig, openConfiguredJournal } from "../context.js";
+
+interface InterpreterCommandOptions {
+  once?: boolean;
+  concurrency?: string;
+  json?: boolean;
+  config?: string;
+}
+
+export function register(program: Command): void {
+  program
+    .command("interpreter")
+    .description(
+      "runs the interpreter: claims runs, probes and applies their effects once (SIGTERM/SIGINT: finish the current effect, release, exit 0)",
+    )
+    .option(
+      "--once",
+      "work until no run is pending, running or waiting for a retry, then exit: 0, or 1 if a run ended dead",
+    )
+    .option("--concurrency <n>", "claim loops in this process, on different targets", "1")
+    .option("--json", "with --once: print the summary as JSON")
+    .action(async (opts: InterpreterCommandOptions) => {
+      const config = loadConfig(opts);
+      const concurrency = Number(opts.concurrency ?? "1");
+      if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 256) {
+        throw new CliError(
+          `--concurrency must be an integer from 1 to 256, got ${opts.concurrency}`,
+          EXIT.USAGE,
+        );
+      }
+      let fault: ReturnType<typeof createFaultHook>;
+      try {
+        fault = createFaultHook(process.env.IDEM_FAULT, () => {
+          process.kill(process.pid, "SIGKILL");
+        });
+      } catch (e) {
+        throw new CliError((e as Error).message, EXIT.USAGE);
+      }
+      const logger = createInterpreterLogger();
+      const journal = await openConfiguredJournal(config);
+      const effects = createEffects(config);
+      const metrics = createInterpreterMetrics();
+      const interpreter = createInterpreter({
+        config,
+        journal,
+        effects,
+        fault,
+        logger,
+        metrics,
+        concurrency,
+      });
+      let server: Awaited<ReturnType<typeof serveMetrics>> | undefined;
+      let stopRequested: (() => void) | undefined;
+      const stopped = new Promise<void>((resolve) => {
+        stopRequested = resolve;
+      });
+      const onSignal = (signal: NodeJS.Signals) => {
+        logger.info({ event: "interpreter.signal", signal }, "stopping after the current effect");
+        stopRequested?.();
+        void interpreter.stop();
+      };
+      process.on("SIGTERM", onSignal);
+      process.on("SIGINT", onSignal);
+      try {
+        if (config.interpreter.metricsPort !== null) {
+          server = await serveMetrics(metrics.registry, config.interpreter.metricsPort);
+          logger.info({ event: "metrics.listening", port: server.port }, "metrics on /metrics");
+        }
+        if (opts.once) {
+          const result = await interpreter.drain();
+          if (opts.json) {
+            process.stdout.write(`${JSON.stringify(result)}\n`);
+          } else {
+            const r = result.runs;
+            process.stdout.write(
+              `interpreter: ${r.done} done, ${r.failed} retries scheduled, ${r.dead} dead, ${r.released} released, ${r["lease-lost"]} lost to another holder\n`,
+            );
+            for (const d of result.dead) {
+              process.stdout.write(`  dead: ${d.jobId}#${d.generation} (${d.class}) ${d.error}\n`);
+            }
+          }
+          exitHolder.code = result.endedDead ? EXIT.FAILED : EXIT.OK;
+        } else {
+          interpreter.start();
+          await stopped;
+          await interpreter.stop();
+          exitHolder.code = EXIT.OK;
+        }
+      } finally {
+        process.off("SIGTERM", onSignal);
+        process.off("SIGINT", onSignal);
+        await server?.close();
+        await effects.close();
+        await journal.close();
+      }
+    });
+}

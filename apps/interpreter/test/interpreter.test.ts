@@ -1,0 +1,250 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createEffects, type Effects } from "@idem/effects";
+import type { JournalStore } from "@idem/journal";
+import { tempDir } from "@idem/testing";
+import { pino } from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  chainOutputs,
+  createWorkspace,
+  mixedOutput,
+  newFilePatch,
+  openWorkspaceJournal,
+  recordAll,
+  trailerCounts,
+  verify,
+  type Workspace,
+} from "../../../test/chaos/interpreter-fixture.js";
+import { createInterpreter } from "../src/index.js";
+
+const silent = pino({ level: "silent" });
+const cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const c of cleanup.splice(0).reverse()) await c();
+});
+
+async function setup(
+  interpreter: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+): Promise<{ ws: Workspace; journal: JournalStore; effects: Effects }> {
+  const dir = await tempDir("idem-interp-");
+  const ws = await createWorkspace(dir.path, interpreter, extra);
+  const journal = await openWorkspaceJournal(ws);
+  const effects = createEffects(ws.config);
+  cleanup.push(async () => {
+    await effects.close();
+    await journal.close();
+    await dir.remove();
+  });
+  return { ws, journal, effects };
+}
+
+describe("createInterpreter", () => {
+  it("applies commits, patches and file writes once, then finds them present on replay", async () => {
+    const { ws, journal, effects } = await setup();
+    const outputs = ["a", "b", "c"].map((id) => mixedOutput(`job-${id}`));
+    await recordAll(journal, ws.config, outputs);
+    const interp = createInterpreter({ config: ws.config, journal, effects, logger: silent });
+    const result = await interp.drain();
+    expect(result.runs.done).toBe(3);
+    expect(result.endedDead).toBe(false);
+    expect(await verify(ws, journal, outputs)).toEqual({
+      duplicates: [],
+      missing: [],
+      notDone: [],
+      ledgerDisagrees: [],
+    });
+    const ledger = await journal.effects("job-a", 1);
+    expect(ledger.map((e) => e.state)).toEqual(["applied", "applied", "applied"]);
+
+    await journal.replay({ all: true }, { actor: "test" });
+    const again = await interp.drain();
+    expect(again.runs.done).toBe(3);
+    expect((await journal.effects("job-a", 2)).map((e) => e.state)).toEqual([
+      "present",
+      "present",
+      "present",
+    ]);
+    const counts = await trailerCounts(ws.repoPath);
+    expect([...counts.values()].every((n) => n === 1)).toBe(true);
+    expect(counts.size).toBe(6);
+  });
+
+  it("applies a chain of dependent patches in recording order with several loops", async () => {
+    const { ws, journal, effects } = await setup();
+    const outputs = chainOutputs("chain", 12);
+    await recordAll(journal, ws.config, outputs);
+    const interp = createInterpreter({
+      config: ws.config,
+      journal,
+      effects,
+      logger: silent,
+      concurrency: 3,
+    });
+    const result = await interp.drain();
+    expect(result.runs.done).toBe(12);
+    expect((await verify(ws, journal, outputs)).missing).toEqual([]);
+  });
+
+  it("sends a conflicting patch dead with class conflict and lets later runs on the target go ahead", async () => {
+    const { ws, journal, effects } = await setup();
+    const bad = {
+      jobId: "bad",
+      agent: "writer",
+      effects: [
+        {
+          kind: "git.patch" as const,
+          repo: "site",
+          message: "bad",
+          patch: [
+            "diff --git a/README.md b/README.md",
+            "--- a/README.md",
+            "+++ b/README.md",
+            "@@ -1 +1 @@",
+            "-not what is there",
+            "+x",
+            "",
+          ].join("\n"),
+        },
+      ],
+    };
+    const good = mixedOutput("after-bad");
+    await recordAll(journal, ws.config, [bad, good]);
+    const interp = createInterpreter({ config: ws.config, journal, effects, logger: silent });
+    const result = await interp.drain();
+    expect(result.endedDead).toBe(true);
+    expect(result.dead.map((d) => [d.jobId, d.class])).toEqual([["bad", "conflict"]]);
+    const run = await journal.latestRun("bad");
+    expect(run?.state).toBe("dead");
+    expect(run?.class).toBe("conflict");
+    expect(run?.lastError).toContain("after-bad");
+    expect((await journal.effects("bad", 1))[0]?.state).toBe("failed");
+    expect((await journal.latestRun("after-bad"))?.state).toBe("done");
+  });
+
+  it("skips a file.write superseded by a later recorded write instead of rolling it back", async () => {
+    const { ws, journal, effects } = await setup();
+    const w = (jobId: string, content: string) => ({
+      jobId,
+      agent: "writer",
+      effects: [{ kind: "file.write" as const, root: "outbox", path: "same.txt", content }],
+    });
+    await recordAll(journal, ws.config, [w("w1", "one\n")]);
+    const interp = createInterpreter({ config: ws.config, journal, effects, logger: silent });
+    await interp.drain();
+    await recordAll(journal, ws.config, [w("w2", "two\n")]);
+    await interp.drain();
+    await journal.replay({ jobIds: ["w1"] }, { actor: "test" });
+    await interp.drain();
+    const { readFileSync } = await import("node:fs");
+    expect(readFileSync(`${ws.outboxPath}/same.txt`, "utf8")).toBe("two\n");
+    const row = (await journal.effects("w1", 2))[0];
+    expect(row?.state).toBe("skipped");
+    expect(String(row?.detail?.reason)).toContain("w2");
+  });
+
+  it("retries a transient failure with backoff, then goes dead after maxAttempts", async () => {
+    const { ws, journal } = await setup({ maxAttempts: 3, backoffMs: [10] });
+    // A repo alias whose path does not exist: TARGET_MISSING, class infrastructure (retryable).
+    const site = ws.config.repos.site as (typeof ws.config.repos)[string];
+    const parsed = {
+      ...ws.config,
+      repos: { ...ws.config.repos, gone: { ...site, path: `${ws.dir}/nope` } },
+    };
+    const out = {
+      jobId: "missing",
+      agent: "writer",
+      effects: [
+        {
+          kind: "git.patch" as const,
+          repo: "gone",
+          message: "m",
+          patch: newFilePatch("x.txt", ["x"]),
+        },
+      ],
+    };
+    await recordAll(journal, parsed, [out]);
+    const interp = createInterpreter({
+      config: parsed,
+      journal,
+      effects: createEffects(parsed),
+      logger: silent,
+    });
+    const result = await interp.drain();
+    expect(result.runs.failed).toBe(2);
+    expect(result.runs.dead).toBe(1);
+    const run = await journal.latestRun("missing");
+    expect(run?.state).toBe("dead");
+    expect(run?.attempts).toBe(3);
+    expect(["transient", "infrastructure"]).toContain(run?.class);
+    expect(run?.lastError).toContain("after 3 attempts");
+  });
+
+  it("makes an unanswered request to a target without idempotency keys uncertain until a human resolves it", async () => {
+    const hits: string[] = [];
+    const server = createServer((req) => {
+      hits.push(String(req.headers["idempotency-key"]));
+      // never answers
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const port = (server.address() as AddressInfo).port;
+    cleanup.push(async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    });
+    const { ws, journal, effects } = await setup(
+      {},
+      { http: { targets: { hooks: { baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 300 } } } },
+    );
+    const out = {
+      jobId: "hook",
+      agent: "writer",
+      effects: [
+        {
+          kind: "http.request" as const,
+          target: "hooks",
+          method: "POST" as const,
+          path: "/x",
+          body: "{}",
+        },
+        { kind: "file.write" as const, root: "outbox", path: "after-hook.txt", content: "ok\n" },
+      ],
+    };
+    await recordAll(journal, ws.config, [out]);
+    const interp = createInterpreter({ config: ws.config, journal, effects, logger: silent });
+    const first = await interp.drain();
+    expect(first.dead.map((d) => [d.jobId, d.class])).toEqual([["hook", "uncertain"]]);
+    expect((await journal.effects("hook", 1))[0]?.state).toBe("uncertain");
+    expect(hits).toEqual(["hook/0"]);
+
+    // Nothing is re-sent while it waits for a human.
+    expect((await interp.drain()).runs.done).toBe(0);
+    expect(hits).toHaveLength(1);
+
+    await journal.resolve("hook", "applied", "the hook's log shows it arrived", "tester");
+    const second = await interp.drain();
+    expect(second.runs.done).toBe(1);
+    expect(hits).toHaveLength(1);
+    expect((await journal.effects("hook", 1)).map((e) => e.state)).toEqual(["applied", "applied"]);
+  });
+
+  it("releases its lease on stop and another interpreter finishes the run", async () => {
+    const { ws, journal, effects } = await setup();
+    const outputs = chainOutputs("stop", 30);
+    await recordAll(journal, ws.config, outputs);
+    const a = createInterpreter({ config: ws.config, journal, effects, logger: silent });
+    const draining = a.drain();
+    await new Promise((r) => setTimeout(r, 150));
+    await a.stop();
+    const partial = await draining;
+    expect(partial.runs["lease-lost"]).toBe(0);
+    const b = createInterpreter({ config: ws.config, journal, effects, logger: silent });
+    await b.drain();
+    expect(await verify(ws, journal, outputs)).toMatchObject({
+      duplicates: [],
+      missing: [],
+      notDone: [],
+    });
+  });
+});

@@ -1,0 +1,248 @@
+// Shared by the interpreter's suites: a workspace with a real git repo, a root and a journal, outputs
+// with git.commit, git.patch and file.write effects, and checks of every target against the ledger.
+import { execFile, spawn } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { type JournalStore, openJournal } from "@idem/journal";
+import {
+  type AgentOutput,
+  type Config,
+  EFFECT_TRAILER,
+  type EffectSpec,
+  effectKey,
+  effectTargets,
+  parseConfig,
+} from "@idem/schema";
+
+const run = promisify(execFile);
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+export const CHILD_SCRIPT = join(REPO_ROOT, "test/chaos/interpreter-child.mjs");
+export const IDEM_BIN = join(REPO_ROOT, "apps/cli/bin/idem.js");
+
+export async function git(cwd: string, ...args: string[]): Promise<string> {
+  const { stdout } = await run("git", args, { cwd, maxBuffer: 64 * 1024 * 1024 });
+  return stdout;
+}
+
+export interface Workspace {
+  dir: string;
+  repoPath: string;
+  outboxPath: string;
+  configFile: string;
+  config: Config;
+  raw: Record<string, unknown>;
+}
+
+/** A workspace in `dir`: repos/site (main, one initial commit), outbox/, idem.config.json. */
+export async function createWorkspace(
+  dir: string,
+  interpreter: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+): Promise<Workspace> {
+  const repoPath = join(dir, "repos/site");
+  const outboxPath = join(dir, "outbox");
+  mkdirSync(repoPath, { recursive: true });
+  mkdirSync(outboxPath, { recursive: true });
+  await git(repoPath, "init", "-q", "-b", "main");
+  await git(repoPath, "config", "user.email", "t@localhost");
+  await git(repoPath, "config", "user.name", "t");
+  writeFileSync(join(repoPath, "README.md"), "site\n");
+  await git(repoPath, "add", "README.md");
+  await git(repoPath, "commit", "-q", "-m", "initial");
+  const raw = {
+    journal: { path: ".idem/journal.db" },
+    repos: { site: { path: "repos/site", branch: "main" } },
+    roots: { outbox: { path: "outbox" } },
+    interpreter: { leaseMs: 2000, backoffMs: [50, 100], pollMs: 20, ...interpreter },
+    ...extra,
+  };
+  const configFile = join(dir, "idem.config.json");
+  writeFileSync(configFile, JSON.stringify(raw, null, 2));
+  const parsed = parseConfig(raw, { dir, file: configFile });
+  if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+  return { dir, repoPath, outboxPath, configFile, config: parsed.config, raw };
+}
+
+export function openWorkspaceJournal(ws: Workspace): Promise<JournalStore> {
+  return openJournal(ws.config.journal.path, { synchronous: "NORMAL" });
+}
+
+/** A unified diff creating `path` with `lines`, as `git diff` writes it. */
+export function newFilePatch(path: string, lines: string[]): string {
+  return [
+    `diff --git a/${path} b/${path}`,
+    "new file mode 100644",
+    "--- /dev/null",
+    `+++ b/${path}`,
+    `@@ -0,0 +1${lines.length === 1 ? "" : `,${lines.length}`} @@`,
+    ...lines.map((l) => `+${l}`),
+    "",
+  ].join("\n");
+}
+
+/** A unified diff appending `added` to `path` holding `old` lines: applies only on exactly that end. */
+export function appendPatch(path: string, old: string[], added: string): string {
+  if (old.length === 0) return newFilePatch(path, [added]);
+  const ctx = old.slice(-3);
+  const start = old.length - ctx.length + 1;
+  return [
+    `diff --git a/${path} b/${path}`,
+    `--- a/${path}`,
+    `+++ b/${path}`,
+    `@@ -${start},${ctx.length} +${start},${ctx.length + 1} @@`,
+    ...ctx.map((l) => ` ${l}`),
+    `+${added}`,
+    "",
+  ].join("\n");
+}
+
+/** An output with one effect of each kind: a commit, an independent patch and a file write. */
+export function mixedOutput(jobId: string): AgentOutput {
+  return {
+    jobId,
+    agent: "writer",
+    effects: [
+      {
+        kind: "git.commit",
+        repo: "site",
+        message: `commit of ${jobId}`,
+        files: [{ path: `c/${jobId}.txt`, content: `commit ${jobId}\n` }],
+      },
+      {
+        kind: "git.patch",
+        repo: "site",
+        message: `patch of ${jobId}`,
+        patch: newFilePatch(`p/${jobId}.txt`, [`patch ${jobId}`]),
+      },
+      { kind: "file.write", root: "outbox", path: `f/${jobId}.txt`, content: `file ${jobId}\n` },
+    ],
+  };
+}
+
+/** `n` outputs, each one patch appending line i to chain.txt: each applies only after the one before. */
+export function chainOutputs(prefix: string, n: number): AgentOutput[] {
+  const lines: string[] = [];
+  const out: AgentOutput[] = [];
+  for (let i = 0; i < n; i++) {
+    const line = `${prefix} line ${i}`;
+    out.push({
+      jobId: `${prefix}-${String(i).padStart(3, "0")}`,
+      agent: "writer",
+      effects: [
+        {
+          kind: "git.patch",
+          repo: "site",
+          message: `chain ${i}`,
+          patch: appendPatch("chain.txt", lines, line),
+        },
+      ],
+    });
+    lines.push(line);
+  }
+  return out;
+}
+
+export async function recordAll(
+  journal: JournalStore,
+  config: Config,
+  outputs: AgentOutput[],
+): Promise<void> {
+  for (const o of outputs) {
+    const r = await journal.record(o, { source: "test", targets: effectTargets(o, config) });
+    if (r.status !== "recorded") throw new Error(`${o.jobId}: ${r.status}`);
+  }
+}
+
+/** How many commits reachable from `branch` carry each `Idem-Effect:` key. */
+export async function trailerCounts(
+  repoPath: string,
+  branch = "main",
+): Promise<Map<string, number>> {
+  const log = await git(repoPath, "log", "--format=%B%x00", branch);
+  const counts = new Map<string, number>();
+  const re = new RegExp(`^${EFFECT_TRAILER}: (.+)$`, "gm");
+  for (const m of log.matchAll(re)) {
+    const key = (m[1] as string).trim();
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return counts;
+}
+
+export interface Verdict {
+  duplicates: string[];
+  missing: string[];
+  notDone: string[];
+  ledgerDisagrees: string[];
+}
+
+/**
+ * Checks every effect of `outputs` at its target and in the ledger: git keys carried by exactly one
+ * commit, files holding their bytes, every latest run done, every effect of it applied or present.
+ */
+export async function verify(
+  ws: Workspace,
+  journal: JournalStore,
+  outputs: AgentOutput[],
+): Promise<Verdict> {
+  const counts = await trailerCounts(ws.repoPath);
+  const v: Verdict = { duplicates: [], missing: [], notDone: [], ledgerDisagrees: [] };
+  for (const [key, n] of counts) if (n > 1) v.duplicates.push(`${key} x${n}`);
+  for (const o of outputs) {
+    const runState = (await journal.latestRun(o.jobId))?.state;
+    if (runState !== "done") v.notDone.push(`${o.jobId}: ${runState}`);
+    const latest = (await journal.latestRun(o.jobId))?.generation ?? 1;
+    const ledger = await journal.effects(o.jobId, latest);
+    o.effects.forEach((spec: EffectSpec, i) => {
+      const key = effectKey(o.jobId, i);
+      const row = ledger.find((r) => r.key === key);
+      if (!row || (row.state !== "applied" && row.state !== "present"))
+        v.ledgerDisagrees.push(`${key}: ${row?.state ?? "no row"}`);
+      if (spec.kind === "git.commit" || spec.kind === "git.patch") {
+        if ((counts.get(key) ?? 0) === 0) v.missing.push(key);
+      } else if (spec.kind === "file.write") {
+        let content: string | undefined;
+        try {
+          content = readFileSync(join(ws.outboxPath, spec.path), "utf8");
+        } catch {
+          content = undefined;
+        }
+        if (content !== spec.content) v.missing.push(key);
+      }
+    });
+  }
+  return v;
+}
+
+export interface ChildResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the interpreter child (`--once`) on a workspace; resolves when it exits. */
+export function startChild(
+  ws: Workspace,
+  options: { env?: Record<string, string>; args?: string[] } = {},
+): { child: ReturnType<typeof spawn>; done: Promise<ChildResult> } {
+  const child = spawn(process.execPath, [CHILD_SCRIPT, ws.configFile, ...(options.args ?? [])], {
+    env: { ...process.env, IDEM_LOG_LEVEL: "warn", ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.on("data", (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr?.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const done = new Promise<ChildResult>((res) => {
+    child.on("exit", (code, signal) => res({ code, signal, stdout, stderr }));
+  });
+  return { child, done };
+}
+
+export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
