@@ -1,5 +1,7 @@
 import { Command, CommanderError } from "commander";
+import * as dlq from "./commands/dlq.js";
 import * as init from "./commands/init.js";
+import * as interpreter from "./commands/interpreter.js";
 import * as ls from "./commands/ls.js";
 import * as show from "./commands/show.js";
 import * as status from "./commands/status.js";
@@ -8,6 +10,7 @@ import { CliError, EXIT, exitCodeOf, exitHolder } from "./context.js";
 
 /** Every command module: `register(program)` adds its command. */
 const COMMANDS: { register(program: Command): void }[] = [init, submit, status, ls, show];
+COMMANDS.push(interpreter, dlq);
 
 /** Builds the `idem` program. Actions set a non-zero exit code through `exitHolder` or throw. */
 export function buildProgram(): Command {
