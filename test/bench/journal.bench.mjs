@@ -79,7 +79,7 @@ function fill(path, n) {
 
 async function atScale(dir, n) {
   const path = join(dir, `scale-${n}.db`);
-  (await openJournal(path)).close();
+  await (await openJournal(path)).close();
   fill(path, n);
   const j = await openJournal(path, { synchronous: "FULL" });
   const rec = [];

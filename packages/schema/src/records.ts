@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { Config } from "./config.js";
-import { issuePath, isSafeBranchName } from "./config.js";
+import { isSafeBranchName, issuePath } from "./config.js";
 import { AGENT_PATTERN, EFFECT_TRAILER, JOB_ID_PATTERN } from "./ids.js";
 
 export const JobIdSchema = z
