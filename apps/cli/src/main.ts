@@ -1,15 +1,27 @@
 import { Command, CommanderError } from "commander";
+import * as backup from "./commands/backup.js";
 import * as dlq from "./commands/dlq.js";
+import * as doctor from "./commands/doctor.js";
 import * as init from "./commands/init.js";
 import * as interpreter from "./commands/interpreter.js";
 import * as ls from "./commands/ls.js";
+import * as prune from "./commands/prune.js";
 import * as show from "./commands/show.js";
 import * as status from "./commands/status.js";
 import * as submit from "./commands/submit.js";
 import { CliError, EXIT, exitCodeOf, exitHolder } from "./context.js";
 
 /** Every command module: `register(program)` adds its command. */
-const COMMANDS: { register(program: Command): void }[] = [init, submit, status, ls, show];
+const COMMANDS: { register(program: Command): void }[] = [
+  init,
+  submit,
+  status,
+  ls,
+  show,
+  doctor,
+  backup,
+  prune,
+];
 COMMANDS.push(interpreter, dlq);
 
 /** Builds the `idem` program. Actions set a non-zero exit code through `exitHolder` or throw. */
