@@ -58,6 +58,7 @@ export type {
 } from "./records.js";
 export {
   AgentOutputSchema,
+  checkJsonShape,
   EFFECT_KINDS,
   EffectSpecSchema,
   effectTarget,
@@ -67,6 +68,7 @@ export {
   GitPatchSpecSchema,
   HttpRequestSpecSchema,
   JobSchema,
+  MAX_JSON_DEPTH,
   NatsPublishSpecSchema,
   unsafeRelativePath,
   unsafeUrlPath,

@@ -157,3 +157,24 @@ describe("effect keys and targets", () => {
     ]);
   });
 });
+
+describe("checkJsonShape", () => {
+  it("refuses deep nesting, lone surrogates and prototype keys before the schema runs", () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 20_000; i++) deep = [deep];
+    const nested = validateOutput({ jobId: "a", agent: "w", effects: [], meta: { d: deep } }, cfg);
+    expect(nested.ok).toBe(false);
+    const lone = validateOutput({ jobId: "a", agent: "w", effects: [], summary: "x\uD800y" }, cfg);
+    expect(!lone.ok && lone.issues[0]?.path).toBe("summary");
+    const paired = validateOutput(
+      { jobId: "a", agent: "w", effects: [], summary: "emoji \u{1F600}" },
+      cfg,
+    );
+    expect(paired.ok).toBe(true);
+    const proto = validateOutput(
+      JSON.parse('{"jobId":"a","agent":"w","effects":[],"meta":{"__proto__":{"x":1}}}'),
+      cfg,
+    );
+    expect(!proto.ok && proto.issues[0]?.path).toBe("meta.__proto__");
+  });
+});
