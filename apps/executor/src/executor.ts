@@ -573,6 +573,7 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
         },
       });
     }
+    await conn.flush();
   }
 
   // --- embedded queue ---------------------------------------------------------------------------

@@ -1,5 +1,7 @@
 export type { AgentRunner, RunContext } from "./agent-runner.js";
 export { createCommandRunner, functionRunner } from "./agent-runner.js";
+export type { ApiOptions, ApiServer } from "./api-server.js";
+export { createApiApp, startApiServer } from "./api-server.js";
 export { checkDeadLetterRate } from "./dead-letter-alert.js";
 export type { EnqueueOutcome } from "./enqueue-job.js";
 export { enqueueJob, retryDeadLetter } from "./enqueue-job.js";

@@ -200,3 +200,21 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
     expect(ex.inFlight()).toBe(0);
   });
 });
+
+describe("the NATS submit subject", () => {
+  it("answers request/reply with the submit JSON shape", async () => {
+    await using env = await setup("jetstream");
+    await env.startExecutor();
+    const subject = `${env.config.nats?.subjectPrefix}.submit`;
+    const ask = async (body: unknown) =>
+      (await nc.request(subject, JSON.stringify(body), { timeout: 5_000 })).json<{
+        status: string;
+        jobId: string | null;
+      }>();
+    const out = { jobId: "n-1", agent: "writer", effects: [] };
+    expect(await ask(out)).toEqual({ status: "recorded", jobId: "n-1" });
+    expect((await ask(out)).status).toBe("duplicate");
+    expect((await ask({ ...out, summary: "x" })).status).toBe("conflict");
+    expect((await ask({ jobId: "n-2" })).status).toBe("invalid");
+  });
+});
