@@ -2,7 +2,34 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Config, defaultConfig, ManualClock } from "@idem/schema";
+import { type Config, defaultConfig, type GitPatchSpec, ManualClock } from "@idem/schema";
+
+/** Runs git synchronously with stdin and returns stdout untrimmed (patches keep their last newline). */
+export function gitRaw(cwd: string, args: string[], input?: string): string {
+  return execFileSync("git", args, {
+    cwd,
+    encoding: "utf8",
+    input,
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: "Human",
+      GIT_AUTHOR_EMAIL: "h@x",
+      GIT_COMMITTER_NAME: "Human",
+      GIT_COMMITTER_EMAIL: "h@x",
+    },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+}
+
+/** Makes a change in the working tree of `repo`, returns its diff against HEAD, and undoes it. */
+export function diffOf(repo: string, change: () => void, args: string[] = []): string {
+  change();
+  git(repo, "add", "-A");
+  const d = gitRaw(repo, ["diff", "--cached", "-M", ...args]);
+  git(repo, "reset", "-q", "--hard");
+  git(repo, "clean", "-qfd");
+  return d;
+}
 
 /** Runs git synchronously in `cwd` and returns trimmed stdout. */
 export function git(cwd: string, ...args: string[]): string {
@@ -80,3 +107,11 @@ export function commitsWithKey(repo: string, key: string, branch = "main"): stri
 }
 
 export const clock = () => new ManualClock(1_700_000_000_000);
+
+export const patchSpec = (patch: string, extra: Partial<GitPatchSpec> = {}): GitPatchSpec => ({
+  kind: "git.patch",
+  repo: "site",
+  message: "agent: patch",
+  patch,
+  ...extra,
+});
