@@ -1,4 +1,5 @@
 import { Command, CommanderError } from "commander";
+import * as audit from "./commands/audit.js";
 import * as backup from "./commands/backup.js";
 import * as dlq from "./commands/dlq.js";
 import * as doctor from "./commands/doctor.js";
@@ -21,6 +22,7 @@ const COMMANDS: { register(program: Command): void }[] = [
   doctor,
   backup,
   prune,
+  audit,
 ];
 COMMANDS.push(interpreter, dlq);
 

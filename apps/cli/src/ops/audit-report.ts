@@ -1,0 +1,184 @@
+import type { Effects } from "@idem/effects";
+import { FileWriteIndex } from "@idem/interpreter";
+import {
+  type EffectRecord,
+  type JournalStore,
+  type OutputRecord,
+  SETTLED_EFFECT_STATES,
+  SqliteJournalStore,
+} from "@idem/journal";
+import { type Config, describeError, type EffectSpec, effectKey } from "@idem/schema";
+
+/** The reconciliation of DESIGN.md (`idem audit --json`), plus what was scanned. */
+export interface AuditReport {
+  since: number | null;
+  enqueued: number;
+  outputs: number;
+  redeliveriesSkipped: number;
+  conflictsRefused: number;
+  effects: { applied: number; present: number };
+  /** Extra copies of effects found at their targets: a key on n commits counts n - 1. */
+  duplicateEffectsAtTargets: number;
+  duplicates: { key: string; count: number; target: string; commits: string[] }[];
+  drift: { key: string; reason: string }[];
+  deadLetters: number;
+  /** The git targets scanned, once each: `<repo>@<branch>` and how many keys they carry. */
+  targets: { target: string; keys: number }[];
+  /** Settled effects whose kind cannot be checked at the target (nats.publish, http without probeUrl). */
+  unverifiable: number;
+}
+
+const CONFLICT_EVENTS = ["output.conflict", "job.conflict"] as const;
+
+/**
+ * Reconciles the journal with its targets. Counts come from the journal (events for `since`);
+ * `duplicates` from one trailer scan per git target the ledger references; `drift` lists every
+ * effect whose latest settled ledger row says applied or present but that its target lacks (a
+ * file.write superseded by a later recorded write to the same path is not drift). Read-only.
+ */
+export async function buildAudit(
+  config: Config,
+  journal: JournalStore,
+  effects: Effects,
+  since?: number,
+): Promise<AuditReport> {
+  const all = await journal.select({ all: true });
+  const inWindow = since === undefined ? all : all.filter((o) => o.recordedAt >= since);
+  const counts = await journal.countEvents(
+    ["redelivery.skipped", "effect.applied", "effect.present", ...CONFLICT_EVENTS],
+    since,
+  );
+  const report: AuditReport = {
+    since: since ?? null,
+    enqueued: await countJobs(journal, since),
+    outputs: inWindow.length,
+    redeliveriesSkipped: counts["redelivery.skipped"] ?? 0,
+    conflictsRefused: CONFLICT_EVENTS.reduce((n, t) => n + (counts[t] ?? 0), 0),
+    effects: { applied: counts["effect.applied"] ?? 0, present: counts["effect.present"] ?? 0 },
+    duplicateEffectsAtTargets: 0,
+    duplicates: [],
+    drift: [],
+    deadLetters: (await journal.deadLetters(since === undefined ? {} : { since })).length,
+    targets: [],
+    unverifiable: 0,
+  };
+
+  // Every git target the ledger references, scanned once.
+  const gitTargets = new Map<string, { repo: string; branch: string }>();
+  for (const o of all) {
+    for (const spec of o.output.effects) {
+      if (spec.kind !== "git.commit" && spec.kind !== "git.patch") continue;
+      const branch = spec.branch ?? config.repos[spec.repo]?.branch ?? "main";
+      gitTargets.set(`${spec.repo}@${branch}`, { repo: spec.repo, branch });
+    }
+  }
+  const scans = new Map<string, Map<string, string[]> | Error>();
+  const inWindowKeys = new Set<string>();
+  for (const o of inWindow)
+    o.output.effects.forEach((_, i) => inWindowKeys.add(effectKey(o.jobId, i)));
+  for (const [id, t] of gitTargets) {
+    let scan: Map<string, string[]> | Error;
+    try {
+      scan = await effects.scanTrailers(t.repo, t.branch);
+    } catch (e) {
+      scan = new Error(describeError(e));
+    }
+    scans.set(id, scan);
+    if (scan instanceof Error) continue;
+    report.targets.push({ target: id, keys: scan.size });
+    for (const [key, commits] of scan) {
+      if (commits.length < 2) continue;
+      if (since !== undefined && !inWindowKeys.has(key)) continue;
+      report.duplicates.push({ key, count: commits.length, target: id, commits });
+      report.duplicateEffectsAtTargets += commits.length - 1;
+    }
+  }
+
+  const files = new FileWriteIndex(journal);
+  for (const o of inWindow) {
+    const ledger = await journal.effects(o.jobId);
+    for (const [i, spec] of o.output.effects.entries()) {
+      const key = effectKey(o.jobId, i);
+      const settled = latestSettled(ledger, i);
+      if (!settled || (settled.state !== "applied" && settled.state !== "present")) continue;
+      const reason = await driftOf(config, effects, files, scans, o, i, spec, key, settled);
+      if (reason === "unverifiable") report.unverifiable += 1;
+      else if (reason !== undefined) report.drift.push({ key, reason });
+    }
+  }
+  report.duplicates.sort((a, b) => a.key.localeCompare(b.key));
+  return report;
+}
+
+/** The ledger row of effect `idx` in the latest generation that settled it. */
+function latestSettled(ledger: readonly EffectRecord[], idx: number): EffectRecord | undefined {
+  let best: EffectRecord | undefined;
+  for (const r of ledger) {
+    if (r.idx !== idx || !SETTLED_EFFECT_STATES.includes(r.state)) continue;
+    if (!best || r.generation > best.generation) best = r;
+  }
+  return best;
+}
+
+async function driftOf(
+  config: Config,
+  effects: Effects,
+  files: FileWriteIndex,
+  scans: Map<string, Map<string, string[]> | Error>,
+  output: OutputRecord,
+  idx: number,
+  spec: EffectSpec,
+  key: string,
+  settled: EffectRecord,
+): Promise<string | undefined> {
+  const as = `the ledger says ${settled.state} (generation ${settled.generation})`;
+  if (spec.kind === "git.commit" || spec.kind === "git.patch") {
+    const branch = spec.branch ?? config.repos[spec.repo]?.branch ?? "main";
+    const target = `${spec.repo}@${branch}`;
+    const scan = scans.get(target);
+    if (scan instanceof Error) return `${as} but ${target} cannot be read: ${scan.message}`;
+    if (scan?.has(key)) return undefined;
+    if (spec.kind === "git.patch") {
+      // A patch found present without a commit of its own (its change was already there) carries
+      // no trailer: ask the target whether the change is still in the tree.
+      const r = await effects.probe(spec, key).catch((e: unknown) => e as Error);
+      if (!(r instanceof Error) && r.status === "present") return undefined;
+    }
+    return `${as} but no commit reachable from ${target} carries Idem-Effect: ${key}`;
+  }
+  if (spec.kind === "file.write") {
+    const laterInOutput = output.output.effects
+      .slice(idx + 1)
+      .some((e) => e.kind === "file.write" && e.root === spec.root && e.path === spec.path);
+    if (laterInOutput || (await files.supersededBy(output.seq, spec)) !== undefined)
+      return undefined;
+    const r = await effects.probe(spec, key).catch((e: unknown) => e as Error);
+    if (r instanceof Error)
+      return `${as} but ${spec.root}:${spec.path} cannot be read: ${r.message}`;
+    if (r.status === "present") return undefined;
+    return `${as} but ${spec.root}:${spec.path} no longer holds the bytes written, and no later recorded write replaced them`;
+  }
+  if (!effects.probeable(spec)) return "unverifiable";
+  const r = await effects.probe(spec, key).catch((e: unknown) => e as Error);
+  if (r instanceof Error) return `${as} but the probe failed: ${r.message}`;
+  return r.status === "present" ? undefined : `${as} but the target's probe says ${r.status}`;
+}
+
+/**
+ * Jobs enqueued (since a time): the journal's jobs table, which holds every job enqueued or
+ * delivered on either transport.
+ */
+async function countJobs(journal: JournalStore, since?: number): Promise<number> {
+  if (since === undefined) {
+    const s = await journal.status();
+    return Object.values(s.jobs).reduce((a, b) => a + b, 0);
+  }
+  // TODO(lead): JournalStore has no count of jobs created since T; read the SQLite adapter directly.
+  if (journal instanceof SqliteJournalStore) {
+    const row = journal.database
+      .prepare("SELECT COUNT(*) AS n FROM jobs WHERE created_at >= ?")
+      .get(since) as { n: number };
+    return row.n;
+  }
+  return (await journal.pendingJobs({ since })).length;
+}
