@@ -74,8 +74,9 @@ export async function buildAudit(
   }
   const scans = new Map<string, Map<string, string[]> | Error>();
   const inWindowKeys = new Set<string>();
-  for (const o of inWindow)
-    o.output.effects.forEach((_, i) => inWindowKeys.add(effectKey(o.jobId, i)));
+  for (const o of inWindow) {
+    for (let i = 0; i < o.output.effects.length; i++) inWindowKeys.add(effectKey(o.jobId, i));
+  }
   for (const [id, t] of gitTargets) {
     let scan: Map<string, string[]> | Error;
     try {
