@@ -152,7 +152,16 @@ export function createGitCommitHandler(
     const repo = targets.get(spec.repo);
     const branch = branchOf(spec, repo);
     await repo.checkBranch(branch);
-    return probeKey(repo, branch, key, hint);
+    const r = await probeKey(repo, branch, key, hint);
+    if (r.status === "absent") {
+      const base = r.detail.base as string | null;
+      const tree = base === null ? null : ((await repo.commit(base))?.tree ?? null);
+      await repo.checkTreePaths(
+        tree,
+        spec.files.map((f) => f.path),
+      );
+    }
+    return r;
   };
   return {
     kind: "git.commit",

@@ -114,7 +114,7 @@ export function createGitPatchHandler(
   const branchOf = (spec: GitPatchSpec, repo: GitRepo) => spec.branch ?? repo.config.branch;
   const probe = async (spec: GitPatchSpec, key: string, hint?: ProbeHint): Promise<ProbeResult> => {
     checkKey(key);
-    checkPatchSpec(spec, maxFileBytes);
+    const files = checkPatchSpec(spec, maxFileBytes);
     const repo = targets.get(spec.repo);
     const branch = branchOf(spec, repo);
     await repo.checkBranch(branch);
@@ -122,6 +122,7 @@ export function createGitPatchHandler(
     if (byKey.status !== "absent") return byKey;
     const head = byKey.detail.base as string | null;
     const tree = head === null ? null : ((await repo.commit(head))?.tree ?? null);
+    await repo.checkTreePaths(tree, patchPaths(files));
     return scratch.probeLock.run(async () => {
       const file = await scratch.probeIndex(repo);
       await scratch.load(repo, file, tree);
@@ -153,6 +154,7 @@ export function createGitPatchHandler(
         if ("done" in b) return b.done;
         const base = b.base;
         const baseTree = base === null ? null : ((await repo.commit(base))?.tree ?? null);
+        await repo.checkTreePaths(baseTree, patchPaths(files));
         const sync = (await repo.checkedOutBranch()) === branch;
         if (sync) await repo.checkWorktree(patchPaths(files), baseTree);
         const file = await repo.applyIndex();

@@ -244,6 +244,27 @@ export class GitRepo {
     return undefined;
   }
 
+  /**
+   * Refuses paths that pass through a symlink, file or submodule of `tree` (git would write beyond a
+   * symbolic link in a working tree).
+   * @throws IdemError SANDBOX_VIOLATION
+   */
+  async checkTreePaths(tree: string | null, paths: string[]): Promise<void> {
+    for (const p of paths) {
+      const parts = p.split("/");
+      for (let i = 1; i < parts.length; i++) {
+        const e = await this.entryAt(tree, parts.slice(0, i).join("/"));
+        if (!e) break;
+        if (e.mode !== "40000") {
+          refuse(
+            "path",
+            `"${p}" passes through ${parts.slice(0, i).join("/")}, which is a ${e.mode === "120000" ? "symlink" : e.mode === "160000" ? "submodule" : "file"}`,
+          );
+        }
+      }
+    }
+  }
+
   async writeObject(type: string, body: Uint8Array): Promise<string> {
     const { gitDir, format } = await this.layout();
     return writeLooseObject(join(gitDir, "objects"), format, type, body, this.options.durable);
