@@ -35,6 +35,21 @@ describe("SqliteJournalStore outputs", () => {
     expect((await t.journal.get("j1"))?.output.summary).toBe("first");
   });
 
+  it("answers concurrent records sharing one commit each as if alone: first call wins", async () => {
+    await using t = await tempJournal();
+    const calls = Array.from({ length: 60 }, (_, i) =>
+      output(`job-${i % 20}`, `v${Math.floor(i / 20) % 2}`),
+    );
+    const results = await Promise.all(
+      calls.map((o) => t.journal.record(o, { source: "cli", targets: [] })),
+    );
+    expect(results.slice(0, 20).every((r) => r.status === "recorded")).toBe(true);
+    expect(results.slice(20, 40).every((r) => r.status === "conflict")).toBe(true);
+    expect(results.slice(40).every((r) => r.status === "duplicate")).toBe(true);
+    expect((await t.journal.get("job-3"))?.output.summary).toBe("v0");
+    expect((await t.journal.status()).rejections).toBe(20);
+  });
+
   it("refuses UPDATE and DELETE of outputs at the database (invariant 2)", async () => {
     await using t = await tempJournal();
     await t.journal.record(output("j1"), { source: "cli", targets: [] });

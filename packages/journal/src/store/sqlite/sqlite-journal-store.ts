@@ -202,6 +202,15 @@ const toDeadLetter = (r: DeadLetterRow): DeadLetterRecord => ({
   resolution: r.resolution,
 });
 
+interface PendingRecord {
+  output: AgentOutput;
+  options: RecordOptions;
+  body: string;
+  hash: string;
+  resolve: (r: RecordResult) => void;
+  reject: (e: unknown) => void;
+}
+
 const ACTIVE = "('pending','running','failed')";
 const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
 
@@ -223,6 +232,7 @@ export class SqliteJournalStore implements JournalStore {
   private readonly clock: Clock;
   private readonly ids: () => string;
   private readonly stmts = new Map<string, Database.Statement>();
+  private pendingRecords: PendingRecord[] = [];
 
   private constructor(path: string, db: Database.Database, options: SqliteJournalOptions) {
     this.path = path;
@@ -296,56 +306,86 @@ export class SqliteJournalStore implements JournalStore {
 
   // --- outputs -------------------------------------------------------------------------------
 
+  /**
+   * Group commit: records that arrive while one is being written share the next transaction, so
+   * concurrent callers pay one fsync between them. Each caller is answered only after the commit;
+   * a failing commit rejects every record in it and none of them is written.
+   */
   async record(output: AgentOutput, options: RecordOptions): Promise<RecordResult> {
     const body = canonicalJson(output);
     const hash = sha256Hex(body);
-    const actor = options.actor ?? options.source;
-    return this.tx(() => {
-      const now = this.clock.now();
-      const inserted = this.st(
-        `INSERT INTO outputs (job_id, agent, content_hash, body, source, recorded_at) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT(job_id) DO NOTHING RETURNING seq`,
-      ).get(output.jobId, output.agent, hash, body, options.source, now) as
-        | { seq: number }
-        | undefined;
-      if (!inserted) {
-        const existing = this.st("SELECT seq, content_hash FROM outputs WHERE job_id = ?").get(
-          output.jobId,
-        ) as {
-          seq: number;
-          content_hash: string;
-        };
-        if (existing.content_hash === hash) {
-          this.event(output.jobId, "output.duplicate", actor, { source: options.source });
-          return { status: "duplicate", jobId: output.jobId, seq: existing.seq, contentHash: hash };
-        }
-        this.st(
-          "INSERT INTO rejections (job_id, content_hash, body, source, at) VALUES (?, ?, ?, ?, ?)",
-        ).run(output.jobId, hash, body, options.source, now);
-        this.event(output.jobId, "output.conflict", actor, {
-          source: options.source,
-          contentHash: hash,
-          existingHash: existing.content_hash,
-        });
-        return {
-          status: "conflict",
-          jobId: output.jobId,
-          contentHash: hash,
-          existingHash: existing.content_hash,
-        };
-      }
-      this.insertRun(output.jobId, 1, options.targets, false, now);
-      this.st(
-        `UPDATE jobs SET state = 'done', due_at = NULL, lease_owner = NULL, lease_token = NULL, lease_until = NULL,
-         updated_at = ? WHERE job_id = ? AND state != 'done'`,
-      ).run(now, output.jobId);
-      this.event(output.jobId, "output.recorded", actor, {
-        source: options.source,
-        seq: inserted.seq,
-        contentHash: hash,
-      });
-      return { status: "recorded", jobId: output.jobId, seq: inserted.seq, contentHash: hash };
+    return new Promise<RecordResult>((resolve, reject) => {
+      this.pendingRecords.push({ output, options, body, hash, resolve, reject });
+      if (this.pendingRecords.length === 1) setImmediate(() => this.flushRecords());
     });
+  }
+
+  private flushRecords(): void {
+    const batch = this.pendingRecords;
+    this.pendingRecords = [];
+    let results: RecordResult[];
+    try {
+      results = this.tx(() =>
+        batch.map((r) => this.recordInTx(r.output, r.options, r.body, r.hash)),
+      );
+    } catch (e) {
+      for (const r of batch) r.reject(e);
+      return;
+    }
+    batch.forEach((r, i) => r.resolve(results[i] as RecordResult));
+  }
+
+  private recordInTx(
+    output: AgentOutput,
+    options: RecordOptions,
+    body: string,
+    hash: string,
+  ): RecordResult {
+    const actor = options.actor ?? options.source;
+    const now = this.clock.now();
+    const inserted = this.st(
+      `INSERT INTO outputs (job_id, agent, content_hash, body, source, recorded_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT(job_id) DO NOTHING RETURNING seq`,
+    ).get(output.jobId, output.agent, hash, body, options.source, now) as
+      | { seq: number }
+      | undefined;
+    if (!inserted) {
+      const existing = this.st("SELECT seq, content_hash FROM outputs WHERE job_id = ?").get(
+        output.jobId,
+      ) as {
+        seq: number;
+        content_hash: string;
+      };
+      if (existing.content_hash === hash) {
+        this.event(output.jobId, "output.duplicate", actor, { source: options.source });
+        return { status: "duplicate", jobId: output.jobId, seq: existing.seq, contentHash: hash };
+      }
+      this.st(
+        "INSERT INTO rejections (job_id, content_hash, body, source, at) VALUES (?, ?, ?, ?, ?)",
+      ).run(output.jobId, hash, body, options.source, now);
+      this.event(output.jobId, "output.conflict", actor, {
+        source: options.source,
+        contentHash: hash,
+        existingHash: existing.content_hash,
+      });
+      return {
+        status: "conflict",
+        jobId: output.jobId,
+        contentHash: hash,
+        existingHash: existing.content_hash,
+      };
+    }
+    this.insertRun(output.jobId, 1, options.targets, false, now);
+    this.st(
+      `UPDATE jobs SET state = 'done', due_at = NULL, lease_owner = NULL, lease_token = NULL, lease_until = NULL,
+       updated_at = ? WHERE job_id = ? AND state != 'done'`,
+    ).run(now, output.jobId);
+    this.event(output.jobId, "output.recorded", actor, {
+      source: options.source,
+      seq: inserted.seq,
+      contentHash: hash,
+    });
+    return { status: "recorded", jobId: output.jobId, seq: inserted.seq, contentHash: hash };
   }
 
   private insertRun(
