@@ -7,6 +7,7 @@ import * as init from "./commands/init.js";
 import * as interpreter from "./commands/interpreter.js";
 import * as ls from "./commands/ls.js";
 import * as prune from "./commands/prune.js";
+import * as replay from "./commands/replay.js";
 import * as show from "./commands/show.js";
 import * as status from "./commands/status.js";
 import * as submit from "./commands/submit.js";
@@ -23,6 +24,7 @@ const COMMANDS: { register(program: Command): void }[] = [
   backup,
   prune,
   audit,
+  replay,
 ];
 COMMANDS.push(interpreter, dlq);
 

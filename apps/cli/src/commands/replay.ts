@@ -1,0 +1,269 @@
+import { createInterface } from "node:readline/promises";
+import { createEffects } from "@idem/effects";
+import { createInterpreter, createInterpreterLogger, type DrainResult } from "@idem/interpreter";
+import type { JournalStore, ReplaySelection, RunRecord } from "@idem/journal";
+import type { Config } from "@idem/schema";
+import cliProgress from "cli-progress";
+import type { Command } from "commander";
+import {
+  actorOf,
+  CliError,
+  color,
+  EXIT,
+  exitHolder,
+  loadConfig,
+  openConfiguredJournal,
+  printJson,
+  table,
+} from "../context.js";
+import { withReadonlyJournal } from "../ops/readonly-journal.js";
+import { buildReplayPlan, type PlanEntry, type ReplayPlan } from "../ops/replay-plan.js";
+import { sinceOption, stateOption } from "./ls.js";
+
+interface ReplayOptions {
+  job?: string[];
+  agent?: string;
+  since?: string;
+  state?: string;
+  all?: boolean;
+  dryRun?: boolean;
+  yes?: boolean;
+  now?: boolean;
+  forceUnprobeable?: boolean;
+  actor?: string;
+  json?: boolean;
+}
+
+/** Plans shorter than this are printed row by row; longer ones show only what is not a skip. */
+const FULL_TABLE_ROWS = 50;
+const MAX_TABLE_ROWS = 200;
+/** Job IDs per replay transaction (SQLite's bound-parameter limit). */
+const REPLAY_CHUNK = 5000;
+
+export function register(program: Command): void {
+  program
+    .command("replay")
+    .description(
+      "a new run generation for each selected output; --dry-run probes every effect and prints the plan, changing nothing",
+    )
+    .option("--job <jobs...>", "these job IDs")
+    .option("--agent <agent>", "this agent's outputs")
+    .option("--since <time>", "recorded since an ISO-8601 time or a duration back (15m, 2h, 7d)")
+    .option("--state <state>", "whose latest run is in this state (done, dead, ...)")
+    .option("--all", "every output")
+    .option("--dry-run", "probe and print the plan; change nothing, not even the journal")
+    .option("--yes", "do not ask for confirmation (scripts)")
+    .option(
+      "--now",
+      "drive the interpretation here, with a progress bar, instead of leaving it to a running interpreter",
+    )
+    .option("--force-unprobeable", "send again effects that cannot be probed and were sent before")
+    .option("--actor <name>", "who replays (default $IDEM_ACTOR or $USER)")
+    .option("--json", "print JSON")
+    .action(async (opts: ReplayOptions, cmd: Command) => {
+      const config = loadConfig(cmd.optsWithGlobals());
+      const selection = selectionOf(opts);
+      const force = opts.forceUnprobeable ?? false;
+      const effects = createEffects(config);
+      try {
+        if (opts.dryRun) {
+          const plan = await withReadonlyJournal(config, (journal) =>
+            buildReplayPlan({ config, journal, effects, selection, forceUnprobeable: force }),
+          );
+          if (opts.json) printJson(planJson(plan));
+          else process.stdout.write(printPlan(plan, true));
+          return;
+        }
+        const journal = await openConfiguredJournal(config);
+        try {
+          await replay(config, journal, effects, selection, opts);
+        } finally {
+          await journal.close();
+        }
+      } finally {
+        await effects.close();
+      }
+    });
+}
+
+function selectionOf(opts: ReplayOptions): ReplaySelection {
+  const s: ReplaySelection = {
+    ...(opts.job !== undefined && { jobIds: opts.job }),
+    ...(opts.agent !== undefined && { agent: opts.agent }),
+    ...(opts.since !== undefined && { since: sinceOption(opts.since) as number }),
+    ...(opts.state !== undefined && { state: stateOption(opts.state) }),
+    ...(opts.all && { all: true }),
+  };
+  if (Object.keys(s).length === 0) {
+    throw new CliError(
+      "choose what to replay: --job J..., --agent A, --since T, --state S or --all",
+      EXIT.USAGE,
+    );
+  }
+  return s;
+}
+
+async function replay(
+  config: Config,
+  journal: JournalStore,
+  effects: ReturnType<typeof createEffects>,
+  selection: ReplaySelection,
+  opts: ReplayOptions,
+): Promise<void> {
+  const force = opts.forceUnprobeable ?? false;
+  const plan = await buildReplayPlan({
+    config,
+    journal,
+    effects,
+    selection,
+    forceUnprobeable: force,
+  });
+  const say = (text: string) => (opts.json ? process.stderr : process.stdout).write(text);
+  say(printPlan(plan, false));
+  if (plan.jobIds.length === 0) {
+    if (opts.json) printJson({ ...planJson(plan), created: [] });
+    return;
+  }
+  if (!opts.yes) {
+    if (!process.stdin.isTTY) {
+      throw new CliError(
+        "refusing to replay without confirmation: no terminal to ask on; pass --yes to confirm in a script",
+        EXIT.FAILED,
+      );
+    }
+    const rl = createInterface({ input: process.stdin, output: process.stderr });
+    const answer = await rl.question(
+      `create a new run generation for ${plan.jobIds.length} output(s)? [y/N] `,
+    );
+    rl.close();
+    if (!/^y(es)?$/i.test(answer.trim())) {
+      throw new CliError("not confirmed: nothing changed", EXIT.FAILED);
+    }
+  }
+  const actor = actorOf(opts.actor);
+  const created: RunRecord[] = [];
+  for (let i = 0; i < plan.jobIds.length; i += REPLAY_CHUNK) {
+    const jobIds = plan.jobIds.slice(i, i + REPLAY_CHUNK);
+    created.push(...(await journal.replay({ jobIds }, { actor, forceUnprobeable: force })));
+  }
+  say(
+    `created ${created.length} run generation(s)${force ? " with --force-unprobeable" : ""} (actor ${actor})\n`,
+  );
+  let drained: DrainResult | undefined;
+  if (opts.now) {
+    drained = await driveNow(config, journal, effects, created.length);
+    const done = drained.runs.done;
+    say(`interpreted here: ${done} run(s) done, ${drained.dead.length} dead\n`);
+    if (drained.endedDead) {
+      exitHolder.code = EXIT.FAILED;
+      const rows = drained.dead.map((d) => [d.jobId, d.generation, d.class, d.error]);
+      process.stderr.write(
+        `${color.red("runs ended dead")}; see idem dlq ls\n${table(["job", "gen", "class", "error"], rows)}\n`,
+      );
+    }
+  } else {
+    say(
+      "a running interpreter (idem interpreter or idem up) will apply them; follow with idem status\n",
+    );
+  }
+  if (opts.json) {
+    printJson({
+      ...planJson(plan),
+      created: created.map((r) => ({ jobId: r.jobId, generation: r.generation })),
+      ...(drained && { drained: { runs: drained.runs, dead: drained.dead } }),
+    });
+  }
+}
+
+/** Runs the interpreter in this process until nothing is due, with a progress bar on stderr. */
+async function driveNow(
+  config: Config,
+  journal: JournalStore,
+  effects: ReturnType<typeof createEffects>,
+  total: number,
+): Promise<DrainResult> {
+  const interpreter = createInterpreter({
+    config,
+    journal,
+    effects,
+    logger: createInterpreterLogger({ level: process.env.IDEM_LOG_LEVEL ?? "warn" }),
+  });
+  const bar = new cliProgress.SingleBar(
+    {
+      stream: process.stderr,
+      format: "interpreting [{bar}] {value}/{total} runs | {eta_formatted} left",
+      hideCursor: true,
+      clearOnComplete: false,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  bar.start(total, 0);
+  const tick = setInterval(() => {
+    void journal.activeRuns().then(
+      (a) => bar.update(Math.max(0, total - (a.pending + a.running + a.failed))),
+      () => {},
+    );
+  }, 200);
+  const onSignal = () => {
+    void interpreter.stop();
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  try {
+    return await interpreter.drain();
+  } finally {
+    clearInterval(tick);
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+    const a = await journal.activeRuns();
+    bar.update(Math.max(0, total - (a.pending + a.running + a.failed)));
+    bar.stop();
+  }
+}
+
+/** The `--json` shape of DESIGN.md, plus the outputs left alone because they are still busy. */
+function planJson(p: ReplayPlan) {
+  return {
+    plan: p.plan.map(({ key, jobId, kind, action, reason, generation }) => ({
+      key,
+      jobId,
+      kind,
+      action,
+      reason,
+      generation,
+    })),
+    summary: p.summary,
+    outputs: p.jobIds.length,
+    busy: p.busy,
+  };
+}
+
+function actionCell(a: PlanEntry["action"]): string {
+  if (a === "apply") return color.green(a);
+  if (a === "skip") return color.dim(a);
+  return color.red(a);
+}
+
+/** The plan for people: every row when short, otherwise everything that is not a skip. */
+export function printPlan(p: ReplayPlan, dryRun: boolean): string {
+  let out = "";
+  const rows =
+    p.plan.length <= FULL_TABLE_ROWS ? p.plan : p.plan.filter((e) => e.action !== "skip");
+  const shown = rows.slice(0, MAX_TABLE_ROWS);
+  if (shown.length > 0) {
+    out += `${table(
+      ["key", "kind", "action", "reason"],
+      shown.map((e) => [e.key, e.kind, actionCell(e.action), e.reason]),
+    )}\n`;
+  }
+  const hidden = p.plan.length - shown.length;
+  if (hidden > 0) out += `${hidden} more row(s) not shown (mostly skips); --json lists every one\n`;
+  const s = p.summary;
+  out += `plan${dryRun ? " (dry run: nothing changed)" : ""}: ${color.green(`${s.apply} apply`)}, ${s.skip} skip, ${s.conflict ? color.red(`${s.conflict} conflict`) : "0 conflict"}, ${s.uncertain ? color.red(`${s.uncertain} uncertain`) : "0 uncertain"} over ${p.plan.length} effect(s) of ${p.jobIds.length} output(s)\n`;
+  if (p.busy.length > 0) {
+    out += `${p.busy.length} selected output(s) still being interpreted are left alone: ${p.busy.slice(0, 10).join(", ")}${p.busy.length > 10 ? ", ..." : ""}\n`;
+  }
+  if (s.conflict > 0)
+    out += "a conflict fails its run (the target moved); see docs/runbook.md before going on\n";
+  return out;
+}
