@@ -11,6 +11,7 @@ import * as replay from "./commands/replay.js";
 import * as show from "./commands/show.js";
 import * as status from "./commands/status.js";
 import * as submit from "./commands/submit.js";
+import * as up from "./commands/up.js";
 import { CliError, EXIT, exitCodeOf, exitHolder } from "./context.js";
 
 /** Every command module: `register(program)` adds its command. */
@@ -25,6 +26,7 @@ const COMMANDS: { register(program: Command): void }[] = [
   prune,
   audit,
   replay,
+  up,
 ];
 COMMANDS.push(interpreter, dlq);
 

@@ -1,0 +1,62 @@
+import type { Command } from "commander";
+import { color, configPath, exitHolder, loadConfig, useColor } from "../context.js";
+import { supervise } from "../ops/supervisor.js";
+
+const PREFIX_COLORS = [color.cyan, color.magenta] as const;
+
+export function register(program: Command): void {
+  program
+    .command("up")
+    .description(
+      "runs the executor and the interpreter as two child processes with prefixed logs, restarted with backoff, stopped together on Ctrl-C",
+    )
+    .option("--concurrency <n>", "the interpreter's claim loops", "1")
+    .action(async (opts: { concurrency?: string; config?: string }, cmd: Command) => {
+      const globals = cmd.optsWithGlobals();
+      const config = loadConfig(globals);
+      const file = config.file ?? (globals.config ? configPath(globals) : null);
+      const names = ["executor", "interpreter"];
+      const width = Math.max(...names.map((n) => n.length));
+      const prefix = (name: string) => {
+        const p = `${name.padEnd(width)} |`;
+        const paint = PREFIX_COLORS[names.indexOf(name) % PREFIX_COLORS.length] ?? color.cyan;
+        return useColor() ? paint(p) : p;
+      };
+      let fatal: ((code: number) => void) | undefined;
+      const supervisor = supervise({
+        processes: [
+          { name: "executor", args: ["executor"] },
+          {
+            name: "interpreter",
+            args: ["interpreter", "--concurrency", opts.concurrency ?? "1"],
+          },
+        ],
+        config: file,
+        onLine: (name, line, stream) =>
+          (stream === "stdout" ? process.stdout : process.stderr).write(
+            `${prefix(name)} ${line}\n`,
+          ),
+        onEvent: (message) => process.stderr.write(`${color.bold("up")} ${message}\n`),
+        onFatal: (_name, code) => fatal?.(code),
+      });
+      process.stderr.write(
+        `${color.bold("up")} config ${file ?? "(defaults)"}; Ctrl-C stops both\n`,
+      );
+      await new Promise<void>((resolve) => {
+        const onSignal = (signal: NodeJS.Signals) => {
+          process.stderr.write(`${color.bold("up")} ${signal}: stopping both\n`);
+          process.off("SIGINT", onSignal);
+          process.off("SIGTERM", onSignal);
+          void supervisor.stop().then(resolve);
+        };
+        fatal = (code) => {
+          exitHolder.code = code;
+          process.off("SIGINT", onSignal);
+          process.off("SIGTERM", onSignal);
+          void supervisor.stop().then(resolve);
+        };
+        process.on("SIGINT", onSignal);
+        process.on("SIGTERM", onSignal);
+      });
+    });
+}

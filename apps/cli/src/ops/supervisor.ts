@@ -1,0 +1,145 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { dirname, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+/** The committed bin shim of this CLI, so children run exactly this build. */
+export const IDEM_BIN = resolve(dirname(fileURLToPath(import.meta.url)), "../../bin/idem.js");
+
+export interface IdemChild {
+  readonly name: string;
+  readonly child: ChildProcess;
+  /** Resolves with the exit code (or 128 + signal number style name) when the process ends. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/**
+ * Spawns `idem <args>` with this Node and this build, the config passed both as `--config` and as
+ * `IDEM_CONFIG`, and every output line handed to `onLine` (prefixed by the caller).
+ */
+export function spawnIdem(
+  name: string,
+  args: readonly string[],
+  options: {
+    config: string | null;
+    env?: NodeJS.ProcessEnv;
+    cwd?: string;
+    onLine?: (name: string, line: string, stream: "stdout" | "stderr") => void;
+  },
+): IdemChild {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
+  const fullArgs = [IDEM_BIN, ...args];
+  if (options.config !== null) {
+    env.IDEM_CONFIG = options.config;
+    fullArgs.push("--config", options.config);
+  }
+  const child = spawn(process.execPath, fullArgs, {
+    cwd: options.cwd,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const pending: Promise<void>[] = [];
+  for (const stream of ["stdout", "stderr"] as const) {
+    const rl = createInterface({ input: child[stream] });
+    pending.push(new Promise((r) => rl.once("close", () => r())));
+    rl.on("line", (line) => options.onLine?.(name, line, stream));
+  }
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => {
+    child.once("close", (code, signal) => {
+      void Promise.all(pending).then(() => r({ code, signal }));
+    });
+    child.once("error", () => r({ code: 127, signal: null }));
+  });
+  return { name, child, exited };
+}
+
+export interface SupervisorOptions {
+  processes: { name: string; args: string[] }[];
+  config: string | null;
+  onLine: (name: string, line: string, stream: "stdout" | "stderr") => void;
+  onEvent: (message: string) => void;
+  /**
+   * A process exited with a code that a restart cannot fix (2: usage or invalid config, 3: an
+   * invariant violation): it is not restarted and this is called.
+   */
+  onFatal?: (name: string, code: number) => void;
+  /** First restart delay; doubles per quick death up to `maxBackoffMs`. */
+  backoffMs?: number;
+  maxBackoffMs?: number;
+  /** A process that ran this long before dying restarts at the first delay again. */
+  healthyAfterMs?: number;
+  /** How long a stopped process gets between SIGTERM and SIGKILL. */
+  stopGraceMs?: number;
+}
+
+/**
+ * Keeps each process running: one that exits is restarted after a backoff (500 ms, doubling to
+ * 30 s; back to 500 ms once it has run for a minute). `stop()` sends SIGTERM to all, waits for
+ * them (SIGKILL after the grace period) and resolves when every one has exited.
+ */
+export function supervise(options: SupervisorOptions): { stop(): Promise<void> } {
+  const backoff = options.backoffMs ?? 500;
+  const maxBackoff = options.maxBackoffMs ?? 30_000;
+  const healthyAfter = options.healthyAfterMs ?? 60_000;
+  const grace = options.stopGraceMs ?? 15_000;
+  let stopping = false;
+  const current = new Map<string, IdemChild>();
+  const loops: Promise<void>[] = [];
+  const wakers = new Set<() => void>();
+
+  const wait = (ms: number) =>
+    new Promise<void>((r) => {
+      const done = () => {
+        clearTimeout(t);
+        wakers.delete(done);
+        r();
+      };
+      const t = setTimeout(done, ms);
+      wakers.add(done);
+    });
+
+  for (const p of options.processes) {
+    loops.push(
+      (async () => {
+        let delay = backoff;
+        while (!stopping) {
+          const started = Date.now();
+          const c = spawnIdem(p.name, p.args, { config: options.config, onLine: options.onLine });
+          current.set(p.name, c);
+          options.onEvent(`${p.name} started (pid ${c.child.pid})`);
+          const { code, signal } = await c.exited;
+          current.delete(p.name);
+          if (stopping) {
+            options.onEvent(`${p.name} stopped`);
+            return;
+          }
+          if (code === 2 || code === 3) {
+            options.onEvent(`${p.name} exited with code ${code}: a restart cannot fix that`);
+            options.onFatal?.(p.name, code);
+            return;
+          }
+          if (Date.now() - started >= healthyAfter) delay = backoff;
+          options.onEvent(
+            `${p.name} exited (${signal ?? `code ${code}`}); restarting in ${delay} ms`,
+          );
+          await wait(delay);
+          delay = Math.min(maxBackoff, delay * 2);
+        }
+      })(),
+    );
+  }
+
+  return {
+    async stop() {
+      if (stopping) return;
+      stopping = true;
+      for (const w of wakers) w();
+      for (const c of current.values()) c.child.kill("SIGTERM");
+      const killer = setTimeout(() => {
+        for (const c of current.values()) c.child.kill("SIGKILL");
+      }, grace);
+      await Promise.all(loops);
+      clearTimeout(killer);
+    },
+  };
+}

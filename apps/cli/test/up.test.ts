@@ -1,0 +1,87 @@
+import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type OpsFixture, opsFixture } from "./ops-fixture.js";
+import { cleanEnv, gitIn, IDEM_BIN } from "./ops-helpers.js";
+
+let fx: OpsFixture | undefined;
+afterEach(async () => {
+  await fx?.close();
+  fx = undefined;
+});
+
+const AGENT = `
+let input = "";
+process.stdin.on("data", (d) => (input += d));
+process.stdin.on("end", () => {
+  const job = JSON.parse(input);
+  process.stdout.write(JSON.stringify({
+    effects: [{ kind: "git.commit", repo: "site", message: "from " + job.jobId,
+                files: [{ path: "out/" + job.jobId + ".txt", content: String(job.input.n) + "\\n" }] }],
+  }));
+});
+`;
+
+async function until(what: string, check: () => boolean | Promise<boolean>, ms = 30_000) {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe("idem up", () => {
+  it("runs executor and interpreter with prefixed logs, restarts one that dies, and stops both on SIGTERM", async () => {
+    fx = await opsFixture({
+      agents: { writer: { command: ["node", "./agent.mjs"], timeoutMs: 20_000 } },
+      queue: { ackWaitMs: 5_000, backoffMs: [200], maxDeliver: 3 },
+      api: { port: 0 },
+    });
+    writeFileSync(join(fx.ws.dir, "agent.mjs"), AGENT);
+    const child = spawn(process.execPath, [IDEM_BIN, "up", "--config", fx.ws.config], {
+      env: cleanEnv({ IDEM_LOG_LEVEL: "info" }),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    const exited = new Promise<number | null>((r) => child.on("close", (code) => r(code)));
+    try {
+      await until(
+        "both started",
+        () => /interpreter started \(pid \d+\)/.test(out) && /executor started/.test(out),
+      );
+      await fx.journal.enqueueJob({ jobId: "job-1", agent: "writer", input: { n: 1 } });
+      await until(
+        "job-1 applied",
+        async () => (await fx?.journal.latestRun("job-1"))?.state === "done",
+      );
+      expect(out).toMatch(/^executor +\| /m);
+      expect(out).toMatch(/^interpreter \| /m);
+
+      const pid = Number(/interpreter started \(pid (\d+)\)/.exec(out)?.[1]);
+      process.kill(pid, "SIGKILL");
+      await until(
+        "interpreter restarted",
+        () => (out.match(/up interpreter started/g) ?? []).length >= 2,
+      );
+      expect(out, out).toContain("interpreter exited (SIGKILL); restarting");
+      await fx.journal.enqueueJob({ jobId: "job-2", agent: "writer", input: { n: 2 } });
+      await until(
+        "job-2 applied",
+        async () => (await fx?.journal.latestRun("job-2"))?.state === "done",
+      );
+    } finally {
+      child.kill("SIGTERM");
+    }
+    expect(await exited).toBe(0);
+    expect(out).toContain("executor stopped");
+    expect(out).toContain("interpreter stopped");
+    expect(gitIn(fx.repoDir, "log", "--format=%s", "main")).toContain("from job-2");
+  });
+});
