@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
 import * as audit from "./commands/audit.js";
 import * as backup from "./commands/backup.js";
+import * as demo from "./commands/demo.js";
 import * as dlq from "./commands/dlq.js";
 import * as doctor from "./commands/doctor.js";
 import * as init from "./commands/init.js";
@@ -27,6 +28,7 @@ const COMMANDS: { register(program: Command): void }[] = [
   audit,
   replay,
   up,
+  demo,
 ];
 COMMANDS.push(interpreter, dlq);
 

@@ -1,0 +1,64 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { idem } from "../../apps/cli/test/ops-helpers.js";
+
+let dir: string | undefined;
+afterEach(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+describe("idem demo", () => {
+  it("runs the main job with crashes injected and ends in a clean audit: every key once, 0 duplicates", async () => {
+    dir = join(mkdtempSync(join(tmpdir(), "idem-demo-test-")), "ws");
+    const started = Date.now();
+    const r = await idem(["demo", "--dir", dir, "--seed", "7", "--json"], { timeoutMs: 150_000 });
+    expect(r.code, r.stderr).toBe(0);
+    expect(Date.now() - started).toBeLessThan(90_000);
+    const out = JSON.parse(r.stdout) as {
+      clean: boolean;
+      effects: number;
+      kills: { executor: number; interpreter: number };
+      audit: {
+        enqueued: number;
+        outputs: number;
+        duplicates: unknown[];
+        drift: unknown[];
+        duplicateEffectsAtTargets: number;
+        effects: { applied: number };
+      };
+    };
+    expect(out.clean).toBe(true);
+    expect(out.audit).toMatchObject({
+      enqueued: 30,
+      outputs: 30,
+      duplicates: [],
+      drift: [],
+      duplicateEffectsAtTargets: 0,
+    });
+    expect(out.kills.executor + out.kills.interpreter).toBeGreaterThan(0);
+    expect(r.stderr).toContain("killed");
+    expect(r.stderr).toContain("plan: 0 apply");
+
+    // Every git effect key is on exactly one commit of the branch.
+    const log = execFileSync("git", ["-C", join(dir, "repos/site"), "log", "--format=%B"], {
+      encoding: "utf8",
+    });
+    const keys = log.split("\n").filter((l) => l.startsWith("Idem-Effect: "));
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(keys).toHaveLength(30);
+    // status.md holds the last report's bytes: never rolled back by the replay.
+    expect(readFileSync(join(dir, "outbox/status.md"), "utf8")).toContain("#30");
+  });
+
+  it("refuses a workspace folder that is not empty", async () => {
+    dir = mkdtempSync(join(tmpdir(), "idem-demo-test-"));
+    writeFileSync(join(dir, "keep.txt"), "mine\n");
+    const r = await idem(["demo", "--dir", dir]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("not empty");
+  });
+});
