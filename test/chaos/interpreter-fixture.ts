@@ -29,6 +29,8 @@ export async function git(cwd: string, ...args: string[]): Promise<string> {
 export interface Workspace {
   dir: string;
   repoPath: string;
+  /** A second repo (alias `docs`), so that runs on different targets proceed in parallel. */
+  docsPath: string;
   outboxPath: string;
   configFile: string;
   config: Config;
@@ -42,18 +44,24 @@ export async function createWorkspace(
   extra: Record<string, unknown> = {},
 ): Promise<Workspace> {
   const repoPath = join(dir, "repos/site");
+  const docsPath = join(dir, "repos/docs");
   const outboxPath = join(dir, "outbox");
-  mkdirSync(repoPath, { recursive: true });
   mkdirSync(outboxPath, { recursive: true });
-  await git(repoPath, "init", "-q", "-b", "main");
-  await git(repoPath, "config", "user.email", "t@localhost");
-  await git(repoPath, "config", "user.name", "t");
-  writeFileSync(join(repoPath, "README.md"), "site\n");
-  await git(repoPath, "add", "README.md");
-  await git(repoPath, "commit", "-q", "-m", "initial");
+  for (const path of [repoPath, docsPath]) {
+    mkdirSync(path, { recursive: true });
+    await git(path, "init", "-q", "-b", "main");
+    await git(path, "config", "user.email", "t@localhost");
+    await git(path, "config", "user.name", "t");
+    writeFileSync(join(path, "README.md"), "readme\n");
+    await git(path, "add", "README.md");
+    await git(path, "commit", "-q", "-m", "initial");
+  }
   const raw = {
     journal: { path: ".idem/journal.db" },
-    repos: { site: { path: "repos/site", branch: "main" } },
+    repos: {
+      site: { path: "repos/site", branch: "main" },
+      docs: { path: "repos/docs", branch: "main" },
+    },
     roots: { outbox: { path: "outbox" } },
     interpreter: { leaseMs: 2000, backoffMs: [50, 100], pollMs: 20, ...interpreter },
     ...extra,
@@ -62,7 +70,7 @@ export async function createWorkspace(
   writeFileSync(configFile, JSON.stringify(raw, null, 2));
   const parsed = parseConfig(raw, { dir, file: configFile });
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
-  return { dir, repoPath, outboxPath, configFile, config: parsed.config, raw };
+  return { dir, repoPath, docsPath, outboxPath, configFile, config: parsed.config, raw };
 }
 
 export function openWorkspaceJournal(ws: Workspace): Promise<JournalStore> {
@@ -122,7 +130,7 @@ export function mixedOutput(jobId: string): AgentOutput {
 }
 
 /** `n` outputs, each one patch appending line i to chain.txt: each applies only after the one before. */
-export function chainOutputs(prefix: string, n: number): AgentOutput[] {
+export function chainOutputs(prefix: string, n: number, repo = "site"): AgentOutput[] {
   const lines: string[] = [];
   const out: AgentOutput[] = [];
   for (let i = 0; i < n; i++) {
@@ -133,7 +141,7 @@ export function chainOutputs(prefix: string, n: number): AgentOutput[] {
       effects: [
         {
           kind: "git.patch",
-          repo: "site",
+          repo,
           message: `chain ${i}`,
           patch: appendPatch("chain.txt", lines, line),
         },
@@ -187,6 +195,7 @@ export async function verify(
   outputs: AgentOutput[],
 ): Promise<Verdict> {
   const counts = await trailerCounts(ws.repoPath);
+  for (const [k, n] of await trailerCounts(ws.docsPath)) counts.set(k, (counts.get(k) ?? 0) + n);
   const v: Verdict = { duplicates: [], missing: [], notDone: [], ledgerDisagrees: [] };
   for (const [key, n] of counts) if (n > 1) v.duplicates.push(`${key} x${n}`);
   for (const o of outputs) {
