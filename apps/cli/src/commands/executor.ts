@@ -1,0 +1,75 @@
+import {
+  assertConfigInvariants,
+  createExecutor,
+  createLogger,
+  type Executor,
+  startApiServer,
+} from "@idem/executor";
+import { createFaultHook, type FaultPoint } from "@idem/schema";
+import type { Command } from "commander";
+import { CliError, EXIT, loadConfig, openConfiguredJournal } from "../context.js";
+
+/** Waits for SIGTERM or SIGINT once. */
+function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const on = (s: NodeJS.Signals) => {
+      process.off("SIGTERM", on);
+      process.off("SIGINT", on);
+      resolve(s);
+    };
+    process.on("SIGTERM", on);
+    process.on("SIGINT", on);
+  });
+}
+
+export function register(program: Command): void {
+  program
+    .command("executor")
+    .description(
+      "runs the executor (consumer + HTTP submit API) until SIGTERM: records each agent's output before acking",
+    )
+    .option("--port <n>", "HTTP API port (default: api.port; 0 picks a free one)")
+    .option("--no-api", "do not serve the HTTP API")
+    .action(async (opts: { port?: string; api?: boolean }, cmd: Command) => {
+      const config = loadConfig(cmd.optsWithGlobals());
+      // Invariant 7, before any connection: exit 3 with the doctor's words.
+      assertConfigInvariants(config);
+      let port: number | undefined;
+      if (opts.port !== undefined) {
+        port = Number(opts.port);
+        if (!Number.isInteger(port) || port < 0 || port > 65535)
+          throw new CliError(`--port ${opts.port} is not a port`, EXIT.USAGE);
+      }
+      let fault: (p: FaultPoint) => void;
+      try {
+        fault = createFaultHook(process.env.IDEM_FAULT, () => process.kill(process.pid, "SIGKILL"));
+      } catch (e) {
+        throw new CliError((e as Error).message, EXIT.USAGE);
+      }
+      const logger = createLogger();
+      const journal = await openConfiguredJournal(config);
+      let executor: Executor | undefined;
+      let api: Awaited<ReturnType<typeof startApiServer>> | undefined;
+      try {
+        executor = createExecutor({ config, journal, logger, fault });
+        const signal = untilSignal();
+        await executor.start();
+        if (opts.api !== false) {
+          api = await startApiServer({
+            config,
+            journal,
+            metrics: executor.metrics,
+            logger,
+            ...(port === undefined ? {} : { port }),
+          });
+          logger.info({ url: api.url }, "HTTP API listening");
+        }
+        const s = await signal;
+        logger.info({ signal: s }, "draining");
+      } finally {
+        await api?.close();
+        await executor?.stop();
+        await journal.close();
+      }
+    });
+}
