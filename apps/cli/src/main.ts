@@ -4,6 +4,8 @@ import * as backup from "./commands/backup.js";
 import * as demo from "./commands/demo.js";
 import * as dlq from "./commands/dlq.js";
 import * as doctor from "./commands/doctor.js";
+import * as enqueue from "./commands/enqueue.js";
+import * as executor from "./commands/executor.js";
 import * as init from "./commands/init.js";
 import * as interpreter from "./commands/interpreter.js";
 import * as ls from "./commands/ls.js";
@@ -31,6 +33,7 @@ const COMMANDS: { register(program: Command): void }[] = [
   demo,
 ];
 COMMANDS.push(interpreter, dlq);
+COMMANDS.push(executor, enqueue);
 
 /** Builds the `idem` program. Actions set a non-zero exit code through `exitHolder` or throw. */
 export function buildProgram(): Command {
