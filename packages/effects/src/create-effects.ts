@@ -35,11 +35,11 @@ export interface CreateEffectsOptions {
   fetch?: typeof fetch;
   /** Time for commit author dates. */
   clock?: Clock;
-  /** fsync git objects and refs before apply returns (default true; see README). */
+  /** fsync git objects and refs before apply returns (default false, as git itself; see README). */
   durable?: boolean;
   /** How long to wait for another process's repo lock before LOCKED (default 30 s). */
   lockTimeoutMs?: number;
-  /** Keep a repo's OS lock this long after an apply so a burst pays for it once (default 20 ms). */
+  /** Keep a repo's OS lock this long after an apply so a burst pays for it once (default 200 ms). */
   lockLingerMs?: number;
 }
 
@@ -59,9 +59,9 @@ export function createEffects(config: Config, options: CreateEffectsOptions = {}
   };
   const git = new GitTargets(config, {
     clock: options.clock ?? systemClock,
-    durable: options.durable ?? true,
+    durable: options.durable ?? false,
     lockTimeoutMs: options.lockTimeoutMs ?? 30_000,
-    lockLingerMs: options.lockLingerMs ?? 20,
+    lockLingerMs: options.lockLingerMs ?? 200,
     tmpDir,
   });
   const scratch = new ScratchIndexes();

@@ -42,6 +42,14 @@ export class ScratchIndexes {
     const known = this.states.get(file);
     if (known && known.tree === tree && known.stamp === (await this.stamp(file))) return;
     this.states.delete(file);
+    for (const [other, st] of this.states) {
+      if (other !== file && st.tree === tree && st.stamp === (await this.stamp(other))) {
+        // Another index already holds this tree: a copy costs microseconds, read-tree a git process.
+        await fs.copyFile(other, file);
+        this.states.set(file, { tree, stamp: await this.stamp(file) });
+        return;
+      }
+    }
     await runGit(repo.config.path, tree === null ? ["read-tree", "--empty"] : ["read-tree", tree], {
       env: { GIT_INDEX_FILE: file },
     });

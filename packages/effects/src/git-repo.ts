@@ -518,6 +518,8 @@ export class GitRepo {
       if (r.startsWith("refs/")) await fs.rm(join(gitDir, `${r}.lock`), { force: true });
     }
     await fs.rm(join(gitDir, "packed-refs.lock"), { force: true });
+    // Moving the checked-out branch also locks HEAD (for its reflog).
+    await fs.rm(join(gitDir, "HEAD.lock"), { force: true });
     if (marker.sync) {
       await fs.rm(join(gitDir, "index.lock"), { force: true });
       const head = await this.head(marker.branch);
