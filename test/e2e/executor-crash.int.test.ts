@@ -1,0 +1,132 @@
+// Crash drills: a real `idem executor` process SIGKILLs itself at a fault point (IDEM_FAULT), a
+// second one takes over from the JetStream redelivery. Uses the built CLI (npm run build first).
+import { type ChildProcess, spawn } from "node:child_process";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { enqueueJob } from "@idem/executor";
+import { openJournal } from "@idem/journal";
+import { connectNats, createJobPublisher, ensureJobsStream } from "@idem/nats";
+import { type NatsServerHandle, startNatsServer, tempDir } from "@idem/testing";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { countFile, runCounts, testConfig, waitFor } from "../../apps/executor/test/helpers.js";
+
+const IDEM = fileURLToPath(new URL("../../apps/cli/bin/idem.js", import.meta.url));
+let server: NatsServerHandle;
+
+beforeAll(async () => {
+  server = await startNatsServer();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+function startIdemExecutor(configFile: string, fault?: string): ChildProcess {
+  const env = { ...process.env, IDEM_LOG_LEVEL: "warn" };
+  delete env.IDEM_FAULT;
+  if (fault) env.IDEM_FAULT = fault;
+  return spawn(process.execPath, [IDEM, "executor", "--no-api", "--config", configFile], {
+    env,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+}
+
+const exited = (c: ChildProcess) =>
+  new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    if (c.exitCode !== null || c.signalCode !== null)
+      resolve({ code: c.exitCode, signal: c.signalCode });
+    else c.once("exit", (code, signal) => resolve({ code, signal }));
+  });
+
+async function drill(fault: "executor.after-record" | "executor.after-run") {
+  await using dir = await tempDir();
+  const journalPath = join(dir.path, "journal.db");
+  const config = testConfig({
+    dir: dir.path,
+    journalPath,
+    natsUrl: server.url,
+    queue: { ackWaitMs: 1_000, backoffMs: [300, 300, 300], maxDeliver: 6, maxAckPending: 1 },
+    timeoutMs: 1_500,
+  });
+  const file = join(dir.path, "idem.config.json");
+  const { dir: _d, file: _f, ...raw } = config;
+  await writeFile(file, JSON.stringify(raw));
+  const counts = countFile(dir.path);
+  const journal = await openJournal(journalPath);
+  const nc = await connectNats(server.url);
+  try {
+    const nats = config.nats as NonNullable<typeof config.nats>;
+    await ensureJobsStream(await jetstreamManager(nc), nats);
+    const publisher = createJobPublisher({ js: jetstream(nc), nats });
+    await enqueueJob(
+      { jobId: "crash-1", agent: "writer", input: { countFile: counts } },
+      { journal, publisher },
+    );
+    const first = startIdemExecutor(file, fault);
+    const end = await exited(first);
+    expect(end.signal).toBe("SIGKILL");
+    expect(await runCounts(counts)).toEqual({ "crash-1": 1 });
+    expect(await journal.has("crash-1")).toBe(fault === "executor.after-record");
+
+    const second = startIdemExecutor(file);
+    try {
+      await waitFor("the output", () => journal.has("crash-1"), 20_000);
+      if (fault === "executor.after-record") {
+        await waitFor("the skipped redelivery", async () => {
+          const c = await journal.countEvents(["redelivery.skipped"]);
+          return (c["redelivery.skipped"] ?? 0) >= 1;
+        });
+      }
+      const jsm = await jetstreamManager(nc);
+      await waitFor("the ack", async () => {
+        const info = await jsm.consumers.info(nats.stream, "idem-executor-writer");
+        return info.num_ack_pending === 0 && info.num_pending === 0;
+      });
+    } finally {
+      second.kill("SIGTERM");
+      await exited(second);
+    }
+    expect((await journal.list()).length).toBe(1);
+    return await runCounts(counts);
+  } finally {
+    await nc.close();
+    await journal.close();
+  }
+}
+
+describe("idem executor crash drills on JetStream", () => {
+  it("killed at executor.after-record: the redelivery is acked without running the agent again", async () => {
+    expect(await drill("executor.after-record")).toEqual({ "crash-1": 1 });
+  });
+
+  it("killed at executor.after-run: the agent runs again and exactly one output is recorded", async () => {
+    expect(await drill("executor.after-run")).toEqual({ "crash-1": 2 });
+  });
+});
+
+describe("idem executor refuses an unsafe config", () => {
+  it("exits 3 before any connection, naming the key like doctor", async () => {
+    await using dir = await tempDir();
+    const file = join(dir.path, "idem.config.json");
+    await writeFile(
+      file,
+      JSON.stringify({
+        journal: { retentionDays: 0.001 },
+        agents: { writer: { command: ["true"] } },
+        nats: { url: "nats://127.0.0.1:1", duplicateWindowMs: 10_000, publishRetryMs: 60_000 },
+      }),
+    );
+    const child = spawn(process.execPath, [IDEM, "executor", "--config", file], {
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    child.stderr?.on("data", (d) => {
+      stderr += d;
+    });
+    const end = await exited(child);
+    expect(end.code).toBe(3);
+    expect(stderr).toMatch(/journal\.retentionDays/);
+    expect(stderr).toMatch(/nats\.duplicateWindowMs/);
+  });
+});
