@@ -1,0 +1,248 @@
+// Several interpreter processes on one journal, killed at random moments; a stale lease holder
+// paused past its lease; an interpreter killed at random 30+ times. Zero duplicates, zero missing.
+import { execFileSync } from "node:child_process";
+import { readdirSync } from "node:fs";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { AgentOutput } from "@idem/schema";
+import { tempDir } from "@idem/testing";
+import { beforeAll, describe, expect, it } from "vitest";
+import {
+  chainOutputs,
+  createWorkspace,
+  git,
+  mixedOutput,
+  newFilePatch,
+  openWorkspaceJournal,
+  REPO_ROOT,
+  recordAll,
+  sleep,
+  startChild,
+  verify,
+  type Workspace,
+} from "./interpreter-fixture.js";
+
+beforeAll(() => {
+  execFileSync("npx", ["tsc", "-b", "apps/interpreter"], { cwd: REPO_ROOT, stdio: "ignore" });
+}, 120_000);
+
+const CLEAN = { duplicates: [], missing: [], notDone: [], ledgerDisagrees: [] };
+
+/** Runs `processes` children until the journal is drained, SIGKILLing one at random every so often. */
+async function drainWithKills(
+  ws: Workspace,
+  processes: number,
+  options: { kills: number; everyMs: [number, number]; args?: string[] },
+): Promise<number> {
+  let kills = 0;
+  const running = new Set<ReturnType<typeof startChild>>();
+  const spawnOne = () => {
+    const c = startChild(ws, { args: options.args });
+    running.add(c);
+    void c.done.then(() => running.delete(c));
+    return c;
+  };
+  for (let i = 0; i < processes; i++) spawnOne();
+  while (kills < options.kills && running.size > 0) {
+    const [lo, hi] = options.everyMs;
+    await sleep(lo + Math.random() * (hi - lo));
+    const victims = [...running];
+    const victim = victims[Math.floor(Math.random() * victims.length)];
+    if (!victim) break;
+    victim.child.kill("SIGKILL");
+    await victim.done;
+    kills++;
+    spawnOne();
+  }
+  const results = await Promise.all([...running].map((c) => c.done));
+  for (const r of results) expect(r.code, r.stderr).toBe(0);
+  // A last clean pass: every process may have exited while a killed one's lease was still running out.
+  const last = await startChild(ws).done;
+  expect(last.code, last.stderr).toBe(0);
+  return kills;
+}
+
+async function chainInOrder(repoPath: string, prefix: string, n: number): Promise<void> {
+  const content = await git(repoPath, "show", "main:chain.txt");
+  expect(content).toBe(
+    `${Array.from({ length: n }, (_, i) => `${prefix} line ${i}`).join("\n")}\n`,
+  );
+  const subjects = (await git(repoPath, "log", "--reverse", "--format=%s", "main"))
+    .trim()
+    .split("\n")
+    .filter((s) => s.startsWith("chain "));
+  expect(subjects).toEqual(Array.from({ length: n }, (_, i) => `chain ${i}`));
+}
+
+describe("interpreter processes on one journal", () => {
+  it.each([2, 4])(
+    "%i processes drain one journal while being killed: no duplicates, a 50-patch chain in order",
+    async (processes) => {
+      await using dir = await tempDir("idem-multi-");
+      const ws = await createWorkspace(dir.path, { leaseMs: 800 });
+      const outputs: AgentOutput[] = [];
+      const chain = chainOutputs("chain", 50, "docs");
+      for (let i = 0; i < 50; i++) {
+        outputs.push(chain[i] as AgentOutput);
+        if (i % 3 === 0) outputs.push(mixedOutput(`mixed-${i}`));
+      }
+      const journal = await openWorkspaceJournal(ws);
+      try {
+        await recordAll(journal, ws.config, outputs);
+        const kills = await drainWithKills(ws, processes, {
+          kills: processes,
+          everyMs: [600, 1200],
+          args: ["--concurrency", "2"],
+        });
+        expect(kills).toBe(processes);
+        expect(await verify(ws, journal, outputs)).toEqual(CLEAN);
+        await chainInOrder(ws.docsPath, "chain", 50);
+        const done = await journal.events({ type: "run.done" });
+        const perJob = new Map<string, number>();
+        for (const e of done) perJob.set(String(e.jobId), (perJob.get(String(e.jobId)) ?? 0) + 1);
+        expect([...perJob.values()].every((n) => n === 1)).toBe(true);
+        expect(perJob.size).toBe(outputs.length);
+      } finally {
+        await journal.close();
+      }
+    },
+    120_000,
+  );
+
+  it("a holder paused past its lease changes nothing in the journal or at the target when it resumes", async () => {
+    // The stale holder is paused while it waits on a webhook (holding no repo lock), so that what it
+    // would do on resuming is exactly the rest of a run another interpreter has already finished.
+    const held: ServerResponse[] = [];
+    let requests = 0;
+    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      requests++;
+      req.resume();
+      if (requests === 1) held.push(res);
+      else res.writeHead(200).end("ok");
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      await using dir = await tempDir("idem-stale-");
+      const ws = await createWorkspace(
+        dir.path,
+        { leaseMs: 600 },
+        {
+          http: {
+            targets: {
+              hooks: {
+                baseUrl: `http://127.0.0.1:${port}`,
+                idempotencyKeys: true,
+                timeoutMs: 20_000,
+              },
+            },
+          },
+        },
+      );
+      const outputs: AgentOutput[] = [
+        {
+          jobId: "stale",
+          agent: "writer",
+          effects: [
+            { kind: "http.request", target: "hooks", method: "POST", path: "/hook", body: "{}" },
+            {
+              kind: "git.patch",
+              repo: "site",
+              message: "after the hook",
+              patch: newFilePatch("hooked.txt", ["hooked"]),
+            },
+            { kind: "file.write", root: "outbox", path: "hooked.txt", content: "hooked\n" },
+          ],
+        },
+      ];
+      const journal = await openWorkspaceJournal(ws);
+      try {
+        await recordAll(journal, ws.config, outputs);
+        const a = startChild(ws, { env: { IDEM_OWNER: "stale-holder" } });
+        while (held.length === 0) await sleep(20);
+        a.child.kill("SIGSTOP");
+        await sleep(900); // past the lease
+        const b = await startChild(ws, { env: { IDEM_OWNER: "taker" } }).done;
+        expect(b.code, b.stderr).toBe(0);
+        expect(await verify(ws, journal, outputs)).toEqual(CLEAN);
+        const snapshot = async () => ({
+          events: (await journal.events()).length,
+          effects: await journal.effects("stale"),
+          runs: await journal.runs("stale"),
+          head: await git(ws.repoPath, "rev-parse", "main"),
+          refs: await git(ws.repoPath, "for-each-ref"),
+          outbox: readdirSync(ws.outboxPath),
+        });
+        const before = await snapshot();
+        expect(before.runs[0]?.leaseExpiries).toBe(1);
+        // The webhook answers the stale holder now; it resumes and must change nothing.
+        for (const res of held) res.writeHead(200).end("ok");
+        a.child.kill("SIGCONT");
+        const resumed = await a.done;
+        expect(resumed.code, resumed.stderr).toBe(0);
+        expect(resumed.stderr).toContain("lease");
+        expect(await snapshot()).toEqual(before);
+      } finally {
+        await journal.close();
+      }
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  }, 60_000);
+
+  it("drains 200 outputs through 30+ SIGKILLs at random moments with no duplicate, no gap and no dead run", async () => {
+    await using dir = await tempDir("idem-random-");
+    const ws = await createWorkspace(dir.path, { leaseMs: 600 });
+    const outputs: AgentOutput[] = [];
+    for (let i = 0; i < 200; i++) {
+      const id = `r-${String(i).padStart(3, "0")}`;
+      const kind = i % 3;
+      outputs.push({
+        jobId: id,
+        agent: "writer",
+        effects: [
+          kind === 0
+            ? {
+                kind: "git.commit",
+                repo: "site",
+                message: `commit ${id}`,
+                files: [{ path: `c/${id}.txt`, content: `${id}\n` }],
+              }
+            : kind === 1
+              ? {
+                  kind: "git.patch",
+                  repo: "docs",
+                  message: `patch ${id}`,
+                  patch: newFilePatch(`p/${id}.txt`, [id]),
+                }
+              : { kind: "file.write", root: "outbox", path: `f/${id}.txt`, content: `${id}\n` },
+        ],
+      });
+    }
+    const journal = await openWorkspaceJournal(ws);
+    try {
+      await recordAll(journal, ws.config, outputs);
+      let kills = 0;
+      for (;;) {
+        const c = startChild(ws, { args: ["--concurrency", "3"] });
+        const outcome = await Promise.race([
+          c.done,
+          sleep(kills < 30 ? 250 + Math.random() * 500 : 120_000).then(() => undefined),
+        ]);
+        if (outcome) {
+          expect(outcome.code, outcome.stderr).toBe(0);
+          break;
+        }
+        c.child.kill("SIGKILL");
+        await c.done;
+        kills++;
+      }
+      expect(kills).toBeGreaterThanOrEqual(30);
+      expect(await verify(ws, journal, outputs)).toEqual(CLEAN);
+      expect((await journal.status()).runs.dead).toBe(0);
+    } finally {
+      await journal.close();
+    }
+  }, 150_000);
+});
