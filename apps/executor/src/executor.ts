@@ -278,7 +278,7 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
     }
     const lease = claim.lease;
     working.add(job.jobId);
-    if (d.streamSeq !== undefined) {
+    if (d.streamSeq !== undefined && claim.job.streamSeq !== d.streamSeq) {
       await journal.setJobStreamSeq(job.jobId, d.streamSeq).catch(() => {});
     }
 
