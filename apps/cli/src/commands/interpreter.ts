@@ -28,8 +28,9 @@ export function register(program: Command): void {
     )
     .option("--concurrency <n>", "claim loops in this process, on different targets", "1")
     .option("--json", "with --once: print the summary as JSON")
-    .action(async (opts: InterpreterCommandOptions) => {
-      const config = loadConfig(opts);
+    .action(async (opts: InterpreterCommandOptions, command: Command) => {
+      // --config may be taken by the program-level option when it follows the subcommand.
+      const config = loadConfig({ ...command.optsWithGlobals(), ...opts });
       const concurrency = Number(opts.concurrency ?? "1");
       if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 256) {
         throw new CliError(
