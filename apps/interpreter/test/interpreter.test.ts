@@ -1,5 +1,8 @@
+import { spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import { createEffects, type Effects } from "@idem/effects";
 import type { JournalStore } from "@idem/journal";
 import { tempDir } from "@idem/testing";
@@ -179,6 +182,29 @@ describe("createInterpreter", () => {
     expect(run?.attempts).toBe(3);
     expect(["transient", "infrastructure"]).toContain(run?.class);
     expect(run?.lastError).toContain("after 3 attempts");
+  });
+
+  it("retries a repo locked by another process (transient), then succeeds once the lock is free", async () => {
+    const { ws, journal } = await setup({ maxAttempts: 20, backoffMs: [100] });
+    const effects = createEffects(ws.config, { lockTimeoutMs: 150 });
+    cleanup.push(() => effects.close());
+    // Another process holds the repo's lock for a second: every apply meanwhile fails LOCKED.
+    mkdirSync(join(ws.repoPath, ".git/idem"), { recursive: true });
+    const holder = spawn("flock", ["-x", join(ws.repoPath, ".git/idem/lock"), "-c", "sleep 1"]);
+    const released = new Promise((r) => holder.on("exit", r));
+    await new Promise((r) => setTimeout(r, 100));
+    const outputs = [mixedOutput("locked")];
+    await recordAll(journal, ws.config, outputs);
+    const interp = createInterpreter({ config: ws.config, journal, effects, logger: silent });
+    const result = await interp.drain();
+    await released;
+    expect(result.runs.failed).toBeGreaterThanOrEqual(1);
+    expect(result.runs.done).toBe(1);
+    const failures = await journal.events({ jobId: "locked", type: "run.failed" });
+    expect(failures.length).toBeGreaterThanOrEqual(1);
+    expect(failures.every((f) => f.data?.class === "transient")).toBe(true);
+    expect(String(failures[0]?.data?.error)).toMatch(/LOCKED|lock/);
+    expect(await verify(ws, journal, outputs)).toMatchObject({ duplicates: [], missing: [] });
   });
 
   it("makes an unanswered request to a target without idempotency keys uncertain until a human resolves it", async () => {
