@@ -89,6 +89,23 @@ describe("idem interpreter and idem dlq", () => {
       expect(JSON.parse(retry.stdout)).toMatchObject({ jobId: "bad", generation: 2 });
       expect((await journal.latestRun("bad"))?.state).toBe("pending");
       expect((await idem(ws, "interpreter", "--once")).code).toBe(1); // still conflicts
+
+      // A dead-lettered job (no output) is listed beside the dead runs and retried through the queue.
+      await journal.enqueueJob({ jobId: "never", agent: "writer", input: {} });
+      await journal.deadLetterJob("never", {
+        class: "transient",
+        error: "agent timed out",
+        deliveries: 3,
+      });
+      const both = JSON.parse((await idem(ws, "dlq", "ls", "--json")).stdout) as {
+        jobs: { jobId: string; class: string }[];
+      };
+      expect(both.jobs).toMatchObject([{ jobId: "never", class: "transient" }]);
+      const requeue = await idem(ws, "dlq", "retry", "never", "--json");
+      expect(requeue.code, requeue.stderr).toBe(0);
+      expect(JSON.parse(requeue.stdout)).toMatchObject({ jobId: "never", requeued: true });
+      expect((await journal.getJob("never"))?.state).toBe("queued");
+
       const usage = await idem(ws, "interpreter", "--once", "--concurrency", "zero");
       expect(usage.code).toBe(2);
     } finally {

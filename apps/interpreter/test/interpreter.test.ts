@@ -257,7 +257,7 @@ describe("createInterpreter", () => {
 
   it("releases its lease on stop and another interpreter finishes the run", async () => {
     const { ws, journal, effects } = await setup();
-    const outputs = chainOutputs("stop", 30);
+    const outputs = chainOutputs("stop", 10);
     await recordAll(journal, ws.config, outputs);
     const a = createInterpreter({ config: ws.config, journal, effects, logger: silent });
     const draining = a.drain();

@@ -10,12 +10,11 @@ import {
   table,
   withJournal,
 } from "../context.js";
+import { listDeadLetteredJobs, retryDeadLetteredJob } from "./dlq-jobs.js";
 
 // `idem dlq` is owned here. Dead runs and uncertain effects (the interpreter's side) are handled in
-// this file; dead-lettered jobs (jobs that never produced an output) belong to the executor's side.
-// DLQ-JOBS: when apps/cli/src/commands/dlq-jobs.ts lands, route the job parts through it: the
-// listing of dead-lettered jobs (`deadJobs` below) and `retry` of a job that has no output
-// (re-enqueued under Nats-Msg-Id `<jobId>#retry-<n>`), see `retryDeadLetteredJob` below.
+// this file; dead-lettered jobs (jobs that never produced an output, the executor's side) go
+// through dlq-jobs.ts.
 
 interface DeadRun {
   jobId: string;
@@ -72,20 +71,7 @@ export async function listDlq(journal: JournalStore): Promise<DlqListing> {
         detail: e.detail,
       })),
   );
-  return { runs, uncertain, jobs: await deadJobs(journal) };
-}
-
-/** Open dead letters. DLQ-JOBS: replace with the dlq-jobs.ts listing once it exists. */
-async function deadJobs(journal: JournalStore): Promise<DeadLetterRecord[]> {
-  return journal.deadLetters({ unresolved: true });
-}
-
-/** Retry of a dead-lettered job. DLQ-JOBS: delegate to dlq-jobs.ts (it re-enqueues the job). */
-async function retryDeadLetteredJob(jobId: string): Promise<never> {
-  throw new CliError(
-    `job ${jobId} has no output: it is a dead-lettered job, and retrying those is not available in this build`,
-    EXIT.FAILED,
-  );
+  return { runs, uncertain, jobs: await listDeadLetteredJobs(journal) };
 }
 
 /** --config wherever it was given: on the subcommand, on `dlq`, or before it on `idem`. */
@@ -171,7 +157,7 @@ export function register(program: Command): void {
         const run = await j.latestRun(jobId);
         if (!run) {
           if ((await j.deadLetters({ unresolved: true })).some((d) => d.jobId === jobId)) {
-            return retryDeadLetteredJob(jobId);
+            return { job: await retryDeadLetteredJob(jobId, config, j, actor) };
           }
           throw new CliError(`no output and no dead letter for job ${jobId}`, EXIT.FAILED);
         }
@@ -184,12 +170,22 @@ export function register(program: Command): void {
         const runs = await j.replay({ jobIds: [jobId] }, { actor });
         const next = runs[0];
         if (!next) throw new CliError(`job ${jobId} could not be retried`, EXIT.FAILED);
-        return next;
+        return { run: next };
       });
-      if (opts.json) printJson({ jobId, generation: created.generation, state: created.state });
+      const { job, run } = created;
+      if (job !== undefined) {
+        if (opts.json) printJson({ ...job, requeued: true });
+        else
+          process.stdout.write(
+            `${jobId}: dead-lettered job queued again (retry ${job.retry}, ${job.stream} seq ${job.seq})\n`,
+          );
+        return;
+      }
+      if (run === undefined) return;
+      if (opts.json) printJson({ jobId, generation: run.generation, state: run.state });
       else
         process.stdout.write(
-          `${jobId}: generation ${created.generation} created (pending); the interpreter probes every effect again\n`,
+          `${jobId}: generation ${run.generation} created (pending); the interpreter probes every effect again\n`,
         );
     });
 
