@@ -161,6 +161,8 @@ export interface JobRecord {
   nextAt: number | null;
   streamSeq: number | null;
   lastError: string | null;
+  /** The failure class of the last failed delivery. */
+  lastClass: FailureClass | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -307,6 +309,7 @@ export interface JournalStore {
     owner: string;
     leaseMs: number;
     agents?: readonly string[];
+    maxDeliver?: number;
   }): Promise<{ lease: JobLease; job: JobRecord } | undefined>;
   /**
    * The in-progress claim of a delivered job (any transport). Creates the job row for a job

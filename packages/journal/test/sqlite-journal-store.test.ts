@@ -258,6 +258,7 @@ describe("SqliteJournalStore jobs", () => {
       error: "exit 1",
       nextAt: t.clock.now() + 50,
     });
+    expect((await t.journal.getJob("j1"))?.lastClass).toBe("transient");
     t.clock.advance(50);
     const second = await t.journal.claimNextJob({ owner: "x", leaseMs: 100, maxDeliver: 2 });
     expect(second?.lease.deliveries).toBe(2);

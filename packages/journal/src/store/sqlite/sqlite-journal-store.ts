@@ -121,6 +121,7 @@ interface JobRow {
   next_at: number | null;
   stream_seq: number | null;
   last_error: string | null;
+  last_class: FailureClass | null;
   retries: number;
   created_at: number;
   updated_at: number;
@@ -187,6 +188,7 @@ const toJob = (r: JobRow): JobRecord => ({
   nextAt: r.next_at,
   streamSeq: r.stream_seq,
   lastError: r.last_error,
+  lastClass: r.last_class,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -1082,7 +1084,7 @@ export class SqliteJournalStore implements JournalStore {
           this.deadLetterRow(
             row,
             {
-              class: row.state === "running" ? "infrastructure" : "transient",
+              class: row.state === "running" ? "infrastructure" : (row.last_class ?? "transient"),
               error: row.last_error ?? `lease expired after ${row.deliveries} deliveries`,
               deliveries: row.deliveries,
             },
@@ -1156,8 +1158,8 @@ export class SqliteJournalStore implements JournalStore {
       const now = this.clock.now();
       this.st(
         `UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_token = NULL, lease_until = NULL, due_at = ?,
-         next_at = ?, last_error = ?, updated_at = ? WHERE job_id = ?`,
-      ).run(failure.nextAt, failure.nextAt, failure.error, now, lease.jobId);
+         next_at = ?, last_error = ?, last_class = ?, updated_at = ? WHERE job_id = ?`,
+      ).run(failure.nextAt, failure.nextAt, failure.error, failure.class, now, lease.jobId);
       this.event(lease.jobId, "job.failed", lease.owner, {
         class: failure.class,
         error: failure.error,

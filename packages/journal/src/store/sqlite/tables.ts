@@ -116,6 +116,7 @@ export const jobs = sqliteTable(
     nextAt: integer("next_at"),
     streamSeq: integer("stream_seq"),
     lastError: text("last_error"),
+    lastClass: text("last_class"),
     retries: integer("retries").notNull().default(0),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),

@@ -1,0 +1,1 @@
+ALTER TABLE `jobs` ADD `last_class` text;
