@@ -99,7 +99,7 @@ process.stdout.write(JSON.stringify({
   effects: [
     { kind: "git.commit", repo: n % 2 ? "site" : "docs", message: name + ": " + job.jobId,
       files: [{ path: name + "/" + job.jobId + ".txt", content: nonce + "\\n" }] },
-    { kind: "file.write", root: "out", path: name + "/" + job.jobId + ".json", content: JSON.stringify({ job: job.jobId, nonce }) },
+    { kind: "file.write", root: "out-" + name, path: job.jobId + ".json", content: JSON.stringify({ job: job.jobId, nonce }) },
   ],
 }));
 `;
@@ -112,21 +112,21 @@ async function main() {
   const nats = await startNatsServer();
   const counters = join(work, "counters");
   mkdirSync(counters);
-  mkdirSync(join(work, "out"));
+  for (const a of AGENTS) mkdirSync(join(work, `out-${a}`));
   makeRepo(join(work, "repos/site"));
   makeRepo(join(work, "repos/docs"));
   writeFileSync(join(work, "agent.mjs"), AGENT_SCRIPT);
   const configObject = {
     journal: { path: "journal.db" },
     repos: { site: { path: "repos/site" }, docs: { path: "repos/docs" } },
-    roots: { out: { path: "out" } },
+    roots: Object.fromEntries(AGENTS.map((a) => [`out-${a}`, { path: `out-${a}` }])),
     agents: Object.fromEntries(
       AGENTS.map((a) => [
         a,
         { command: [process.execPath, join(work, "agent.mjs"), a, counters], timeoutMs: 20_000 },
       ]),
     ),
-    queue: { ackWaitMs: 4000, maxDeliver: 50, backoffMs: [200, 1000], maxAckPending: 8 },
+    queue: { ackWaitMs: 3000, maxDeliver: 50, backoffMs: [200, 1000], maxAckPending: 4 },
     nats: {
       url: nats.url,
       duplicateWindowMs: 600_000,
@@ -196,7 +196,7 @@ async function main() {
   function nextFault(kind) {
     if (faultBudget <= 0 || random() < 0.4) return undefined;
     const points = kind === "executor" ? EXECUTOR_FAULTS : INTERPRETER_FAULTS;
-    return `${pick(points)}:${1 + Math.floor(random() * (kind === "executor" ? 30 : 60))}`;
+    return `${pick(points)}:${1 + Math.floor(random() * (kind === "executor" ? 8 : 15))}`;
   }
   const kills = () => tally.controllerKills + tally.faultKills;
 
@@ -293,7 +293,9 @@ async function main() {
       continue;
     }
     // Kill at random moments until the kill budget is spent; after that only faults still fire.
-    if (kills() < KILLS && random() < (s.outputs >= JOBS ? 0.9 : 0.5)) {
+    // Spread the kill budget over the run: ahead of schedule, hold back.
+    const due = KILLS * Math.min(1, 0.05 + progress * 1.1);
+    if (kills() < KILLS && (kills() < due || s.outputs >= JOBS) && random() < 0.7) {
       const name = pick([...procs.keys()]);
       const p = procs.get(name);
       if (p.child.exitCode === null && p.child.signalCode === null) {
@@ -362,7 +364,7 @@ async function main() {
   for (const [id, o] of outputs) {
     if (!trailers.has(`${id}/0`)) missingEffects += 1;
     const fw = o.output.effects[1];
-    const file = join(work, "out", fw.path);
+    const file = join(work, `out-${o.agent}`, fw.path);
     if (!existsSync(file) || readFileSync(file, "utf8") !== fw.content) missingEffects += 1;
   }
   const row = (name, value, ok) => ({ name, value, ok });
