@@ -2,6 +2,7 @@ import type { Effects, ProbeResult } from "@idem/effects";
 import { decideEffect, FileWriteIndex } from "@idem/interpreter";
 import type { JournalStore, OutputRecord, ReplaySelection } from "@idem/journal";
 import { type Config, describeError, type EffectSpec, effectKey, effectTarget } from "@idem/schema";
+import { readLedgers } from "./ledger-reader.js";
 
 export type PlanAction = "apply" | "skip" | "conflict" | "uncertain";
 export const PLAN_ACTIONS: readonly PlanAction[] = ["apply", "skip", "conflict", "uncertain"];
@@ -50,15 +51,19 @@ export async function buildReplayPlan(options: {
   /** Probe groups per target, items in recording order, with the plan rows they answer. */
   const groups = new Map<string, { spec: EffectSpec; key: string; entry: PlanEntry }[]>();
 
+  const ledgers = await readLedgers(
+    journal,
+    outputs.map((o) => o.jobId),
+  );
   for (const o of outputs) {
-    const latest = await journal.latestRun(o.jobId);
+    const latest = ledgers.latest(o.jobId);
     if (latest && ACTIVE.has(latest.state)) {
       busy.push(o.jobId);
       continue;
     }
     jobIds.push(o.jobId);
     const generation = (latest?.generation ?? 0) + 1;
-    const ledger = await journal.effects(o.jobId);
+    const ledger = ledgers.ledger(o.jobId);
     for (const [i, spec] of o.output.effects.entries()) {
       const key = effectKey(o.jobId, i);
       const entry: PlanEntry = {
@@ -120,7 +125,7 @@ export async function buildReplayPlan(options: {
     try {
       results = await effects.probeBatch(
         items.map(({ spec, key }) => ({ spec, key })),
-        { simulate: true },
+        { simulate: needsSimulation(items) },
       );
     } catch (e) {
       for (const it of items) {
@@ -150,6 +155,25 @@ export async function buildReplayPlan(options: {
   const summary = { apply: 0, skip: 0, conflict: 0, uncertain: 0 };
   for (const e of plan) summary[e.action] += 1;
   return { plan, summary, jobIds, busy };
+}
+
+/**
+ * Whether a target's probes depend on the plan's own earlier applies: a patch applies against the
+ * tree the earlier steps leave, and a file written twice in the plan reads back its earlier write.
+ * A git.commit is present or absent by its key alone, so a group of commits is probed as is
+ * (simulating it would rewrite a scratch tree per absent commit for nothing).
+ */
+function needsSimulation(items: readonly { spec: EffectSpec }[]): boolean {
+  const paths = new Set<string>();
+  for (const { spec } of items) {
+    if (spec.kind === "git.patch") return true;
+    if (spec.kind === "file.write") {
+      const id = `${spec.root}\0${spec.path}`;
+      if (paths.has(id)) return true;
+      paths.add(id);
+    }
+  }
+  return false;
 }
 
 /** A file.write overwritten by a later recorded output is superseded (the interpreter's own rule). */
