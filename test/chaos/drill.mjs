@@ -171,6 +171,8 @@ async function main() {
       env,
       stdio: ["ignore", "ignore", "pipe"],
     });
+    children.add(child);
+    child.once("exit", () => children.delete(child));
     child.stderr.on("data", (d) => appendFileSync(logFile, `[${name}] ${d}`));
     const p = { child, kind, fault, killedByUs: false };
     procs.set(name, p);
@@ -437,7 +439,10 @@ async function main() {
   process.exit(violations.length ? 1 : 0);
 }
 
+/** Every child still running when the drill fails: killed, so no executor or interpreter outlives it. */
+const children = new Set();
 main().catch((e) => {
   log(`drill failed: ${e?.stack ?? e}`);
+  for (const c of children) c.kill("SIGKILL");
   process.exit(2);
 });

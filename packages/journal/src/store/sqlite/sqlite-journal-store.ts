@@ -213,6 +213,10 @@ interface PendingRecord {
   reject: (e: unknown) => void;
 }
 
+const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
+/** A sleeping place for Atomics.wait: a synchronous sleep without spinning the CPU. */
+const SLEEP = new Int32Array(new SharedArrayBuffer(4));
+
 const ACTIVE = "('pending','running','failed')";
 const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
 
@@ -235,18 +239,20 @@ export class SqliteJournalStore implements JournalStore {
   private readonly ids: () => string;
   private readonly stmts = new Map<string, Database.Statement>();
   private pendingRecords: PendingRecord[] = [];
+  private readonly busyTimeoutMs: number;
 
   private constructor(path: string, db: Database.Database, options: SqliteJournalOptions) {
     this.path = path;
     this.db = db;
     this.clock = options.clock ?? systemClock;
     this.ids = options.ids ?? randomUUID;
+    this.busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
   }
 
   static open(path: string, options: SqliteJournalOptions = {}): SqliteJournalStore {
     if (path !== ":memory:" && !options.readonly) mkdirSync(dirname(path), { recursive: true });
     const db = new Database(path, {
-      timeout: options.busyTimeoutMs ?? 10_000,
+      timeout: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS,
       readonly: options.readonly ?? false,
     });
     try {
@@ -280,7 +286,7 @@ export class SqliteJournalStore implements JournalStore {
   /** One write transaction taken with BEGIN IMMEDIATE, so a read-then-write never races another process. */
   private tx<T>(fn: () => T): T {
     if (this.db.inTransaction) return fn();
-    this.st("BEGIN IMMEDIATE").run();
+    this.beginImmediate();
     try {
       const result = fn();
       this.st("COMMIT").run();
@@ -288,6 +294,33 @@ export class SqliteJournalStore implements JournalStore {
     } catch (e) {
       if (this.db.inTransaction) this.st("ROLLBACK").run();
       throw e;
+    }
+  }
+
+  /**
+   * Takes the write lock, polling every 50 µs to 2 ms with jitter instead of SQLite's busy handler:
+   * that one sleeps up to 100 ms between tries, so under several writer processes a waiter misses
+   * lock after lock (measured here: 1.2 s waits beside 0.1 ms commits). Throws SQLITE_BUSY after
+   * the busy timeout, like the handler would.
+   */
+  private beginImmediate(): void {
+    const begin = this.st("BEGIN IMMEDIATE");
+    this.st("PRAGMA busy_timeout = 0").run();
+    try {
+      const deadline = Date.now() + this.busyTimeoutMs;
+      let delayMs = 0.05;
+      for (;;) {
+        try {
+          begin.run();
+          return;
+        } catch (e) {
+          if ((e as { code?: unknown }).code !== "SQLITE_BUSY" || Date.now() >= deadline) throw e;
+        }
+        Atomics.wait(SLEEP, 0, 0, delayMs * (0.5 + Math.random()));
+        delayMs = Math.min(delayMs * 2, 2);
+      }
+    } finally {
+      this.st(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`).run();
     }
   }
 
@@ -507,6 +540,15 @@ export class SqliteJournalStore implements JournalStore {
   // --- runs ----------------------------------------------------------------------------------
 
   async claim(options: ClaimOptions): Promise<Claim | undefined> {
+    // Look before locking: an idle poller must not take the write lock (SQLite's busy handler backs
+    // off up to 100 ms, so lock traffic from idle pollers slows every writer on the file).
+    if (
+      !this.st(
+        `SELECT 1 FROM runs INDEXED BY runs_due WHERE state IN ${ACTIVE} AND due_at <= ? LIMIT 1`,
+      ).get(this.clock.now())
+    ) {
+      return undefined;
+    }
     return this.tx(() => {
       const now = this.clock.now();
       for (;;) {
@@ -1057,6 +1099,13 @@ export class SqliteJournalStore implements JournalStore {
     agents?: readonly string[];
     maxDeliver?: number;
   }): Promise<{ lease: JobLease; job: JobRecord } | undefined> {
+    if (
+      !this.st(
+        "SELECT 1 FROM jobs WHERE state IN ('queued','running') AND due_at <= ? LIMIT 1",
+      ).get(this.clock.now())
+    ) {
+      return undefined;
+    }
     return this.tx(() => {
       const now = this.clock.now();
       const agents = options.agents;
