@@ -60,4 +60,29 @@ describe("interpreter crash drills", () => {
       }
     },
   );
+
+  it("sends a run that keeps killing its interpreter dead at maxLeaseExpiries, and --once exits 1", async () => {
+    await using dir = await tempDir("idem-crash-loop-");
+    const ws = await createWorkspace(dir.path, { leaseMs: 500, maxLeaseExpiries: 2 });
+    const outputs = [mixedOutput("poison"), mixedOutput("healthy")];
+    const journal = await openWorkspaceJournal(ws);
+    try {
+      await recordAll(journal, ws.config, outputs.slice(0, 1));
+      for (let i = 0; i < 2; i++) {
+        const killed = await startChild(ws, {
+          env: { IDEM_FAULT: `${FAULT_POINTS.INTERPRETER_AFTER_CLAIM}:1` },
+        }).done;
+        expect(killed.signal, killed.stderr).toBe("SIGKILL");
+      }
+      await recordAll(journal, ws.config, outputs.slice(1));
+      const last = await startChild(ws).done;
+      expect(last.code, last.stderr).toBe(1);
+      const summary = JSON.parse(last.stdout) as { dead: { jobId: string; class: string }[] };
+      expect(summary.dead).toMatchObject([{ jobId: "poison", class: "infrastructure" }]);
+      expect((await journal.latestRun("poison"))?.state).toBe("dead");
+      expect((await journal.latestRun("healthy"))?.state).toBe("done");
+    } finally {
+      await journal.close();
+    }
+  });
 });
