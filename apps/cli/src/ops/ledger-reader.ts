@@ -38,51 +38,65 @@ export async function readLedgers(
   }
   const wanted = new Set(jobIds);
   const db = journal.database;
+  // Rows as arrays (better-sqlite3 raw mode): half the cost of row objects at this size.
   const latest = new Map<string, { generation: number; state: RunState }>();
-  for (const r of db.prepare("SELECT job_id, generation, state FROM runs").all() as {
-    job_id: string;
-    generation: number;
-    state: RunState;
-  }[]) {
-    if (!wanted.has(r.job_id)) continue;
-    const cur = latest.get(r.job_id);
-    if (!cur || r.generation > cur.generation)
-      latest.set(r.job_id, { generation: r.generation, state: r.state });
+  const runs = db.prepare("SELECT job_id, generation, state FROM runs").raw(true).all() as [
+    string,
+    number,
+    RunState,
+  ][];
+  for (const [jobId, generation, state] of runs) {
+    if (!wanted.has(jobId)) continue;
+    const cur = latest.get(jobId);
+    if (!cur || generation > cur.generation) latest.set(jobId, { generation, state });
   }
   const ledgers = new Map<string, EffectRecord[]>();
-  for (const r of db
+  const rows = db
     .prepare(
       "SELECT key, generation, job_id, idx, kind, spec_hash, state, detail, attempts, updated_at FROM effects",
     )
-    .all() as {
-    key: string;
-    generation: number;
-    job_id: string;
-    idx: number;
-    kind: string;
-    spec_hash: string;
-    state: EffectState;
-    detail: string | null;
-    attempts: number;
-    updated_at: number;
-  }[]) {
-    if (!wanted.has(r.job_id)) continue;
-    let list = ledgers.get(r.job_id);
+    .raw(true)
+    .all() as [
+    string,
+    number,
+    string,
+    number,
+    string,
+    string,
+    EffectState,
+    string | null,
+    number,
+    number,
+  ][];
+  for (const [
+    key,
+    generation,
+    jobId,
+    idx,
+    kind,
+    specHash,
+    state,
+    detail,
+    attempts,
+    updatedAt,
+  ] of rows) {
+    if (!wanted.has(jobId)) continue;
+    let list = ledgers.get(jobId);
     if (!list) {
       list = [];
-      ledgers.set(r.job_id, list);
+      ledgers.set(jobId, list);
     }
     list.push({
-      key: r.key,
-      generation: r.generation,
-      jobId: r.job_id,
-      idx: r.idx,
-      kind: r.kind,
-      specHash: r.spec_hash,
-      state: r.state,
-      detail: r.detail === null ? null : (JSON.parse(r.detail) as Record<string, unknown>),
-      attempts: r.attempts,
-      updatedAt: r.updated_at,
+      key,
+      generation,
+      jobId,
+      idx,
+      kind,
+      specHash,
+      state,
+      detail: detail === null ? null : (JSON.parse(detail) as Record<string, unknown>),
+      attempts,
+      updatedAt,
     });
   }
   return { latest: (id) => latest.get(id), ledger: (id) => ledgers.get(id) ?? [] };
