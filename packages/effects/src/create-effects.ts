@@ -97,7 +97,11 @@ export function createEffects(config: Config, options: CreateEffectsOptions = {}
       for (const it of items) out.set(it.key, await of(it.spec).probe(it.spec, it.key));
       return;
     }
-    const keys = await repo.fullScan(branch, head);
+    const keys = await repo.lookupKeys(
+      branch,
+      head,
+      items.map((it) => it.key),
+    );
     const headTree = (await repo.commit(head))?.tree ?? null;
     let simTree = headTree;
     for (const it of items) {

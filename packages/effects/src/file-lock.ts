@@ -9,6 +9,8 @@ export interface FileLockOptions {
   timeoutMs?: number;
   /** Keep the OS lock this long after the last release, so a burst of effects pays for it once. */
   lingerMs?: number;
+  /** Called before the OS lock is dropped (to stop helpers that hold its descriptor). */
+  beforeUnlock?: () => void;
 }
 
 /**
@@ -80,7 +82,13 @@ export class FileLock {
     if (this.holders === 0) await this.unlockOs();
   }
 
+  /** The descriptor that holds the OS lock while it is held (children may inherit it). */
+  get fd(): number | undefined {
+    return this.handle?.fd;
+  }
+
   private async unlockOs(): Promise<void> {
+    if (this.handle) this.options.beforeUnlock?.();
     const h = this.handle;
     this.handle = undefined;
     await h?.close();

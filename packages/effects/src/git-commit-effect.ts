@@ -5,8 +5,11 @@ import type { GitRepo } from "./git-repo.js";
 import type { GitTargets } from "./git-targets.js";
 import { checkKey, checkMessage, checkRelativePath, refuse } from "./sandbox.js";
 
-/** A file change: new bytes, or null to delete. */
-export type FileChange = { parts: string[]; content: Buffer | null };
+/** A file change: new bytes, an object already in the repo (with its mode), or null to delete. */
+export type FileChange = {
+  parts: string[];
+  content: Buffer | null | { oid: string; mode: string };
+};
 
 /** Validates a git.commit spec at the target; returns its changes. @throws IdemError SANDBOX_VIOLATION */
 export function gitCommitChanges(spec: GitCommitSpec, maxFileBytes: number): FileChange[] {
@@ -59,8 +62,11 @@ export async function rewriteTree(
       const c = direct[0] as FileChange;
       if (existing?.mode === TREE_MODE) refuse("files", `"${name}" is a directory`);
       if (existing?.mode === GITLINK_MODE) refuse("files", `"${name}" is a submodule`);
-      if (c.content !== null) {
-        const oid = await repo.writeObject("blob", c.content);
+      const content = c.content;
+      if (content !== null && "oid" in content) {
+        next = { mode: content.mode, name, oid: content.oid };
+      } else if (content !== null) {
+        const oid = await repo.writeObject("blob", content);
         next = { mode: existing?.mode === "100755" ? "100755" : "100644", name, oid };
       }
     } else {
@@ -181,16 +187,18 @@ export function createGitCommitHandler(
         const base = b.base;
         const baseTree = base === null ? null : ((await repo.commit(base))?.tree ?? null);
         const sync = (await repo.checkedOutBranch()) === branch;
-        if (sync)
-          await repo.checkWorktree(
-            spec.files.map((f) => f.path),
-            baseTree,
-          );
         const tree =
           (await rewriteTree(repo, baseTree, changes)) ??
           (await repo.writeObject("tree", Buffer.alloc(0)));
         const commit = await repo.writeCommit(tree, base, spec.message, key);
-        await repo.publish(branch, base, commit, key, sync);
+        await repo.publish(
+          branch,
+          base,
+          commit,
+          key,
+          sync,
+          spec.files.map((f) => f.path),
+        );
         return { commit, base };
       });
     },

@@ -1,7 +1,8 @@
 import { promises as fs } from "node:fs";
 import { type GitPatchSpec, GitPatchSpecSchema, IdemError } from "@idem/schema";
 import type { EffectHandler, ProbeHint, ProbeResult } from "./effect-handler.js";
-import { baseForApply, probeKey } from "./git-commit-effect.js";
+import { baseForApply, type FileChange, probeKey, rewriteTree } from "./git-commit-effect.js";
+import { findEntry, parseIndex } from "./git-index.js";
 import type { GitRepo } from "./git-repo.js";
 import type { GitTargets } from "./git-targets.js";
 import { Mutex } from "./mutex.js";
@@ -37,8 +38,8 @@ export class ScratchIndexes {
     return st ? `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}` : "none";
   }
 
-  /** Makes `file` hold `tree` (null: empty). */
-  async load(repo: GitRepo, file: string, tree: string | null): Promise<void> {
+  /** Makes `file` hold `tree` (null: empty). `locked`: the file is shared under the repo lock. */
+  async load(repo: GitRepo, file: string, tree: string | null, locked = false): Promise<void> {
     const known = this.states.get(file);
     if (known && known.tree === tree && known.stamp === (await this.stamp(file))) return;
     this.states.delete(file);
@@ -50,9 +51,9 @@ export class ScratchIndexes {
         return;
       }
     }
-    await runGit(repo.config.path, tree === null ? ["read-tree", "--empty"] : ["read-tree", tree], {
-      env: { GIT_INDEX_FILE: file },
-    });
+    const args = tree === null ? ["read-tree", "--empty"] : ["read-tree", tree];
+    const env = { GIT_INDEX_FILE: file };
+    await (locked ? repo.lockedGit(args, { env }) : runGit(repo.config.path, args, { env }));
     this.states.set(file, { tree, stamp: await this.stamp(file) });
   }
 
@@ -92,7 +93,7 @@ async function applyToIndex(repo: GitRepo, indexFile: string, patch: string): Pr
     ? ["-c", "core.fsync=loose-object", "-c", "core.fsyncMethod=fsync"]
     : [];
   try {
-    await runGit(repo.config.path, [...pre, "apply", "--cached", "--whitespace=nowarn"], {
+    await repo.lockedGit([...pre, "apply", "--cached", "--whitespace=nowarn"], {
       input: patch,
       env: { GIT_INDEX_FILE: indexFile },
     });
@@ -104,7 +105,40 @@ async function applyToIndex(repo: GitRepo, indexFile: string, patch: string): Pr
   }
 }
 
-export async function writeTree(repo: GitRepo, indexFile: string): Promise<string> {
+/**
+ * The tree of `baseTree` with the patch's paths as a private index (after `git apply --cached`)
+ * holds them: read in process instead of a `git write-tree` (falls back to it for an index it
+ * cannot read).
+ */
+async function treeAfterApply(
+  repo: GitRepo,
+  indexFile: string,
+  baseTree: string | null,
+  paths: string[],
+): Promise<string> {
+  const { format } = await repo.layout();
+  const parsed = parseIndex(await fs.readFile(indexFile), format);
+  if (!parsed.ok) return writeTree(repo, indexFile, true);
+  const changes: FileChange[] = [];
+  for (const p of paths) {
+    const at = findEntry(parsed.index.entries, Buffer.from(p, "utf8"));
+    const e = at >= 0 ? parsed.index.entries[at] : undefined;
+    changes.push({
+      parts: p.split("/"),
+      content: e ? { oid: e.oid, mode: (e.stat[6] as number).toString(8) } : null,
+    });
+  }
+  return (
+    (await rewriteTree(repo, baseTree, changes)) ??
+    (await repo.writeObject("tree", Buffer.alloc(0)))
+  );
+}
+
+export async function writeTree(repo: GitRepo, indexFile: string, locked = false): Promise<string> {
+  if (locked) {
+    const r = await repo.lockedGit(["write-tree"], { env: { GIT_INDEX_FILE: indexFile } });
+    return r.stdout.toString().trim();
+  }
   const r = await runGit(repo.config.path, ["write-tree"], { env: { GIT_INDEX_FILE: indexFile } });
   return r.stdout.toString().trim();
 }
@@ -164,15 +198,14 @@ export function createGitPatchHandler(
         const baseTree = base === null ? null : ((await repo.commit(base))?.tree ?? null);
         await repo.checkTreePaths(baseTree, patchPaths(files));
         const sync = (await repo.checkedOutBranch()) === branch;
-        if (sync) await repo.checkWorktree(patchPaths(files), baseTree);
         const file = await repo.applyIndex();
-        await scratch.load(repo, file, baseTree);
+        await scratch.load(repo, file, baseTree, true);
         scratch.forget(file);
         await applyToIndex(repo, file, spec.patch);
-        const tree = await writeTree(repo, file);
+        const tree = await treeAfterApply(repo, file, baseTree, patchPaths(files));
         await scratch.set(file, tree);
         const commit = await repo.writeCommit(tree, base, spec.message, key);
-        await repo.publish(branch, base, commit, key, sync);
+        await repo.publish(branch, base, commit, key, sync, patchPaths(files));
         return { commit, base };
       });
     },

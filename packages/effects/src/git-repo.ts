@@ -7,6 +7,7 @@ import {
   IdemError,
   isSafeBranchName,
   type RepoConfig,
+  unsafeRelativePath,
 } from "@idem/schema";
 import { CatFileProcess } from "./cat-file-process.js";
 import { FileLock } from "./file-lock.js";
@@ -18,8 +19,10 @@ import {
   type TreeEntry,
   writeLooseObject,
 } from "./git-objects.js";
-import { GitError, runGit } from "./run-git.js";
+import { RefUpdater } from "./ref-updater.js";
+import { GitError, type RunGitOptions, runGit } from "./run-git.js";
 import { messageWithTrailer, refComponent, refuse, trailerKeys } from "./sandbox.js";
+import { type PreparedSync, tempName, WorktreeSync } from "./worktree-sync.js";
 
 export interface GitRepoOptions {
   clock: Clock;
@@ -41,15 +44,25 @@ interface PendingMarker {
   commit: string;
   refs: string[];
   sync: boolean;
+  /** The paths the commit changes and the temporary-name nonce of the in-process sync. */
+  paths?: string[];
+  nonce?: string;
 }
 
-/** The ref that indexes an effect key: refs/idem/k/<encoded key>. */
-export function keyRef(key: string): string {
-  return `refs/idem/k/${refComponent(key)}`;
+/** Where a branch's key index lives: refs/idem/b/<encoded branch>. */
+function keyPrefix(branch: string): string {
+  return `refs/idem/b/${refComponent(branch)}/k`;
 }
-/** Every trailer commit reachable from this ref has its key ref: probes scan only from here. */
+/** The ref that indexes an effect key on a branch: refs/idem/b/<branch>/k/<encoded key>. */
+export function keyRef(branch: string, key: string): string {
+  return `${keyPrefix(branch)}/${refComponent(key)}`;
+}
+/**
+ * The branch watermark: every key commit at or below it has its key ref, and every key ref of the
+ * branch points at or below it (see GitRepo.catchUpLines).
+ */
 export function watermarkRef(branch: string): string {
-  return `refs/idem/w/${refComponent(branch)}`;
+  return `refs/idem/b/${refComponent(branch)}/w`;
 }
 
 const ZERO = (format: ObjectFormat) => "0".repeat(format === "sha1" ? 40 : 64);
@@ -61,7 +74,9 @@ const ZERO = (format: ObjectFormat) => "0".repeat(format === "sha1" ? 40 : 64);
  */
 export class GitRepo {
   readonly catFile: CatFileProcess;
+  readonly worktree: WorktreeSync;
   private lock: FileLock | undefined;
+  private updater: RefUpdater | undefined;
   private info:
     | Promise<{ gitDir: string; bare: boolean; format: ObjectFormat; workTree: string | null }>
     | undefined;
@@ -75,6 +90,7 @@ export class GitRepo {
     readonly options: GitRepoOptions,
   ) {
     this.catFile = new CatFileProcess(config.path);
+    this.worktree = new WorktreeSync(this);
   }
 
   /** Resolves the repository layout once. @throws IdemError TARGET_MISSING when it is not a repo. */
@@ -138,6 +154,11 @@ export class GitRepo {
         this.lock = new FileLock(join(gitDir as string, "idem", "lock"), {
           timeoutMs: this.options.lockTimeoutMs,
           lingerMs: this.options.lockLingerMs,
+          beforeUnlock: () => {
+            // The updater holds the lock's descriptor: it must go for the lock to be released.
+            this.updater?.close();
+            this.updater = undefined;
+          },
         });
         return { gitDir: gitDir as string, bare, format, workTree };
       })();
@@ -315,16 +336,24 @@ export class GitRepo {
   }
 
   /**
-   * Where `key` stands on `branch`, cheaply in history length: the key's ref (written in the same
-   * transaction as the branch move) if it is reachable from the branch; otherwise a scan bounded by
-   * the hint's base, or by the branch watermark; only a repo without idem's refs (a clone, a restore
-   * from backup) pays one full scan, cached for this process.
+   * Where `key` stands on `branch`, cheaply in history length. The key's ref is trusted without an
+   * ancestry walk when the branch watermark is reachable from the branch (every key ref of the
+   * branch points at or below its watermark, see `catchUpLines`); otherwise (the branch was reset or
+   * rewritten below the watermark) the ref counts only if its commit is reachable from the branch.
+   * A key without a trusted ref is looked for by a scan bounded by the hint's base, or by the
+   * watermark; only a repo without idem's refs (a clone, a restore from backup) pays one full scan,
+   * cached for this process.
    */
   async lookupKey(branch: string, key: string, hintBase?: string | null): Promise<KeyLookup> {
     const head = await this.head(branch);
     if (head === null) return { found: false, head: null };
-    const ref = await this.catFile.resolve(keyRef(key));
-    if (ref && (await this.isAncestor(ref, head))) return { found: true, commit: ref };
+    const [ref, wm] = await Promise.all([
+      this.catFile.resolve(keyRef(branch, key)),
+      this.catFile.resolve(watermarkRef(branch)),
+    ]);
+    const wmOnBranch = wm !== undefined && (await this.reachable(wm, head));
+    if (ref && (wmOnBranch || (await this.isAncestor(ref, head))))
+      return { found: true, commit: ref };
     let from: string | undefined;
     if (
       hintBase &&
@@ -332,10 +361,7 @@ export class GitRepo {
       (await this.isAncestor(hintBase, head))
     ) {
       from = hintBase;
-    } else {
-      const wm = await this.catFile.resolve(watermarkRef(branch));
-      if (wm && (await this.isAncestor(wm, head))) from = wm;
-    }
+    } else if (wmOnBranch) from = wm;
     if (from !== undefined) {
       if (from === head) return { found: false, head };
       const found = (await this.scanRange([`${from}..${head}`])).get(key);
@@ -344,6 +370,35 @@ export class GitRepo {
     const all = await this.fullScan(branch, head);
     const c = all.get(key);
     return c ? { found: true, commit: c } : { found: false, head };
+  }
+
+  private lastReachable: { from: string; to: string; yes: boolean } | undefined;
+
+  /** `isAncestor`, remembering the last answer (a watermark asked about the same head). */
+  async reachable(from: string, to: string): Promise<boolean> {
+    if (from === to) return true;
+    const last = this.lastReachable;
+    if (last && last.from === from && last.to === to) return last.yes;
+    const yes = await this.isAncestor(from, to);
+    this.lastReachable = { from, to, yes };
+    return yes;
+  }
+
+  /**
+   * Many keys on one branch at once (replay): with the watermark on the branch, each key's ref
+   * plus one scan of `watermark..head`; otherwise one full scan of the branch.
+   */
+  async lookupKeys(branch: string, head: string, keys: string[]): Promise<Map<string, string>> {
+    const wm = await this.catFile.resolve(watermarkRef(branch));
+    if (wm === undefined || !(await this.reachable(wm, head))) return this.fullScan(branch, head);
+    const out = new Map<string, string>();
+    const recent =
+      wm === head ? new Map<string, string[]>() : await this.scanRange([`${wm}..${head}`]);
+    for (const k of keys) {
+      const c = recent.get(k)?.[0] ?? (await this.catFile.resolve(keyRef(branch, k)));
+      if (c) out.set(k, c);
+    }
+    return out;
   }
 
   /** Every key reachable from `head`, cached per branch and extended incrementally. */
@@ -365,40 +420,78 @@ export class GitRepo {
     return keys;
   }
 
-  /** Marks that `branch` at `head` is scanned: the index refs the next transaction must add. */
-  async indexCatchUp(branch: string, base: string | null): Promise<string[]> {
-    if (base === null) return [];
+  /**
+   * The ref updates that keep the branch's key index true when the branch moves from `base` to
+   * `commit` (whose own key ref the caller sets). The watermark `w` of a branch keeps two promises:
+   * every commit carrying a key at or below `w` has its key ref, and every key ref of the branch
+   * points at or below `w`. Usually `w` is `base` and only moves. When it is not below `base` (a
+   * human reset or rewrote the branch, or the refs are missing), the branch is scanned once and the
+   * key refs of commits no longer on it are deleted in the same transaction.
+   */
+  async catchUpLines(
+    branch: string,
+    base: string | null,
+    commit: string,
+    key: string,
+  ): Promise<string[]> {
     const { format } = await this.layout();
-    const wm = await this.catFile.resolve(watermarkRef(branch));
-    let missing: Map<string, string>;
-    if (wm === base) return [`update ${watermarkRef(branch)} {NEW} ${wm}`];
-    if (wm && (await this.isAncestor(wm, base))) {
-      missing = new Map();
-      for (const [k, shas] of await this.scanRange([`${wm}..${base}`]))
-        missing.set(k, shas[0] as string);
-    } else {
-      missing = await this.fullScan(branch, base);
-    }
+    const w = watermarkRef(branch);
+    const wm = await this.catFile.resolve(w);
+    const moveW = `update ${w} ${commit} ${wm ?? ZERO(format)}`;
+    if (base !== null && wm === base) return [moveW];
     const lines: string[] = [];
-    for (const [k, sha] of missing) {
-      if ((await this.catFile.resolve(keyRef(k))) !== sha) lines.push(`update ${keyRef(k)} ${sha}`);
+    if (base !== null && wm && (await this.isAncestor(wm, base))) {
+      for (const [k, shas] of await this.scanRange([`${wm}..${base}`])) {
+        if (k === key) continue;
+        if ((await this.catFile.resolve(keyRef(branch, k))) !== shas[0])
+          lines.push(`update ${keyRef(branch, k)} ${shas[0]}`);
+      }
+      return [...lines, moveW];
     }
-    lines.push(`update ${watermarkRef(branch)} {NEW} ${wm ?? ZERO(format)}`);
-    return lines;
+    const onBranch = new Map(base === null ? [] : await this.fullScan(branch, base));
+    const existing = new Map<string, string>();
+    const prefix = `${keyPrefix(branch)}/`;
+    const listed = await runGit(this.config.path, [
+      "for-each-ref",
+      "--format=%(objectname) %(refname)",
+      prefix,
+    ]);
+    for (const line of listed.stdout.toString("utf8").split("\n")) {
+      const sp = line.indexOf(" ");
+      if (sp > 0) existing.set(line.slice(sp + 1), line.slice(0, sp));
+    }
+    existing.delete(keyRef(branch, key));
+    onBranch.delete(key);
+    for (const [k, sha] of onBranch) {
+      if (existing.get(keyRef(branch, k)) !== sha) lines.push(`update ${keyRef(branch, k)} ${sha}`);
+    }
+    const kept = new Set([...onBranch.keys()].map((k) => keyRef(branch, k)));
+    for (const [ref, sha] of existing) {
+      if (!kept.has(ref)) lines.push(`delete ${ref} ${sha}`);
+    }
+    return [...lines, moveW];
   }
 
   /**
-   * Moves refs in one transaction (`git update-ref --stdin`), compare-and-swap on the old values given.
+   * Moves refs in one transaction (`start` ... `prepare`, `commit` on the long-lived
+   * `git update-ref --stdin` that holds the repo lock), compare-and-swap on the old values given.
    * @throws IdemError TARGET_MOVED when a ref is not where the transaction expects it; LOCKED when a
    * git lock file is held by another process.
    */
   async updateRefs(lines: string[]): Promise<void> {
-    const args = ["update-ref", "--stdin"];
-    const pre = this.options.durable
-      ? ["-c", "core.fsync=reference", "-c", "core.fsyncMethod=fsync"]
-      : [];
     try {
-      await runGit(this.config.path, [...pre, ...args], { input: `${lines.join("\n")}\n` });
+      const fd = this.lock?.fd;
+      if (fd === undefined) {
+        const pre = this.options.durable
+          ? ["-c", "core.fsync=reference", "-c", "core.fsyncMethod=fsync"]
+          : [];
+        await runGit(this.config.path, [...pre, "update-ref", "--stdin"], {
+          input: `${lines.join("\n")}\n`,
+        });
+        return;
+      }
+      this.updater ??= new RefUpdater(this.config.path, fd, this.options.durable);
+      await this.updater.run(lines);
     } catch (e) {
       if (!(e instanceof GitError)) throw e;
       const err = e.result.stderr;
@@ -424,6 +517,11 @@ export class GitRepo {
         cause: e,
       });
     }
+  }
+
+  /** git under idem's repo lock: the child inherits the lock (see RunGitOptions.lockFd). */
+  lockedGit(args: readonly string[], options: RunGitOptions = {}) {
+    return runGit(this.config.path, args, { ...options, lockFd: this.lock?.fd });
   }
 
   /** The branch checked out in the main working tree, or null (bare repo or detached HEAD). */
@@ -501,12 +599,14 @@ export class GitRepo {
   }
 
   /**
-   * Runs under idem's repo lock, before each apply: finishes what a killed idem left. Removes the git
-   * lock files its interrupted transaction or sync held, and brings the index and working tree
-   * forward to the commit idem made when they still match the commit before it.
+   * Runs under idem's repo lock, before each apply: finishes what a killed idem left. Its git
+   * children held the lock too (they inherit it), so none of them is still running: the git lock
+   * files its interrupted transaction or sync held are removed, temporary working tree files are
+   * removed, and the index and working tree are brought forward to the commit idem made when every
+   * touched path still holds the old or the new version.
    */
   async recover(): Promise<void> {
-    const { gitDir } = await this.layout();
+    const { gitDir, workTree } = await this.layout();
     await fs.rm(join(gitDir, "idem", "apply.index.lock"), { force: true });
     let marker: PendingMarker;
     try {
@@ -522,19 +622,44 @@ export class GitRepo {
     await fs.rm(join(gitDir, "HEAD.lock"), { force: true });
     if (marker.sync) {
       await fs.rm(join(gitDir, "index.lock"), { force: true });
+      if (workTree && marker.nonce && Array.isArray(marker.paths)) {
+        for (const p of marker.paths) {
+          if (typeof p !== "string" || unsafeRelativePath(p)) continue;
+          await fs.rm(tempName(join(workTree, p), marker.nonce), { force: true }).catch(() => {});
+        }
+      }
       const head = await this.head(marker.branch);
       if (head === marker.commit && (await this.checkedOutBranch()) === marker.branch) {
-        const matchesBase =
-          marker.base === null
-            ? true
-            : (
-                await runGit(
-                  this.config.path,
-                  ["diff-index", "--cached", "--quiet", marker.base, "--"],
-                  { okCodes: [1] },
-                )
-              ).code === 0;
-        if (matchesBase) await this.syncWorktree(marker.base, marker.commit).catch(() => {});
+        let done = false;
+        if (marker.base !== null && Array.isArray(marker.paths)) {
+          const baseTree = (await this.commit(marker.base))?.tree;
+          const newTree = (await this.commit(marker.commit))?.tree;
+          if (baseTree && newTree) {
+            const r = await this.worktree
+              .prepare(baseTree, newTree, marker.paths, true)
+              .catch(() => undefined);
+            if (r?.kind === "done") done = true;
+            if (r?.kind === "ready") {
+              await r.sync.commit(marker.nonce ?? "recover").then(
+                () => {
+                  done = true;
+                },
+                () => {},
+              );
+            }
+          }
+        }
+        if (!done) {
+          const matchesBase =
+            marker.base === null
+              ? true
+              : (
+                  await this.lockedGit(["diff-index", "--cached", "--quiet", marker.base, "--"], {
+                    okCodes: [1],
+                  })
+                ).code === 0;
+          if (matchesBase) await this.syncWorktree(marker.base, marker.commit).catch(() => {});
+        }
       }
     }
     await fs.rm(this.markerPath(gitDir), { force: true });
@@ -544,13 +669,16 @@ export class GitRepo {
   async syncWorktree(from: string | null, to: string): Promise<void> {
     const args =
       from === null ? ["read-tree", "-m", "-u", to] : ["read-tree", "-m", "-u", from, to];
-    await runGit(this.config.path, args);
+    await this.lockedGit(args);
   }
 
   /**
    * Makes `commit` (whose parent is `base`) the branch head with compare-and-swap from `base`, and
-   * indexes `key` in the same transaction; keeps a checked-out working tree in step. If the working
-   * tree cannot follow, the branch is moved back and DIRTY_WORKTREE thrown.
+   * indexes `key` in the same transaction. A checked-out branch (`sync`) has its index and working
+   * tree brought along for `paths` (every path the commit changes): checked first and written in
+   * process when it can (WorktreeSync), else checked with `git status` and moved with
+   * `read-tree -m -u`; if git then refuses, the branch is moved back and DIRTY_WORKTREE thrown.
+   * @throws IdemError DIRTY_WORKTREE with nothing moved; TARGET_MOVED; LOCKED.
    */
   async publish(
     branch: string,
@@ -558,32 +686,63 @@ export class GitRepo {
     commit: string,
     key: string,
     sync: boolean,
+    paths: string[],
   ): Promise<void> {
     const { gitDir } = await this.layout();
     const branchRef = `refs/heads/${branch}`;
     const lines = [
       base === null ? `create ${branchRef} ${commit}` : `update ${branchRef} ${commit} ${base}`,
-      `update ${keyRef(key)} ${commit}`,
-      ...(await this.indexCatchUp(branch, base)).map((l) => l.replace("{NEW}", commit)),
+      `update ${keyRef(branch, key)} ${commit}`,
+      ...(await this.catchUpLines(branch, base, commit, key)),
     ];
-    if (base === null) lines.push(`update ${watermarkRef(branch)} ${commit}`);
-    const oldWm = await this.catFile.resolve(watermarkRef(branch));
     const refs = lines.map((l) => l.split(" ")[1] as string);
-    const marker: PendingMarker = { branch, base, commit, refs, sync };
+    const nonce = randomBytes(6).toString("hex");
+    const marker: PendingMarker = { branch, base, commit, refs, sync, paths, nonce };
     await fs.mkdir(join(gitDir, "idem"), { recursive: true });
+    let fast: PreparedSync | undefined;
+    if (sync && base !== null) {
+      const baseTree = (await this.commit(base))?.tree;
+      const newTree = (await this.commit(commit))?.tree;
+      if (baseTree && newTree) {
+        // Written before git's index.lock is taken, so the next holder can clean up after a crash.
+        await fs.writeFile(this.markerPath(gitDir), JSON.stringify(marker));
+        try {
+          const r = await this.worktree.prepare(baseTree, newTree, paths, false);
+          if (r.kind === "ready") fast = r.sync;
+        } catch (e) {
+          await fs.rm(this.markerPath(gitDir), { force: true });
+          throw e;
+        }
+      }
+    }
+    if (sync && !fast)
+      await this.checkWorktree(
+        paths,
+        base === null ? null : ((await this.commit(base))?.tree ?? null),
+      );
     await fs.writeFile(this.markerPath(gitDir), JSON.stringify(marker));
-    await this.updateRefs(lines);
-    if (sync) {
+    try {
+      await this.updateRefs(lines);
+    } catch (e) {
+      await fast?.abort();
+      await fs.rm(this.markerPath(gitDir), { force: true });
+      throw e;
+    }
+    if (fast) {
+      // The effect is committed: a failure here is finished by the next holder's recover().
+      await fast.commit(nonce);
+    } else if (sync) {
       try {
         await this.syncWorktree(base, commit);
       } catch (e) {
         if (!(e instanceof GitError)) throw e;
+        // Every key ref of the branch is at or below `base`: the watermark may go back there.
         await this.updateRefs([
           base === null ? `delete ${branchRef} ${commit}` : `update ${branchRef} ${base} ${commit}`,
-          `delete ${keyRef(key)} ${commit}`,
-          oldWm
-            ? `update ${watermarkRef(branch)} ${oldWm} ${commit}`
-            : `delete ${watermarkRef(branch)} ${commit}`,
+          `delete ${keyRef(branch, key)} ${commit}`,
+          base === null
+            ? `delete ${watermarkRef(branch)} ${commit}`
+            : `update ${watermarkRef(branch)} ${base} ${commit}`,
         ]).catch(() => {});
         await fs.rm(this.markerPath(gitDir), { force: true });
         throw new IdemError(
@@ -629,6 +788,8 @@ export class GitRepo {
 
   close(): void {
     this.catFile.close();
+    this.updater?.close();
+    this.updater = undefined;
     void this.lock?.close();
   }
 }

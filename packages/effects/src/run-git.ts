@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { IdemError } from "@idem/schema";
 
 /** What a finished git process left behind. */
@@ -15,6 +15,12 @@ export interface RunGitOptions {
   env?: Record<string, string>;
   /** Exit codes that are answers, not failures (e.g. 1 for `merge-base --is-ancestor`). */
   okCodes?: readonly number[];
+  /**
+   * idem's repo lock descriptor, inherited by the child as fd 3: flock belongs to the open file
+   * description, so a git child orphaned by a killed idem keeps the lock until it exits, and the
+   * next holder never removes a lock file such a child still uses.
+   */
+  lockFd?: number;
 }
 
 /** Variables of the caller's environment that would redirect git away from the repo we name. */
@@ -66,8 +72,8 @@ export function runGit(
     const child = spawn("git", [...GIT_BASE_ARGS, ...args], {
       cwd,
       env: gitEnv(options.env),
-      stdio: ["pipe", "pipe", "pipe"],
-    });
+      stdio: options.lockFd === undefined ? "pipe" : ["pipe", "pipe", "pipe", options.lockFd],
+    }) as ChildProcessWithoutNullStreams;
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on("data", (b: Buffer) => out.push(b));

@@ -1,0 +1,523 @@
+import { createHash } from "node:crypto";
+import { promises as fs } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
+import { homedir } from "node:os";
+import { basename, dirname, join } from "node:path";
+import { IdemError } from "@idem/schema";
+import {
+  type CacheTreeNode,
+  cacheTreeValid,
+  findEntry,
+  type GitIndex,
+  type IndexEntry,
+  parseIndex,
+  serializeIndex,
+  updateCacheTree,
+} from "./git-index.js";
+import {
+  EXEC_MODE,
+  FILE_MODE,
+  type ObjectFormat,
+  TREE_MODE,
+  type TreeEntry,
+} from "./git-objects.js";
+import type { GitRepo } from "./git-repo.js";
+import { runGit } from "./run-git.js";
+import { refuse } from "./sandbox.js";
+
+/**
+ * Keeps a checked-out branch's index and working tree in step with an effect commit without a git
+ * process: what `git read-tree -m -u base commit` does for the few paths an effect touches, plus
+ * the checks that keep a human's work safe. It handles the plain case only and says so otherwise
+ * (`fallback`), and the caller then uses git itself (`git status` + `read-tree -m -u`):
+ *
+ * - no configuration that changes what git writes or how it reads the index (autocrlf, fsmonitor,
+ *   split or sparse index, core.worktree, ignorecase) and no attributes files at all on the way
+ *   (`.gitattributes` in the folders of the paths, `info/attributes`, the global and system files),
+ *   so a blob's bytes are exactly the file's bytes;
+ * - an index it can read (versions 2-4, no conflicts, no skip-worktree / intent-to-add /
+ *   assume-unchanged entries, no required extension it does not know).
+ *
+ * Safety, under idem's repo lock and git's own `index.lock` (taken O_EXCL, as git does):
+ * - staged changes: the index must equal the base commit's tree exactly (the cache tree answers for
+ *   the folders git vouches for; the rest is compared entry by entry), else DIRTY_WORKTREE;
+ * - each touched path: a tracked file must hold exactly the base blob's bytes (and its exec bit),
+ *   a new path must not exist, and no folder on the way may be a file; anything else is left for
+ *   git to judge (`fallback`), a symlink on the way is refused (SANDBOX_VIOLATION);
+ * - files are written through a temporary name in the same folder and renamed, the index is written
+ *   to `index.lock` and renamed; entries idem writes, and every entry git could take for racily
+ *   clean, are smudged (size 0) so git compares contents instead of trusting a stat.
+ */
+export type PrepareResult =
+  | { kind: "ready"; sync: PreparedSync }
+  | { kind: "done" }
+  | { kind: "fallback"; reason: string };
+
+interface Change {
+  path: string;
+  old: TreeEntry | undefined;
+  next: TreeEntry | undefined;
+}
+
+interface ConfigSnapshot {
+  stamp: string;
+  at: number;
+  volatile: boolean;
+  reason: string | null;
+  fileMode: boolean;
+  attributesFile: string | null;
+}
+
+const FALSEY = new Set(["false", "no", "off", "0"]);
+const TRUTHY = new Set(["true", "yes", "on", "1", ""]);
+
+function blobId(format: ObjectFormat, content: Buffer): string {
+  return createHash(format).update(`blob ${content.length}\0`).update(content).digest("hex");
+}
+
+async function stampOf(file: string): Promise<string> {
+  const st = await fs.stat(file).catch(() => undefined);
+  return st ? `${st.ino}:${st.size}:${st.mtimeMs}` : "-";
+}
+
+async function exists(file: string): Promise<boolean> {
+  return fs.lstat(file).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** The temporary name idem writes a working tree file under before renaming it into place. */
+export function tempName(path: string, nonce: string): string {
+  return join(dirname(path), `.${basename(path)}.idem-${nonce}`);
+}
+
+/** The folders on the way to `path`, the root ("") first. */
+function ancestors(path: string): string[] {
+  const parts = path.split("/");
+  const out = [""];
+  for (let i = 1; i < parts.length; i++) out.push(parts.slice(0, i).join("/"));
+  return out;
+}
+
+export class WorktreeSync {
+  private snapshot: ConfigSnapshot | undefined;
+
+  constructor(private readonly repo: GitRepo) {}
+
+  /** Why the configuration rules the in-process sync out, or null. */
+  private async configReason(
+    gitDir: string,
+  ): Promise<{ reason: string | null; fileMode: boolean }> {
+    const home = process.env.HOME ?? homedir();
+    const xdg = process.env.XDG_CONFIG_HOME || join(home, ".config");
+    const files = [
+      join(gitDir, "config"),
+      join(gitDir, "config.worktree"),
+      process.env.GIT_CONFIG_GLOBAL ?? join(home, ".gitconfig"),
+      join(xdg, "git", "config"),
+      process.env.GIT_CONFIG_SYSTEM ?? "/etc/gitconfig",
+    ];
+    const stamp = (await Promise.all(files.map(stampOf))).join("|");
+    let snap = this.snapshot;
+    const now = Date.now();
+    if (!snap || snap.stamp !== stamp || (snap.volatile && now - snap.at > 1000)) {
+      const out = await runGit(this.repo.config.path, ["config", "-z", "--list"]);
+      const cfg = new Map<string, string>();
+      let volatile = false;
+      for (const item of out.stdout.toString("utf8").split("\0")) {
+        if (!item) continue;
+        const nl = item.indexOf("\n");
+        const key = (nl < 0 ? item : item.slice(0, nl)).toLowerCase();
+        const value = nl < 0 ? "" : item.slice(nl + 1);
+        if (key === "include.path" || (key.startsWith("includeif.") && key.endsWith(".path")))
+          volatile = true;
+        cfg.set(key, value);
+      }
+      const isTrue = (k: string) => cfg.has(k) && TRUTHY.has((cfg.get(k) as string).toLowerCase());
+      const isSet = (k: string) => cfg.has(k) && !FALSEY.has((cfg.get(k) as string).toLowerCase());
+      let reason: string | null = null;
+      for (const k of ["core.autocrlf", "core.fsmonitor", "core.worktree"]) {
+        if (isSet(k)) reason ??= `${k} is set`;
+      }
+      for (const k of [
+        "core.splitindex",
+        "core.sparsecheckout",
+        "core.ignorecase",
+        "core.precomposeunicode",
+        "index.skiphash",
+        "index.sparse",
+      ]) {
+        if (isTrue(k)) reason ??= `${k} is on`;
+      }
+      let attributesFile = cfg.get("core.attributesfile") ?? join(xdg, "git", "attributes");
+      if (attributesFile.startsWith("~/")) attributesFile = join(home, attributesFile.slice(2));
+      snap = {
+        stamp,
+        at: now,
+        volatile,
+        reason,
+        fileMode: !(cfg.has("core.filemode") && FALSEY.has(cfg.get("core.filemode") as string)),
+        attributesFile,
+      };
+      this.snapshot = snap;
+    }
+    if (snap.reason) return { reason: snap.reason, fileMode: snap.fileMode };
+    const attrFiles = [join(gitDir, "info", "attributes")];
+    if (snap.attributesFile) attrFiles.push(snap.attributesFile);
+    if (!process.env.GIT_ATTR_NOSYSTEM) attrFiles.push("/etc/gitattributes");
+    for (const f of attrFiles) {
+      if (await exists(f)) return { reason: `attributes file ${f}`, fileMode: snap.fileMode };
+    }
+    return { reason: null, fileMode: snap.fileMode };
+  }
+
+  /** The blob entry at `path`; undefined for none (or a folder); null for a symlink or submodule. */
+  private async blobAt(tree: string | null, path: string): Promise<TreeEntry | undefined | null> {
+    const e = await this.repo.entryAt(tree, path);
+    if (!e || e.mode === TREE_MODE) return undefined;
+    if (e.mode !== FILE_MODE && e.mode !== EXEC_MODE) return null;
+    return e;
+  }
+
+  /**
+   * Checks everything and takes `index.lock`; nothing in the working tree or index changes until
+   * `PreparedSync.commit()`. In `recover` mode (finishing what a killed idem started) a touched path
+   * may also already hold the new commit's version, and an index that already matches the new tree
+   * answers `done`.
+   * @throws IdemError DIRTY_WORKTREE for staged changes; LOCKED when git's index.lock is held;
+   * SANDBOX_VIOLATION for a symlink on the way.
+   */
+  async prepare(
+    baseTree: string,
+    newTree: string,
+    paths: string[],
+    recover: boolean,
+  ): Promise<PrepareResult> {
+    const repo = this.repo;
+    const { gitDir, workTree, format } = await repo.layout();
+    if (!workTree) return { kind: "fallback", reason: "bare repository" };
+    const cfg = await this.configReason(gitDir);
+    if (cfg.reason) return { kind: "fallback", reason: cfg.reason };
+    const changes: Change[] = [];
+    const dirs = new Map<string, string | null>();
+    const seen = new Set<string>();
+    for (const path of paths) {
+      if (seen.has(path)) continue;
+      seen.add(path);
+      for (const d of ancestors(path)) {
+        const attr = d === "" ? ".gitattributes" : `${d}/.gitattributes`;
+        if ((await repo.entryAt(baseTree, attr)) || (await repo.entryAt(newTree, attr)))
+          return { kind: "fallback", reason: `${attr} in the tree` };
+      }
+      const old = await this.blobAt(baseTree, path);
+      const next = await this.blobAt(newTree, path);
+      if (old === null || next === null)
+        return { kind: "fallback", reason: "symlink or submodule" };
+      if (old?.oid === next?.oid && old?.mode === next?.mode) continue;
+      changes.push({ path, old, next });
+      for (const d of ancestors(path)) {
+        if (dirs.has(d)) continue;
+        if (d === "") dirs.set(d, newTree);
+        else {
+          const e = await repo.entryAt(newTree, d);
+          dirs.set(d, e?.mode === TREE_MODE ? e.oid : null);
+        }
+      }
+    }
+    const indexPath = join(gitDir, "index");
+    const lockPath = `${indexPath}.lock`;
+    let lock: FileHandle;
+    try {
+      lock = await fs.open(lockPath, "wx", 0o666);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "EEXIST") {
+        throw new IdemError(
+          "LOCKED",
+          `repo "${repo.alias}": ${lockPath} exists (a git command is using the index)`,
+          { cause: e },
+        );
+      }
+      throw e;
+    }
+    const release = async () => {
+      await lock.close().catch(() => {});
+      await fs.rm(lockPath, { force: true });
+    };
+    try {
+      const r = await this.check(
+        indexPath,
+        format,
+        workTree,
+        baseTree,
+        newTree,
+        changes,
+        recover,
+        cfg.fileMode,
+      );
+      if (r.kind !== "ready") {
+        await release();
+        return r;
+      }
+      const sync = new PreparedSync(
+        repo,
+        workTree,
+        format,
+        r.index,
+        r.indexMtimeSec,
+        changes,
+        dirs,
+        {
+          lock,
+          lockPath,
+          indexPath,
+          release,
+        },
+      );
+      return { kind: "ready", sync };
+    } catch (e) {
+      await release();
+      throw e;
+    }
+  }
+
+  private async check(
+    indexPath: string,
+    format: ObjectFormat,
+    workTree: string,
+    baseTree: string,
+    newTree: string,
+    changes: Change[],
+    recover: boolean,
+    fileMode: boolean,
+  ): Promise<
+    | { kind: "ready"; index: GitIndex; indexMtimeSec: number }
+    | { kind: "done" }
+    | { kind: "fallback"; reason: string }
+  > {
+    const repo = this.repo;
+    let buf: Buffer;
+    let mtimeSec: number;
+    try {
+      const fh = await fs.open(indexPath, "r");
+      try {
+        const st = await fh.stat();
+        mtimeSec = Math.floor(st.mtimeMs / 1000);
+        buf = await fh.readFile();
+      } finally {
+        await fh.close();
+      }
+    } catch {
+      return { kind: "fallback", reason: "no index file" };
+    }
+    const parsed = parseIndex(buf, format);
+    if (!parsed.ok) return { kind: "fallback", reason: parsed.reason };
+    const index = parsed.index;
+    const tree = await this.matchTree(index, baseTree);
+    if ("mismatch" in tree) {
+      if (recover) {
+        const atNew = await this.matchTree(index, newTree);
+        if (!("mismatch" in atNew)) return { kind: "done" };
+        return { kind: "fallback", reason: "the index matches neither commit" };
+      }
+      throw new IdemError(
+        "DIRTY_WORKTREE",
+        `repo "${repo.alias}" has staged changes (${tree.mismatch}); commit or unstage them first`,
+        { details: { path: tree.mismatch } },
+      );
+    }
+    index.tree = tree.node;
+    for (const c of changes) {
+      const parts = c.path.split("/");
+      for (let i = 1; i < parts.length; i++) {
+        const sub = parts.slice(0, i).join("/");
+        const st = await fs.lstat(join(workTree, sub)).catch(() => undefined);
+        if (!st) break;
+        if (st.isSymbolicLink())
+          refuse("path", `"${c.path}" passes through the symlink ${sub} in the working tree`);
+        if (!st.isDirectory()) return { kind: "fallback", reason: `${sub} is not a folder` };
+      }
+      const file = join(workTree, c.path);
+      const st = await fs.lstat(file).catch(() => undefined);
+      if (!st) {
+        if (c.old && !recover) return { kind: "fallback", reason: `${c.path} is missing` };
+        if (c.old && recover && c.next) return { kind: "fallback", reason: `${c.path} is missing` };
+        continue;
+      }
+      if (!st.isFile()) return { kind: "fallback", reason: `${c.path} is not a file` };
+      const content = await fs.readFile(file);
+      const id = blobId(format, content);
+      const exec = (st.mode & 0o100) !== 0;
+      const matches = (e: TreeEntry | undefined) =>
+        e !== undefined && e.oid === id && (!fileMode || exec === (e.mode === EXEC_MODE));
+      if (matches(c.old) || (recover && matches(c.next))) continue;
+      return { kind: "fallback", reason: `${c.path} differs from the commit` };
+    }
+    return { kind: "ready", index, indexMtimeSec: mtimeSec };
+  }
+
+  /**
+   * Whether the index holds exactly `tree` (no staged change); with it, a fully valid cache tree
+   * for it. Folders the index's cache tree vouches for are not opened.
+   */
+  private async matchTree(
+    index: GitIndex,
+    tree: string,
+  ): Promise<{ node: CacheTreeNode } | { mismatch: string }> {
+    const entries = index.entries;
+    let pos = 0;
+    const walk = async (
+      oid: string,
+      prefix: string,
+      name: string,
+      ct: CacheTreeNode | undefined,
+    ): Promise<CacheTreeNode | string> => {
+      if (ct && ct.oid === oid && cacheTreeValid(ct)) {
+        pos += ct.entryCount;
+        return structuredClone(ct);
+      }
+      const node: CacheTreeNode = { name, entryCount: 0, oid, children: [] };
+      const start = pos;
+      for (const e of await this.repo.tree(oid)) {
+        const path = prefix + e.name;
+        if (e.mode === TREE_MODE) {
+          const child = await walk(
+            e.oid,
+            `${path}/`,
+            e.name,
+            ct?.children.find((c) => c.name === e.name),
+          );
+          if (typeof child === "string") return child;
+          node.children.push(child);
+          continue;
+        }
+        const ie = entries[pos];
+        if (
+          !ie ||
+          ie.path !== path ||
+          ie.oid !== e.oid ||
+          (ie.stat[6] as number).toString(8) !== e.mode
+        )
+          return ie && ie.path < path ? ie.path : path;
+        pos += 1;
+      }
+      node.entryCount = pos - start;
+      return node;
+    };
+    const root = await walk(tree, "", "", index.tree ?? undefined);
+    if (typeof root === "string") return { mismatch: root };
+    if (pos !== entries.length) return { mismatch: (entries[pos] as IndexEntry).path };
+    return { node: root };
+  }
+}
+
+/** A checked sync holding git's index.lock: `commit()` writes the files and the index. */
+export class PreparedSync {
+  constructor(
+    private readonly repo: GitRepo,
+    private readonly workTree: string,
+    private readonly format: ObjectFormat,
+    private readonly index: GitIndex,
+    private readonly indexMtimeSec: number,
+    private readonly changes: Change[],
+    private readonly dirs: Map<string, string | null>,
+    private readonly files: {
+      lock: FileHandle;
+      lockPath: string;
+      indexPath: string;
+      release: () => Promise<void>;
+    },
+  ) {}
+
+  /** Gives up without changing anything (releases index.lock). */
+  abort(): Promise<void> {
+    return this.files.release();
+  }
+
+  /**
+   * Writes the new versions of the touched files and the index. On failure index.lock is released
+   * and the index is left as it was; the caller's crash marker lets the next holder finish.
+   */
+  async commit(nonce: string): Promise<void> {
+    try {
+      await this.write(nonce);
+    } catch (e) {
+      await this.files.release();
+      throw e;
+    }
+  }
+
+  private async write(nonce: string): Promise<void> {
+    const entries = this.index.entries;
+    for (const e of entries) {
+      // What git does when it writes an index: an entry not older than the index it read could
+      // be racily clean, so it must be compared by content later, never trusted by its stat.
+      if ((e.stat[2] as number) >= this.indexMtimeSec) e.stat[9] = 0;
+    }
+    for (const c of this.changes) {
+      if (c.next) continue;
+      const file = join(this.workTree, c.path);
+      await fs.rm(file, { force: true });
+      let dir = dirname(c.path);
+      while (dir !== "." && dir !== "") {
+        try {
+          await fs.rmdir(join(this.workTree, dir));
+        } catch {
+          break;
+        }
+        dir = dirname(dir);
+      }
+    }
+    for (const c of this.changes) {
+      const pathBytes = Buffer.from(c.path, "utf8");
+      const at = findEntry(entries, pathBytes);
+      if (!c.next) {
+        if (at >= 0) entries.splice(at, 1);
+        continue;
+      }
+      const o = await this.repo.catFile.read(c.next.oid);
+      if (o?.type !== "blob")
+        throw new IdemError(
+          "INTEGRITY",
+          `blob ${c.next.oid} is missing from repo "${this.repo.alias}"`,
+        );
+      const file = join(this.workTree, c.path);
+      const tmp = tempName(file, nonce);
+      await fs.mkdir(dirname(file), { recursive: true });
+      await fs.rm(tmp, { force: true });
+      await fs.writeFile(tmp, o.content, {
+        flag: "wx",
+        mode: c.next.mode === EXEC_MODE ? 0o777 : 0o666,
+      });
+      await fs.rename(tmp, file);
+      const st = await fs.lstat(file, { bigint: true });
+      const u32 = (n: bigint) => Number(n & 0xffffffffn);
+      const entry: IndexEntry = {
+        path: c.path,
+        pathBytes,
+        stat: [
+          u32(st.ctimeNs / 1_000_000_000n),
+          u32(st.ctimeNs % 1_000_000_000n),
+          u32(st.mtimeNs / 1_000_000_000n),
+          u32(st.mtimeNs % 1_000_000_000n),
+          u32(st.dev),
+          u32(st.ino),
+          c.next.mode === EXEC_MODE ? 0o100755 : 0o100644,
+          u32(st.uid),
+          u32(st.gid),
+          0, // smudged: git compares the content once instead of trusting this stat
+        ],
+        oid: c.next.oid,
+        flags: 0,
+      };
+      const pos = findEntry(entries, pathBytes);
+      if (pos >= 0) entries[pos] = entry;
+      else entries.splice(-pos - 1, 0, entry);
+    }
+    if (this.index.tree) updateCacheTree(this.index.tree, this.dirs, entries);
+    const data = serializeIndex(this.index, this.format);
+    await this.files.lock.writeFile(data);
+    await this.files.lock.close();
+    await fs.rename(this.files.lockPath, this.files.indexPath);
+  }
+}
