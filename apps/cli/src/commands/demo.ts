@@ -218,7 +218,7 @@ async function runDemo(
   if (failure) throw new CliError(`demo failed: ${failure}`, EXIT.FAILED);
   const drained = await journal.status();
   say(
-    `${color.green("drained")}: every job recorded once, every run done; ${drained.effects.present} effect(s) found already at their target after a crash, not applied again`,
+    `${color.green("drained")}: every job recorded once, every run done${drained.effects.present > 0 ? `; ${drained.effects.present} effect(s) found already at their target after a crash, not applied again` : ""}`,
   );
 
   say("replaying everything once more: idem replay --all --yes --now");
