@@ -1,7 +1,14 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { type JournalStore, openJournal } from "@idem/journal";
-import { type Config, type ErrorCode, IdemError, isIdemError, parseConfig } from "@idem/schema";
+import {
+  type Config,
+  describeJsonError,
+  type ErrorCode,
+  IdemError,
+  isIdemError,
+  parseConfig,
+} from "@idem/schema";
 import Table from "cli-table3";
 import pc from "picocolors";
 
@@ -113,17 +120,7 @@ export function parseJsonText(text: string, file: string, exitCode: number = EXI
   try {
     return JSON.parse(text);
   } catch (e) {
-    const msg = (e as Error).message;
-    const pos = /position (\d+)/.exec(msg);
-    let where = "";
-    if (pos) {
-      const offset = Number(pos[1]);
-      const before = text.slice(0, offset);
-      const line = before.split("\n").length;
-      const column = offset - before.lastIndexOf("\n");
-      where = ` at line ${line}, column ${column}`;
-    }
-    throw new CliError(`${file} is not valid JSON${where}: ${msg}`, exitCode);
+    throw new CliError(`${file} is not valid JSON ${describeJsonError(text, e)}`, exitCode);
   }
 }
 

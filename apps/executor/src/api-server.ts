@@ -55,7 +55,7 @@ export function createApiApp(options: ApiOptions): Hono {
         ),
     }),
     async (c) => {
-      const parsed = parseSubmission(await c.req.text());
+      const parsed = parseSubmission(await c.req.text(), config.limits.maxOutputBytes);
       const result = parsed.ok
         ? await submitOutput(journal, config, parsed.value, "http", metrics)
         : parsed.result;

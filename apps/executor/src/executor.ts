@@ -559,7 +559,7 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
                 ],
               };
             } else {
-              const parsed = parseSubmission(msg.string());
+              const parsed = parseSubmission(msg.string(), config.limits.maxOutputBytes);
               try {
                 answer = parsed.ok
                   ? await submitOutput(journal, config, parsed.value, "nats", metrics)

@@ -1,6 +1,6 @@
 import type { JournalStore, OutputSource } from "@idem/journal";
 import type { Config, ValidationIssue } from "@idem/schema";
-import { effectTargets, validateOutput } from "@idem/schema";
+import { describeJsonError, effectTargets, validateOutput } from "@idem/schema";
 import type { ExecutorMetrics } from "./executor-metrics.js";
 
 /** DESIGN.md's submit answer, shared by HTTP, NATS request/reply and `idem submit`. */
@@ -47,16 +47,27 @@ export async function submitOutput(
   return { status: r.status, jobId: r.jobId };
 }
 
-/** Parses a submission body; a body that is not JSON is an `invalid` answer. */
+/**
+ * Parses a submission body: one over `maxOutputBytes` or that is not JSON is an `invalid` answer
+ * naming why (with the line and column of a syntax error).
+ */
 export function parseSubmission(
   text: string,
+  maxOutputBytes?: number,
 ): { ok: true; value: unknown } | { ok: false; result: SubmitResult } {
+  const invalid = (message: string) => ({
+    ok: false as const,
+    result: { status: "invalid" as const, jobId: null, issues: [{ path: "", message }] },
+  });
+  if (maxOutputBytes !== undefined) {
+    const size = Buffer.byteLength(text, "utf8");
+    if (size > maxOutputBytes) {
+      return invalid(`the output is ${size} bytes; limits.maxOutputBytes is ${maxOutputBytes}`);
+    }
+  }
   try {
     return { ok: true, value: JSON.parse(text) };
-  } catch {
-    return {
-      ok: false,
-      result: { status: "invalid", jobId: null, issues: [{ path: "", message: "is not JSON" }] },
-    };
+  } catch (e) {
+    return invalid(`is not JSON ${describeJsonError(text, e)}`);
   }
 }

@@ -59,6 +59,7 @@ export type {
 export {
   AgentOutputSchema,
   checkJsonShape,
+  describeJsonError,
   EFFECT_KINDS,
   EffectSpecSchema,
   effectTarget,

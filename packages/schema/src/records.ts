@@ -375,3 +375,17 @@ export function effectTarget(e: EffectSpec, config: Config): string | undefined 
   if (e.kind === "file.write") return `root:${e.root}`;
   return undefined;
 }
+
+/**
+ * Names where a JSON text is broken: "at line L, column C: <parser message>" when the parser gives
+ * a position, else its message alone.
+ */
+export function describeJsonError(text: string, error: unknown): string {
+  const msg = error instanceof Error ? error.message : String(error);
+  const pos = /position (\d+)/.exec(msg);
+  if (!pos) return msg;
+  const before = text.slice(0, Number(pos[1]));
+  const line = before.split("\n").length;
+  const column = before.length - before.lastIndexOf("\n");
+  return `at line ${line}, column ${column}: ${msg}`;
+}

@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
+import { parseSubmission, type SubmitResult, submitOutput } from "@idem/executor";
 import type { JournalStore } from "@idem/journal";
-import { type Config, effectTargets, type ValidationIssue, validateOutput } from "@idem/schema";
+import type { Config } from "@idem/schema";
 import type { Command } from "commander";
 import {
   CliError,
@@ -8,64 +9,19 @@ import {
   EXIT,
   exitHolder,
   loadConfig,
-  parseJsonText,
   printJson,
   readText,
   withJournal,
 } from "../context.js";
 
-export type SubmitStatus = "recorded" | "duplicate" | "conflict" | "invalid";
-export interface SubmitAnswer {
-  status: SubmitStatus;
-  jobId: string | null;
-  issues?: ValidationIssue[];
-  seq?: number;
-  contentHash?: string;
-}
-
 /** Validates raw submitted text and records it; an invalid submission writes nothing. */
 export async function submitText(
   text: string,
-  source: string,
   config: Config,
   journal: JournalStore,
-): Promise<SubmitAnswer> {
-  const size = Buffer.byteLength(text, "utf8");
-  if (size > config.limits.maxOutputBytes) {
-    return {
-      status: "invalid",
-      jobId: null,
-      issues: [
-        {
-          path: "",
-          message: `output is ${size} bytes; limits.maxOutputBytes is ${config.limits.maxOutputBytes}`,
-        },
-      ],
-    };
-  }
-  let raw: unknown;
-  try {
-    raw = parseJsonText(text, source);
-  } catch (e) {
-    return {
-      status: "invalid",
-      jobId: null,
-      issues: [{ path: "", message: (e as Error).message }],
-    };
-  }
-  const jobId =
-    typeof (raw as { jobId?: unknown })?.jobId === "string"
-      ? (raw as { jobId: string }).jobId
-      : null;
-  const v = validateOutput(raw, config);
-  if (!v.ok) return { status: "invalid", jobId, issues: v.issues };
-  const r = await journal.record(v.value, {
-    source: "cli",
-    targets: effectTargets(v.value, config),
-  });
-  return r.status === "conflict"
-    ? { status: "conflict", jobId: r.jobId, contentHash: r.contentHash }
-    : { status: r.status, jobId: r.jobId, seq: r.seq, contentHash: r.contentHash };
+): Promise<SubmitResult> {
+  const parsed = parseSubmission(text, config.limits.maxOutputBytes);
+  return parsed.ok ? submitOutput(journal, config, parsed.value, "cli") : parsed.result;
 }
 
 export function register(program: Command): void {
@@ -82,7 +38,7 @@ export function register(program: Command): void {
         try {
           const size = statSync(file).size;
           if (size > config.limits.maxOutputBytes) {
-            const answer: SubmitAnswer = {
+            const answer: SubmitResult = {
               status: "invalid",
               jobId: null,
               issues: [
@@ -102,14 +58,12 @@ export function register(program: Command): void {
         }
       }
       const text = readText(file, "output");
-      const answer = await withJournal(config, (journal) =>
-        submitText(text, file, config, journal),
-      );
+      const answer = await withJournal(config, (journal) => submitText(text, config, journal));
       report(answer, opts.json);
     });
 }
 
-function report(answer: SubmitAnswer, json?: boolean): void {
+function report(answer: SubmitResult, json?: boolean): void {
   exitHolder.code =
     answer.status === "recorded" || answer.status === "duplicate" ? EXIT.OK : EXIT.FAILED;
   if (json) {
