@@ -16,8 +16,10 @@ import type { EffectHandler, Effects, ProbeHint, ProbeResult } from "./effect-ha
 import { createFileWriteHandler, fileWriteBytes } from "./file-write-effect.js";
 import { createGitCommitHandler, gitCommitChanges, rewriteTree } from "./git-commit-effect.js";
 import {
+  appliedInReverse,
   checkPatchSpec,
   createGitPatchHandler,
+  modeChangesDone,
   patchApplies,
   ScratchIndexes,
   writeTree,
@@ -117,13 +119,14 @@ export function createEffects(config: Config, options: CreateEffectsOptions = {}
           out.set(it.key, { status: "absent", detail: { base: head } });
           continue;
         }
-        checkPatchSpec(it.spec, maxFileBytes);
+        const files = checkPatchSpec(it.spec, maxFileBytes);
         const spec = it.spec;
         const result = await scratch.probeLock.run(async (): Promise<ProbeResult> => {
           const file = await scratch.probeIndex(repo);
           await scratch.load(repo, file, simulate ? simTree : headTree);
           const fwd = await patchApplies(repo, file, spec.patch, false);
-          if (fwd.ok) {
+          const simTreeNow = simulate ? simTree : headTree;
+          if (fwd.ok && !(await modeChangesDone(repo, simTreeNow, files))) {
             if (simulate) {
               scratch.forget(file);
               await runGit(repo.config.path, ["apply", "--cached", "--whitespace=nowarn"], {
@@ -135,8 +138,7 @@ export function createEffects(config: Config, options: CreateEffectsOptions = {}
             }
             return { status: "absent", detail: { base: head } };
           }
-          const rev = await patchApplies(repo, file, spec.patch, true);
-          if (rev.ok)
+          if (await appliedInReverse(repo, file, simTreeNow, spec.patch))
             return { status: "present", detail: { commit: null, reversed: true, base: head } };
           return {
             status: "conflict",

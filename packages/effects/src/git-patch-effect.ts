@@ -1,4 +1,6 @@
+import { createHash, randomBytes } from "node:crypto";
 import { promises as fs } from "node:fs";
+import { join } from "node:path";
 import { type GitPatchSpec, GitPatchSpecSchema, IdemError } from "@idem/schema";
 import type { EffectHandler, ProbeHint, ProbeResult } from "./effect-handler.js";
 import { baseForApply, type FileChange, probeKey, rewriteTree } from "./git-commit-effect.js";
@@ -66,10 +68,223 @@ export class ScratchIndexes {
     this.states.delete(file);
   }
 
+  /** Results of a probe's forward apply, by repo, base tree and patch: what apply reuses. */
+  private readonly results = new Map<string, FileChange[]>();
+  private objectDirs = new Map<string, string>();
+
+  /**
+   * The probe's forward check, done for real on a copy of the probe index with a private object
+   * folder (the repo's objects as an alternate), so nothing is written to the target; a success is
+   * remembered for `applied`.
+   */
+  async tryApply(
+    repo: GitRepo,
+    file: string,
+    tree: string | null,
+    patch: string,
+    paths: string[],
+  ): Promise<{ ok: boolean; reason: string }> {
+    const { gitDir, format } = await repo.layout();
+    let objects = this.objectDirs.get(repo.alias);
+    if (!objects) {
+      objects = `${await repo.tempIndex("objects")}.d`;
+      await fs.mkdir(objects, { recursive: true });
+      this.objectDirs.set(repo.alias, objects);
+    }
+    const out = `${file}.result`;
+    await fs.copyFile(file, out);
+    const r = await runGit(repo.config.path, ["apply", "--cached", "--whitespace=nowarn"], {
+      input: patch,
+      env: {
+        GIT_INDEX_FILE: out,
+        GIT_OBJECT_DIRECTORY: objects,
+        GIT_ALTERNATE_OBJECT_DIRECTORIES: join(gitDir, "objects"),
+      },
+      okCodes: [1, 128],
+    });
+    if (r.code !== 0) return { ok: false, reason: r.stderr.trim() };
+    const parsed = parseIndex(await fs.readFile(out), format);
+    if (parsed.ok) {
+      const changes: FileChange[] = [];
+      for (const p of paths) {
+        const at = findEntry(parsed.index.entries, Buffer.from(p, "utf8"));
+        const e = at >= 0 ? parsed.index.entries[at] : undefined;
+        if (e) {
+          // Move the blobs git wrote to the private folder along when the apply uses them.
+          const loose = join(objects, e.oid.slice(0, 2), e.oid.slice(2));
+          if (await fs.stat(loose).catch(() => undefined)) this.loose.set(e.oid, loose);
+        }
+        changes.push({
+          parts: p.split("/"),
+          content: e ? { oid: e.oid, mode: (e.stat[6] as number).toString(8) } : null,
+        });
+      }
+      if (this.results.size > 64) this.results.clear();
+      this.results.set(resultKey(repo, tree, patch), changes);
+    }
+    return { ok: true, reason: "" };
+  }
+
+  private readonly loose = new Map<string, string>();
+
+  /**
+   * The tree of `tree` with `patch` applied: from the remembered probe result when there is one
+   * (its blobs copied into the repo), else from `compute`.
+   */
+  async applied(
+    repo: GitRepo,
+    tree: string | null,
+    patch: string,
+    compute: () => Promise<string>,
+  ): Promise<string> {
+    const k = resultKey(repo, tree, patch);
+    const changes = this.results.get(k);
+    if (!changes) return compute();
+    this.results.delete(k);
+    const { gitDir } = await repo.layout();
+    for (const c of changes) {
+      if (c.content === null || !("oid" in c.content)) continue;
+      const src = this.loose.get(c.content.oid);
+      if (!src) continue;
+      const ok = await copyLooseObject(
+        src,
+        join(gitDir, "objects"),
+        c.content.oid,
+        repo.options.durable,
+      );
+      if (!ok) return compute();
+    }
+    return (
+      (await rewriteTree(repo, tree, changes)) ?? (await repo.writeObject("tree", Buffer.alloc(0)))
+    );
+  }
+
   async probeIndex(repo: GitRepo): Promise<string> {
     if (!this.probeFile) this.probeFile = await repo.tempIndex("probe");
     return this.probeFile;
   }
+}
+
+function resultKey(repo: GitRepo, tree: string | null, patch: string): string {
+  return `${repo.alias}\0${tree}\0${createHash("sha256").update(patch).digest("hex")}`;
+}
+
+/** Copies a loose object file into the repo (temp name + link, as git does). False if it is gone. */
+async function copyLooseObject(
+  src: string,
+  objectsDir: string,
+  oid: string,
+  durable: boolean,
+): Promise<boolean> {
+  const dir = join(objectsDir, oid.slice(0, 2));
+  const dest = join(dir, oid.slice(2));
+  if (await fs.stat(dest).catch(() => undefined)) return true;
+  let data: Buffer;
+  try {
+    data = await fs.readFile(src);
+  } catch {
+    return false;
+  }
+  await fs.mkdir(dir, { recursive: true });
+  const tmp = join(dir, `tmp_obj_idem_${randomBytes(6).toString("hex")}`);
+  const fh = await fs.open(tmp, "wx", 0o444);
+  try {
+    await fh.writeFile(data);
+    if (durable) await fh.datasync();
+  } finally {
+    await fh.close();
+  }
+  try {
+    await fs.link(tmp, dest);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") {
+      await fs.rename(tmp, dest);
+      return true;
+    }
+  }
+  await fs.rm(tmp, { force: true });
+  return true;
+}
+
+/** True when the patch changes modes and every such file already has its new mode in `tree`. */
+export async function modeChangesDone(
+  repo: GitRepo,
+  tree: string | null,
+  files: PatchFile[],
+): Promise<boolean> {
+  const changes = files.filter((f) => f.oldMode && f.newMode && f.oldMode !== f.newMode);
+  if (changes.length === 0) return false;
+  for (const f of changes) {
+    const e = await repo.entryAt(tree, (f.newPath ?? f.oldPath) as string);
+    if (e?.mode !== f.newMode) return false;
+  }
+  return true;
+}
+
+/**
+ * The reverse-patch probe: `git apply -R --check`, with copies (which git cannot reverse) checked
+ * as what they leave behind: the copy's target holds the post-image of its hunks, or, for an exact
+ * copy, the same blob as its source.
+ */
+export async function appliedInReverse(
+  repo: GitRepo,
+  indexFile: string,
+  tree: string | null,
+  patch: string,
+): Promise<boolean> {
+  const asModify = copiesAsModifications(patch);
+  if (!asModify) return (await patchApplies(repo, indexFile, patch, true)).ok;
+  for (const [from, to] of asModify.exact) {
+    const a = await repo.entryAt(tree, from);
+    const b = await repo.entryAt(tree, to);
+    if (!a || !b || a.oid !== b.oid) return false;
+  }
+  if (asModify.patch === "") return true;
+  return (await patchApplies(repo, indexFile, asModify.patch, true)).ok;
+}
+
+/**
+ * Rewrites each copy section of a patch as a modification of the copy's target (same hunks), and
+ * lists exact copies (no hunks) apart. Null when the patch has no copy, or a copy whose paths are
+ * quoted (then git's own reverse check answers).
+ */
+export function copiesAsModifications(
+  patch: string,
+): { patch: string; exact: [string, string][] } | null {
+  const sections = patch.split(/^(?=diff --git )/m);
+  let any = false;
+  const exact: [string, string][] = [];
+  const out: string[] = [];
+  for (const sec of sections) {
+    const from = /^copy from (.*)$/m.exec(sec)?.[1];
+    const to = /^copy to (.*)$/m.exec(sec)?.[1];
+    if (from === undefined || to === undefined) {
+      if (sec.startsWith("diff --git ")) out.push(sec);
+      continue;
+    }
+    if (!/^[^"\s]+$/.test(from) || !/^[^"\s]+$/.test(to)) return null;
+    any = true;
+    if (!/^@@ /m.test(sec)) {
+      exact.push([from, to]);
+      continue;
+    }
+    const lines = sec.split("\n");
+    const kept: string[] = [`diff --git a/${to} b/${to}`];
+    let inHeader = true;
+    for (const line of lines.slice(1)) {
+      if (inHeader && line.startsWith("@@ ")) inHeader = false;
+      if (inHeader) {
+        if (/^(similarity index|copy from|copy to|dissimilarity index) /.test(line)) continue;
+        if (line.startsWith("--- ")) {
+          kept.push(`--- a/${to}`);
+          continue;
+        }
+      }
+      kept.push(line);
+    }
+    out.push(kept.join("\n"));
+  }
+  return any ? { patch: out.join(""), exact } : null;
 }
 
 /** `git apply --check --cached` of `patch` (reversed with `reverse`) against an index file. */
@@ -168,14 +383,18 @@ export function createGitPatchHandler(
     return scratch.probeLock.run(async () => {
       const file = await scratch.probeIndex(repo);
       await scratch.load(repo, file, tree);
-      const fwd = await patchApplies(repo, file, spec.patch, false);
-      if (fwd.ok) return { status: "absent", detail: { base: head } };
-      const rev = await patchApplies(repo, file, spec.patch, true);
-      if (rev.ok)
+      const fwd = await scratch.tryApply(repo, file, tree, spec.patch, patchPaths(files));
+      // git applies a mode change again to a file that already has the new mode: such a patch is
+      // applied when its mode changes are all there and its content applies in reverse.
+      const modesDone = await modeChangesDone(repo, tree, files);
+      if (fwd.ok && !modesDone) return { status: "absent", detail: { base: head } };
+      if (await appliedInReverse(repo, file, tree, spec.patch))
         return { status: "present", detail: { commit: null, reversed: true, base: head } };
       return {
         status: "conflict",
-        reason: `the patch does not apply to ${head}, nor in reverse: ${fwd.reason}`,
+        reason: fwd.ok
+          ? `the patch's mode changes are in ${head} but its content is not`
+          : `the patch does not apply to ${head}, nor in reverse: ${fwd.reason}`,
       };
     });
   };
@@ -198,12 +417,15 @@ export function createGitPatchHandler(
         const baseTree = base === null ? null : ((await repo.commit(base))?.tree ?? null);
         await repo.checkTreePaths(baseTree, patchPaths(files));
         const sync = (await repo.checkedOutBranch()) === branch;
-        const file = await repo.applyIndex();
-        await scratch.load(repo, file, baseTree, true);
-        scratch.forget(file);
-        await applyToIndex(repo, file, spec.patch);
-        const tree = await treeAfterApply(repo, file, baseTree, patchPaths(files));
-        await scratch.set(file, tree);
+        const tree = await scratch.applied(repo, baseTree, spec.patch, async () => {
+          const file = await repo.applyIndex();
+          await scratch.load(repo, file, baseTree, true);
+          scratch.forget(file);
+          await applyToIndex(repo, file, spec.patch);
+          const t = await treeAfterApply(repo, file, baseTree, patchPaths(files));
+          await scratch.set(file, t);
+          return t;
+        });
         const commit = await repo.writeCommit(tree, base, spec.message, key);
         await repo.publish(branch, base, commit, key, sync, patchPaths(files));
         return { commit, base };

@@ -6,6 +6,8 @@ export interface PatchFile {
   oldPath: string | null;
   newPath: string | null;
   newMode?: string;
+  /** The mode an `old mode` / `deleted file mode` line names. */
+  oldMode?: string;
 }
 
 const C_ESCAPES: Record<string, number> = {
@@ -198,6 +200,7 @@ export function parsePatchFiles(patch: string): PatchFile[] {
       if (mode === "120000") refuse("patch", "may not create or change symlinks (mode 120000)");
       if (mode === "160000") refuse("patch", "may not touch submodules (mode 160000)");
       if (m[1] === "new file mode" || m[1] === "new mode") cur.newMode = mode;
+      else cur.oldMode = mode;
     } else if (/^index [0-9a-f]+\.\.[0-9a-f]+ 1[26]0000$/.test(line)) {
       refuse("patch", "may not change symlinks or submodules");
     } else if (line.startsWith("GIT binary patch") || /^Binary files .* differ$/.test(line)) {

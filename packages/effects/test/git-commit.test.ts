@@ -181,8 +181,7 @@ describe("git.commit", () => {
       detail: { commit: d.commit },
     });
     // and even without the index ref (a clone or a restore without refs/idem)
-    git(repo, "update-ref", "-d", "refs/idem/k/job-8%2F0");
-    git(repo, "for-each-ref", "--format=%(refname)", "refs/idem/w/")
+    git(repo, "for-each-ref", "--format=%(refname)", "refs/idem/")
       .split("\n")
       .filter(Boolean)
       .forEach((r) => {
