@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -204,6 +204,25 @@ describe("createInterpreter", () => {
     expect(failures.length).toBeGreaterThanOrEqual(1);
     expect(failures.every((f) => f.data?.class === "transient")).toBe(true);
     expect(String(failures[0]?.data?.error)).toMatch(/LOCKED|lock/);
+    expect(await verify(ws, journal, outputs)).toMatchObject({ duplicates: [], missing: [] });
+  });
+
+  it("retries a branch whose ref lock another git process holds, and never removes that lock", async () => {
+    const { ws, journal, effects } = await setup({ maxAttempts: 20, backoffMs: [100] });
+    const lock = join(ws.repoPath, ".git/refs/heads/main.lock");
+    writeFileSync(lock, "");
+    const outputs = [mixedOutput("ref-locked")];
+    await recordAll(journal, ws.config, outputs);
+    const interp = createInterpreter({ config: ws.config, journal, effects, logger: silent });
+    const draining = interp.drain();
+    await new Promise((r) => setTimeout(r, 500));
+    expect(existsSync(lock)).toBe(true); // the other process's lock is not idem's to remove
+    rmSync(lock);
+    const result = await draining;
+    expect(result.runs.done).toBe(1);
+    const failures = await journal.events({ jobId: "ref-locked", type: "run.failed" });
+    expect(failures.length).toBeGreaterThanOrEqual(1);
+    expect(failures.every((f) => f.data?.class === "transient")).toBe(true);
     expect(await verify(ws, journal, outputs)).toMatchObject({ duplicates: [], missing: [] });
   });
 
