@@ -43,7 +43,16 @@ export function buildProgram(): Command {
     )
     .option("--config <file>", "config file (default: $IDEM_CONFIG or ./idem.config.json)")
     .showHelpAfterError()
+    .enablePositionalOptions()
     .exitOverride();
+  // `idem --config F status` and `idem status --config F` both work: the program-level value is
+  // handed to the subcommand unless it has its own.
+  program.hook("preAction", (_program, action) => {
+    const global = program.opts<{ config?: string }>().config;
+    if (global !== undefined && action.getOptionValue("config") === undefined) {
+      action.setOptionValue("config", global);
+    }
+  });
   for (const c of COMMANDS) c.register(program);
   for (const cmd of program.commands) {
     cmd.exitOverride();
