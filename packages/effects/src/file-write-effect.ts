@@ -42,6 +42,20 @@ function ioError(e: unknown, what: string): IdemError {
 }
 
 /**
+ * A file's version: inode, size and modification time in nanoseconds (every idem write is a rename,
+ * so a new inode; an edit in place moves the time), or null when it does not exist.
+ */
+async function fileVersion(file: string): Promise<string | null> {
+  try {
+    const st = await fs.stat(file, { bigint: true });
+    return `${st.ino}:${st.size}:${st.mtimeNs}`;
+  } catch (e) {
+    if (isErrno(e, "ENOENT", "ENOTDIR")) return null;
+    throw ioError(e, `cannot read ${file}`);
+  }
+}
+
+/**
  * Resolves `rel` under the root and checks the way there: every existing component is a directory
  * (a symlink is followed only if it stays inside the root), and the file itself is not a symlink.
  * Returns the absolute path (parents may not exist yet) and the root's real path.
@@ -111,19 +125,22 @@ export function createFileWriteHandler(config: Config): EffectHandler<FileWriteS
     checkKey(key);
     const bytes = fileWriteBytes(spec, maxFileBytes);
     const { file } = await resolveInRoot(rootOf(spec.root).path, spec.root, spec.path);
-    let current: Buffer | undefined;
+    const version = await fileVersion(file);
+    if (version === null) return { status: "absent", detail: { size: null, version } };
+    const st = await fs.stat(file).catch((e) => {
+      throw ioError(e, `cannot read ${file}`);
+    });
+    if (st.size !== bytes.length) return { status: "absent", detail: { size: st.size, version } };
+    let current: Buffer;
     try {
-      const st = await fs.stat(file);
-      current = st.size === bytes.length ? await fs.readFile(file) : Buffer.alloc(0);
-      if (st.size !== bytes.length) return { status: "absent", detail: { size: st.size } };
+      current = await fs.readFile(file);
     } catch (e) {
-      if (isErrno(e, "ENOENT", "ENOTDIR")) return { status: "absent", detail: { size: null } };
       throw ioError(e, `cannot read ${file}`);
     }
     const sha256 = createHash("sha256").update(bytes).digest("hex");
     if (current.equals(bytes))
       return { status: "present", detail: { sha256, bytes: bytes.length } };
-    return { status: "absent", detail: { size: current.length } };
+    return { status: "absent", detail: { size: current.length, version } };
   };
   return {
     kind: "file.write",
@@ -131,7 +148,7 @@ export function createFileWriteHandler(config: Config): EffectHandler<FileWriteS
     probeable: () => true,
     targetDedup: () => true,
     probe,
-    async apply(spec, key) {
+    async apply(spec, key, probed) {
       checkKey(key);
       const bytes = fileWriteBytes(spec, maxFileBytes);
       const { root } = await resolveInRoot(rootOf(spec.root).path, spec.root, spec.path);
@@ -145,6 +162,18 @@ export function createFileWriteHandler(config: Config): EffectHandler<FileWriteS
       try {
         // Checked again under the lock: the way to the file may have changed while we waited.
         const { file } = await resolveInRoot(rootOf(spec.root).path, spec.root, spec.path);
+        // Compare-and-swap, as git effects do: write only over the version that was probed, so a
+        // holder paused past its lease cannot roll back a later write to the same path.
+        const expected = probed?.status === "absent" ? probed.detail.version : undefined;
+        if (expected !== undefined && (await fileVersion(file)) !== expected) {
+          throw new IdemError(
+            "TARGET_MOVED",
+            `${spec.root}:${spec.path} changed since it was probed`,
+            {
+              details: { expected },
+            },
+          );
+        }
         const dir = dirname(file);
         try {
           await fs.mkdir(dir, { recursive: true });

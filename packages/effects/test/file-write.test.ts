@@ -39,6 +39,21 @@ describe("file.write", () => {
     expect(readdirSync(join(root, "reports/2024"))).toEqual(["a.json"]);
   });
 
+  it("writes only over the version it probed: a stale writer cannot roll back a later write", async () => {
+    setup();
+    const older = spec("state.txt", "v1");
+    const newer = spec("state.txt", "v2");
+    const staleProbe = await fx.probe(older, "a/0");
+    expect(staleProbe.status).toBe("absent");
+    await fx.apply(newer, "b/0", await fx.probe(newer, "b/0")); // a later run writes first
+    const err = await fx.apply(older, "a/0", staleProbe).catch((e: unknown) => e);
+    expect(isIdemError(err, "TARGET_MOVED")).toBe(true);
+    expect(readFileSync(join(root, "state.txt"), "utf8")).toBe("v2");
+    // Probed afresh, the same write goes through (the interpreter re-probes on TARGET_MOVED).
+    await fx.apply(older, "a/0", await fx.probe(older, "a/0"));
+    expect(readFileSync(join(root, "state.txt"), "utf8")).toBe("v1");
+  });
+
   it("writes base64 bytes exactly and applying twice is harmless", async () => {
     setup();
     const bytes = Buffer.from([0, 1, 2, 255, 254, 10]);
