@@ -1,5 +1,16 @@
 import { createHash, randomBytes } from "node:crypto";
-import { promises as fs } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  promises as fs,
+  linkSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { type GitPatchSpec, GitPatchSpecSchema, IdemError } from "@idem/schema";
 import type { EffectHandler, ProbeHint, ProbeResult } from "./effect-handler.js";
@@ -36,7 +47,7 @@ export class ScratchIndexes {
   private probeFile: string | undefined;
 
   private async stamp(file: string): Promise<string> {
-    const st = await fs.stat(file).catch(() => undefined);
+    const st = statSync(file, { throwIfNoEntry: false });
     return st ? `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}` : "none";
   }
 
@@ -48,7 +59,7 @@ export class ScratchIndexes {
     for (const [other, st] of this.states) {
       if (other !== file && st.tree === tree && st.stamp === (await this.stamp(other))) {
         // Another index already holds this tree: a copy costs microseconds, read-tree a git process.
-        await fs.copyFile(other, file);
+        copyFileSync(other, file);
         this.states.set(file, { tree, stamp: await this.stamp(file) });
         return;
       }
@@ -69,7 +80,9 @@ export class ScratchIndexes {
   }
 
   /** Results of a probe's forward apply, by repo, base tree and patch: what apply reuses. */
-  private readonly results = new Map<string, FileChange[]>();
+  private readonly results = new Map<string, { changes: FileChange[]; out: string; gen: number }>();
+  /** Bumped each time a probe rewrites its result index. */
+  private generation = 0;
   private objectDirs = new Map<string, string>();
 
   /**
@@ -92,7 +105,9 @@ export class ScratchIndexes {
       this.objectDirs.set(repo.alias, objects);
     }
     const out = `${file}.result`;
-    await fs.copyFile(file, out);
+    this.states.delete(out);
+    const gen = ++this.generation;
+    copyFileSync(file, out);
     const r = await runGit(repo.config.path, ["apply", "--cached", "--whitespace=nowarn"], {
       input: patch,
       env: {
@@ -103,7 +118,7 @@ export class ScratchIndexes {
       okCodes: [1, 128],
     });
     if (r.code !== 0) return { ok: false, reason: r.stderr.trim() };
-    const parsed = parseIndex(await fs.readFile(out), format);
+    const parsed = parseIndex(readFileSync(out), format);
     if (parsed.ok) {
       const changes: FileChange[] = [];
       for (const p of paths) {
@@ -112,7 +127,7 @@ export class ScratchIndexes {
         if (e) {
           // Move the blobs git wrote to the private folder along when the apply uses them.
           const loose = join(objects, e.oid.slice(0, 2), e.oid.slice(2));
-          if (await fs.stat(loose).catch(() => undefined)) this.loose.set(e.oid, loose);
+          if (existsSync(loose)) this.loose.set(e.oid, loose);
         }
         changes.push({
           parts: p.split("/"),
@@ -120,7 +135,7 @@ export class ScratchIndexes {
         });
       }
       if (this.results.size > 64) this.results.clear();
-      this.results.set(resultKey(repo, tree, patch), changes);
+      this.results.set(resultKey(repo, tree, patch), { changes, out, gen });
     }
     return { ok: true, reason: "" };
   }
@@ -138,9 +153,10 @@ export class ScratchIndexes {
     compute: () => Promise<string>,
   ): Promise<string> {
     const k = resultKey(repo, tree, patch);
-    const changes = this.results.get(k);
-    if (!changes) return compute();
+    const result = this.results.get(k);
+    if (!result) return compute();
     this.results.delete(k);
+    const changes = result.changes;
     const { gitDir } = await repo.layout();
     for (const c of changes) {
       if (c.content === null || !("oid" in c.content)) continue;
@@ -154,9 +170,13 @@ export class ScratchIndexes {
       );
       if (!ok) return compute();
     }
-    return (
-      (await rewriteTree(repo, tree, changes)) ?? (await repo.writeObject("tree", Buffer.alloc(0)))
-    );
+    const after =
+      (await rewriteTree(repo, tree, changes)) ?? (await repo.writeObject("tree", Buffer.alloc(0)));
+    // The probe's result index holds the new tree: the next probe copies it instead of a read-tree.
+    await this.probeLock.run(async () => {
+      if (this.generation === result.gen) await this.set(result.out, after);
+    });
+    return after;
   }
 
   async probeIndex(repo: GitRepo): Promise<string> {
@@ -178,31 +198,31 @@ async function copyLooseObject(
 ): Promise<boolean> {
   const dir = join(objectsDir, oid.slice(0, 2));
   const dest = join(dir, oid.slice(2));
-  if (await fs.stat(dest).catch(() => undefined)) return true;
+  if (existsSync(dest)) return true;
   let data: Buffer;
   try {
-    data = await fs.readFile(src);
+    data = readFileSync(src);
   } catch {
     return false;
   }
-  await fs.mkdir(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true });
   const tmp = join(dir, `tmp_obj_idem_${randomBytes(6).toString("hex")}`);
   const fh = await fs.open(tmp, "wx", 0o444);
   try {
-    await fh.writeFile(data);
+    writeSync(fh.fd, data);
     if (durable) await fh.datasync();
   } finally {
     await fh.close();
   }
   try {
-    await fs.link(tmp, dest);
+    linkSync(tmp, dest);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== "EEXIST") {
-      await fs.rename(tmp, dest);
+      renameSync(tmp, dest);
       return true;
     }
   }
-  await fs.rm(tmp, { force: true });
+  rmSync(tmp, { force: true });
   return true;
 }
 
@@ -332,7 +352,7 @@ async function treeAfterApply(
   paths: string[],
 ): Promise<string> {
   const { format } = await repo.layout();
-  const parsed = parseIndex(await fs.readFile(indexFile), format);
+  const parsed = parseIndex(readFileSync(indexFile), format);
   if (!parsed.ok) return writeTree(repo, indexFile, true);
   const changes: FileChange[] = [];
   for (const p of paths) {

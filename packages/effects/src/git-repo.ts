@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { promises as fs } from "node:fs";
+import { promises as fs, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   type Clock,
@@ -607,10 +607,10 @@ export class GitRepo {
    */
   async recover(): Promise<void> {
     const { gitDir, workTree } = await this.layout();
-    await fs.rm(join(gitDir, "idem", "apply.index.lock"), { force: true });
+    rmSync(join(gitDir, "idem", "apply.index.lock"), { force: true });
     let marker: PendingMarker;
     try {
-      marker = JSON.parse(await fs.readFile(this.markerPath(gitDir), "utf8")) as PendingMarker;
+      marker = JSON.parse(readFileSync(this.markerPath(gitDir), "utf8")) as PendingMarker;
     } catch {
       return;
     }
@@ -698,14 +698,14 @@ export class GitRepo {
     const refs = lines.map((l) => l.split(" ")[1] as string);
     const nonce = randomBytes(6).toString("hex");
     const marker: PendingMarker = { branch, base, commit, refs, sync, paths, nonce };
-    await fs.mkdir(join(gitDir, "idem"), { recursive: true });
+    mkdirSync(join(gitDir, "idem"), { recursive: true });
     let fast: PreparedSync | undefined;
     if (sync && base !== null) {
       const baseTree = (await this.commit(base))?.tree;
       const newTree = (await this.commit(commit))?.tree;
       if (baseTree && newTree) {
         // Written before git's index.lock is taken, so the next holder can clean up after a crash.
-        await fs.writeFile(this.markerPath(gitDir), JSON.stringify(marker));
+        writeFileSync(this.markerPath(gitDir), JSON.stringify(marker));
         try {
           const r = await this.worktree.prepare(baseTree, newTree, paths, false);
           if (r.kind === "ready") fast = r.sync;
@@ -720,7 +720,7 @@ export class GitRepo {
         paths,
         base === null ? null : ((await this.commit(base))?.tree ?? null),
       );
-    await fs.writeFile(this.markerPath(gitDir), JSON.stringify(marker));
+    writeFileSync(this.markerPath(gitDir), JSON.stringify(marker));
     try {
       await this.updateRefs(lines);
     } catch (e) {
@@ -731,6 +731,8 @@ export class GitRepo {
     if (fast) {
       // The effect is committed: a failure here is finished by the next holder's recover().
       await fast.commit(nonce);
+      rmSync(this.markerPath(gitDir), { force: true });
+      return;
     } else if (sync) {
       try {
         await this.syncWorktree(base, commit);

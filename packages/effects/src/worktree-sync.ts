@@ -1,5 +1,20 @@
 import { createHash } from "node:crypto";
-import { promises as fs } from "node:fs";
+import {
+  closeSync,
+  promises as fs,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  type Stats,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { homedir } from "node:os";
 import { basename, dirname, join } from "node:path";
@@ -18,6 +33,7 @@ import {
   EXEC_MODE,
   FILE_MODE,
   type ObjectFormat,
+  SYNC_WRITE_LIMIT,
   TREE_MODE,
   type TreeEntry,
 } from "./git-objects.js";
@@ -75,16 +91,17 @@ function blobId(format: ObjectFormat, content: Buffer): string {
   return createHash(format).update(`blob ${content.length}\0`).update(content).digest("hex");
 }
 
-async function stampOf(file: string): Promise<string> {
-  const st = await fs.stat(file).catch(() => undefined);
+function lstatOrUndefined(file: string): Stats | undefined {
+  return lstatSync(file, { throwIfNoEntry: false });
+}
+
+function stampOf(file: string): string {
+  const st = statSync(file, { throwIfNoEntry: false });
   return st ? `${st.ino}:${st.size}:${st.mtimeMs}` : "-";
 }
 
-async function exists(file: string): Promise<boolean> {
-  return fs.lstat(file).then(
-    () => true,
-    () => false,
-  );
+function exists(file: string): boolean {
+  return lstatOrUndefined(file) !== undefined;
 }
 
 /** The temporary name idem writes a working tree file under before renaming it into place. */
@@ -118,7 +135,7 @@ export class WorktreeSync {
       join(xdg, "git", "config"),
       process.env.GIT_CONFIG_SYSTEM ?? "/etc/gitconfig",
     ];
-    const stamp = (await Promise.all(files.map(stampOf))).join("|");
+    const stamp = files.map(stampOf).join("|");
     let snap = this.snapshot;
     const now = Date.now();
     if (!snap || snap.stamp !== stamp || (snap.volatile && now - snap.at > 1000)) {
@@ -167,7 +184,7 @@ export class WorktreeSync {
     if (snap.attributesFile) attrFiles.push(snap.attributesFile);
     if (!process.env.GIT_ATTR_NOSYSTEM) attrFiles.push("/etc/gitattributes");
     for (const f of attrFiles) {
-      if (await exists(f)) return { reason: `attributes file ${f}`, fileMode: snap.fileMode };
+      if (exists(f)) return { reason: `attributes file ${f}`, fileMode: snap.fileMode };
     }
     return { reason: null, fileMode: snap.fileMode };
   }
@@ -299,13 +316,12 @@ export class WorktreeSync {
     let buf: Buffer;
     let mtimeSec: number;
     try {
-      const fh = await fs.open(indexPath, "r");
+      const fd = openSync(indexPath, "r");
       try {
-        const st = await fh.stat();
-        mtimeSec = Math.floor(st.mtimeMs / 1000);
-        buf = await fh.readFile();
+        mtimeSec = Math.floor(fstatSync(fd).mtimeMs / 1000);
+        buf = readFileSync(fd);
       } finally {
-        await fh.close();
+        closeSync(fd);
       }
     } catch {
       return { kind: "fallback", reason: "no index file" };
@@ -331,21 +347,21 @@ export class WorktreeSync {
       const parts = c.path.split("/");
       for (let i = 1; i < parts.length; i++) {
         const sub = parts.slice(0, i).join("/");
-        const st = await fs.lstat(join(workTree, sub)).catch(() => undefined);
+        const st = lstatOrUndefined(join(workTree, sub));
         if (!st) break;
         if (st.isSymbolicLink())
           refuse("path", `"${c.path}" passes through the symlink ${sub} in the working tree`);
         if (!st.isDirectory()) return { kind: "fallback", reason: `${sub} is not a folder` };
       }
       const file = join(workTree, c.path);
-      const st = await fs.lstat(file).catch(() => undefined);
+      const st = lstatOrUndefined(file);
       if (!st) {
         if (c.old && !recover) return { kind: "fallback", reason: `${c.path} is missing` };
         if (c.old && recover && c.next) return { kind: "fallback", reason: `${c.path} is missing` };
         continue;
       }
       if (!st.isFile()) return { kind: "fallback", reason: `${c.path} is not a file` };
-      const content = await fs.readFile(file);
+      const content = st.size <= SYNC_WRITE_LIMIT ? readFileSync(file) : await fs.readFile(file);
       const id = blobId(format, content);
       const exec = (st.mode & 0o100) !== 0;
       const matches = (e: TreeEntry | undefined) =>
@@ -457,11 +473,11 @@ export class PreparedSync {
     for (const c of this.changes) {
       if (c.next) continue;
       const file = join(this.workTree, c.path);
-      await fs.rm(file, { force: true });
+      rmSync(file, { force: true });
       let dir = dirname(c.path);
       while (dir !== "." && dir !== "") {
         try {
-          await fs.rmdir(join(this.workTree, dir));
+          rmdirSync(join(this.workTree, dir));
         } catch {
           break;
         }
@@ -483,14 +499,14 @@ export class PreparedSync {
         );
       const file = join(this.workTree, c.path);
       const tmp = tempName(file, nonce);
-      await fs.mkdir(dirname(file), { recursive: true });
-      await fs.rm(tmp, { force: true });
-      await fs.writeFile(tmp, o.content, {
+      mkdirSync(dirname(file), { recursive: true });
+      rmSync(tmp, { force: true });
+      writeFileSync(tmp, o.content, {
         flag: "wx",
         mode: c.next.mode === EXEC_MODE ? 0o777 : 0o666,
       });
-      await fs.rename(tmp, file);
-      const st = await fs.lstat(file, { bigint: true });
+      renameSync(tmp, file);
+      const st = lstatSync(file, { bigint: true });
       const u32 = (n: bigint) => Number(n & 0xffffffffn);
       const entry: IndexEntry = {
         path: c.path,
@@ -516,8 +532,8 @@ export class PreparedSync {
     }
     if (this.index.tree) updateCacheTree(this.index.tree, this.dirs, entries);
     const data = serializeIndex(this.index, this.format);
-    await this.files.lock.writeFile(data);
+    writeSync(this.files.lock.fd, data);
     await this.files.lock.close();
-    await fs.rename(this.files.lockPath, this.files.indexPath);
+    renameSync(this.files.lockPath, this.files.indexPath);
   }
 }
