@@ -107,6 +107,14 @@ export class ScratchIndexes {
     const out = `${file}.result`;
     this.states.delete(out);
     const gen = ++this.generation;
+    if (gen % 256 === 0) {
+      // Blobs of probes never applied: start the private folder afresh (an apply whose blobs are
+      // gone recomputes its tree).
+      this.results.clear();
+      this.loose.clear();
+      await fs.rm(objects, { recursive: true, force: true });
+      await fs.mkdir(objects, { recursive: true });
+    }
     copyFileSync(file, out);
     const r = await runGit(repo.config.path, ["apply", "--cached", "--whitespace=nowarn"], {
       input: patch,
@@ -169,6 +177,8 @@ export class ScratchIndexes {
         repo.options.durable,
       );
       if (!ok) return compute();
+      this.loose.delete(c.content.oid);
+      rmSync(src, { force: true });
     }
     const after =
       (await rewriteTree(repo, tree, changes)) ?? (await repo.writeObject("tree", Buffer.alloc(0)));

@@ -631,12 +631,16 @@ export class GitRepo {
       const head = await this.head(marker.branch);
       if (head === marker.commit && (await this.checkedOutBranch()) === marker.branch) {
         let done = false;
-        if (marker.base !== null && Array.isArray(marker.paths)) {
+        const paths = Array.isArray(marker.paths) ? marker.paths : undefined;
+        if (
+          marker.base !== null &&
+          paths?.every((p) => typeof p === "string" && !unsafeRelativePath(p))
+        ) {
           const baseTree = (await this.commit(marker.base))?.tree;
           const newTree = (await this.commit(marker.commit))?.tree;
           if (baseTree && newTree) {
             const r = await this.worktree
-              .prepare(baseTree, newTree, marker.paths, true)
+              .prepare(baseTree, newTree, paths, true)
               .catch(() => undefined);
             if (r?.kind === "done") done = true;
             if (r?.kind === "ready") {
