@@ -11,5 +11,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // Two workers on this 2-core machine: the suites wait on processes and fsync more than on CPU.
+    maxWorkers: 2,
   },
 });

@@ -247,6 +247,14 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
       await d.ack();
       return;
     }
+    if (working.has(job.jobId)) {
+      // This process is running this job already (a redelivery overtook a slow delivery): never run
+      // the agent twice, whatever the journal claim says.
+      jlog.info("this job is in progress here: waiting");
+      metrics.naks.inc({ reason: "held" });
+      await d.later(Math.max(100, heartbeatMs * 3));
+      return;
+    }
     const claim = await d.claim();
     if (claim.status === "recorded") {
       metrics.skippedRedeliveries.inc();
@@ -398,7 +406,12 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
       deliveries: msg.info.deliveryCount,
       streamSeq: msg.seq,
       claim: () => journal.claimJob(job, { owner, leaseMs: timeoutOf(job.agent) }),
-      heartbeat: async () => msg.working(),
+      heartbeat: async (lease) => {
+        msg.working();
+        // The in-progress claim lives as long as this delivery does: extended with every heartbeat,
+        // it expires only when this executor is gone.
+        if (lease) await journal.extendJobLease(lease, timeoutOf(job.agent));
+      },
       ack: async () => {
         try {
           await msg.ackAck({ timeout: 5_000 });
