@@ -187,11 +187,11 @@ describe("idem interpreter and idem dlq", () => {
     const port = await freePort();
     const ws = await createWorkspace(dir.path, { metricsPort: port, pollMs: 50 });
     const journal = await openWorkspaceJournal(ws);
+    const child = spawn(process.execPath, [IDEM_BIN, "interpreter", "--config", ws.configFile], {
+      env: { ...process.env, IDEM_LOG_LEVEL: "info" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     try {
-      const child = spawn(process.execPath, [IDEM_BIN, "interpreter", "--config", ws.configFile], {
-        env: { ...process.env, IDEM_LOG_LEVEL: "info" },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
       let stderr = "";
       child.stderr.on("data", (d: Buffer) => {
         stderr += d.toString();
@@ -219,6 +219,8 @@ describe("idem interpreter and idem dlq", () => {
         expect.arrayContaining(["run.claimed", "effect.applied", "run.done"]),
       );
     } finally {
+      // A failed assertion must not leave the interpreter running after the test.
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
       await journal.close();
     }
   });
