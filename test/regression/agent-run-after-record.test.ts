@@ -1,0 +1,78 @@
+// The chaos drill (seed 5) once found an agent run after its job's output was recorded: the
+// in-progress claim lasted one agent timeout from the claim, but under load the agent started late,
+// so the claim lapsed while the first delivery was still working and a redelivery took it. The
+// claim is now extended with every heartbeat, and a job in progress in a process is never started
+// again by that process.
+import { createExecutor, enqueueJob, silentLogger } from "@idem/executor";
+import { openJournal } from "@idem/journal";
+import { connectNats, createJobPublisher, ensureJobsStream } from "@idem/nats";
+import { ManualClock, parseConfig } from "@idem/schema";
+import { startNatsServer, tempDir } from "@idem/testing";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { describe, expect, it } from "vitest";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("regression: an agent run after its output was recorded", () => {
+  it("keeps the in-progress claim alive past the agent timeout while the delivery works", async () => {
+    await using nats = await startNatsServer();
+    await using dir = await tempDir("idem-regress-claim-");
+    const r = parseConfig(
+      {
+        journal: { path: "journal.db" },
+        agents: { writer: { command: ["unused"], timeoutMs: 5000 } },
+        queue: { ackWaitMs: 2000, maxDeliver: 5, backoffMs: [200, 400], maxAckPending: 2 },
+        nats: {
+          url: nats.url,
+          duplicateWindowMs: 60_000,
+          maxAgeMs: 3_600_000,
+          publishRetryMs: 5000,
+        },
+      },
+      { dir: dir.path },
+    );
+    if (!r.ok) throw new Error(JSON.stringify(r.issues));
+    const config = r.config;
+    const natsConfig = config.nats as NonNullable<typeof config.nats>;
+    // One clock for the journal and both executors: the test moves it past the claim's lease.
+    const clock = new ManualClock(Date.now());
+    const journal = await openJournal(config.journal.path, { clock });
+    const nc = await connectNats(nats.url, "regression");
+    await ensureJobsStream(await jetstreamManager(nc), natsConfig);
+    const publisher = createJobPublisher({ js: jetstream(nc), nats: natsConfig });
+    let runs = 0;
+    const job = { jobId: "slow-start", agent: "writer", input: {} };
+    const run = async () => {
+      runs += 1;
+      // The agent "started late": the claim's original lease (one timeout) is over...
+      clock.advance(2 * 5000);
+      // ...and while this delivery still works, the same job arrives again under another msg id.
+      await sleep(300);
+      await publisher.publish(job, { msgId: "slow-start#again" });
+      await sleep(1500);
+      return { jobId: job.jobId, agent: job.agent, summary: "once", effects: [] };
+    };
+    const executors = [0, 1].map(() =>
+      createExecutor({ config, journal, clock, logger: silentLogger(), run }),
+    );
+    for (const e of executors) await e.start();
+    try {
+      await enqueueJob(job, { journal, publisher });
+      for (let i = 0; i < 200 && !(await journal.has(job.jobId)); i++) await sleep(25);
+      // The second message is delivered, finds the output recorded and is acked without a run.
+      const skipped = async () =>
+        (await journal.countEvents(["redelivery.skipped"]))["redelivery.skipped"] ?? 0;
+      for (let i = 0; i < 400 && (await skipped()) === 0; i++) await sleep(25);
+      expect(await journal.has(job.jobId)).toBe(true);
+      expect(runs).toBe(1);
+      expect((await journal.status()).rejections).toBe(0);
+      expect(
+        (await journal.countEvents(["redelivery.skipped"]))["redelivery.skipped"],
+      ).toBeGreaterThanOrEqual(1);
+    } finally {
+      for (const e of executors) await e.stop();
+      await nc.close();
+      await journal.close();
+    }
+  }, 40_000);
+});
