@@ -123,7 +123,7 @@ async function main() {
     agents: Object.fromEntries(
       AGENTS.map((a) => [
         a,
-        { command: [process.execPath, join(work, "agent.mjs"), a, counters], timeoutMs: 2000 },
+        { command: [process.execPath, join(work, "agent.mjs"), a, counters], timeoutMs: 3000 },
       ]),
     ),
     queue: { ackWaitMs: 3000, maxDeliver: 50, backoffMs: [200, 1000], maxAckPending: 4 },

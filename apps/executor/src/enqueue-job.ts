@@ -32,30 +32,23 @@ export async function enqueueJob(
       details: { jobId: job.jobId },
     });
   }
+  const event = (duplicate: boolean, stream: string, seq: number) => ({
+    type: duplicate ? "job.duplicate" : "job.enqueued",
+    data: { stream, seq },
+    actor,
+  });
   let outcome: EnqueueOutcome;
   if (publisher) {
     const pub = await publisher.publish(job);
-    await journal.setJobStreamSeq(job.jobId, pub.seq);
-    outcome = {
-      jobId: job.jobId,
-      stream: pub.stream,
-      seq: pub.seq,
-      duplicate: pub.duplicate || outbox.status === "duplicate",
-    };
+    const duplicate = pub.duplicate || outbox.status === "duplicate";
+    // The stream sequence and the event share one commit.
+    await journal.setJobStreamSeq(job.jobId, pub.seq, event(duplicate, pub.stream, pub.seq));
+    outcome = { jobId: job.jobId, stream: pub.stream, seq: pub.seq, duplicate };
   } else {
-    outcome = {
-      jobId: job.jobId,
-      stream: "embedded",
-      seq: outbox.seq,
-      duplicate: outbox.status === "duplicate",
-    };
+    const duplicate = outbox.status === "duplicate";
+    outcome = { jobId: job.jobId, stream: "embedded", seq: outbox.seq, duplicate };
+    await journal.appendEvent({ jobId: job.jobId, ...event(duplicate, "embedded", outbox.seq) });
   }
-  await journal.appendEvent({
-    jobId: job.jobId,
-    type: outcome.duplicate ? "job.duplicate" : "job.enqueued",
-    data: { stream: outcome.stream, seq: outcome.seq },
-    actor,
-  });
   return outcome;
 }
 

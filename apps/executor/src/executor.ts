@@ -401,16 +401,23 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
   // --- JetStream --------------------------------------------------------------------------------
 
   function jetStreamDelivery(msg: JsMsg, job: Job): Delivery {
+    let claimUntil = 0;
     return {
       job,
       deliveries: msg.info.deliveryCount,
       streamSeq: msg.seq,
-      claim: () => journal.claimJob(job, { owner, leaseMs: timeoutOf(job.agent) }),
+      claim: async () => {
+        const c = await journal.claimJob(job, { owner, leaseMs: timeoutOf(job.agent) });
+        if (c.status === "acquired") claimUntil = c.lease.until;
+        return c;
+      },
       heartbeat: async (lease) => {
         msg.working();
-        // The in-progress claim lives as long as this delivery does: extended with every heartbeat,
-        // it expires only when this executor is gone.
-        if (lease) await journal.extendJobLease(lease, timeoutOf(job.agent));
+        // The in-progress claim lives as long as this delivery does: extended by the heartbeats
+        // (a journal write once half of it has passed), it expires only when this executor is gone.
+        if (lease && clock.now() > claimUntil - timeoutOf(job.agent) / 2) {
+          claimUntil = (await journal.extendJobLease(lease, timeoutOf(job.agent))).until;
+        }
       },
       ack: async () => {
         try {
@@ -490,7 +497,21 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
     if (!nats) return;
     nc = options.nc;
     if (!nc) {
-      nc = await connectNats(nats.url, `idem-executor ${owner}`);
+      // A server that is down when the executor starts is waited for, like one that goes down later.
+      for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
+        try {
+          nc = await connectNats(nats.url, `idem-executor ${owner}`);
+          break;
+        } catch (e) {
+          if ((e as { name?: unknown }).name !== "ConnectionError" || stopController.signal.aborted)
+            throw e;
+          log.warn(
+            { err: describeError(e), retryInMs: delay },
+            "NATS is not reachable yet: retrying",
+          );
+          await sleep(delay, stopController.signal);
+        }
+      }
       ownConnection = true;
     }
     const conn = nc;

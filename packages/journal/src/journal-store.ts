@@ -303,7 +303,12 @@ export interface JournalStore {
   /** Puts a job in the outbox/queue; the same job ID with another input is a conflict. */
   enqueueJob(job: Job, options?: { actor?: string }): Promise<EnqueueResult>;
   getJob(jobId: string): Promise<JobRecord | undefined>;
-  setJobStreamSeq(jobId: string, seq: number): Promise<void>;
+  /** Notes the job's stream sequence, with an event in the same transaction when one is given. */
+  setJobStreamSeq(
+    jobId: string,
+    seq: number,
+    event?: { type: string; data?: Record<string, unknown>; actor: string },
+  ): Promise<void>;
   /** Embedded queue: the next due job; one already delivered `maxDeliver` times is dead-lettered instead (queued past `nextAt`, or running with an expired lease), leased. */
   claimNextJob(options: {
     owner: string;

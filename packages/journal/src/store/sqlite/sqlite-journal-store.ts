@@ -1067,12 +1067,19 @@ export class SqliteJournalStore implements JournalStore {
     return r && toJob(r);
   }
 
-  async setJobStreamSeq(jobId: string, seq: number): Promise<void> {
-    this.st("UPDATE jobs SET stream_seq = ?, updated_at = ? WHERE job_id = ?").run(
-      seq,
-      this.clock.now(),
-      jobId,
-    );
+  async setJobStreamSeq(
+    jobId: string,
+    seq: number,
+    event?: { type: string; data?: Record<string, unknown>; actor: string },
+  ): Promise<void> {
+    this.tx(() => {
+      this.st("UPDATE jobs SET stream_seq = ?, updated_at = ? WHERE job_id = ?").run(
+        seq,
+        this.clock.now(),
+        jobId,
+      );
+      if (event) this.event(jobId, event.type, event.actor, event.data);
+    });
   }
 
   private leaseJob(
