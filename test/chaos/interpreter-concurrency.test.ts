@@ -191,6 +191,93 @@ describe("interpreter processes on one journal", () => {
     }
   }, 60_000);
 
+  it("a holder paused past its lease is fenced by its token while the new holder is still working", async () => {
+    // Both holders wait on the webhook: the stale one wakes while the run is still running under
+    // the new holder, so only the lease token (not the run's state) can stop its writes.
+    const held: ServerResponse[] = [];
+    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      req.resume();
+      if (held.length < 2) held.push(res);
+      else res.writeHead(200).end("ok");
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      await using dir = await tempDir("idem-fenced-");
+      const ws = await createWorkspace(
+        dir.path,
+        { leaseMs: 600 },
+        {
+          http: {
+            targets: {
+              hooks: {
+                baseUrl: `http://127.0.0.1:${port}`,
+                idempotencyKeys: true,
+                timeoutMs: 20_000,
+              },
+            },
+          },
+        },
+      );
+      const outputs: AgentOutput[] = [
+        {
+          jobId: "fenced",
+          agent: "writer",
+          effects: [
+            { kind: "http.request", target: "hooks", method: "POST", path: "/hook", body: "{}" },
+            { kind: "file.write", root: "outbox", path: "fenced.txt", content: "once\n" },
+          ],
+        },
+      ];
+      const journal = await openWorkspaceJournal(ws);
+      try {
+        await recordAll(journal, ws.config, outputs);
+        const a = startChild(ws, { env: { IDEM_OWNER: "stale-holder" } });
+        while (held.length < 1) await sleep(20);
+        a.child.kill("SIGSTOP");
+        await sleep(900); // past the lease
+        const b = startChild(ws, { env: { IDEM_OWNER: "taker" } });
+        while (held.length < 2) await sleep(20); // the taker holds the run and waits on the hook
+        const snapshot = async () => ({
+          effects: await journal.effects("fenced"),
+          runs: (await journal.runs("fenced")).map((r) => ({
+            ...r,
+            leaseUntil: null,
+            updatedAt: 0,
+          })),
+          writes: (await journal.events({ jobId: "fenced" })).filter(
+            (e) => e.actor === "stale-holder",
+          ).length,
+          outbox: readdirSync(ws.outboxPath),
+        });
+        const before = await snapshot();
+        expect(before.runs[0]?.state).toBe("running");
+        let staleLog = "";
+        a.child.stderr?.on("data", (d: Buffer) => {
+          staleLog += d.toString();
+        });
+        (held[0] as ServerResponse).writeHead(200).end("ok");
+        a.child.kill("SIGCONT");
+        // The stale holder's webhook answered: its next write must be refused (it then waits, as
+        // --once does, for the taker's run to end).
+        for (let i = 0; i < 500 && !staleLog.includes("lease-lost"); i++) await sleep(20);
+        expect(staleLog).toContain("lease-lost");
+        expect(await snapshot()).toEqual(before);
+        (held[1] as ServerResponse).writeHead(200).end("ok");
+        const taken = await b.done;
+        expect(taken.code, taken.stderr).toBe(0);
+        const resumed = await a.done;
+        expect(resumed.code, resumed.stderr).toBe(0);
+        expect(await verify(ws, journal, outputs)).toEqual(CLEAN);
+      } finally {
+        await journal.close();
+      }
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  }, 60_000);
+
   it("drains 200 outputs through 30+ SIGKILLs at random moments with no duplicate, no gap and no dead run", async () => {
     await using dir = await tempDir("idem-random-");
     const ws = await createWorkspace(dir.path, { leaseMs: 600 });
