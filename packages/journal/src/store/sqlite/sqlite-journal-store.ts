@@ -204,12 +204,9 @@ const toDeadLetter = (r: DeadLetterRow): DeadLetterRecord => ({
   resolution: r.resolution,
 });
 
-interface PendingRecord {
-  output: AgentOutput;
-  options: RecordOptions;
-  body: string;
-  hash: string;
-  resolve: (r: RecordResult) => void;
+interface PendingWrite {
+  fn: () => unknown;
+  resolve: (value: unknown) => void;
   reject: (e: unknown) => void;
 }
 
@@ -238,7 +235,7 @@ export class SqliteJournalStore implements JournalStore {
   private readonly clock: Clock;
   private readonly ids: () => string;
   private readonly stmts = new Map<string, Database.Statement>();
-  private pendingRecords: PendingRecord[] = [];
+  private pending: PendingWrite[] = [];
   private readonly busyTimeoutMs: number;
 
   private constructor(path: string, db: Database.Database, options: SqliteJournalOptions) {
@@ -341,33 +338,53 @@ export class SqliteJournalStore implements JournalStore {
 
   // --- outputs -------------------------------------------------------------------------------
 
-  /**
-   * Group commit: records that arrive while one is being written share the next transaction, so
-   * concurrent callers pay one fsync between them. Each caller is answered only after the commit;
-   * a failing commit rejects every record in it and none of them is written.
-   */
   async record(output: AgentOutput, options: RecordOptions): Promise<RecordResult> {
     const body = canonicalJson(output);
     const hash = sha256Hex(body);
-    return new Promise<RecordResult>((resolve, reject) => {
-      this.pendingRecords.push({ output, options, body, hash, resolve, reject });
-      if (this.pendingRecords.length === 1) setImmediate(() => this.flushRecords());
+    return this.batched(() => this.recordInTx(output, options, body, hash));
+  }
+
+  /**
+   * Group commit: writes that arrive while one is being written share the next transaction, so
+   * concurrent callers (deliveries in flight, submissions) pay one fsync between them. Each write
+   * runs in its own savepoint, so one that throws is rolled back alone and answered with its error;
+   * every caller is answered only after the commit, and a failing commit rejects them all with
+   * nothing written.
+   */
+  private batched<T>(fn: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      if (this.pending.length === 1) setImmediate(() => this.flush());
     });
   }
 
-  private flushRecords(): void {
-    const batch = this.pendingRecords;
-    this.pendingRecords = [];
-    let results: RecordResult[];
+  private flush(): void {
+    const batch = this.pending;
+    this.pending = [];
+    const results: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
     try {
-      results = this.tx(() =>
-        batch.map((r) => this.recordInTx(r.output, r.options, r.body, r.hash)),
-      );
+      this.tx(() => {
+        for (const op of batch) {
+          this.st("SAVEPOINT op").run();
+          try {
+            results.push({ ok: true, value: op.fn() });
+            this.st("RELEASE op").run();
+          } catch (error) {
+            this.st("ROLLBACK TO op").run();
+            this.st("RELEASE op").run();
+            results.push({ ok: false, error });
+          }
+        }
+      });
     } catch (e) {
-      for (const r of batch) r.reject(e);
+      for (const op of batch) op.reject(e);
       return;
     }
-    batch.forEach((r, i) => r.resolve(results[i] as RecordResult));
+    batch.forEach((op, i) => {
+      const r = results[i] as (typeof results)[number];
+      if (r.ok) op.resolve(r.value);
+      else op.reject(r.error);
+    });
   }
 
   private recordInTx(
@@ -982,7 +999,7 @@ export class SqliteJournalStore implements JournalStore {
     data?: Record<string, unknown>;
     actor: string;
   }): Promise<void> {
-    this.event(event.jobId, event.type, event.actor, event.data);
+    return this.batched(() => this.event(event.jobId, event.type, event.actor, event.data));
   }
 
   async events(
@@ -1037,7 +1054,7 @@ export class SqliteJournalStore implements JournalStore {
   async enqueueJob(job: Job, options: { actor?: string } = {}): Promise<EnqueueResult> {
     const input = canonicalJson(job.input);
     const hash = sha256Hex(canonicalJson({ agent: job.agent, input: job.input }));
-    return this.tx(() => {
+    return this.batched(() => {
       const now = this.clock.now();
       const created = job.createdAt === undefined ? now : Date.parse(job.createdAt);
       const inserted = this.st(
@@ -1072,7 +1089,7 @@ export class SqliteJournalStore implements JournalStore {
     seq: number,
     event?: { type: string; data?: Record<string, unknown>; actor: string },
   ): Promise<void> {
-    this.tx(() => {
+    return this.batched(() => {
       this.st("UPDATE jobs SET stream_seq = ?, updated_at = ? WHERE job_id = ?").run(
         seq,
         this.clock.now(),
@@ -1156,7 +1173,7 @@ export class SqliteJournalStore implements JournalStore {
   async claimJob(job: Job, options: { owner: string; leaseMs: number }): Promise<JobClaimResult> {
     const hash = sha256Hex(canonicalJson({ agent: job.agent, input: job.input }));
     const input = canonicalJson(job.input);
-    return this.tx(() => {
+    return this.batched(() => {
       const now = this.clock.now();
       if (this.st("SELECT 1 FROM outputs WHERE job_id = ?").get(job.jobId))
         return { status: "recorded" };
