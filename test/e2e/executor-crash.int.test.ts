@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 function startIdemExecutor(configFile: string, fault?: string): ChildProcess {
-  const env = { ...process.env, IDEM_LOG_LEVEL: "warn" };
+  const env: NodeJS.ProcessEnv = { ...process.env, IDEM_LOG_LEVEL: "warn" };
   delete env.IDEM_FAULT;
   if (fault) env.IDEM_FAULT = fault;
   return spawn(process.execPath, [IDEM, "executor", "--no-api", "--config", configFile], {

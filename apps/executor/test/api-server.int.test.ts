@@ -37,35 +37,46 @@ const post = (url: string, body: unknown, headers: Record<string, string> = {}) 
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
 
+/** The JSON bodies these tests read. */
+interface Body {
+  status?: string;
+  jobId?: string | null;
+  issues?: { path: string }[];
+  outputs?: number;
+  rejections?: number;
+  output?: { summary?: string };
+}
+const json = async (r: Response): Promise<Body> => (await r.json()) as Body;
+
 describe("the submit API over HTTP", () => {
   it("answers 201 recorded, 200 duplicate, 409 conflict and 400 invalid with the issues", async () => {
     await using env = await setup();
     const { url } = env.api;
     const r1 = await post(url, output("h-1"));
     expect(r1.status).toBe(201);
-    expect(await r1.json()).toEqual({ status: "recorded", jobId: "h-1" });
+    expect(await json(r1)).toEqual({ status: "recorded", jobId: "h-1" });
     const r2 = await post(url, output("h-1"));
     expect(r2.status).toBe(200);
-    expect((await r2.json()).status).toBe("duplicate");
+    expect((await json(r2)).status).toBe("duplicate");
     const r3 = await post(url, output("h-1", "other"));
     expect(r3.status).toBe(409);
-    expect((await r3.json()).status).toBe("conflict");
+    expect((await json(r3)).status).toBe("conflict");
     const r4 = await post(url, {
       ...output("h-2"),
       effects: [{ kind: "file.write", root: "nope", path: "../x", content: "" }],
     });
     expect(r4.status).toBe(400);
-    const body4 = await r4.json();
+    const body4 = await json(r4);
     expect(body4.status).toBe("invalid");
-    expect(body4.issues.map((i: { path: string }) => i.path)).toContain("effects.0.path");
+    expect(body4.issues?.map((i: { path: string }) => i.path)).toContain("effects.0.path");
     expect(await env.tj.journal.has("h-2")).toBe(false);
     const r5 = await post(url, "{not json");
     expect(r5.status).toBe(400);
     const got = await fetch(`${url}/v1/outputs/h-1`);
     expect(got.status).toBe(200);
-    expect((await got.json()).output.summary).toBe("hello");
+    expect((await json(got)).output?.summary).toBe("hello");
     expect((await fetch(`${url}/v1/outputs/none`)).status).toBe(404);
-    const status = await (await fetch(`${url}/v1/status`)).json();
+    const status = await json(await fetch(`${url}/v1/status`));
     expect(status.outputs).toBe(1);
     expect(status.rejections).toBe(1);
     expect((await fetch(`${url}/healthz`)).status).toBe(200);

@@ -216,7 +216,9 @@ export function checkJsonShape(raw: unknown, maxDepth = MAX_JSON_DEPTH): Validat
       continue;
     }
     if (Array.isArray(value)) {
-      value.forEach((v, i) => stack.push({ value: v, path: join(path, i), depth: depth + 1 }));
+      value.forEach((v, i) => {
+        stack.push({ value: v, path: join(path, i), depth: depth + 1 });
+      });
       continue;
     }
     for (const key of Object.keys(value)) {
