@@ -287,7 +287,12 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
     const lease = claim.lease;
     working.add(job.jobId);
     if (d.streamSeq !== undefined && claim.job.streamSeq !== d.streamSeq) {
-      await journal.setJobStreamSeq(job.jobId, d.streamSeq).catch(() => {});
+      // Only informs the outbox republish on the next start: a failure is logged, not fatal.
+      await journal
+        .setJobStreamSeq(job.jobId, d.streamSeq)
+        .catch((e: unknown) =>
+          jlog.warn({ err: describeError(e) }, "could not note the stream sequence"),
+        );
     }
 
     // Heartbeats keep the delivery (and the claim) alive while the agent runs and while the record

@@ -1,3 +1,4 @@
+import { patternCovers } from "@idem/effects";
 import {
   agentConsumerName,
   connectNats,
@@ -39,21 +40,6 @@ function isNotFound(e: unknown): boolean {
   const err = e as { api_error?: { err_code?: number }; message?: string };
   const c = err?.api_error?.err_code;
   return c === 10059 || c === 10014 || /not found/i.test(String(err?.message ?? ""));
-}
-
-/** True when the stream subject `pattern` captures every subject under `prefix.>`. */
-function covers(pattern: string, prefix: string): boolean {
-  const p = pattern.split(".");
-  const s = [...prefix.split("."), ">"];
-  for (let i = 0; i < s.length; i++) {
-    const a = p[i];
-    const b = s[i] as string;
-    if (a === undefined) return false;
-    if (a === ">") return true;
-    if (b === ">") return false;
-    if (a !== "*" && a !== b) return false;
-  }
-  return p.length === s.length;
 }
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
@@ -118,7 +104,7 @@ export async function checkNats(
       }
       try {
         const info = await c.jsm.streams.info(t.stream);
-        if (!(info.config.subjects ?? []).some((s) => covers(s, t.subjectPrefix))) {
+        if (!(info.config.subjects ?? []).some((s) => patternCovers(s, t.subjectPrefix))) {
           findings.push({
             severity: "violation",
             key: `${key}.stream`,
