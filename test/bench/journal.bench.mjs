@@ -62,15 +62,11 @@ function fill(path, n) {
   const insR = db.prepare(
     "INSERT INTO runs (job_id, generation, state, targets, created_at, updated_at) VALUES (?, 1, 'done', '[\"root:out\"]', ?, ?)",
   );
-  const insT = db.prepare(
-    "INSERT INTO run_targets (run_id, target, active) VALUES (?, 'root:out', 0)",
-  );
   const body = JSON.stringify(output(0, "hist"));
   const batch = db.transaction((from, to) => {
     for (let i = from; i < to; i++) {
       insO.run(`hist-${String(i).padStart(8, "0")}`, "h", body, now);
-      const r = insR.run(`hist-${String(i).padStart(8, "0")}`, now, now);
-      insT.run(r.lastInsertRowid);
+      insR.run(`hist-${String(i).padStart(8, "0")}`, now, now);
     }
   });
   for (let i = 0; i < n; i += 50_000) batch(i, Math.min(n, i + 50_000));

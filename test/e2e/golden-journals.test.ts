@@ -26,6 +26,10 @@ describe("golden journals", () => {
         });
         expect((await j.latestRun("dead-2"))?.class).toBe("conflict");
         expect((await j.getJob("queued-4"))?.state).toBe("queued");
+        // Migration 0003 carried the per-target order over: only the run in flight holds its target.
+        expect(j.database.prepare("SELECT target, run_id FROM active_targets").all()).toEqual([
+          { target: "repo:site@main", run_id: 3 },
+        ]);
         // The history goes on: the pending run is claimable and a replay adds generation 2.
         const c = await j.claim({ owner: "today", leaseMs: 1000, maxLeaseExpiries: 5 });
         expect(c?.output.jobId).toBe("pending-3");

@@ -1,5 +1,6 @@
 import { isIdemError } from "@idem/schema";
 import { describe, expect, it } from "vitest";
+import { openJournal } from "../src/index.js";
 import { CLAIM, output, tempJournal } from "./helpers.js";
 
 describe("SqliteJournalStore outputs", () => {
@@ -113,6 +114,62 @@ describe("SqliteJournalStore runs", () => {
     expect([first?.output.jobId, second?.output.jobId, third]).toEqual(["a", "c", undefined]);
     if (first) await t.journal.complete(first.lease);
     expect((await t.journal.claim(CLAIM))?.output.jobId).toBe("b");
+  });
+
+  it("holds a run with several targets ahead on each of them, and forgets the targets of finished runs", async () => {
+    await using t = await tempJournal();
+    await t.journal.record(output("a"), { source: "cli", targets: ["root:x", "root:y"] });
+    await t.journal.record(output("b"), { source: "cli", targets: ["root:y"] });
+    await t.journal.record(output("c"), { source: "cli", targets: ["root:x"] });
+    await t.journal.record(output("d"), { source: "cli", targets: ["root:z"] });
+    const a = await t.journal.claim(CLAIM);
+    expect(a?.output.jobId).toBe("a");
+    expect((await t.journal.claim(CLAIM))?.output.jobId).toBe("d");
+    expect(await t.journal.claim(CLAIM)).toBeUndefined();
+    if (a) await t.journal.complete(a.lease);
+    const next = [await t.journal.claim(CLAIM), await t.journal.claim(CLAIM)];
+    expect(next.map((c) => c?.output.jobId)).toEqual(["b", "c"]);
+    for (const c of next) if (c) await t.journal.complete(c.lease);
+    const active = t.journal.database.prepare("SELECT target, run_id FROM active_targets").all();
+    expect(active).toEqual([{ target: "root:z", run_id: 4 }]);
+  });
+
+  it("puts a resolved run back in its place on its target, ahead of runs recorded after it", async () => {
+    await using t = await tempJournal();
+    await t.journal.record(output("a"), { source: "cli", targets: ["root:x"] });
+    const c = await t.journal.claim(CLAIM);
+    if (!c) throw new Error("claim");
+    await t.journal.intend(c.lease, { key: "a/0", idx: 0, kind: "http.request", specHash: "h" });
+    await t.journal.settle(c.lease, "a/0", "uncertain");
+    await t.journal.dead(c.lease, { class: "uncertain", error: "timeout after send" });
+    await t.journal.record(output("b"), { source: "cli", targets: ["root:x"] });
+    await t.journal.resolve("a", "applied", "saw it in the webhook logs", "oncall");
+    // a is pending again and first on root:x: b waits until a is done.
+    const again = await t.journal.claim(CLAIM);
+    expect(again?.output.jobId).toBe("a");
+    expect(await t.journal.claim(CLAIM)).toBeUndefined();
+    if (again) await t.journal.complete(again.lease);
+    expect((await t.journal.claim(CLAIM))?.output.jobId).toBe("b");
+  });
+
+  it("keeps synchronous FULL for every other write after claims and leases commit without their own fsync", async () => {
+    await using t = await tempJournal({ synchronous: "FULL" });
+    const level = () => t.journal.database.pragma("synchronous", { simple: true });
+    expect(level()).toBe(2); // FULL
+    await t.journal.record(output("a"), { source: "cli", targets: ["root:x"] });
+    const c = await t.journal.claim(CLAIM);
+    if (!c) throw new Error("claim");
+    await t.journal.extendLease(c.lease, 1000);
+    await t.journal.claimJob(
+      { jobId: "j", agent: "writer", input: {} },
+      { owner: "x", leaseMs: 1000 },
+    );
+    expect(level()).toBe(2);
+    // Still all there for the next reader: nothing was lost by skipping the fsync.
+    const other = await openJournal(t.path);
+    expect((await other.latestRun("a"))?.state).toBe("running");
+    expect((await other.getJob("j"))?.state).toBe("running");
+    await other.close();
   });
 
   it("refuses a stale lease holder after a takeover and counts the expiry, not an attempt", async () => {

@@ -54,6 +54,8 @@ export interface SqliteJournalOptions {
   readonly?: boolean;
 }
 
+type Synchronous = NonNullable<SqliteJournalOptions["synchronous"]>;
+
 const MIGRATIONS = join(dirname(fileURLToPath(import.meta.url)), "../../../migrations");
 
 export const TRIGGERS = [
@@ -206,6 +208,8 @@ const toDeadLetter = (r: DeadLetterRow): DeadLetterRecord => ({
 
 interface PendingWrite {
   fn: () => unknown;
+  /** false for lease and claim writes: see `tx`. */
+  durable: boolean;
   resolve: (value: unknown) => void;
   reject: (e: unknown) => void;
 }
@@ -237,6 +241,9 @@ export class SqliteJournalStore implements JournalStore {
   private readonly stmts = new Map<string, Database.Statement>();
   private pending: PendingWrite[] = [];
   private readonly busyTimeoutMs: number;
+  private readonly synchronous: Synchronous;
+  /** Whether a commit fsyncs on its own (synchronous FULL or EXTRA in WAL mode). */
+  private readonly fsyncEachCommit: boolean;
 
   private constructor(path: string, db: Database.Database, options: SqliteJournalOptions) {
     this.path = path;
@@ -244,6 +251,8 @@ export class SqliteJournalStore implements JournalStore {
     this.clock = options.clock ?? systemClock;
     this.ids = options.ids ?? randomUUID;
     this.busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+    this.synchronous = options.synchronous ?? "FULL";
+    this.fsyncEachCommit = this.synchronous === "FULL" || this.synchronous === "EXTRA";
   }
 
   static open(path: string, options: SqliteJournalOptions = {}): SqliteJournalStore {
@@ -280,17 +289,29 @@ export class SqliteJournalStore implements JournalStore {
     return s;
   }
 
-  /** One write transaction taken with BEGIN IMMEDIATE, so a read-then-write never races another process. */
-  private tx<T>(fn: () => T): T {
+  /**
+   * One write transaction taken with BEGIN IMMEDIATE, so a read-then-write never races another
+   * process. `durable: false` is for writes that only coordinate live processes (leases, claims):
+   * at synchronous FULL they commit without their own fsync (WAL NORMAL), which loses nothing on a
+   * process crash; on a power loss they may be lost, but so is every process that held them, and
+   * the next durable commit's fsync carries them to disk first (the WAL is written in order).
+   */
+  private tx<T>(fn: () => T, durable = true): T {
     if (this.db.inTransaction) return fn();
-    this.beginImmediate();
+    const relax = !durable && this.fsyncEachCommit;
+    if (relax) this.st("PRAGMA synchronous = NORMAL").run();
     try {
-      const result = fn();
-      this.st("COMMIT").run();
-      return result;
-    } catch (e) {
-      if (this.db.inTransaction) this.st("ROLLBACK").run();
-      throw e;
+      this.beginImmediate();
+      try {
+        const result = fn();
+        this.st("COMMIT").run();
+        return result;
+      } catch (e) {
+        if (this.db.inTransaction) this.st("ROLLBACK").run();
+        throw e;
+      }
+    } finally {
+      if (relax) this.st(`PRAGMA synchronous = ${this.synchronous}`).run();
     }
   }
 
@@ -351,9 +372,9 @@ export class SqliteJournalStore implements JournalStore {
    * every caller is answered only after the commit, and a failing commit rejects them all with
    * nothing written.
    */
-  private batched<T>(fn: () => T): Promise<T> {
+  private batched<T>(fn: () => T, durable = true): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      this.pending.push({ fn, durable, resolve: resolve as (v: unknown) => void, reject });
       if (this.pending.length === 1) setImmediate(() => this.flush());
     });
   }
@@ -363,19 +384,27 @@ export class SqliteJournalStore implements JournalStore {
     this.pending = [];
     const results: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
     try {
-      this.tx(() => {
-        for (const op of batch) {
-          this.st("SAVEPOINT op").run();
-          try {
-            results.push({ ok: true, value: op.fn() });
-            this.st("RELEASE op").run();
-          } catch (error) {
-            this.st("ROLLBACK TO op").run();
-            this.st("RELEASE op").run();
-            results.push({ ok: false, error });
+      this.tx(
+        () => {
+          // A lone write needs no savepoint: if it throws, the transaction rolls back with it.
+          if (batch.length === 1) {
+            results.push({ ok: true, value: (batch[0] as PendingWrite).fn() });
+            return;
           }
-        }
-      });
+          for (const op of batch) {
+            this.st("SAVEPOINT op").run();
+            try {
+              results.push({ ok: true, value: op.fn() });
+              this.st("RELEASE op").run();
+            } catch (error) {
+              this.st("ROLLBACK TO op").run();
+              this.st("RELEASE op").run();
+              results.push({ ok: false, error });
+            }
+          }
+        },
+        batch.some((op) => op.durable),
+      );
     } catch (e) {
       for (const op of batch) op.reject(e);
       return;
@@ -440,20 +469,30 @@ export class SqliteJournalStore implements JournalStore {
     return { status: "recorded", jobId: output.jobId, seq: inserted.seq, contentHash: hash };
   }
 
+  /** A new pending run and its active targets; returns the run's id. */
   private insertRun(
     jobId: string,
     generation: number,
     targets: readonly string[],
     force: boolean,
     now: number,
-  ): RunRow {
-    const row = this.st(
+  ): number {
+    const { id } = this.st(
       `INSERT INTO runs (job_id, generation, state, due_at, force_unprobeable, targets, created_at, updated_at)
-       VALUES (?, ?, 'pending', ?, ?, ?, ?, ?) RETURNING *`,
-    ).get(jobId, generation, now, force ? 1 : 0, JSON.stringify(targets), now, now) as RunRow;
-    const ins = this.st("INSERT INTO run_targets (run_id, target, active) VALUES (?, ?, 1)");
-    for (const t of targets) ins.run(row.id, t);
-    return row;
+       VALUES (?, ?, 'pending', ?, ?, ?, ?, ?) RETURNING id`,
+    ).get(jobId, generation, now, force ? 1 : 0, JSON.stringify(targets), now, now) as {
+      id: number;
+    };
+    const ins = this.st("INSERT OR IGNORE INTO active_targets (target, run_id) VALUES (?, ?)");
+    for (const t of targets) ins.run(t, id);
+    return id;
+  }
+
+  /** A run that is done or dead leaves the per-target order. */
+  private deactivate(run: RunRow): void {
+    this.st(
+      "DELETE FROM active_targets WHERE run_id = ? AND target IN (SELECT value FROM json_each(?))",
+    ).run(run.id, run.targets);
   }
 
   async get(jobId: string): Promise<OutputRecord | undefined> {
@@ -573,9 +612,8 @@ export class SqliteJournalStore implements JournalStore {
           `SELECT r.* FROM runs r INDEXED BY runs_due
            WHERE r.state IN ${ACTIVE} AND r.due_at <= ?
              AND NOT EXISTS (
-               SELECT 1 FROM run_targets mine
-               JOIN run_targets other ON other.target = mine.target AND other.active = 1 AND other.run_id < mine.run_id
-               WHERE mine.run_id = r.id)
+               SELECT 1 FROM json_each(r.targets) mine
+               JOIN active_targets other ON other.target = mine.value AND other.run_id < r.id)
            ORDER BY r.due_at, r.id LIMIT 1`,
         ).get(now) as RunRow | undefined;
         if (!row) return undefined;
@@ -609,7 +647,7 @@ export class SqliteJournalStore implements JournalStore {
         };
         return { run: toRun(updated), output, lease, takeover };
       }
-    });
+    }, false);
   }
 
   /** Refuses a stale holder: the run must be running under this very token. */
@@ -639,7 +677,7 @@ export class SqliteJournalStore implements JournalStore {
         lease.runId,
       );
       return { ...lease, until };
-    });
+    }, false);
   }
 
   async release(lease: Lease): Promise<void> {
@@ -656,7 +694,7 @@ export class SqliteJournalStore implements JournalStore {
 
   async complete(lease: Lease): Promise<void> {
     this.tx(() => {
-      this.held(lease);
+      const run = this.held(lease);
       const open = this.st(
         `SELECT key, state FROM effects WHERE job_id = ? AND generation = ?
          AND state NOT IN ('applied','present','skipped') LIMIT 1`,
@@ -672,7 +710,7 @@ export class SqliteJournalStore implements JournalStore {
         `UPDATE runs SET state = 'done', lease_owner = NULL, lease_token = NULL, lease_until = NULL, due_at = NULL,
          last_error = NULL, class = NULL, updated_at = ? WHERE id = ?`,
       ).run(now, lease.runId);
-      this.st("UPDATE run_targets SET active = 0 WHERE run_id = ?").run(lease.runId);
+      this.deactivate(run);
       this.event(lease.jobId, "run.done", lease.owner, { generation: lease.generation });
     });
   }
@@ -710,11 +748,11 @@ export class SqliteJournalStore implements JournalStore {
     const now = this.clock.now();
     const later = (
       this.st(
-        `SELECT DISTINCT r.job_id FROM run_targets mine
-         JOIN run_targets other ON other.target = mine.target AND other.active = 1 AND other.run_id > mine.run_id
+        `SELECT DISTINCT r.job_id FROM json_each(?) mine
+         JOIN active_targets other ON other.target = mine.value AND other.run_id > ?
          JOIN runs r ON r.id = other.run_id
-         WHERE mine.run_id = ? ORDER BY other.run_id LIMIT 21`,
-      ).all(row.id) as { job_id: string }[]
+         ORDER BY other.run_id LIMIT 21`,
+      ).all(row.targets, row.id) as { job_id: string }[]
     ).map((r) => r.job_id);
     const named =
       later.length === 0
@@ -724,7 +762,7 @@ export class SqliteJournalStore implements JournalStore {
       `UPDATE runs SET state = 'dead', lease_owner = NULL, lease_token = NULL, lease_until = NULL, due_at = NULL,
        last_error = ?, class = ?, updated_at = ? WHERE id = ?`,
     ).run(`${error}${named}`, cls, now, row.id);
-    this.st("UPDATE run_targets SET active = 0 WHERE run_id = ?").run(row.id);
+    this.deactivate(row);
     this.event(row.job_id, "run.dead", actor, {
       generation: row.generation,
       class: cls,
@@ -816,13 +854,14 @@ export class SqliteJournalStore implements JournalStore {
           continue; // still being interpreted: a second generation beside it would race it
         }
         const targets = latest ? (JSON.parse(latest.targets) as string[]) : [];
-        const row = this.insertRun(
+        const id = this.insertRun(
           o.jobId,
           (latest?.generation ?? 0) + 1,
           targets,
           options.forceUnprobeable ?? false,
           now,
         );
+        const row = this.st("SELECT * FROM runs WHERE id = ?").get(id) as RunRow;
         this.event(o.jobId, "run.replayed", options.actor, {
           generation: row.generation,
           forceUnprobeable: options.forceUnprobeable ?? false,
@@ -984,7 +1023,8 @@ export class SqliteJournalStore implements JournalStore {
           `UPDATE runs SET state = 'pending', due_at = ?, attempts = 0, lease_expiries = 0, next_at = NULL,
            last_error = NULL, class = NULL, updated_at = ? WHERE id = ?`,
         ).run(now, now, run.id);
-        this.st("UPDATE run_targets SET active = 1 WHERE run_id = ?").run(run.id);
+        const ins = this.st("INSERT OR IGNORE INTO active_targets (target, run_id) VALUES (?, ?)");
+        for (const t of JSON.parse(run.targets) as string[]) ins.run(t, run.id);
         this.event(jobId, "run.resumed", actor, { generation: run.generation });
       }
       return toEffect(updated);
@@ -1167,7 +1207,7 @@ export class SqliteJournalStore implements JournalStore {
         }
         return this.leaseJob(row, options.owner, options.leaseMs, now);
       }
-    });
+    }, false);
   }
 
   async claimJob(job: Job, options: { owner: string; leaseMs: number }): Promise<JobClaimResult> {
@@ -1192,7 +1232,7 @@ export class SqliteJournalStore implements JournalStore {
       }
       const { lease, job: record } = this.leaseJob(row, options.owner, options.leaseMs, now);
       return { status: "acquired", lease, job: record };
-    });
+    }, false);
   }
 
   private heldJob(lease: JobLease): JobRow {
@@ -1219,7 +1259,7 @@ export class SqliteJournalStore implements JournalStore {
         lease.jobId,
       );
       return { ...lease, until };
-    });
+    }, false);
   }
 
   async failJob(
@@ -1396,7 +1436,7 @@ export class SqliteJournalStore implements JournalStore {
       this.tx(() => {
         this.st("INSERT INTO prune_guard (id) VALUES (1)").run();
         this.st(
-          "DELETE FROM run_targets WHERE run_id IN (SELECT id FROM runs WHERE job_id = ?)",
+          "DELETE FROM active_targets WHERE run_id IN (SELECT id FROM runs WHERE job_id = ?)",
         ).run(o.job_id);
         for (const table of [
           "effects",

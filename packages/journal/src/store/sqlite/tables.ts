@@ -1,5 +1,12 @@
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import {
+  index,
+  integer,
+  primaryKey,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/sqlite-core";
 
 /** Immutable agent outputs (triggers refuse UPDATE always and DELETE outside a prune). */
 export const outputs = sqliteTable(
@@ -62,18 +69,19 @@ export const runs = sqliteTable(
   ],
 );
 
-/** The ordering targets of active runs: a run is claimable only when it is first on each of its targets. */
-export const runTargets = sqliteTable(
-  "run_targets",
+/**
+ * The targets of active runs (pending, running, failed), one row per (target, run): a run is
+ * claimable only when it is first on each of its targets. Rows leave when the run is done or dead,
+ * so the table holds only the runs in flight. WITHOUT ROWID (migration 0003): one b-tree, so a
+ * record dirties one page here, not three.
+ */
+export const activeTargets = sqliteTable(
+  "active_targets",
   {
-    runId: integer("run_id").notNull(),
     target: text("target").notNull(),
-    active: integer("active").notNull().default(1),
+    runId: integer("run_id").notNull(),
   },
-  (t) => [
-    uniqueIndex("run_targets_run_target").on(t.runId, t.target),
-    index("run_targets_active").on(t.target, t.runId).where(sql`active = 1`),
-  ],
+  (t) => [primaryKey({ columns: [t.target, t.runId] })],
 );
 
 /** The effects ledger: one row per (key, generation). */
