@@ -355,6 +355,16 @@ export interface JournalStore {
   /** A consistent copy of the journal while it is in use (SQLite online backup). */
   backup(file: string): Promise<void>;
   close(): Promise<void>;
+  /**
+   * One page of `select(selection)`: the matching outputs recorded after seq `afterSeq`, at most
+   * `limit` of them, in recording order. For a reader that starts work on the first outputs before
+   * the last are read (a replay plan starts its target probes early); pages read one after another
+   * see outputs recorded in between, as a later `select` would.
+   */
+  selectPage(
+    selection: ReplaySelection,
+    page: { afterSeq: number; limit: number },
+  ): Promise<OutputRecord[]>;
 }
 
 export interface PruneOptions {

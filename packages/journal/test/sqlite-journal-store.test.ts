@@ -1,3 +1,6 @@
+import { fdatasync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { isIdemError } from "@idem/schema";
 import { describe, expect, it } from "vitest";
 import { openJournal } from "../src/index.js";
@@ -150,26 +153,6 @@ describe("SqliteJournalStore runs", () => {
     expect(await t.journal.claim(CLAIM)).toBeUndefined();
     if (again) await t.journal.complete(again.lease);
     expect((await t.journal.claim(CLAIM))?.output.jobId).toBe("b");
-  });
-
-  it("keeps synchronous FULL for every other write after claims and leases commit without their own fsync", async () => {
-    await using t = await tempJournal({ synchronous: "FULL" });
-    const level = () => t.journal.database.pragma("synchronous", { simple: true });
-    expect(level()).toBe(2); // FULL
-    await t.journal.record(output("a"), { source: "cli", targets: ["root:x"] });
-    const c = await t.journal.claim(CLAIM);
-    if (!c) throw new Error("claim");
-    await t.journal.extendLease(c.lease, 1000);
-    await t.journal.claimJob(
-      { jobId: "j", agent: "writer", input: {} },
-      { owner: "x", leaseMs: 1000 },
-    );
-    expect(level()).toBe(2);
-    // Still all there for the next reader: nothing was lost by skipping the fsync.
-    const other = await openJournal(t.path);
-    expect((await other.latestRun("a"))?.state).toBe("running");
-    expect((await other.getJob("j"))?.state).toBe("running");
-    await other.close();
   });
 
   it("refuses a stale lease holder after a takeover and counts the expiry, not an attempt", async () => {
@@ -333,5 +316,129 @@ describe("SqliteJournalStore jobs", () => {
     expect(
       (await t.journal.claimNextJob({ owner: "x", leaseMs: 100, maxDeliver: 2 }))?.lease.deliveries,
     ).toBe(1);
+  });
+});
+
+describe("SqliteJournalStore group fsync (synchronous FULL)", () => {
+  /** An fdatasync that waits until the test lets it run. */
+  function heldFsync() {
+    const waiting: (() => void)[] = [];
+    return {
+      fdatasync: (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => {
+        waiting.push(() => fdatasync(fd, done));
+      },
+      waiting,
+      release() {
+        for (const run of waiting.splice(0)) run();
+      },
+    };
+  }
+  const settled = async (p: Promise<unknown>) => {
+    let done = false;
+    void p.then(
+      () => {
+        done = true;
+      },
+      () => {
+        done = true;
+      },
+    );
+    await new Promise((r) => setTimeout(r, 20));
+    return done;
+  };
+
+  it("answers a record only once an fsync that began after its commit is done, and shares fsyncs", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "idem-fsync-"));
+    const held = heldFsync();
+    const j = await openJournal(join(dir, "j.db"), { fdatasync: held.fdatasync });
+    try {
+      const first = j.record(output("a"), { source: "cli", targets: [] });
+      expect(await settled(first)).toBe(false);
+      expect(held.waiting).toHaveLength(1);
+      // Committed already (another process could read it), answered only after the fsync.
+      const reader = await openJournal(join(dir, "j.db"), { readonly: true });
+      expect(await reader.has("a")).toBe(true);
+      await reader.close();
+      // Writes that commit while that fsync runs wait for the next one, all of them together.
+      const more = Array.from({ length: 20 }, (_, i) =>
+        j.record(output(`b${i}`), { source: "cli", targets: [] }),
+      );
+      expect(await settled(Promise.all(more))).toBe(false);
+      held.release(); // the first fsync: answers "a" only
+      expect((await first).status).toBe("recorded");
+      expect(await settled(Promise.all(more))).toBe(false);
+      expect(held.waiting).toHaveLength(1);
+      held.release();
+      expect((await Promise.all(more)).every((r) => r.status === "recorded")).toBe(true);
+      expect(j.fsyncs).toBe(2);
+      // Claims and leases do not wait for an fsync of their own.
+      const c = await j.claim({ owner: "t", leaseMs: 60_000, maxLeaseExpiries: 3 });
+      expect(c?.output.jobId).toBe("a");
+      expect(j.fsyncs).toBe(2);
+    } finally {
+      held.release();
+      await j.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("makes a yes from has() durable before answering it: a redelivery is acked on it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "idem-fsync-"));
+    const writer = await openJournal(join(dir, "j.db"), { synchronous: "NORMAL" });
+    await writer.record(output("a"), { source: "cli", targets: [] });
+    const held = heldFsync();
+    const j = await openJournal(join(dir, "j.db"), { fdatasync: held.fdatasync });
+    try {
+      expect(await j.has("nope")).toBe(false);
+      expect(held.waiting).toHaveLength(0);
+      const yes = j.has("a");
+      expect(await settled(yes)).toBe(false);
+      const claim = j.claimJob(
+        { jobId: "a", agent: "writer", input: {} },
+        { owner: "t", leaseMs: 1 },
+      );
+      expect(await settled(claim)).toBe(false);
+      // The claim's "recorded" waits for an fsync that began after it looked: the next one.
+      held.release();
+      expect(await yes).toBe(true);
+      expect(await settled(claim)).toBe(false);
+      held.release();
+      expect((await claim).status).toBe("recorded");
+    } finally {
+      held.release();
+      await j.close();
+      await writer.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("fails every waiter and every later write of the process when an fsync fails", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "idem-fsync-"));
+    const eio = Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" });
+    const j = await openJournal(join(dir, "j.db"), {
+      fdatasync: (_fd, done) => setImmediate(() => done(eio)),
+    });
+    try {
+      await expect(j.record(output("a"), { source: "cli", targets: [] })).rejects.toSatisfy(
+        (e) => isIdemError(e, "IO") && /fsync failed \(EIO\)/.test((e as Error).message),
+      );
+      await expect(j.record(output("b"), { source: "cli", targets: [] })).rejects.toSatisfy((e) =>
+        isIdemError(e, "IO"),
+      );
+      await expect(j.enqueueJob({ jobId: "c", agent: "writer", input: {} })).rejects.toSatisfy(
+        (e) => isIdemError(e, "IO"),
+      );
+      expect(await j.has("b")).toBe(false); // nothing written after the failure
+    } finally {
+      await j.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("leaves NORMAL to SQLite: no fsync of its own", async () => {
+    await using t = await tempJournal({ synchronous: "NORMAL" });
+    await t.journal.record(output("a"), { source: "cli", targets: [] });
+    expect(await t.journal.has("a")).toBe(true);
+    expect(t.journal.fsyncs).toBe(0);
   });
 });

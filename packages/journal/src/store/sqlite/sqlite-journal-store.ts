@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { closeSync, fdatasync, fdatasyncSync, mkdirSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -42,10 +42,17 @@ import type {
 } from "../../journal-store.js";
 import { EFFECT_STATES, JOB_STATES, RUN_STATES } from "../../journal-store.js";
 import { migrate } from "./migrate.js";
+import { selectOutputs } from "./select.js";
 
 export interface SqliteJournalOptions {
-  /** `PRAGMA synchronous`; FULL (the default) makes every commit durable at the host. */
+  /**
+   * FULL (the default) and EXTRA: every write is durable at the host before it is answered, by
+   * group fsync (see `durable` below). NORMAL and OFF are SQLite's own: a power loss may lose the
+   * last writes.
+   */
   synchronous?: "OFF" | "NORMAL" | "FULL" | "EXTRA";
+  /** The WAL's fdatasync, for tests that make it fail or hold it; `node:fs` fdatasync by default. */
+  fdatasync?: (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
   clock?: Clock;
   /** The source of lease tokens. */
   ids?: () => string;
@@ -53,8 +60,6 @@ export interface SqliteJournalOptions {
   busyTimeoutMs?: number;
   readonly?: boolean;
 }
-
-type Synchronous = NonNullable<SqliteJournalOptions["synchronous"]>;
 
 const MIGRATIONS = join(dirname(fileURLToPath(import.meta.url)), "../../../migrations");
 
@@ -219,6 +224,23 @@ const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
 const SLEEP = new Int32Array(new SharedArrayBuffer(4));
 
 const ACTIVE = "('pending','running','failed')";
+
+/** Group fsync replaces SQLite's own at FULL and EXTRA, for a file this process may write. */
+const groupFsyncOf = (path: string, options: SqliteJournalOptions) =>
+  !options.readonly &&
+  path !== ":memory:" &&
+  path !== "" &&
+  (options.synchronous ?? "FULL") !== "NORMAL" &&
+  options.synchronous !== "OFF";
+
+function fdatasyncWal(path: string): void {
+  const fd = openSync(`${path}-wal`, "r");
+  try {
+    fdatasyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
 const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
 
 /**
@@ -240,10 +262,25 @@ export class SqliteJournalStore implements JournalStore {
   private readonly ids: () => string;
   private readonly stmts = new Map<string, Database.Statement>();
   private pending: PendingWrite[] = [];
+  /** A flush is queued with setImmediate, or waits for the fsync in flight. */
+  private flushQueued = false;
+  private flushAfterFsync = false;
   private readonly busyTimeoutMs: number;
-  private readonly synchronous: Synchronous;
-  /** Whether a commit fsyncs on its own (synchronous FULL or EXTRA in WAL mode). */
-  private readonly fsyncEachCommit: boolean;
+  /**
+   * At synchronous FULL (or EXTRA) the connection commits at WAL NORMAL and this store fsyncs the
+   * WAL itself, off the event loop, once for every write that waited on it (see `durable`).
+   */
+  private readonly groupFsync: boolean;
+  /** Durable commits made on this connection, and how many of them an fsync has covered. */
+  private commits = 0;
+  private fsyncedCommits = 0;
+  private fsyncing: Promise<void> | undefined;
+  private readonly fdatasync: NonNullable<SqliteJournalOptions["fdatasync"]>;
+  /** fsyncs of the WAL made by this store (group fsync only), for metrics and tests. */
+  fsyncs = 0;
+  private walFd: number | undefined;
+  /** The error of a failed fsync: after it nothing this process wrote can be called durable. */
+  private fsyncFailure: IdemError | undefined;
 
   private constructor(path: string, db: Database.Database, options: SqliteJournalOptions) {
     this.path = path;
@@ -251,8 +288,8 @@ export class SqliteJournalStore implements JournalStore {
     this.clock = options.clock ?? systemClock;
     this.ids = options.ids ?? randomUUID;
     this.busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
-    this.synchronous = options.synchronous ?? "FULL";
-    this.fsyncEachCommit = this.synchronous === "FULL" || this.synchronous === "EXTRA";
+    this.groupFsync = groupFsyncOf(path, options);
+    this.fdatasync = options.fdatasync ?? fdatasync;
   }
 
   static open(path: string, options: SqliteJournalOptions = {}): SqliteJournalStore {
@@ -264,9 +301,10 @@ export class SqliteJournalStore implements JournalStore {
     try {
       if (!options.readonly) {
         db.pragma("journal_mode = WAL");
-        db.pragma(`synchronous = ${options.synchronous ?? "FULL"}`);
+        const group = groupFsyncOf(path, options);
+        db.pragma(`synchronous = ${group ? "NORMAL" : (options.synchronous ?? "FULL")}`);
         db.pragma("foreign_keys = ON");
-        migrate(db, MIGRATIONS);
+        if (migrate(db, MIGRATIONS) > 0 && group) fdatasyncWal(path);
       }
     } catch (e) {
       db.close();
@@ -289,29 +327,72 @@ export class SqliteJournalStore implements JournalStore {
     return s;
   }
 
-  /**
-   * One write transaction taken with BEGIN IMMEDIATE, so a read-then-write never races another
-   * process. `durable: false` is for writes that only coordinate live processes (leases, claims):
-   * at synchronous FULL they commit without their own fsync (WAL NORMAL), which loses nothing on a
-   * process crash; on a power loss they may be lost, but so is every process that held them, and
-   * the next durable commit's fsync carries them to disk first (the WAL is written in order).
-   */
-  private tx<T>(fn: () => T, durable = true): T {
+  /** One write transaction taken with BEGIN IMMEDIATE, so a read-then-write never races another process. */
+  private tx<T>(fn: () => T): T {
+    if (this.fsyncFailure) throw this.fsyncFailure;
     if (this.db.inTransaction) return fn();
-    const relax = !durable && this.fsyncEachCommit;
-    if (relax) this.st("PRAGMA synchronous = NORMAL").run();
+    this.beginImmediate();
     try {
-      this.beginImmediate();
-      try {
-        const result = fn();
-        this.st("COMMIT").run();
-        return result;
-      } catch (e) {
-        if (this.db.inTransaction) this.st("ROLLBACK").run();
-        throw e;
+      const result = fn();
+      this.st("COMMIT").run();
+      return result;
+    } catch (e) {
+      if (this.db.inTransaction) this.st("ROLLBACK").run();
+      throw e;
+    }
+  }
+
+  /**
+   * A transaction whose caller is answered once it is durable. `durable: false` is for writes that
+   * only coordinate live processes (claims, leases, notes): a process crash loses nothing (the WAL
+   * is written), a power loss loses them with every process that held them, and the next durable
+   * commit's fsync carries them to disk first (the WAL is written in order).
+   */
+  private async write<T>(fn: () => T, durable = true): Promise<T> {
+    const result = this.tx(fn);
+    if (durable) await this.durable();
+    return result;
+  }
+
+  /**
+   * Resolves once every commit this connection has made so far is on disk. With group fsync, one
+   * fdatasync of the WAL runs at a time on libuv's pool, never blocking the event loop, and covers
+   * every commit made before it started: writers that commit while it runs share the next one.
+   * Other processes may read a commit before its fsync; what they do with it durably (an intent, a
+   * claim's effects) is written after it in the WAL and fsynced with it. A failed fsync fails every
+   * waiter and every later write of this process (the kernel may forget the failed pages: retrying
+   * the fsync could succeed without them), so the process must restart.
+   */
+  private async durable(): Promise<void> {
+    if (!this.groupFsync) return;
+    const mark = ++this.commits;
+    while (this.fsyncedCommits < mark) {
+      if (this.fsyncFailure) throw this.fsyncFailure;
+      if (!this.fsyncing) {
+        const upTo = this.commits;
+        this.fsyncing = new Promise<void>((resolve) => {
+          this.walFd ??= openSync(`${this.path}-wal`, "r");
+          this.fsyncs += 1;
+          this.fdatasync(this.walFd, (err) => {
+            if (err) {
+              this.fsyncFailure = new IdemError(
+                "IO",
+                `the journal's fsync failed (${err.code ?? err.message}): writes since the last good fsync may not be durable; restart this process`,
+                { cause: err },
+              );
+            } else {
+              this.fsyncedCommits = Math.max(this.fsyncedCommits, upTo);
+            }
+            this.fsyncing = undefined;
+            resolve();
+            if (this.flushAfterFsync) {
+              this.flushAfterFsync = false;
+              void this.flush();
+            }
+          });
+        });
       }
-    } finally {
-      if (relax) this.st(`PRAGMA synchronous = ${this.synchronous}`).run();
+      await this.fsyncing;
     }
   }
 
@@ -375,36 +456,50 @@ export class SqliteJournalStore implements JournalStore {
   private batched<T>(fn: () => T, durable = true): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ fn, durable, resolve: resolve as (v: unknown) => void, reject });
-      if (this.pending.length === 1) setImmediate(() => this.flush());
+      if (this.flushQueued || this.flushAfterFsync) {
+        if (!durable && !this.flushQueued) this.queueFlush();
+        return;
+      }
+      // Durable writes that arrive while an fsync runs would wait for the next one anyway: they
+      // commit together when it ends, one transaction instead of one each.
+      if (durable && this.fsyncing) this.flushAfterFsync = true;
+      else this.queueFlush();
     });
   }
 
-  private flush(): void {
+  private queueFlush(): void {
+    this.flushQueued = true;
+    setImmediate(() => {
+      this.flushQueued = false;
+      void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
     const batch = this.pending;
+    if (batch.length === 0) return;
     this.pending = [];
     const results: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
     try {
-      this.tx(
-        () => {
-          // A lone write needs no savepoint: if it throws, the transaction rolls back with it.
-          if (batch.length === 1) {
-            results.push({ ok: true, value: (batch[0] as PendingWrite).fn() });
-            return;
+      this.tx(() => {
+        // A lone write needs no savepoint: if it throws, the transaction rolls back with it.
+        if (batch.length === 1) {
+          results.push({ ok: true, value: (batch[0] as PendingWrite).fn() });
+          return;
+        }
+        for (const op of batch) {
+          this.st("SAVEPOINT op").run();
+          try {
+            results.push({ ok: true, value: op.fn() });
+            this.st("RELEASE op").run();
+          } catch (error) {
+            this.st("ROLLBACK TO op").run();
+            this.st("RELEASE op").run();
+            results.push({ ok: false, error });
           }
-          for (const op of batch) {
-            this.st("SAVEPOINT op").run();
-            try {
-              results.push({ ok: true, value: op.fn() });
-              this.st("RELEASE op").run();
-            } catch (error) {
-              this.st("ROLLBACK TO op").run();
-              this.st("RELEASE op").run();
-              results.push({ ok: false, error });
-            }
-          }
-        },
-        batch.some((op) => op.durable),
-      );
+        }
+      });
+      if (batch.some((op) => op.durable)) await this.durable();
     } catch (e) {
       for (const op of batch) op.reject(e);
       return;
@@ -500,8 +595,14 @@ export class SqliteJournalStore implements JournalStore {
     return r && toOutput(r);
   }
 
+  /**
+   * Whether the job's output is recorded. A yes is durable before it is answered, since callers ack
+   * deliveries on it: the output may be another process's commit whose fsync is still under way.
+   */
   async has(jobId: string): Promise<boolean> {
-    return this.st("SELECT 1 FROM outputs WHERE job_id = ?").get(jobId) !== undefined;
+    if (this.st("SELECT 1 FROM outputs WHERE job_id = ?").get(jobId) === undefined) return false;
+    await this.durable();
+    return true;
   }
 
   async list(filter: ListFilter = {}): Promise<OutputSummary[]> {
@@ -605,7 +706,7 @@ export class SqliteJournalStore implements JournalStore {
     ) {
       return undefined;
     }
-    return this.tx(() => {
+    return this.write(() => {
       const now = this.clock.now();
       for (;;) {
         const row = this.st(
@@ -666,7 +767,7 @@ export class SqliteJournalStore implements JournalStore {
   }
 
   async extendLease(lease: Lease, leaseMs: number): Promise<Lease> {
-    return this.tx(() => {
+    return this.write(() => {
       this.held(lease);
       const now = this.clock.now();
       const until = now + leaseMs;
@@ -681,7 +782,7 @@ export class SqliteJournalStore implements JournalStore {
   }
 
   async release(lease: Lease): Promise<void> {
-    this.tx(() => {
+    await this.write(() => {
       this.held(lease);
       const now = this.clock.now();
       this.st(
@@ -693,7 +794,7 @@ export class SqliteJournalStore implements JournalStore {
   }
 
   async complete(lease: Lease): Promise<void> {
-    this.tx(() => {
+    await this.write(() => {
       const run = this.held(lease);
       const open = this.st(
         `SELECT key, state FROM effects WHERE job_id = ? AND generation = ?
@@ -719,7 +820,7 @@ export class SqliteJournalStore implements JournalStore {
     lease: Lease,
     failure: { class: FailureClass; error: string; nextAt: number },
   ): Promise<void> {
-    this.tx(() => {
+    await this.write(() => {
       this.held(lease);
       const now = this.clock.now();
       this.st(
@@ -736,7 +837,7 @@ export class SqliteJournalStore implements JournalStore {
   }
 
   async dead(lease: Lease, failure: { class: FailureClass; error: string }): Promise<void> {
-    this.tx(() => {
+    await this.write(() => {
       const row = this.held(lease);
       this.st("UPDATE runs SET attempts = attempts + 1 WHERE id = ?").run(row.id);
       this.markDead(row, failure.class, failure.error, lease.owner);
@@ -805,34 +906,14 @@ export class SqliteJournalStore implements JournalStore {
   }
 
   async select(selection: ReplaySelection): Promise<OutputRecord[]> {
-    const where: string[] = [];
-    const args: unknown[] = [];
-    if (selection.jobIds !== undefined) {
-      if (selection.jobIds.length === 0) return [];
-      where.push(`o.job_id IN (${selection.jobIds.map(() => "?").join(",")})`);
-      args.push(...selection.jobIds);
-    }
-    if (selection.agent !== undefined) {
-      where.push("o.agent = ?");
-      args.push(selection.agent);
-    }
-    if (selection.since !== undefined) {
-      where.push("o.recorded_at >= ?");
-      args.push(selection.since);
-    }
-    if (selection.state !== undefined) {
-      where.push(
-        "(SELECT state FROM runs WHERE job_id = o.job_id ORDER BY generation DESC LIMIT 1) = ?",
-      );
-      args.push(selection.state);
-    }
-    if (where.length === 0 && !selection.all) return [];
-    const rows = this.db
-      .prepare(
-        `SELECT o.* FROM outputs o ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY o.seq`,
-      )
-      .all(...args) as OutputRow[];
-    return rows.map(toOutput);
+    return selectOutputs(this.db, selection);
+  }
+
+  async selectPage(
+    selection: ReplaySelection,
+    page: { afterSeq: number; limit: number },
+  ): Promise<OutputRecord[]> {
+    return selectOutputs(this.db, selection, page);
   }
 
   async replay(
@@ -840,7 +921,7 @@ export class SqliteJournalStore implements JournalStore {
     options: { actor: string; forceUnprobeable?: boolean },
   ): Promise<RunRecord[]> {
     const outputs = await this.select(selection);
-    return this.tx(() => {
+    return this.write(() => {
       const now = this.clock.now();
       const created: RunRecord[] = [];
       for (const o of outputs) {
@@ -875,7 +956,7 @@ export class SqliteJournalStore implements JournalStore {
   // --- effects ledger ------------------------------------------------------------------------
 
   async intend(lease: Lease, effect: IntendInput): Promise<EffectRecord> {
-    return this.tx(() => {
+    return this.write(() => {
       this.held(lease);
       const now = this.clock.now();
       const inserted = this.st(
@@ -925,7 +1006,7 @@ export class SqliteJournalStore implements JournalStore {
     state: EffectState,
     detail?: Record<string, unknown>,
   ): Promise<void> {
-    this.tx(() => {
+    await this.write(() => {
       this.held(lease);
       const r = this.st(
         `UPDATE effects SET state = ?, detail = COALESCE(?, detail), updated_at = ? WHERE key = ? AND generation = ?`,
@@ -972,7 +1053,7 @@ export class SqliteJournalStore implements JournalStore {
       throw new IdemError("INVALID_INPUT", "a resolution needs a reason", {
         details: { field: "reason" },
       });
-    return this.tx(() => {
+    return this.write(() => {
       const run = this.st(
         "SELECT * FROM runs WHERE job_id = ? ORDER BY generation DESC LIMIT 1",
       ).get(jobId) as RunRow | undefined;
@@ -1170,7 +1251,7 @@ export class SqliteJournalStore implements JournalStore {
     ) {
       return undefined;
     }
-    return this.tx(() => {
+    return this.write(() => {
       const now = this.clock.now();
       const agents = options.agents;
       for (;;) {
@@ -1213,7 +1294,7 @@ export class SqliteJournalStore implements JournalStore {
   async claimJob(job: Job, options: { owner: string; leaseMs: number }): Promise<JobClaimResult> {
     const hash = sha256Hex(canonicalJson({ agent: job.agent, input: job.input }));
     const input = canonicalJson(job.input);
-    return this.batched(() => {
+    const claim = await this.batched((): JobClaimResult => {
       const now = this.clock.now();
       if (this.st("SELECT 1 FROM outputs WHERE job_id = ?").get(job.jobId))
         return { status: "recorded" };
@@ -1233,6 +1314,9 @@ export class SqliteJournalStore implements JournalStore {
       const { lease, job: record } = this.leaseJob(row, options.owner, options.leaseMs, now);
       return { status: "acquired", lease, job: record };
     }, false);
+    // A delivery is acked on "recorded": durable first, as in `has`.
+    if (claim.status === "recorded") await this.durable();
+    return claim;
   }
 
   private heldJob(lease: JobLease): JobRow {
@@ -1248,7 +1332,7 @@ export class SqliteJournalStore implements JournalStore {
   }
 
   async extendJobLease(lease: JobLease, leaseMs: number): Promise<JobLease> {
-    return this.tx(() => {
+    return this.write(() => {
       this.heldJob(lease);
       const now = this.clock.now();
       const until = now + leaseMs;
@@ -1266,7 +1350,7 @@ export class SqliteJournalStore implements JournalStore {
     lease: JobLease,
     failure: { class: FailureClass; error: string; nextAt: number },
   ): Promise<void> {
-    this.tx(() => {
+    await this.write(() => {
       this.heldJob(lease);
       const now = this.clock.now();
       this.st(
@@ -1319,7 +1403,7 @@ export class SqliteJournalStore implements JournalStore {
     failure: { class: FailureClass; error: string; deliveries: number; agent?: string },
     lease?: JobLease,
   ): Promise<void> {
-    this.tx(() => {
+    await this.write(() => {
       if (lease) this.heldJob(lease);
       if (this.st("SELECT 1 FROM outputs WHERE job_id = ?").get(jobId)) return; // it did produce an output
       const row = this.st("SELECT * FROM jobs WHERE job_id = ?").get(jobId) as JobRow | undefined;
@@ -1340,7 +1424,7 @@ export class SqliteJournalStore implements JournalStore {
     jobId: string,
     resolution: { action: "retry" | "dismiss"; actor: string; reason?: string },
   ): Promise<{ retries: number }> {
-    return this.tx(() => {
+    return this.write(() => {
       const now = this.clock.now();
       const dl = this.st("SELECT * FROM dead_letters WHERE job_id = ? AND resolved_at IS NULL").get(
         jobId,
@@ -1433,7 +1517,7 @@ export class SqliteJournalStore implements JournalStore {
         rejections: await this.rejections(o.job_id),
         job: await this.getJob(o.job_id),
       });
-      this.tx(() => {
+      await this.write(() => {
         this.st("INSERT INTO prune_guard (id) VALUES (1)").run();
         this.st(
           "DELETE FROM active_targets WHERE run_id IN (SELECT id FROM runs WHERE job_id = ?)",
@@ -1489,6 +1573,9 @@ export class SqliteJournalStore implements JournalStore {
   }
 
   async close(): Promise<void> {
+    await this.fsyncing;
+    if (this.walFd !== undefined) closeSync(this.walFd);
+    this.walFd = undefined;
     if (this.db.open) this.db.close();
   }
 }
