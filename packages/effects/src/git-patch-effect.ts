@@ -16,9 +16,16 @@ import { type GitPatchSpec, GitPatchSpecSchema, IdemError } from "@idem/schema";
 import type { EffectHandler, ProbeHint, ProbeResult } from "./effect-handler.js";
 import { baseForApply, type FileChange, probeKey, rewriteTree } from "./git-commit-effect.js";
 import { findEntry, parseIndex } from "./git-index.js";
+import { EXEC_MODE, FILE_MODE, TREE_MODE } from "./git-objects.js";
 import type { GitRepo } from "./git-repo.js";
 import type { GitTargets } from "./git-targets.js";
 import { Mutex } from "./mutex.js";
+import {
+  applyPlainPatch,
+  type BaseFile,
+  type PlainResult,
+  parsePlainPatch,
+} from "./patch-apply.js";
 import { type PatchFile, parsePatchFiles, patchPaths } from "./patch-paths.js";
 import { GitError, runGit } from "./run-git.js";
 import { checkKey, checkMessage, refuse } from "./sandbox.js";
@@ -317,6 +324,71 @@ export function copiesAsModifications(
   return any ? { patch: out.join(""), exact } : null;
 }
 
+/** What `tree` holds at `path`, for the in-process apply. */
+async function baseFileAt(repo: GitRepo, tree: string | null, path: string): Promise<BaseFile> {
+  const parts = path.split("/");
+  let cur = tree;
+  for (let i = 0; i < parts.length; i++) {
+    if (cur === null) return { kind: "absent" };
+    const e = (await repo.tree(cur)).find((x) => x.name === parts[i]);
+    if (!e) return { kind: "absent" };
+    if (i < parts.length - 1) {
+      if (e.mode !== TREE_MODE) return { kind: "other" };
+      cur = e.oid;
+      continue;
+    }
+    if (e.mode !== FILE_MODE && e.mode !== EXEC_MODE) return { kind: "other" };
+    const o = await repo.catFile.read(e.oid);
+    if (o?.type !== "blob") return { kind: "other" };
+    return { kind: "file", mode: e.mode, content: o.content };
+  }
+  return { kind: "other" };
+}
+
+/**
+ * `git apply --cached` of a plain patch on `tree`, done in process (patch-apply.ts): the files it
+ * leaves, or null when git itself must answer (outside the plain subset, a configuration that
+ * changes how git applies, or a patch that does not apply). Only paths the sandbox checked
+ * (`allowed`) are ever written.
+ */
+export async function applyInProcess(
+  repo: GitRepo,
+  tree: string | null,
+  patch: string,
+  allowed: string[],
+): Promise<PlainResult[] | null> {
+  const sections = parsePlainPatch(Buffer.from(patch, "utf8"));
+  if (!sections) return null;
+  const ok = new Set(allowed);
+  if (!sections.every((s) => ok.has(s.path))) return null;
+  if ((await repo.worktree.applyReason()) !== null) return null;
+  const base = new Map<string, BaseFile>();
+  for (const s of sections) base.set(s.path, await baseFileAt(repo, tree, s.path));
+  return applyPlainPatch(sections, (p) => base.get(p) ?? { kind: "other" });
+}
+
+/** The tree of `baseTree` with an in-process apply's files written (blobs first, then trees). */
+async function treeWithResults(
+  repo: GitRepo,
+  baseTree: string | null,
+  results: PlainResult[],
+): Promise<string> {
+  const changes: FileChange[] = [];
+  for (const r of results) {
+    changes.push({
+      parts: r.path.split("/"),
+      content:
+        r.content === null
+          ? null
+          : { oid: await repo.writeObject("blob", r.content), mode: r.mode },
+    });
+  }
+  return (
+    (await rewriteTree(repo, baseTree, changes)) ??
+    (await repo.writeObject("tree", Buffer.alloc(0)))
+  );
+}
+
 /** `git apply --check --cached` of `patch` (reversed with `reverse`) against an index file. */
 export async function patchApplies(
   repo: GitRepo,
@@ -410,6 +482,10 @@ export function createGitPatchHandler(
     const head = byKey.detail.base as string | null;
     const tree = head === null ? null : ((await repo.commit(head))?.tree ?? null);
     await repo.checkTreePaths(tree, patchPaths(files));
+    // The plain patches git diff writes are applied in process, without a git process; git
+    // answers for the rest and for every patch that does not apply forward.
+    if (await applyInProcess(repo, tree, spec.patch, patchPaths(files)))
+      return { status: "absent", detail: { base: head } };
     return scratch.probeLock.run(async () => {
       const file = await scratch.probeIndex(repo);
       await scratch.load(repo, file, tree);
@@ -448,6 +524,8 @@ export function createGitPatchHandler(
         await repo.checkTreePaths(baseTree, patchPaths(files));
         const sync = (await repo.checkedOutBranch()) === branch;
         const tree = await scratch.applied(repo, baseTree, spec.patch, async () => {
+          const plain = await applyInProcess(repo, baseTree, spec.patch, patchPaths(files));
+          if (plain) return treeWithResults(repo, baseTree, plain);
           const file = await repo.applyIndex();
           await scratch.load(repo, file, baseTree, true);
           scratch.forget(file);

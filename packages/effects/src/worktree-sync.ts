@@ -82,6 +82,8 @@ interface ConfigSnapshot {
   reason: string | null;
   fileMode: boolean;
   attributesFile: string | null;
+  /** Why `git apply --cached` could answer differently from the in-process apply, or null. */
+  applyReason: string | null;
 }
 
 const FALSEY = new Set(["false", "no", "off", "0"]);
@@ -122,10 +124,33 @@ export class WorktreeSync {
 
   constructor(private readonly repo: GitRepo) {}
 
+  /**
+   * Why the configuration rules out applying a patch in process (see patch-apply.ts), or null:
+   * `apply.ignoreWhitespace` (git would match context loosely), an `apply.whitespace` value git
+   * rejects (git apply would fail), `core.ignoreCase` (git would compare paths without case).
+   */
+  async applyReason(): Promise<string | null> {
+    const { gitDir } = await this.repo.layout();
+    return (await this.configSnapshot(gitDir)).applyReason;
+  }
+
   /** Why the configuration rules the in-process sync out, or null. */
   private async configReason(
     gitDir: string,
   ): Promise<{ reason: string | null; fileMode: boolean }> {
+    const snap = await this.configSnapshot(gitDir);
+    if (snap.reason) return { reason: snap.reason, fileMode: snap.fileMode };
+    const attrFiles = [join(gitDir, "info", "attributes")];
+    if (snap.attributesFile) attrFiles.push(snap.attributesFile);
+    if (!process.env.GIT_ATTR_NOSYSTEM) attrFiles.push("/etc/gitattributes");
+    for (const f of attrFiles) {
+      if (exists(f)) return { reason: `attributes file ${f}`, fileMode: snap.fileMode };
+    }
+    return { reason: null, fileMode: snap.fileMode };
+  }
+
+  /** The configuration as it matters here, read again when a config file changed. */
+  private async configSnapshot(gitDir: string): Promise<ConfigSnapshot> {
     const home = process.env.HOME ?? homedir();
     const xdg = process.env.XDG_CONFIG_HOME || join(home, ".config");
     const files = [
@@ -169,6 +194,17 @@ export class WorktreeSync {
       }
       let attributesFile = cfg.get("core.attributesfile") ?? join(xdg, "git", "attributes");
       if (attributesFile.startsWith("~/")) attributesFile = join(home, attributesFile.slice(2));
+      let applyReason: string | null = null;
+      const ignoreWs = cfg.get("apply.ignorewhitespace");
+      if (ignoreWs !== undefined && !["no", "false", "never", "none"].includes(ignoreWs))
+        applyReason = "apply.ignoreWhitespace is set";
+      const ws = cfg.get("apply.whitespace");
+      if (
+        ws !== undefined &&
+        !["warn", "nowarn", "error", "error-all", "strip", "fix"].includes(ws)
+      )
+        applyReason ??= "apply.whitespace has a value git rejects";
+      if (isTrue("core.ignorecase")) applyReason ??= "core.ignorecase is on";
       snap = {
         stamp,
         at: now,
@@ -176,17 +212,11 @@ export class WorktreeSync {
         reason,
         fileMode: !(cfg.has("core.filemode") && FALSEY.has(cfg.get("core.filemode") as string)),
         attributesFile,
+        applyReason,
       };
       this.snapshot = snap;
     }
-    if (snap.reason) return { reason: snap.reason, fileMode: snap.fileMode };
-    const attrFiles = [join(gitDir, "info", "attributes")];
-    if (snap.attributesFile) attrFiles.push(snap.attributesFile);
-    if (!process.env.GIT_ATTR_NOSYSTEM) attrFiles.push("/etc/gitattributes");
-    for (const f of attrFiles) {
-      if (exists(f)) return { reason: `attributes file ${f}`, fileMode: snap.fileMode };
-    }
-    return { reason: null, fileMode: snap.fileMode };
+    return snap;
   }
 
   /** The blob entry at `path`; undefined for none (or a folder); null for a symlink or submodule. */

@@ -1,0 +1,393 @@
+/**
+ * `git apply --cached --whitespace=nowarn` done in process for the plain patches `git diff` writes,
+ * so a git.patch costs no git process. It follows git's apply.c step by step (hunk search order,
+ * lines a hunk already patched, hunks that must match at the start or end of a file, "\ No newline
+ * at end of file") with git's defaults: no fuzz, no whitespace leniency, no recount, no overlap.
+ *
+ * It answers only when it is sure to give git's own answer, and returns null otherwise, so the
+ * caller asks git: anything outside the plain subset (renames, copies, mode changes, quoted or
+ * unusual paths, CR bytes, empty files without hunks, a path twice, text around the diff, a marker
+ * line other than git's English one, a file that is a symlink or submodule or sits under one), and
+ * every patch that does not apply (git then says why and checks the reverse).
+ */
+
+/** One hunk: what it removes and puts back, as lines that keep their newline (but the last may not). */
+export interface Hunk {
+  oldPos: number;
+  newPos: number;
+  pre: Buffer[];
+  post: Buffer[];
+  /** Context lines before the first change and after the last one. */
+  leading: number;
+  trailing: number;
+}
+
+/** One file of a plain patch. */
+export interface PlainSection {
+  path: string;
+  kind: "modify" | "create" | "delete";
+  /** The mode a created file gets. */
+  mode?: string;
+  hunks: Hunk[];
+}
+
+/** A file of the base tree as the applier sees it. */
+export type BaseFile =
+  | { kind: "file"; mode: string; content: Buffer }
+  /** Nothing at the path, and every folder on the way is a folder or missing. */
+  | { kind: "absent" }
+  /** A folder, symlink or submodule at the path or on the way: git decides. */
+  | { kind: "other" };
+
+/** A path's content after the patch: null when the patch deletes it. */
+export interface PlainResult {
+  path: string;
+  content: Buffer | null;
+  mode: string;
+}
+
+const REGULAR_MODES = new Set(["100644", "100755"]);
+const MARKER = "\\ No newline at end of file";
+const MAX_POS = 0x7fffffff;
+
+/**
+ * A path git writes as is (no quoting) and accepts in an index: ASCII letters, digits and `._+@=,-`,
+ * no empty, `.` or `..` component, nothing git refuses as `.git` (including the NTFS spellings).
+ */
+export function isPlainPath(p: string): boolean {
+  if (p.length === 0 || p.length > 4096 || !/^[A-Za-z0-9._+@=,/-]+$/.test(p)) return false;
+  for (const c of p.split("/")) {
+    if (c === "" || c === "." || c === "..") return false;
+    if (/^\.git\.*$/i.test(c) || /^git~1\.*$/i.test(c)) return false;
+  }
+  return !p.startsWith("-");
+}
+
+/** Splits a patch into lines (without their `\n`); null when it does not end with one. */
+function splitLines(patch: Buffer): Buffer[] | null {
+  if (patch.length === 0 || patch[patch.length - 1] !== 0x0a) return null;
+  const lines: Buffer[] = [];
+  let start = 0;
+  for (;;) {
+    const nl = patch.indexOf(0x0a, start);
+    if (nl < 0) break;
+    lines.push(patch.subarray(start, nl));
+    start = nl + 1;
+  }
+  return lines;
+}
+
+const HUNK_HEADER = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/;
+
+/**
+ * Reads a patch made only of plain file sections (see the file comment). Null: outside the subset,
+ * let git read it.
+ */
+export function parsePlainPatch(patch: Buffer): PlainSection[] | null {
+  if (patch.includes(0x0d) || patch.includes(0)) return null;
+  const lines = splitLines(patch);
+  if (!lines) return null;
+  const text = (b: Buffer) => b.toString("latin1");
+  const sections: PlainSection[] = [];
+  let i = 0;
+  while (i < lines.length) {
+    if (sections.length > 0 && lines.slice(i).every((l) => l.length === 0)) break;
+    const head = text(lines[i] as Buffer);
+    if (!head.startsWith("diff --git ")) return null;
+    const rest = head.slice("diff --git ".length);
+    const half = (rest.length - 5) / 2;
+    if (!Number.isInteger(half) || half < 1) return null;
+    const path = rest.slice(2, 2 + half);
+    if (rest !== `a/${path} b/${path}` || !isPlainPath(path)) return null;
+    i++;
+    let newMode: string | undefined;
+    let deletedMode: string | undefined;
+    let index = false;
+    let indexMode = false;
+    for (; i < lines.length; i++) {
+      const l = text(lines[i] as Buffer);
+      const created = /^new file mode ([0-7]+)$/.exec(l);
+      const deleted = /^deleted file mode ([0-7]+)$/.exec(l);
+      const idx = /^index [0-9a-f]{4,64}\.\.[0-9a-f]{4,64}(?: ([0-7]+))?$/.exec(l);
+      if (created) {
+        if (newMode !== undefined) return null;
+        newMode = created[1];
+      } else if (deleted) {
+        if (deletedMode !== undefined) return null;
+        deletedMode = deleted[1];
+      } else if (idx) {
+        if (index) return null;
+        index = true;
+        // A mode here is the file's old mode: git only warns when it differs from the index.
+        if (idx[1] !== undefined && !REGULAR_MODES.has(idx[1])) return null;
+        indexMode = idx[1] !== undefined;
+      } else break;
+    }
+    if (newMode !== undefined && deletedMode !== undefined) return null;
+    if (indexMode && (newMode !== undefined || deletedMode !== undefined)) return null;
+    if (newMode !== undefined && !REGULAR_MODES.has(newMode)) return null;
+    if (deletedMode !== undefined && !REGULAR_MODES.has(deletedMode)) return null;
+    const kind = newMode !== undefined ? "create" : deletedMode !== undefined ? "delete" : "modify";
+    const minus = lines[i] === undefined ? "" : text(lines[i] as Buffer);
+    const plus = lines[i + 1] === undefined ? "" : text(lines[i + 1] as Buffer);
+    if (minus !== (kind === "create" ? "--- /dev/null" : `--- a/${path}`)) return null;
+    if (plus !== (kind === "delete" ? "+++ /dev/null" : `+++ b/${path}`)) return null;
+    i += 2;
+    const hunks: Hunk[] = [];
+    while (i < lines.length && text(lines[i] as Buffer).startsWith("@@ -")) {
+      const parsed = parseHunk(lines, i);
+      if (!parsed) return null;
+      hunks.push(parsed.hunk);
+      i = parsed.next;
+    }
+    if (hunks.length === 0) return null;
+    if (kind !== "modify") {
+      // git diff writes a created or deleted file as one hunk against nothing.
+      const h = hunks[0] as Hunk;
+      if (hunks.length !== 1) return null;
+      if (kind === "create" && (h.oldPos !== 0 || h.pre.length !== 0)) return null;
+      if (kind === "delete" && (h.newPos !== 0 || h.post.length !== 0)) return null;
+    }
+    sections.push({ path, kind, ...(newMode !== undefined ? { mode: newMode } : {}), hunks });
+  }
+  if (sections.length === 0) return null;
+  // Each path once, and none inside another (git orders such changes by its own rules).
+  const paths = sections.map((s) => s.path).sort();
+  for (let k = 1; k < paths.length; k++) {
+    const a = paths[k - 1] as string;
+    const b = paths[k] as string;
+    if (a === b || b.startsWith(`${a}/`)) return null;
+  }
+  return sections;
+}
+
+/** Reads the hunk whose header is `lines[at]`, as git's parse_fragment does. */
+function parseHunk(lines: Buffer[], at: number): { hunk: Hunk; next: number } | null {
+  const m = HUNK_HEADER.exec((lines[at] as Buffer).toString("latin1"));
+  if (!m) return null;
+  const num = (s: string | undefined) => (s === undefined ? 1 : Number(s));
+  const oldPos = Number(m[1]);
+  const oldCount = num(m[2]);
+  const newPos = Number(m[3]);
+  const newCount = num(m[4]);
+  if ([oldPos, oldCount, newPos, newCount].some((n) => !Number.isSafeInteger(n) || n > MAX_POS))
+    return null;
+  // The body: exactly the counted lines, each ' ', '-', '+' or empty (context), markers apart.
+  const body: { type: string; data: Buffer }[] = [];
+  let oldLeft = oldCount;
+  let newLeft = newCount;
+  let i = at + 1;
+  const markerAfter = new Set<number>();
+  while (oldLeft > 0 || newLeft > 0) {
+    const line = lines[i];
+    if (line === undefined) return null;
+    const c = line.length === 0 ? "" : String.fromCharCode(line[0] as number);
+    if (c === "\\") {
+      if (line.toString("latin1") !== MARKER || body.length === 0) return null;
+      if (markerAfter.has(body.length - 1)) return null;
+      markerAfter.add(body.length - 1);
+      i++;
+      continue;
+    }
+    if (c === " " || c === "") {
+      oldLeft--;
+      newLeft--;
+    } else if (c === "-") oldLeft--;
+    else if (c === "+") newLeft--;
+    else return null;
+    if (oldLeft < 0 || newLeft < 0) return null;
+    body.push({ type: c === "" ? " " : c, data: line.length === 0 ? line : line.subarray(1) });
+    i++;
+  }
+  // A marker right after the counted lines belongs to the hunk too.
+  const after = lines[i];
+  if (after !== undefined && after.length > 0 && after[0] === 0x5c) {
+    if (after.toString("latin1") !== MARKER || markerAfter.has(body.length - 1)) return null;
+    markerAfter.add(body.length - 1);
+    i++;
+  }
+  // What may follow: another hunk, another file, or blank lines up to the end.
+  const next = lines[i];
+  if (next !== undefined) {
+    const t = next.toString("latin1");
+    if (!t.startsWith("@@ -") && !t.startsWith("diff --git ")) {
+      if (!lines.slice(i).every((l) => l.length === 0)) return null;
+    }
+  }
+  if (!body.some((b) => b.type !== " ")) return null;
+  // Markers only where git diff writes them: after the last line of the old side, of the new side,
+  // or of both. An empty context line before a marker is read differently by git: leave it to git.
+  for (const k of markerAfter) {
+    const b = body[k] as { type: string; data: Buffer };
+    const later = body.slice(k + 1);
+    if (b.type === " " && (later.length > 0 || b.data.length === 0)) return null;
+    if (b.type === "-" && later.some((x) => x.type !== "+")) return null;
+    if (b.type === "+" && later.some((x) => x.type !== "-")) return null;
+  }
+  const pre: Buffer[] = [];
+  const post: Buffer[] = [];
+  const nl = Buffer.from("\n");
+  let leading = 0;
+  let trailing = 0;
+  let changed = false;
+  body.forEach((b, k) => {
+    const data = markerAfter.has(k) ? b.data : Buffer.concat([b.data, nl]);
+    if (b.type === " ") {
+      pre.push(data);
+      post.push(data);
+      if (!changed) leading++;
+      trailing++;
+    } else {
+      changed = true;
+      trailing = 0;
+      (b.type === "-" ? pre : post).push(data);
+    }
+  });
+  return { hunk: { oldPos, newPos, pre, post, leading, trailing }, next: i };
+}
+
+interface ImageLine {
+  data: Buffer;
+  patched: boolean;
+}
+
+type Match = "yes" | "no" | "unsure";
+
+/**
+ * git's match_fragment without whitespace options. git compares a line hash and then the preimage
+ * bytes at the position: that is line-by-line equality, except when the preimage's last line has
+ * no newline and the file's line goes on past it, where git's answer depends on its hash: unsure.
+ */
+function matchAt(
+  img: ImageLine[],
+  lno: number,
+  pre: Buffer[],
+  matchBeginning: boolean,
+  matchEnd: boolean,
+): Match {
+  if (pre.length + lno > img.length) return "no";
+  if (matchEnd && pre.length + lno !== img.length) return "no";
+  if (matchBeginning && lno !== 0) return "no";
+  for (let k = 0; k < pre.length; k++) if ((img[lno + k] as ImageLine).patched) return "no";
+  if (pre.length === 0) return "yes";
+  for (let k = 0; k < pre.length - 1; k++) {
+    if (!(img[lno + k] as ImageLine).data.equals(pre[k] as Buffer)) return "no";
+  }
+  const last = pre[pre.length - 1] as Buffer;
+  const line = (img[lno + pre.length - 1] as ImageLine).data;
+  if (line.equals(last)) return "yes";
+  if (
+    last[last.length - 1] !== 0x0a &&
+    line.length > last.length &&
+    line.subarray(0, last.length).equals(last)
+  ) {
+    return "unsure";
+  }
+  return "no";
+}
+
+/** git's find_pos: from `line`, then one line further, one line back, two further, and so on. */
+function findPos(
+  img: ImageLine[],
+  pre: Buffer[],
+  start: number,
+  matchBeginning: boolean,
+  matchEnd: boolean,
+): number | "unsure" {
+  if (pre.length > img.length) return -1;
+  let line = start;
+  if (matchBeginning) line = 0;
+  else if (matchEnd) line = img.length - pre.length;
+  if (line > img.length) line = img.length;
+  let backwards = line;
+  let forwards = line;
+  let current = line;
+  for (let i = 0; ; i++) {
+    const m = matchAt(img, current, pre, matchBeginning, matchEnd);
+    if (m === "yes") return current;
+    if (m === "unsure") return "unsure";
+    for (;;) {
+      if (backwards === 0 && forwards === img.length) return -1;
+      if (i & 1) {
+        if (backwards === 0) {
+          i++;
+          continue;
+        }
+        backwards--;
+        current = backwards;
+      } else {
+        if (forwards === img.length) {
+          i++;
+          continue;
+        }
+        forwards++;
+        current = forwards;
+      }
+      break;
+    }
+  }
+}
+
+/** Splits file content into lines that keep their newline, as git's prepare_image does. */
+function imageOf(content: Buffer): ImageLine[] {
+  const out: ImageLine[] = [];
+  let start = 0;
+  while (start < content.length) {
+    const nl = content.indexOf(0x0a, start);
+    const end = nl < 0 ? content.length : nl + 1;
+    out.push({ data: content.subarray(start, end), patched: false });
+    start = end;
+  }
+  return out;
+}
+
+/**
+ * Applies hunks to content as git's apply_fragments does. Null: a hunk does not apply (or git's
+ * answer is not certain): ask git.
+ */
+export function applyHunks(content: Buffer, hunks: Hunk[]): Buffer | null {
+  const img = imageOf(content);
+  for (const h of hunks) {
+    const matchBeginning = h.oldPos === 0 || h.oldPos === 1;
+    const matchEnd = h.trailing === 0;
+    const pos = h.newPos ? h.newPos - 1 : 0;
+    const at = findPos(img, h.pre, pos, matchBeginning, matchEnd);
+    if (at === "unsure" || at < 0) return null;
+    img.splice(at, h.pre.length, ...h.post.map((data) => ({ data, patched: true })));
+  }
+  return Buffer.concat(img.map((l) => l.data));
+}
+
+/**
+ * The result of `git apply --cached` of a plain patch on a tree, or null when git must answer.
+ * `base` tells what the tree holds at a path.
+ */
+export function applyPlainPatch(
+  sections: PlainSection[],
+  base: (path: string) => BaseFile,
+): PlainResult[] | null {
+  const out: PlainResult[] = [];
+  for (const s of sections) {
+    const b = base(s.path);
+    if (b.kind === "other") return null;
+    if (s.kind === "create") {
+      if (b.kind !== "absent") return null;
+      const content = applyHunks(Buffer.alloc(0), s.hunks);
+      if (!content) return null;
+      out.push({ path: s.path, content, mode: s.mode as string });
+      continue;
+    }
+    if (b.kind !== "file" || !REGULAR_MODES.has(b.mode)) return null;
+    const content = applyHunks(b.content, s.hunks);
+    if (!content) return null;
+    if (s.kind === "delete") {
+      // git refuses a removal patch that leaves content.
+      if (content.length !== 0) return null;
+      out.push({ path: s.path, content: null, mode: b.mode });
+    } else {
+      // A modification keeps the mode the index has.
+      out.push({ path: s.path, content, mode: b.mode });
+    }
+  }
+  return out;
+}
