@@ -26,7 +26,10 @@ export async function enqueueJob(
 ): Promise<EnqueueOutcome> {
   const { journal, publisher } = options;
   const actor = options.actor ?? "enqueue";
-  const outbox = await journal.enqueueJob(job, { actor });
+  // With a publisher the stream's PubAck is what the caller is told, so the outbox row need not be
+  // fsynced first: a crash before the publish leaves it for the republish, and a failed publish is
+  // made durable below before the caller hears of it.
+  const outbox = await journal.enqueueJob(job, { actor, durable: publisher === undefined });
   if (outbox.status === "conflict") {
     throw new IdemError("JOB_CONFLICT", `job ${job.jobId} is already enqueued with another input`, {
       details: { jobId: job.jobId },
@@ -39,7 +42,17 @@ export async function enqueueJob(
   });
   let outcome: EnqueueOutcome;
   if (publisher) {
-    const pub = await publisher.publish(job);
+    const pub = await publisher.publish(job).catch(async (e: unknown) => {
+      // The caller is told the executor republishes the job: the outbox row must outlive a power
+      // loss from here on. A durable event carries it (the WAL is fsynced in order).
+      await journal.appendEvent({
+        jobId: job.jobId,
+        type: "job.publish-failed",
+        data: { error: e instanceof Error ? e.message : String(e) },
+        actor,
+      });
+      throw e;
+    });
     const duplicate = pub.duplicate || outbox.status === "duplicate";
     // The stream sequence and the event share one commit.
     await journal.setJobStreamSeq(job.jobId, pub.seq, event(duplicate, pub.stream, pub.seq));

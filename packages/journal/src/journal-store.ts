@@ -300,8 +300,12 @@ export interface JournalStore {
   countEvents(types: readonly string[], since?: number): Promise<Record<string, number>>;
 
   // --- jobs: the outbox and the embedded queue -----------------------------------------------
-  /** Puts a job in the outbox/queue; the same job ID with another input is a conflict. */
-  enqueueJob(job: Job, options?: { actor?: string }): Promise<EnqueueResult>;
+  /**
+   * Puts a job in the outbox/queue; the same job ID with another input is a conflict. `durable:
+   * false` answers before an fsync: for an outbox row whose job is about to be published, where the
+   * stream's PubAck is what the caller is told; make it durable before answering a failed publish.
+   */
+  enqueueJob(job: Job, options?: { actor?: string; durable?: boolean }): Promise<EnqueueResult>;
   getJob(jobId: string): Promise<JobRecord | undefined>;
   /** Notes the job's stream sequence, with an event in the same transaction when one is given. */
   setJobStreamSeq(

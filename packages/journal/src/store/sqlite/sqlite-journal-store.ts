@@ -1172,7 +1172,10 @@ export class SqliteJournalStore implements JournalStore {
 
   // --- jobs ----------------------------------------------------------------------------------
 
-  async enqueueJob(job: Job, options: { actor?: string } = {}): Promise<EnqueueResult> {
+  async enqueueJob(
+    job: Job,
+    options: { actor?: string; durable?: boolean } = {},
+  ): Promise<EnqueueResult> {
     const input = canonicalJson(job.input);
     const hash = sha256Hex(canonicalJson({ agent: job.agent, input: job.input }));
     return this.batched(() => {
@@ -1197,7 +1200,7 @@ export class SqliteJournalStore implements JournalStore {
         return { status: "conflict", jobId: job.jobId };
       }
       return { status: "duplicate", jobId: job.jobId, seq: existing.seq };
-    });
+    }, options.durable ?? true);
   }
 
   async getJob(jobId: string): Promise<JobRecord | undefined> {
@@ -1217,7 +1220,7 @@ export class SqliteJournalStore implements JournalStore {
         jobId,
       );
       if (event) this.event(jobId, event.type, event.actor, event.data);
-    });
+    }, false); // a note for the outbox republish, which dedups by msg id: no fsync of its own
   }
 
   private leaseJob(

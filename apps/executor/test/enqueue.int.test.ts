@@ -1,0 +1,68 @@
+import { connectNats, createJobPublisher, ensureJobsStream } from "@idem/nats";
+import { isIdemError } from "@idem/schema";
+import { type NatsServerHandle, startNatsServer, tempJournal } from "@idem/testing";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createExecutor, enqueueJob, silentLogger } from "../src/index.js";
+import { countFile, runCounts, testConfig, waitFor } from "./helpers.js";
+
+let server: NatsServerHandle;
+let nc: NatsConnection;
+
+beforeAll(async () => {
+  server = await startNatsServer();
+  nc = await connectNats(server.url, "enqueue-test");
+});
+afterAll(async () => {
+  await nc?.close();
+  await server?.stop();
+});
+
+describe("enqueueJob on JetStream with a FULL journal", () => {
+  it("fsyncs the outbox row before it answers a failed publish, not before a good one; the executor publishes it later", async () => {
+    await using tj = await tempJournal({ synchronous: "FULL" });
+    const config = testConfig({ dir: tj.dir, journalPath: tj.path, natsUrl: server.url });
+    if (!config.nats) throw new Error("nats config");
+    const input = { countFile: countFile(tj.dir) };
+    // No stream captures the subject yet: every publish attempt finds no responder.
+    const publisher = createJobPublisher({
+      js: jetstream(nc),
+      nats: { ...config.nats, publishRetryMs: 300 },
+      attemptTimeoutMs: 200,
+    });
+    const before = tj.journal.fsyncs;
+    const err = await enqueueJob(
+      { jobId: "lost-publish", agent: "writer", input },
+      { journal: tj.journal, publisher },
+    ).catch((e: unknown) => e);
+    expect(isIdemError(err, "UNAVAILABLE")).toBe(true);
+    expect(tj.journal.fsyncs).toBeGreaterThan(before);
+    expect((await tj.journal.getJob("lost-publish"))?.state).toBe("queued");
+    expect(
+      await tj.journal.events({ jobId: "lost-publish", type: "job.publish-failed" }),
+    ).toHaveLength(1);
+
+    await ensureJobsStream(await jetstreamManager(nc), config.nats);
+    const quiet = tj.journal.fsyncs;
+    const ok = await enqueueJob(
+      { jobId: "published", agent: "writer", input },
+      { journal: tj.journal, publisher },
+    );
+    expect(ok.duplicate).toBe(false);
+    expect(tj.journal.fsyncs).toBe(quiet); // the PubAck answered it: no fsync of the outbox row
+
+    // The outbox row of the failed publish is republished by the executor when it starts.
+    const ex = createExecutor({ config, journal: tj.journal, logger: silentLogger(), pollMs: 20 });
+    await ex.start();
+    try {
+      await waitFor(
+        "both outputs",
+        async () => (await tj.journal.has("lost-publish")) && (await tj.journal.has("published")),
+      );
+      expect(await runCounts(countFile(tj.dir))).toEqual({ "lost-publish": 1, published: 1 });
+    } finally {
+      await ex.stop();
+    }
+  });
+});
