@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openJournal } from "@idem/journal";
 import { describe, expect, it } from "vitest";
-import { readLedgers } from "../src/ops/ledger-reader.js";
+import { readEffectLedgers, readLatestRuns } from "../src/ops/ledger-reader.js";
 
-describe("readLedgers", () => {
+describe("readLatestRuns and readEffectLedgers", () => {
   it("reads the same latest runs and ledgers in bulk as through the port, one output at a time", async () => {
     const dir = mkdtempSync(join(tmpdir(), "idem-ledgers-"));
     const journal = await openJournal(join(dir, "journal.db"), { synchronous: "OFF" });
@@ -31,16 +31,31 @@ describe("readLedgers", () => {
         else await journal.dead(claim.lease, { class: "logic", error: "test" });
       }
       await journal.replay({ jobIds: ids.filter((_, i) => i % 6 === 1) }, { actor: "t" });
-      const bulk = await readLedgers(journal, ids);
-      const one = await readLedgers(journal, ids.slice(0, 100));
-      for (const id of ids) {
+      // 300 outputs: the bulk path; 100: one query per output through the port.
+      const [bulkRun, bulkLedger] = [
+        await readLatestRuns(journal, ids),
+        await readEffectLedgers(journal, ids),
+      ];
+      const [oneRun, oneLedger] = [
+        await readLatestRuns(journal, ids.slice(0, 100)),
+        await readEffectLedgers(journal, ids.slice(0, 100)),
+      ];
+      for (const [n, id] of ids.entries()) {
         const run = await journal.latestRun(id);
-        expect(bulk.latest(id)).toEqual({ generation: run?.generation, state: run?.state });
-        expect(byGeneration(bulk.ledger(id))).toEqual(await journal.effects(id));
+        const latest = run && { generation: run.generation, state: run.state };
+        expect(bulkRun(id)).toEqual(latest);
+        if (n < 100) expect(oneRun(id)).toEqual(latest);
+        for (const idx of [0, 1]) {
+          const key = `${id}/${idx}`;
+          const history = (await journal.effectHistory(key)).map((r) => ({
+            generation: r.generation,
+            state: r.state,
+          }));
+          expect(byGeneration(bulkLedger(key))).toEqual(byGeneration(history));
+          if (n < 100) expect(byGeneration(oneLedger(key))).toEqual(byGeneration(history));
+        }
       }
-      for (const id of ids.slice(0, 100)) {
-        expect(one.ledger(id)).toEqual(byGeneration(bulk.ledger(id)));
-      }
+      expect(bulkLedger("job-1/0").length).toBeGreaterThan(0);
     } finally {
       await journal.close();
       rmSync(dir, { recursive: true, force: true });
@@ -48,6 +63,6 @@ describe("readLedgers", () => {
   });
 });
 
-function byGeneration<T extends { generation: number; idx: number }>(xs: T[]): T[] {
-  return [...xs].sort((a, b) => a.generation - b.generation || a.idx - b.idx);
+function byGeneration<T extends { generation: number }>(xs: readonly T[]): T[] {
+  return [...xs].sort((a, b) => a.generation - b.generation);
 }

@@ -23,8 +23,11 @@ export interface DecideEffectInput {
   key: string;
   /** The generation being interpreted (or planned, for a replay). */
   generation: number;
-  /** Every generation's ledger row of this key (`journal.effectHistory(key)`), any order. */
-  ledger: readonly EffectRecord[];
+  /**
+   * Every generation's ledger row of this key (`journal.effectHistory(key)`), any order; only the
+   * generation and state are read.
+   */
+  ledger: readonly Pick<EffectRecord, "generation" | "state">[];
   /** The run was created with `--force-unprobeable`: re-send unprobeable effects sent before. */
   forceUnprobeable: boolean;
   effects: EffectCapabilities;

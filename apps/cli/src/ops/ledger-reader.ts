@@ -1,103 +1,84 @@
 import {
-  type EffectRecord,
   type EffectState,
   type JournalStore,
   type RunState,
   SqliteJournalStore,
 } from "@idem/journal";
 
-/** The latest run and the effects ledger (every generation) of each selected output. */
-export interface Ledgers {
-  latest(jobId: string): { generation: number; state: RunState } | undefined;
-  ledger(jobId: string): EffectRecord[];
+/** The latest run of an output: its generation and state. */
+export interface LatestRun {
+  generation: number;
+  state: RunState;
 }
 
-/** From this many outputs on, one pass over the tables beats one query per output. */
+/** What a decision reads from one ledger row (`decideEffect` asks nothing else). */
+export interface LedgerEntry {
+  generation: number;
+  state: EffectState;
+}
+
+/** From this many outputs on, one pass over a table beats one query per output. */
 const BULK_FROM = 256;
+const NONE: readonly LedgerEntry[] = [];
 
 /**
- * Reads the latest run and the ledger of many outputs. Through the port that is two queries per
- * output; for a large selection on the SQLite adapter it reads both tables once (a replay plan of
- * 10,000 outputs: ~30 ms instead of ~400 ms).
+ * Whether to read a whole table at once instead of asking the port output by output. The bulk path
+ * is specific to the SQLite adapter; it reads only the columns a plan needs, as arrays (better-sqlite3
+ * raw mode: half the cost of row objects). At 10,000 outputs it costs ~15 ms per table instead of
+ * ~200 ms through the port. Rows of outputs that were not asked for may be kept: nobody looks them up.
  * TODO(lead): a bulk read on the JournalStore port (e.g. `ledgers(jobIds)`) would remove the
- * adapter-specific path below.
+ * adapter-specific path.
  */
-export async function readLedgers(
+function bulk(journal: JournalStore, jobIds: readonly string[]): journal is SqliteJournalStore {
+  return jobIds.length >= BULK_FROM && journal instanceof SqliteJournalStore;
+}
+
+/** The latest run of each of many outputs (undefined for an output without a run). */
+export async function readLatestRuns(
   journal: JournalStore,
   jobIds: readonly string[],
-): Promise<Ledgers> {
-  if (jobIds.length < BULK_FROM || !(journal instanceof SqliteJournalStore)) {
-    const latest = new Map<string, { generation: number; state: RunState }>();
-    const ledgers = new Map<string, EffectRecord[]>();
+): Promise<(jobId: string) => LatestRun | undefined> {
+  const latest = new Map<string, LatestRun>();
+  if (bulk(journal, jobIds)) {
+    const rows = journal.database
+      .prepare("SELECT job_id, generation, state FROM runs")
+      .raw(true)
+      .all() as [string, number, RunState][];
+    for (const [jobId, generation, state] of rows) {
+      const cur = latest.get(jobId);
+      if (!cur || generation > cur.generation) latest.set(jobId, { generation, state });
+    }
+  } else {
     for (const id of jobIds) {
       const run = await journal.latestRun(id);
       if (run) latest.set(id, { generation: run.generation, state: run.state });
-      ledgers.set(id, await journal.effects(id));
     }
-    return { latest: (id) => latest.get(id), ledger: (id) => ledgers.get(id) ?? [] };
   }
-  const wanted = new Set(jobIds);
-  const db = journal.database;
-  // Rows as arrays (better-sqlite3 raw mode): half the cost of row objects at this size.
-  const latest = new Map<string, { generation: number; state: RunState }>();
-  const runs = db.prepare("SELECT job_id, generation, state FROM runs").raw(true).all() as [
-    string,
-    number,
-    RunState,
-  ][];
-  for (const [jobId, generation, state] of runs) {
-    if (!wanted.has(jobId)) continue;
-    const cur = latest.get(jobId);
-    if (!cur || generation > cur.generation) latest.set(jobId, { generation, state });
-  }
-  const ledgers = new Map<string, EffectRecord[]>();
-  const rows = db
-    .prepare(
-      "SELECT key, generation, job_id, idx, kind, spec_hash, state, detail, attempts, updated_at FROM effects",
-    )
-    .raw(true)
-    .all() as [
-    string,
-    number,
-    string,
-    number,
-    string,
-    string,
-    EffectState,
-    string | null,
-    number,
-    number,
-  ][];
-  for (const [
-    key,
-    generation,
-    jobId,
-    idx,
-    kind,
-    specHash,
-    state,
-    detail,
-    attempts,
-    updatedAt,
-  ] of rows) {
-    if (!wanted.has(jobId)) continue;
-    let list = ledgers.get(jobId);
-    if (!list) {
-      list = [];
-      ledgers.set(jobId, list);
+  return (jobId) => latest.get(jobId);
+}
+
+/** The effects ledger of many outputs: every generation's rows of each effect key, any order. */
+export async function readEffectLedgers(
+  journal: JournalStore,
+  jobIds: readonly string[],
+): Promise<(key: string) => readonly LedgerEntry[]> {
+  const ledgers = new Map<string, LedgerEntry[]>();
+  const add = (key: string, entry: LedgerEntry) => {
+    const list = ledgers.get(key);
+    if (list) list.push(entry);
+    else ledgers.set(key, [entry]);
+  };
+  if (bulk(journal, jobIds)) {
+    const rows = journal.database
+      .prepare("SELECT key, generation, state FROM effects")
+      .raw(true)
+      .all() as [string, number, EffectState][];
+    for (const [key, generation, state] of rows) add(key, { generation, state });
+  } else {
+    for (const id of jobIds) {
+      for (const r of await journal.effects(id))
+        add(r.key, { generation: r.generation, state: r.state });
     }
-    list.push({
-      key,
-      generation,
-      jobId,
-      idx,
-      kind,
-      specHash,
-      state,
-      detail: detail === null ? null : (JSON.parse(detail) as Record<string, unknown>),
-      attempts,
-      updatedAt,
-    });
   }
-  return { latest: (id) => latest.get(id), ledger: (id) => ledgers.get(id) ?? [] };
+  return (key) => ledgers.get(key) ?? NONE;
 }

@@ -2,7 +2,7 @@ import type { Effects, ProbeResult } from "@idem/effects";
 import { decideEffect, FileWriteIndex } from "@idem/interpreter";
 import type { JournalStore, OutputRecord, ReplaySelection } from "@idem/journal";
 import { type Config, describeError, type EffectSpec, effectKey, effectTarget } from "@idem/schema";
-import { readLedgers } from "./ledger-reader.js";
+import { readEffectLedgers, readLatestRuns } from "./ledger-reader.js";
 
 export type PlanAction = "apply" | "skip" | "conflict" | "uncertain";
 export const PLAN_ACTIONS: readonly PlanAction[] = ["apply", "skip", "conflict", "uncertain"];
@@ -27,6 +27,12 @@ export interface ReplayPlan {
 }
 
 const ACTIVE = new Set(["pending", "running", "failed"]);
+/** Outputs read, or decided, between two looks at the event loop (so early git processes move on). */
+const PAGE = 250;
+
+type ProbeItem = { spec: EffectSpec; key: string };
+/** A batch probe's answers, or why the batch failed as a whole. */
+type BatchOutcome = { results: Map<string, ProbeResult> } | { error: unknown };
 
 /**
  * The plan of a replay: for every effect of every selected output, what the new generation's
@@ -34,6 +40,13 @@ const ACTIVE = new Set(["pending", "running", "failed"]);
  * probe per target. The probe simulates the plan's earlier applies on a scratch copy of each target,
  * so a lost chain of dependent patches shows `apply`, not `conflict`. Changes nothing: it only
  * reads the journal and probes.
+ *
+ * Most of a large plan's time is git's: the history scan of a branch whose key refs cannot be
+ * trusted (a restore, a reset) is one `git log` of the whole branch. So the outputs are read a page
+ * at a time, and the first git effect of each target met starts a one-item probe of that target at
+ * once: its git processes start, and its scan (which the façade keeps per branch head) runs in git
+ * while this process reads the journal and decides. The plan's own batch probes come after and
+ * find the scan done. The warm-up's answers are thrown away: the plan is the same without it.
  */
 export async function buildReplayPlan(options: {
   config: Config;
@@ -43,118 +56,192 @@ export async function buildReplayPlan(options: {
   forceUnprobeable: boolean;
 }): Promise<ReplayPlan> {
   const { config, journal, effects } = options;
-  const outputs = await journal.select(options.selection);
-  const files = new FileWriteIndex(journal);
-  const plan: PlanEntry[] = [];
-  const jobIds: string[] = [];
-  const busy: string[] = [];
-  /** Probe groups per target, items in recording order, with the plan rows they answer. */
-  const groups = new Map<string, { spec: EffectSpec; key: string; entry: PlanEntry }[]>();
-
-  const ledgers = await readLedgers(
-    journal,
-    outputs.map((o) => o.jobId),
-  );
-  for (const o of outputs) {
-    const latest = ledgers.latest(o.jobId);
-    if (latest && ACTIVE.has(latest.state)) {
-      busy.push(o.jobId);
-      continue;
+  const warm = new GitWarmUp(config, effects);
+  try {
+    const outputs: OutputRecord[] = [];
+    for (let afterSeq = 0; ; ) {
+      const page = await journal.selectPage(options.selection, { afterSeq, limit: PAGE });
+      for (const o of page) {
+        outputs.push(o);
+        warm.meet(o);
+      }
+      if (page.length < PAGE) break;
+      afterSeq = (page[page.length - 1] as OutputRecord).seq;
+      await nextTurn();
     }
-    jobIds.push(o.jobId);
-    const generation = (latest?.generation ?? 0) + 1;
-    const ledger = ledgers.ledger(o.jobId);
-    for (const [i, spec] of o.output.effects.entries()) {
-      const key = effectKey(o.jobId, i);
-      const entry: PlanEntry = {
-        key,
-        jobId: o.jobId,
-        kind: spec.kind,
-        action: "skip",
-        reason: "",
-        generation,
-      };
-      plan.push(entry);
-      const supersededBy = await supersession(files, o, spec);
-      let decision: ReturnType<typeof decideEffect>;
-      try {
-        decision = decideEffect({
-          spec,
-          key,
-          generation,
-          ledger: ledger.filter((r) => r.idx === i),
-          forceUnprobeable: options.forceUnprobeable,
-          effects,
-          ...(supersededBy !== undefined && { supersededBy }),
-        });
-      } catch (e) {
-        entry.action = "conflict";
-        entry.reason = describeError(e);
+    const ids = outputs.map((o) => o.jobId);
+    const latestRun = await readLatestRuns(journal, ids);
+    await nextTurn();
+    const ledger = await readEffectLedgers(journal, ids);
+    const files = new FileWriteIndex(journal);
+    const plan: PlanEntry[] = [];
+    const jobIds: string[] = [];
+    const busy: string[] = [];
+    /** Probe groups per target, items in recording order, with the plan rows they answer. */
+    const groups = new Map<string, (ProbeItem & { entry: PlanEntry })[]>();
+
+    for (let n = 0; n < outputs.length; n++) {
+      if (n % PAGE === PAGE - 1) await nextTurn();
+      const o = outputs[n] as OutputRecord;
+      const latest = latestRun(o.jobId);
+      if (latest && ACTIVE.has(latest.state)) {
+        busy.push(o.jobId);
         continue;
       }
-      switch (decision.action) {
-        case "skip":
-          entry.reason = decision.reason;
-          break;
-        case "uncertain":
-          entry.action = "uncertain";
-          entry.reason = `${decision.reason}; resolve it with idem dlq resolve ${o.jobId} --applied|--skipped --reason R`;
-          break;
-        case "apply-unprobeable":
-          entry.action = "apply";
-          entry.reason = effects.targetDedup(spec)
-            ? "cannot be probed: sent again under its key, the target drops a repeat"
-            : "cannot be probed: sent (forced with --force-unprobeable)";
-          break;
-        case "probe": {
-          const target = effectTarget(spec, config) ?? `${spec.kind}:${i}:${o.jobId}`;
-          let g = groups.get(target);
-          if (!g) {
-            g = [];
-            groups.set(target, g);
+      jobIds.push(o.jobId);
+      const generation = (latest?.generation ?? 0) + 1;
+      const specs = o.output.effects;
+      for (let i = 0; i < specs.length; i++) {
+        const spec = specs[i] as EffectSpec;
+        const key = effectKey(o.jobId, i);
+        const entry: PlanEntry = {
+          key,
+          jobId: o.jobId,
+          kind: spec.kind,
+          action: "skip",
+          reason: "",
+          generation,
+        };
+        plan.push(entry);
+        // A file.write overwritten by a later recorded output is superseded (the interpreter's rule).
+        const supersededBy =
+          spec.kind === "file.write" ? await files.supersededBy(o.seq, spec) : undefined;
+        let decision: ReturnType<typeof decideEffect>;
+        try {
+          decision = decideEffect({
+            spec,
+            key,
+            generation,
+            ledger: ledger(key),
+            forceUnprobeable: options.forceUnprobeable,
+            effects,
+            supersededBy,
+          });
+        } catch (e) {
+          entry.action = "conflict";
+          entry.reason = describeError(e);
+          continue;
+        }
+        switch (decision.action) {
+          case "skip":
+            entry.reason = decision.reason;
+            break;
+          case "uncertain":
+            entry.action = "uncertain";
+            entry.reason = `${decision.reason}; resolve it with idem dlq resolve ${o.jobId} --applied|--skipped --reason R`;
+            break;
+          case "apply-unprobeable":
+            entry.action = "apply";
+            entry.reason = effects.targetDedup(spec)
+              ? "cannot be probed: sent again under its key, the target drops a repeat"
+              : "cannot be probed: sent (forced with --force-unprobeable)";
+            break;
+          case "probe": {
+            const target = effectTarget(spec, config) ?? `${spec.kind}:${i}:${o.jobId}`;
+            let g = groups.get(target);
+            if (!g) {
+              g = [];
+              groups.set(target, g);
+            }
+            g.push({ spec, key, entry });
+            break;
           }
-          g.push({ spec, key, entry });
-          break;
         }
       }
     }
+
+    await warm.done(); // never a plan probe beside a warm-up on the same target
+    for (const [target, items] of groups) settleGroup(target, items, await probe(effects, items));
+
+    const summary = { apply: 0, skip: 0, conflict: 0, uncertain: 0 };
+    for (const e of plan) summary[e.action] += 1;
+    return { plan, summary, jobIds, busy };
+  } finally {
+    await warm.done();
+  }
+}
+
+/**
+ * One-item probes of each git target, started when the plan first meets it, one target after
+ * another. Their answers and failures are ignored: they exist to start the target's git processes
+ * and history scan early (see `buildReplayPlan`).
+ */
+class GitWarmUp {
+  private readonly seen = new Set<string>();
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly config: Config,
+    private readonly effects: Effects,
+  ) {}
+
+  meet(o: OutputRecord): void {
+    const specs = o.output.effects;
+    for (let i = 0; i < specs.length; i++) {
+      const spec = specs[i] as EffectSpec;
+      if (spec.kind !== "git.commit" && spec.kind !== "git.patch") continue;
+      const target = effectTarget(spec, this.config) as string;
+      if (this.seen.has(target)) continue;
+      this.seen.add(target);
+      const item = { spec, key: effectKey(o.jobId, i) };
+      this.chain = this.chain.then(() => probe(this.effects, [item]));
+    }
   }
 
-  for (const [target, items] of groups) {
-    let results: Map<string, ProbeResult>;
-    try {
-      results = await effects.probeBatch(
+  /** Resolves when every warm-up started so far has ended. Never rejects. */
+  done(): Promise<unknown> {
+    return this.chain;
+  }
+}
+
+/** One batch probe of a target's items, in order. Never rejects. */
+async function probe(effects: Effects, items: readonly ProbeItem[]): Promise<BatchOutcome> {
+  try {
+    return {
+      results: await effects.probeBatch(
         items.map(({ spec, key }) => ({ spec, key })),
         { simulate: needsSimulation(items) },
-      );
-    } catch (e) {
-      for (const it of items) {
-        it.entry.action = "conflict";
-        it.entry.reason = `cannot probe ${target}: ${describeError(e)}`;
-      }
-      continue;
-    }
+      ),
+    };
+  } catch (error) {
+    return { error };
+  }
+}
+
+/** The plan rows of a target from its batch probe. */
+function settleGroup(
+  target: string,
+  items: readonly (ProbeItem & { entry: PlanEntry })[],
+  outcome: BatchOutcome,
+): void {
+  if ("error" in outcome) {
     for (const it of items) {
-      const r = results.get(it.key);
-      if (!r) {
-        it.entry.action = "conflict";
-        it.entry.reason = "the probe gave no answer";
-      } else if (r.status === "present") {
-        it.entry.action = "skip";
-        it.entry.reason = `present at ${target}${presentDetail(r.detail)}`;
-      } else if (r.status === "absent") {
-        it.entry.action = "apply";
-        it.entry.reason = `absent at ${target}`;
-      } else {
-        it.entry.action = "conflict";
-        it.entry.reason = r.reason;
-      }
+      it.entry.action = "conflict";
+      it.entry.reason = `cannot probe ${target}: ${describeError(outcome.error)}`;
+    }
+    return;
+  }
+  for (const it of items) {
+    const r = outcome.results.get(it.key);
+    if (!r) {
+      it.entry.action = "conflict";
+      it.entry.reason = "the probe gave no answer";
+    } else if (r.status === "present") {
+      it.entry.action = "skip";
+      it.entry.reason = `present at ${target}${presentDetail(r.detail)}`;
+    } else if (r.status === "absent") {
+      it.entry.action = "apply";
+      it.entry.reason = `absent at ${target}`;
+    } else {
+      it.entry.action = "conflict";
+      it.entry.reason = r.reason;
     }
   }
+}
 
-  const summary = { apply: 0, skip: 0, conflict: 0, uncertain: 0 };
-  for (const e of plan) summary[e.action] += 1;
-  return { plan, summary, jobIds, busy };
+/** Lets I/O callbacks run (the early probes' git processes), then goes on. */
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /**
@@ -174,15 +261,6 @@ function needsSimulation(items: readonly { spec: EffectSpec }[]): boolean {
     }
   }
   return false;
-}
-
-/** A file.write overwritten by a later recorded output is superseded (the interpreter's own rule). */
-async function supersession(
-  files: FileWriteIndex,
-  o: OutputRecord,
-  spec: EffectSpec,
-): Promise<string | undefined> {
-  return spec.kind === "file.write" ? files.supersededBy(o.seq, spec) : undefined;
 }
 
 function presentDetail(detail: Record<string, unknown>): string {
