@@ -204,7 +204,8 @@ export class WorktreeSync {
         !["warn", "nowarn", "error", "error-all", "strip", "fix"].includes(ws)
       )
         applyReason ??= "apply.whitespace has a value git rejects";
-      if (isTrue("core.ignorecase")) applyReason ??= "core.ignorecase is on";
+      // git reads any value but false as on here (adjusting folder names to the index case).
+      if (isSet("core.ignorecase")) applyReason ??= "core.ignorecase is on";
       snap = {
         stamp,
         at: now,

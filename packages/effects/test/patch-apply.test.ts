@@ -178,7 +178,7 @@ const PATHS = ["f.txt", "g.txt", "d/h.txt", "d/e/i.txt", "run.sh", "n/new.txt"];
 
 function randomText(r: Rng): Buffer {
   if (r.next() < 0.08) return Buffer.alloc(0);
-  const lines = Array.from({ length: 1 + r.int(24) }, () => r.pick(VOCAB));
+  const lines = Array.from({ length: 1 + r.int(r.next() < 0.1 ? 200 : 24) }, () => r.pick(VOCAB));
   return Buffer.from(lines.join("\n") + (r.next() < 0.8 ? "\n" : ""));
 }
 
@@ -473,7 +473,7 @@ describe("the in-process git apply", () => {
 
   const CASES = Number(process.env.IDEM_PATCH_FUZZ_CASES ?? 400);
   it(`agrees with git apply on ${CASES} generated patches, applied as made, to drifted files and mutated`, async () => {
-    const r = rng(20261122);
+    const r = rng(Number(process.env.IDEM_PATCH_FUZZ_SEED ?? 20261122));
     let mine = 0;
     let theirs = 0;
     let drifted = 0;
@@ -492,7 +492,9 @@ describe("the in-process git apply", () => {
       if (drift) {
         target = new Map(base);
         for (const [p, f] of base) {
-          if (r.next() < 0.6) target.set(p, { mode: f.mode, content: editText(r, f.content) });
+          // Other lines changed, and now and then the mode (git warns, keeps the index's mode).
+          const mode = r.next() < 0.1 ? (f.mode === "100644" ? "100755" : "100644") : f.mode;
+          target.set(p, { mode, content: r.next() < 0.6 ? editText(r, f.content) : f.content });
         }
         if (r.next() < 0.1) target.set("g.txt", { mode: "100644", content: randomText(r) });
       }
