@@ -633,6 +633,11 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
           leaseMs: queue.ackWaitMs,
           agents,
           maxDeliver: queue.maxDeliver,
+          // Jobs whose last delivery lost its lease (this or another executor died running it)
+          // are dead-lettered by the claim itself: counted and alerted on like the others.
+          onDeadLettered: (jobIds) => {
+            for (const jobId of jobIds) void deadLettered(jobId);
+          },
         } as Parameters<JournalStore["claimNextJob"]>[0]);
       } catch (e) {
         log.warn({ err: describeError(e) }, "could not claim from the embedded queue");

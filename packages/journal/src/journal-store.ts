@@ -319,6 +319,8 @@ export interface JournalStore {
     leaseMs: number;
     agents?: readonly string[];
     maxDeliver?: number;
+    /** Told, after the commit, the jobs this call dead-lettered on its way (deliveries used up). */
+    onDeadLettered?: (jobIds: string[]) => void;
   }): Promise<{ lease: JobLease; job: JobRecord } | undefined>;
   /**
    * The in-progress claim of a delivered job (any transport). Creates the job row for a job

@@ -1246,6 +1246,7 @@ export class SqliteJournalStore implements JournalStore {
     leaseMs: number;
     agents?: readonly string[];
     maxDeliver?: number;
+    onDeadLettered?: (jobIds: string[]) => void;
   }): Promise<{ lease: JobLease; job: JobRecord } | undefined> {
     if (
       !this.st(
@@ -1254,7 +1255,8 @@ export class SqliteJournalStore implements JournalStore {
     ) {
       return undefined;
     }
-    return this.write(() => {
+    const deadLettered: string[] = [];
+    const claimed = await this.write(() => {
       const now = this.clock.now();
       const agents = options.agents;
       for (;;) {
@@ -1287,11 +1289,14 @@ export class SqliteJournalStore implements JournalStore {
             },
             options.owner,
           );
+          deadLettered.push(row.job_id);
           continue;
         }
         return this.leaseJob(row, options.owner, options.leaseMs, now);
       }
     }, false);
+    if (deadLettered.length > 0) options.onDeadLettered?.(deadLettered);
+    return claimed;
   }
 
   async claimJob(job: Job, options: { owner: string; leaseMs: number }): Promise<JobClaimResult> {
