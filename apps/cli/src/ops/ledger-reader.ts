@@ -33,6 +33,27 @@ function bulk(journal: JournalStore, jobIds: readonly string[]): journal is Sqli
   return jobIds.length >= BULK_FROM && journal instanceof SqliteJournalStore;
 }
 
+/** Rows per page of a bulk read: between two pages the event loop runs (the plan's git processes). */
+const PAGE_ROWS = 2000;
+
+/**
+ * A table read in pages by its integer primary key (the first column), with a turn of the event loop
+ * between pages: a whole-table read at once would hold it for tens of milliseconds, while a git
+ * process started early waits for this process to read its output.
+ */
+/** A prepared statement in raw mode, as far as `pages` uses it. */
+type Statement = { all(...params: unknown[]): unknown[] };
+
+async function* pages<R extends [number, ...unknown[]]>(statement: Statement): AsyncGenerator<R[]> {
+  for (let after = 0; ; ) {
+    const rows = statement.all(after, PAGE_ROWS) as R[];
+    yield rows;
+    if (rows.length < PAGE_ROWS) return;
+    after = (rows[rows.length - 1] as R)[0];
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 /** The latest run of each of many outputs (undefined for an output without a run). */
 export async function readLatestRuns(
   journal: JournalStore,
@@ -40,13 +61,14 @@ export async function readLatestRuns(
 ): Promise<(jobId: string) => LatestRun | undefined> {
   const latest = new Map<string, LatestRun>();
   if (bulk(journal, jobIds)) {
-    const rows = journal.database
-      .prepare("SELECT job_id, generation, state FROM runs")
-      .raw(true)
-      .all() as [string, number, RunState][];
-    for (const [jobId, generation, state] of rows) {
-      const cur = latest.get(jobId);
-      if (!cur || generation > cur.generation) latest.set(jobId, { generation, state });
+    const page = journal.database
+      .prepare("SELECT id, job_id, generation, state FROM runs WHERE id > ? ORDER BY id LIMIT ?")
+      .raw(true);
+    for await (const rows of pages<[number, string, number, RunState]>(page)) {
+      for (const [, jobId, generation, state] of rows) {
+        const cur = latest.get(jobId);
+        if (!cur || generation > cur.generation) latest.set(jobId, { generation, state });
+      }
     }
   } else {
     for (const id of jobIds) {
@@ -69,11 +91,12 @@ export async function readEffectLedgers(
     else ledgers.set(key, [entry]);
   };
   if (bulk(journal, jobIds)) {
-    const rows = journal.database
-      .prepare("SELECT key, generation, state FROM effects")
-      .raw(true)
-      .all() as [string, number, EffectState][];
-    for (const [key, generation, state] of rows) add(key, { generation, state });
+    const page = journal.database
+      .prepare("SELECT id, key, generation, state FROM effects WHERE id > ? ORDER BY id LIMIT ?")
+      .raw(true);
+    for await (const rows of pages<[number, string, number, EffectState]>(page)) {
+      for (const [, key, generation, state] of rows) add(key, { generation, state });
+    }
   } else {
     for (const id of jobIds) {
       for (const r of await journal.effects(id))
