@@ -88,10 +88,13 @@ export function parsePlainPatch(patch: Buffer): PlainSection[] | null {
   const lines = splitLines(patch);
   if (!lines) return null;
   const text = (b: Buffer) => b.toString("latin1");
+  // Blank lines after the last hunk are skipped as garbage by git (unless a hunk counts them).
+  let tail = lines.length;
+  while (tail > 0 && (lines[tail - 1] as Buffer).length === 0) tail--;
   const sections: PlainSection[] = [];
   let i = 0;
   while (i < lines.length) {
-    if (sections.length > 0 && lines.slice(i).every((l) => l.length === 0)) break;
+    if (sections.length > 0 && i >= tail) break;
     const head = text(lines[i] as Buffer);
     if (!head.startsWith("diff --git ")) return null;
     const rest = head.slice("diff --git ".length);
@@ -135,7 +138,7 @@ export function parsePlainPatch(patch: Buffer): PlainSection[] | null {
     i += 2;
     const hunks: Hunk[] = [];
     while (i < lines.length && text(lines[i] as Buffer).startsWith("@@ -")) {
-      const parsed = parseHunk(lines, i);
+      const parsed = parseHunk(lines, i, tail);
       if (!parsed) return null;
       hunks.push(parsed.hunk);
       i = parsed.next;
@@ -152,17 +155,21 @@ export function parsePlainPatch(patch: Buffer): PlainSection[] | null {
   }
   if (sections.length === 0) return null;
   // Each path once, and none inside another (git orders such changes by its own rules).
-  const paths = sections.map((s) => s.path).sort();
-  for (let k = 1; k < paths.length; k++) {
-    const a = paths[k - 1] as string;
-    const b = paths[k] as string;
-    if (a === b || b.startsWith(`${a}/`)) return null;
+  const paths = new Set<string>();
+  for (const s of sections) {
+    if (paths.has(s.path)) return null;
+    paths.add(s.path);
+  }
+  for (const p of paths) {
+    for (let k = p.indexOf("/"); k >= 0; k = p.indexOf("/", k + 1)) {
+      if (paths.has(p.slice(0, k))) return null;
+    }
   }
   return sections;
 }
 
 /** Reads the hunk whose header is `lines[at]`, as git's parse_fragment does. */
-function parseHunk(lines: Buffer[], at: number): { hunk: Hunk; next: number } | null {
+function parseHunk(lines: Buffer[], at: number, tail: number): { hunk: Hunk; next: number } | null {
   const m = HUNK_HEADER.exec((lines[at] as Buffer).toString("latin1"));
   if (!m) return null;
   const num = (s: string | undefined) => (s === undefined ? 1 : Number(s));
@@ -208,11 +215,9 @@ function parseHunk(lines: Buffer[], at: number): { hunk: Hunk; next: number } | 
   }
   // What may follow: another hunk, another file, or blank lines up to the end.
   const next = lines[i];
-  if (next !== undefined) {
+  if (next !== undefined && i < tail) {
     const t = next.toString("latin1");
-    if (!t.startsWith("@@ -") && !t.startsWith("diff --git ")) {
-      if (!lines.slice(i).every((l) => l.length === 0)) return null;
-    }
+    if (!t.startsWith("@@ -") && !t.startsWith("diff --git ")) return null;
   }
   if (!body.some((b) => b.type !== " ")) return null;
   // Markers only where git diff writes them: after the last line of the old side, of the new side,
@@ -346,14 +351,18 @@ function imageOf(content: Buffer): ImageLine[] {
  * answer is not certain): ask git.
  */
 export function applyHunks(content: Buffer, hunks: Hunk[]): Buffer | null {
-  const img = imageOf(content);
+  let img = imageOf(content);
   for (const h of hunks) {
     const matchBeginning = h.oldPos === 0 || h.oldPos === 1;
     const matchEnd = h.trailing === 0;
     const pos = h.newPos ? h.newPos - 1 : 0;
     const at = findPos(img, h.pre, pos, matchBeginning, matchEnd);
     if (at === "unsure" || at < 0) return null;
-    img.splice(at, h.pre.length, ...h.post.map((data) => ({ data, patched: true })));
+    // git's update_image: the preimage's lines out, the postimage's in, marked patched.
+    const next = img.slice(0, at);
+    for (const data of h.post) next.push({ data, patched: true });
+    for (let k = at + h.pre.length; k < img.length; k++) next.push(img[k] as ImageLine);
+    img = next;
   }
   return Buffer.concat(img.map((l) => l.data));
 }

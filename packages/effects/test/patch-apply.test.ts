@@ -408,6 +408,11 @@ describe("the in-process git apply", () => {
   });
 
   it("reads an empty line in a hunk as a blank context line, as git does", async () => {
+    const end = files({ "c.txt": "a\nb\n\n" });
+    const last =
+      "diff --git a/c.txt b/c.txt\n--- a/c.txt\n+++ b/c.txt\n@@ -1,3 +1,3 @@\n-a\n+A\n b\n\n";
+    expect((await compare(end, last)).mine?.[0]?.content?.toString()).toBe("A\nb\n\n");
+    expect((await compare(end, `${last}\n\n`)).mine).not.toBeNull();
     const base = files({ "b.txt": "a\n\nb\n" });
     const patch =
       "diff --git a/b.txt b/b.txt\n--- a/b.txt\n+++ b/b.txt\n@@ -1,3 +1,3 @@\n a\n\n-b\n+B\n";
@@ -428,6 +433,14 @@ describe("the in-process git apply", () => {
       `${plain}-- \n2.39.0\n`,
       plain.replace("+2\n", "+2\n\\ No newline\n"),
       plain + plain,
+      `${plain}\ngarbage\n`,
+      ["n", "n-b", "n/x"]
+        .map(
+          (p) =>
+            `diff --git a/${p} b/${p}\nnew file mode 100644\n--- /dev/null\n+++ b/${p}\n@@ -0,0 +1 @@\n+1\n`,
+        )
+        .join(""),
+      plain.replace("+++ b/a.txt\n", "+++ b/a.txt\nindex 1234567..89abcde 100644\n"),
       "diff --git a/a.txt b/b.txt\nrename from a.txt\nrename to b.txt\n",
       "diff --git a/a.txt b/a.txt\nold mode 100644\nnew mode 100755\n",
       'diff --git "a/\\303\\251.txt" "b/\\303\\251.txt"\nnew file mode 100644\n--- /dev/null\n+++ "b/\\303\\251.txt"\n@@ -0,0 +1 @@\n+x\n',
@@ -471,7 +484,7 @@ describe("the in-process git apply", () => {
       expect(isPlainPath(p), p).toBe(false);
   });
 
-  const CASES = Number(process.env.IDEM_PATCH_FUZZ_CASES ?? 400);
+  const CASES = Number(process.env.IDEM_PATCH_FUZZ_CASES ?? 300);
   it(`agrees with git apply on ${CASES} generated patches, applied as made, to drifted files and mutated`, async () => {
     const r = rng(Number(process.env.IDEM_PATCH_FUZZ_SEED ?? 20261122));
     let mine = 0;
