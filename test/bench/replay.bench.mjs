@@ -194,7 +194,7 @@ try {
         results,
         notes: [
           `raw: \`git log --format=%H%x00%B%x00 --grep=^Idem-Effect: main\` over ${N - LOST} commits, the one scan that reads every key; medians of ${ROUNDS}; the plan ratio is the median of per-round ratios (raw and plan measured back to back).`,
-          "plan: buildReplayPlan (decideEffect per effect from the ledger, one simulated probeBatch per branch), a fresh effects façade per round.",
+          "plan: buildReplayPlan (outputs read in pages, the branch's scan started by a one-item warm-up probe as soon as its first effect is read, decideEffect per effect from the ledger, then one probeBatch per branch), a fresh effects façade and journal handle per round.",
         ],
       },
       null,
