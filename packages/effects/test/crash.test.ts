@@ -5,7 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addRepo, commitsWithKey, git, type Sandbox, sandbox } from "./helpers.js";
 
 const WORKER = join(import.meta.dirname, "fixtures", "crash-worker.mjs");
-const KEYS = 40;
+// Enough work that the worker is still busy when the kills come, however fast effects get (a round
+// that finishes before its kill does not count).
+const KEYS = 300;
 
 function lockFiles(dir: string): string[] {
   const out: string[] = [];
@@ -39,7 +41,7 @@ describe("git effects survive SIGKILL of the whole process group at random momen
 
   it("leaves a usable repo, no stray locks, and each key present at most once", async () => {
     let kills = 0;
-    for (let round = 0; round < 20; round++) {
+    for (let round = 0; round < 40 && kills < 12; round++) {
       const child = run(repo);
       const exited = new Promise<void>((r) => child.on("exit", () => r()));
       await new Promise((r) => setTimeout(r, 150 + Math.floor(Math.random() * 600)));
