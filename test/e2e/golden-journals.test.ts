@@ -26,6 +26,12 @@ describe("golden journals", () => {
         });
         expect((await j.latestRun("dead-2"))?.class).toBe("conflict");
         expect((await j.getJob("queued-4"))?.state).toBe("queued");
+        // Today's input hash is the one the old journal holds: the same job claims, not conflicts.
+        const claimed = await j.claimJob(
+          { jobId: "queued-4", agent: "writer", input: { topic: "x" } },
+          { owner: "today", leaseMs: 1000 },
+        );
+        expect(claimed.status).toBe("acquired");
         // Migration 0003 carried the per-target order over: only the run in flight holds its target.
         expect(j.database.prepare("SELECT target, run_id FROM active_targets").all()).toEqual([
           { target: "repo:site@main", run_id: 3 },

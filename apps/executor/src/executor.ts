@@ -235,18 +235,6 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
     const job = d.job;
     const jlog = log.child({ jobId: job.jobId, agent: job.agent, delivery: d.deliveries });
     metrics.deliveries.inc({ transport });
-    if (await journal.has(job.jobId)) {
-      await journal.appendEvent({
-        jobId: job.jobId,
-        type: "redelivery.skipped",
-        data: { deliveries: d.deliveries, transport },
-        actor: owner,
-      });
-      metrics.skippedRedeliveries.inc();
-      jlog.info("output already recorded: acking the redelivery without running the agent");
-      await d.ack();
-      return;
-    }
     if (working.has(job.jobId)) {
       // This process is running this job already (a redelivery overtook a slow delivery): never run
       // the agent twice, whatever the journal claim says.
@@ -255,9 +243,12 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
       await d.later(Math.max(100, heartbeatMs * 3));
       return;
     }
+    // The claim checks the journal first: a recorded output (durable before the answer) means a
+    // redelivery, acked without running the agent.
     const claim = await d.claim();
     if (claim.status === "recorded") {
       metrics.skippedRedeliveries.inc();
+      jlog.info("output already recorded: acking the redelivery without running the agent");
       await journal.appendEvent({
         jobId: job.jobId,
         type: "redelivery.skipped",

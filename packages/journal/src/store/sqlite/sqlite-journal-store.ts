@@ -225,6 +225,15 @@ const SLEEP = new Int32Array(new SharedArrayBuffer(4));
 
 const ACTIVE = "('pending','running','failed')";
 
+/**
+ * A job's canonical input and its hash, sha256 of the canonical `{agent, input}`, built around the
+ * canonical input (keys "agent" < "input", no whitespace) so the input is serialized once.
+ */
+function jobInput(job: Job): { input: string; hash: string } {
+  const input = canonicalJson(job.input);
+  return { input, hash: sha256Hex(`{"agent":${canonicalJson(job.agent)},"input":${input}}`) };
+}
+
 /** Group fsync replaces SQLite's own at FULL and EXTRA, for a file this process may write. */
 const groupFsyncOf = (path: string, options: SqliteJournalOptions) =>
   !options.readonly &&
@@ -1176,8 +1185,7 @@ export class SqliteJournalStore implements JournalStore {
     job: Job,
     options: { actor?: string; durable?: boolean } = {},
   ): Promise<EnqueueResult> {
-    const input = canonicalJson(job.input);
-    const hash = sha256Hex(canonicalJson({ agent: job.agent, input: job.input }));
+    const { input, hash } = jobInput(job);
     return this.batched(() => {
       const now = this.clock.now();
       const created = job.createdAt === undefined ? now : Date.parse(job.createdAt);
@@ -1300,8 +1308,7 @@ export class SqliteJournalStore implements JournalStore {
   }
 
   async claimJob(job: Job, options: { owner: string; leaseMs: number }): Promise<JobClaimResult> {
-    const hash = sha256Hex(canonicalJson({ agent: job.agent, input: job.input }));
-    const input = canonicalJson(job.input);
+    const { input, hash } = jobInput(job);
     const claim = await this.batched((): JobClaimResult => {
       const now = this.clock.now();
       if (this.st("SELECT 1 FROM outputs WHERE job_id = ?").get(job.jobId))
