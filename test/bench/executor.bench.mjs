@@ -211,7 +211,8 @@ try {
       target: "(reference)",
     },
     {
-      metric: "added latency per job p50 (has + claim + record, FULL, one in flight)",
+      metric:
+        "added latency per job p50 (claimJob, which checks for a recorded output first, + record; FULL, one in flight)",
       value: round(lat.addedP50 / 1000, 3),
       unit: "ms",
       raw: null,
@@ -253,7 +254,7 @@ try {
         notes: [
           `${ROUNDS} interleaved rounds (raw, FULL, NORMAL), ${N} jobs each; rates are medians, ratios the median of the per-round ratios: ${rounds.map((r) => `${round(r.full.rate / r.rawRate, 2)}`).join(", ")} (FULL).`,
           `${N} jobs of ~1 KB, ${K} in flight (max_ack_pending and concurrent publishers), one nats-server started by the harness, journal on the same disk.`,
-          "Raw: JetStream publish with msgID + pull consume + ackAck. idem: outbox insert + publish + stream seq + event, then has + claim + record + ackAck. At FULL the journal group-commits and fsyncs the WAL off the event loop, once for all the writes waiting on it; claims and leases do not wait for an fsync.",
+          "Raw: JetStream publish with msgID + pull consume + ackAck. idem: outbox insert + publish + stream seq + event, then claimJob (its output check included) + record + ackAck. At FULL the journal group-commits and fsyncs the WAL off the event loop, once for all the writes waiting on it; claims and leases do not wait for an fsync.",
         ],
       },
       null,
