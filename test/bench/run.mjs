@@ -32,6 +32,9 @@ const machine = [
 const reports = [];
 for (const f of files) {
   process.stderr.write(`bench: ${f}\n`);
+  // Each bench starts with the page cache written back: the previous one's dirty pages (10,000
+  // git objects, a 1M-row journal) would otherwise be flushed inside this one's fsyncs.
+  spawnSync("sync");
   const r = spawnSync(process.execPath, [join(here, f)], {
     cwd: root,
     encoding: "utf8",
