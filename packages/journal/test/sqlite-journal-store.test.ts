@@ -435,6 +435,15 @@ describe("SqliteJournalStore group fsync (synchronous FULL)", () => {
     }
   });
 
+  it("fsyncs a write that comes alone once, before answering it", async () => {
+    await using t = await tempJournal({ synchronous: "FULL" });
+    await t.journal.record(output("a"), { source: "cli", targets: [] });
+    expect(t.journal.fsyncs).toBe(1);
+    await t.journal.record(output("b"), { source: "cli", targets: [] });
+    await t.journal.claim(CLAIM); // a claim waits for no fsync
+    expect(t.journal.fsyncs).toBe(2);
+  });
+
   it("leaves NORMAL to SQLite: no fsync of its own", async () => {
     await using t = await tempJournal({ synchronous: "NORMAL" });
     await t.journal.record(output("a"), { source: "cli", targets: [] });

@@ -51,7 +51,10 @@ export interface SqliteJournalOptions {
    * last writes.
    */
   synchronous?: "OFF" | "NORMAL" | "FULL" | "EXTRA";
-  /** The WAL's fdatasync, for tests that make it fail or hold it; `node:fs` fdatasync by default. */
+  /**
+   * The WAL's fdatasync, for tests that make it fail or hold it; `node:fs` fdatasync by default.
+   * When given, every fsync goes through it (a lone write is not fsynced inline then).
+   */
   fdatasync?: (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
   clock?: Clock;
   /** The source of lease tokens. */
@@ -242,6 +245,13 @@ const groupFsyncOf = (path: string, options: SqliteJournalOptions) =>
   (options.synchronous ?? "FULL") !== "NORMAL" &&
   options.synchronous !== "OFF";
 
+const fsyncFailed = (err: NodeJS.ErrnoException) =>
+  new IdemError(
+    "IO",
+    `the journal's fsync failed (${err.code ?? err.message}): writes since the last good fsync may not be durable; restart this process`,
+    { cause: err },
+  );
+
 function fdatasyncWal(path: string): void {
   const fd = openSync(`${path}-wal`, "r");
   try {
@@ -285,6 +295,8 @@ export class SqliteJournalStore implements JournalStore {
   private fsyncedCommits = 0;
   private fsyncing: Promise<void> | undefined;
   private readonly fdatasync: NonNullable<SqliteJournalOptions["fdatasync"]>;
+  /** The inline fsync of a lone write; none when a test injects `fdatasync`. */
+  private readonly fdatasyncSync: ((fd: number) => void) | undefined;
   /** fsyncs of the WAL made by this store (group fsync only), for metrics and tests. */
   fsyncs = 0;
   private walFd: number | undefined;
@@ -299,6 +311,7 @@ export class SqliteJournalStore implements JournalStore {
     this.busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
     this.groupFsync = groupFsyncOf(path, options);
     this.fdatasync = options.fdatasync ?? fdatasync;
+    this.fdatasyncSync = options.fdatasync ? undefined : fdatasyncSync;
   }
 
   static open(path: string, options: SqliteJournalOptions = {}): SqliteJournalStore {
@@ -365,16 +378,31 @@ export class SqliteJournalStore implements JournalStore {
 
   /**
    * Resolves once every commit this connection has made so far is on disk. With group fsync, one
-   * fdatasync of the WAL runs at a time on libuv's pool, never blocking the event loop, and covers
+   * fdatasync of the WAL runs at a time on libuv's pool, not blocking the event loop, and covers
    * every commit made before it started: writers that commit while it runs share the next one.
    * Other processes may read a commit before its fsync; what they do with it durably (an intent, a
    * claim's effects) is written after it in the WAL and fsynced with it. A failed fsync fails every
    * waiter and every later write of this process (the kernel may forget the failed pages: retrying
    * the fsync could succeed without them), so the process must restart.
    */
-  private async durable(): Promise<void> {
+  private async durable(lone = false): Promise<void> {
     if (!this.groupFsync) return;
     const mark = ++this.commits;
+    // A write that came alone, with no fsync running, is fsynced inline as SQLite's FULL would:
+    // nobody waits to share it, and the thread-pool round trip would only add to its latency.
+    if (lone && !this.fsyncing && this.fdatasyncSync) {
+      if (this.fsyncFailure) throw this.fsyncFailure;
+      this.walFd ??= openSync(`${this.path}-wal`, "r");
+      this.fsyncs += 1;
+      try {
+        this.fdatasyncSync(this.walFd);
+      } catch (e) {
+        this.fsyncFailure = fsyncFailed(e as NodeJS.ErrnoException);
+        throw this.fsyncFailure;
+      }
+      this.fsyncedCommits = Math.max(this.fsyncedCommits, mark);
+      return;
+    }
     while (this.fsyncedCommits < mark) {
       if (this.fsyncFailure) throw this.fsyncFailure;
       if (!this.fsyncing) {
@@ -384,11 +412,7 @@ export class SqliteJournalStore implements JournalStore {
           this.fsyncs += 1;
           this.fdatasync(this.walFd, (err) => {
             if (err) {
-              this.fsyncFailure = new IdemError(
-                "IO",
-                `the journal's fsync failed (${err.code ?? err.message}): writes since the last good fsync may not be durable; restart this process`,
-                { cause: err },
-              );
+              this.fsyncFailure = fsyncFailed(err);
             } else {
               this.fsyncedCommits = Math.max(this.fsyncedCommits, upTo);
             }
@@ -508,7 +532,7 @@ export class SqliteJournalStore implements JournalStore {
           }
         }
       });
-      if (batch.some((op) => op.durable)) await this.durable();
+      if (batch.some((op) => op.durable)) await this.durable(batch.length === 1);
     } catch (e) {
       for (const op of batch) op.reject(e);
       return;
