@@ -186,10 +186,14 @@ const toEffect = (r: EffectRow): EffectRecord => ({
   attempts: r.attempts,
   updatedAt: r.updated_at,
 });
-const toJob = (r: JobRow): JobRecord => ({
+/** A jobs row read without its input (JOB_COLUMNS_BUT_INPUT), or whole. */
+type JobRowLite = Omit<JobRow, "input"> & { input?: string };
+const toJob = (r: JobRow): JobRecord => jobRecord(r, JSON.parse(r.input) as unknown);
+/** A job record from a row and its parsed input (the row may lack it: the caller had it). */
+const jobRecord = (r: JobRowLite, input: unknown): JobRecord => ({
   jobId: r.job_id,
   agent: r.agent,
-  input: JSON.parse(r.input) as unknown,
+  input,
   inputHash: r.input_hash,
   state: r.state,
   deliveries: r.deliveries,
@@ -227,6 +231,8 @@ const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
 const SLEEP = new Int32Array(new SharedArrayBuffer(4));
 
 const ACTIVE = "('pending','running','failed')";
+const JOB_COLUMNS_BUT_INPUT =
+  "seq, job_id, agent, input_hash, state, due_at, deliveries, lease_owner, lease_token, lease_until, next_at, stream_seq, last_error, last_class, retries, created_at, updated_at";
 
 /**
  * A job's canonical input and its hash, sha256 of the canonical `{agent, input}`, built around the
@@ -1255,21 +1261,32 @@ export class SqliteJournalStore implements JournalStore {
     }, false); // a note for the outbox republish, which dedups by msg id: no fsync of its own
   }
 
+  /** Leases `row` (read in this transaction) to `owner`; `input` is the job's, parsed. */
   private leaseJob(
-    row: JobRow,
+    row: JobRowLite,
     owner: string,
     leaseMs: number,
     now: number,
+    input: unknown,
   ): { lease: JobLease; job: JobRecord } {
     const token = this.ids();
     const until = now + leaseMs;
-    const updated = this.st(
+    this.st(
       `UPDATE jobs SET state = 'running', lease_owner = ?, lease_token = ?, lease_until = ?, due_at = ?,
-       deliveries = deliveries + 1, updated_at = ? WHERE seq = ? RETURNING *`,
-    ).get(owner, token, until, until, now, row.seq) as JobRow;
+       deliveries = deliveries + 1, updated_at = ? WHERE seq = ?`,
+    ).run(owner, token, until, until, now, row.seq);
+    const updated: JobRowLite = {
+      ...row,
+      state: "running",
+      lease_owner: owner,
+      lease_token: token,
+      lease_until: until,
+      deliveries: row.deliveries + 1,
+      updated_at: now,
+    };
     return {
       lease: { jobId: row.job_id, token, owner, until, deliveries: updated.deliveries },
-      job: toJob(updated),
+      job: jobRecord(updated, input),
     };
   }
 
@@ -1324,7 +1341,13 @@ export class SqliteJournalStore implements JournalStore {
           deadLettered.push(row.job_id);
           continue;
         }
-        return this.leaseJob(row, options.owner, options.leaseMs, now);
+        return this.leaseJob(
+          row,
+          options.owner,
+          options.leaseMs,
+          now,
+          JSON.parse(row.input) as unknown,
+        );
       }
     }, false);
     if (deadLettered.length > 0) options.onDeadLettered?.(deadLettered);
@@ -1337,12 +1360,15 @@ export class SqliteJournalStore implements JournalStore {
       const now = this.clock.now();
       if (this.st("SELECT 1 FROM outputs WHERE job_id = ?").get(job.jobId))
         return { status: "recorded" };
-      let row = this.st("SELECT * FROM jobs WHERE job_id = ?").get(job.jobId) as JobRow | undefined;
+      // The row without its input: the caller's job holds it (same hash, or a conflict).
+      let row = this.st(`SELECT ${JOB_COLUMNS_BUT_INPUT} FROM jobs WHERE job_id = ?`).get(
+        job.jobId,
+      ) as JobRowLite | undefined;
       if (!row) {
         row = this.st(
           `INSERT INTO jobs (job_id, agent, input_hash, input, state, due_at, created_at, updated_at)
-           VALUES (?, ?, ?, ?, 'queued', ?, ?, ?) RETURNING *`,
-        ).get(job.jobId, job.agent, hash, input, now, now, now) as JobRow;
+           VALUES (?, ?, ?, ?, 'queued', ?, ?, ?) RETURNING ${JOB_COLUMNS_BUT_INPUT}`,
+        ).get(job.jobId, job.agent, hash, input, now, now, now) as JobRowLite;
       }
       if (row.input_hash !== hash) return { status: "conflict" };
       if (row.state === "dead") return { status: "dead" };
@@ -1350,7 +1376,13 @@ export class SqliteJournalStore implements JournalStore {
       if (row.state === "running" && row.lease_until !== null && row.lease_until > now) {
         return { status: "held", until: row.lease_until };
       }
-      const { lease, job: record } = this.leaseJob(row, options.owner, options.leaseMs, now);
+      const { lease, job: record } = this.leaseJob(
+        row,
+        options.owner,
+        options.leaseMs,
+        now,
+        job.input,
+      );
       return { status: "acquired", lease, job: record };
     }, false);
     // A delivery is acked on "recorded": durable first, as in `has`.
