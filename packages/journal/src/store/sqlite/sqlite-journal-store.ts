@@ -220,7 +220,7 @@ const toDeadLetter = (r: DeadLetterRow): DeadLetterRecord => ({
 
 interface PendingWrite {
   fn: () => unknown;
-  /** false for lease and claim writes: see `tx`. */
+  /** false for claims, leases and notes: see `write`. */
   durable: boolean;
   resolve: (value: unknown) => void;
   reject: (e: unknown) => void;
@@ -287,8 +287,9 @@ export class SqliteJournalStore implements JournalStore {
   private readonly ids: () => string;
   private readonly stmts = new Map<string, Database.Statement>();
   private pending: PendingWrite[] = [];
-  /** A flush is queued with setImmediate, or waits for the fsync in flight. */
+  /** A flush is queued with setImmediate. */
   private flushQueued = false;
+  /** Durable writes wait for the fsync in flight, then commit together (see `batched`). */
   private flushAfterFsync = false;
   private readonly busyTimeoutMs: number;
   /**
