@@ -71,13 +71,8 @@ async function raw(server, tag) {
 
 /** Wraps the journal so the executor's own calls are timed per job. */
 function timed(journal, perJob, counts) {
-  const jobIdOf = (name, args) =>
-    name === "has" || name === "setJobStreamSeq" || name === "appendEvent"
-      ? typeof args[0] === "string"
-        ? args[0]
-        : args[0]?.jobId
-      : args[0]?.jobId;
-  const names = new Set(["has", "claimJob", "setJobStreamSeq", "record", "appendEvent"]);
+  const jobIdOf = (name, args) => (name === "setJobStreamSeq" ? args[0] : args[0]?.jobId);
+  const names = new Set(["claimJob", "setJobStreamSeq", "record", "appendEvent"]);
   return new Proxy(journal, {
     get(target, prop) {
       const v = Reflect.get(target, prop);

@@ -28,6 +28,36 @@ beforeAll(() => {
 
 const CLEAN = { duplicates: [], missing: [], notDone: [], ledgerDisagrees: [] };
 
+/**
+ * A workspace (lease 600 ms) with a webhook target `hooks` whose first `hold` requests hang until
+ * the test answers them from `held`; every later request is answered at once.
+ */
+async function workspaceWithHeldHook(prefix: string, hold: number) {
+  const held: ServerResponse[] = [];
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    req.resume();
+    if (held.length < hold) held.push(res);
+    else res.writeHead(200).end("ok");
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const dir = await tempDir(prefix);
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const ws = await createWorkspace(
+    dir.path,
+    { leaseMs: 600 },
+    { http: { targets: { hooks: { baseUrl, idempotencyKeys: true, timeoutMs: 20_000 } } } },
+  );
+  return {
+    ws,
+    held,
+    async [Symbol.asyncDispose]() {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      await dir[Symbol.asyncDispose]();
+    },
+  };
+}
+
 /** Runs `processes` children until the journal is drained, SIGKILLing one at random every so often. */
 async function drainWithKills(
   ws: Workspace,
@@ -112,169 +142,113 @@ describe("interpreter processes on one journal", () => {
   it("a holder paused past its lease changes nothing in the journal or at the target when it resumes", async () => {
     // The stale holder is paused while it waits on a webhook (holding no repo lock), so that what it
     // would do on resuming is exactly the rest of a run another interpreter has already finished.
-    const held: ServerResponse[] = [];
-    let requests = 0;
-    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-      requests++;
-      req.resume();
-      if (requests === 1) held.push(res);
-      else res.writeHead(200).end("ok");
-    });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    const port = (server.address() as AddressInfo).port;
-    try {
-      await using dir = await tempDir("idem-stale-");
-      const ws = await createWorkspace(
-        dir.path,
-        { leaseMs: 600 },
-        {
-          http: {
-            targets: {
-              hooks: {
-                baseUrl: `http://127.0.0.1:${port}`,
-                idempotencyKeys: true,
-                timeoutMs: 20_000,
-              },
-            },
+    await using hook = await workspaceWithHeldHook("idem-stale-", 1);
+    const { ws, held } = hook;
+    const outputs: AgentOutput[] = [
+      {
+        jobId: "stale",
+        agent: "writer",
+        effects: [
+          { kind: "http.request", target: "hooks", method: "POST", path: "/hook", body: "{}" },
+          {
+            kind: "git.patch",
+            repo: "site",
+            message: "after the hook",
+            patch: newFilePatch("hooked.txt", ["hooked"]),
           },
-        },
-      );
-      const outputs: AgentOutput[] = [
-        {
-          jobId: "stale",
-          agent: "writer",
-          effects: [
-            { kind: "http.request", target: "hooks", method: "POST", path: "/hook", body: "{}" },
-            {
-              kind: "git.patch",
-              repo: "site",
-              message: "after the hook",
-              patch: newFilePatch("hooked.txt", ["hooked"]),
-            },
-            { kind: "file.write", root: "outbox", path: "hooked.txt", content: "hooked\n" },
-          ],
-        },
-      ];
-      const journal = await openWorkspaceJournal(ws);
-      try {
-        await recordAll(journal, ws.config, outputs);
-        const a = startChild(ws, { env: { IDEM_OWNER: "stale-holder" } });
-        while (held.length === 0) await sleep(20);
-        a.child.kill("SIGSTOP");
-        await sleep(900); // past the lease
-        const b = await startChild(ws, { env: { IDEM_OWNER: "taker" } }).done;
-        expect(b.code, b.stderr).toBe(0);
-        expect(await verify(ws, journal, outputs)).toEqual(CLEAN);
-        const snapshot = async () => ({
-          events: (await journal.events()).length,
-          effects: await journal.effects("stale"),
-          runs: await journal.runs("stale"),
-          head: await git(ws.repoPath, "rev-parse", "main"),
-          refs: await git(ws.repoPath, "for-each-ref"),
-          outbox: readdirSync(ws.outboxPath),
-        });
-        const before = await snapshot();
-        expect(before.runs[0]?.leaseExpiries).toBe(1);
-        // The webhook answers the stale holder now; it resumes and must change nothing.
-        for (const res of held) res.writeHead(200).end("ok");
-        a.child.kill("SIGCONT");
-        const resumed = await a.done;
-        expect(resumed.code, resumed.stderr).toBe(0);
-        expect(resumed.stderr).toContain("lease");
-        expect(await snapshot()).toEqual(before);
-      } finally {
-        await journal.close();
-      }
+          { kind: "file.write", root: "outbox", path: "hooked.txt", content: "hooked\n" },
+        ],
+      },
+    ];
+    const journal = await openWorkspaceJournal(ws);
+    try {
+      await recordAll(journal, ws.config, outputs);
+      const a = startChild(ws, { env: { IDEM_OWNER: "stale-holder" } });
+      while (held.length === 0) await sleep(20);
+      a.child.kill("SIGSTOP");
+      await sleep(900); // past the lease
+      const b = await startChild(ws, { env: { IDEM_OWNER: "taker" } }).done;
+      expect(b.code, b.stderr).toBe(0);
+      expect(await verify(ws, journal, outputs)).toEqual(CLEAN);
+      const snapshot = async () => ({
+        events: (await journal.events()).length,
+        effects: await journal.effects("stale"),
+        runs: await journal.runs("stale"),
+        head: await git(ws.repoPath, "rev-parse", "main"),
+        refs: await git(ws.repoPath, "for-each-ref"),
+        outbox: readdirSync(ws.outboxPath),
+      });
+      const before = await snapshot();
+      expect(before.runs[0]?.leaseExpiries).toBe(1);
+      // The webhook answers the stale holder now; it resumes and must change nothing.
+      for (const res of held) res.writeHead(200).end("ok");
+      a.child.kill("SIGCONT");
+      const resumed = await a.done;
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(resumed.stderr).toContain("lease");
+      expect(await snapshot()).toEqual(before);
     } finally {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
+      await journal.close();
     }
   }, 60_000);
 
   it("a holder paused past its lease is fenced by its token while the new holder is still working", async () => {
     // Both holders wait on the webhook: the stale one wakes while the run is still running under
     // the new holder, so only the lease token (not the run's state) can stop its writes.
-    const held: ServerResponse[] = [];
-    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-      req.resume();
-      if (held.length < 2) held.push(res);
-      else res.writeHead(200).end("ok");
-    });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    const port = (server.address() as AddressInfo).port;
+    await using hook = await workspaceWithHeldHook("idem-fenced-", 2);
+    const { ws, held } = hook;
+    const outputs: AgentOutput[] = [
+      {
+        jobId: "fenced",
+        agent: "writer",
+        effects: [
+          { kind: "http.request", target: "hooks", method: "POST", path: "/hook", body: "{}" },
+          { kind: "file.write", root: "outbox", path: "fenced.txt", content: "once\n" },
+        ],
+      },
+    ];
+    const journal = await openWorkspaceJournal(ws);
     try {
-      await using dir = await tempDir("idem-fenced-");
-      const ws = await createWorkspace(
-        dir.path,
-        { leaseMs: 600 },
-        {
-          http: {
-            targets: {
-              hooks: {
-                baseUrl: `http://127.0.0.1:${port}`,
-                idempotencyKeys: true,
-                timeoutMs: 20_000,
-              },
-            },
-          },
-        },
-      );
-      const outputs: AgentOutput[] = [
-        {
-          jobId: "fenced",
-          agent: "writer",
-          effects: [
-            { kind: "http.request", target: "hooks", method: "POST", path: "/hook", body: "{}" },
-            { kind: "file.write", root: "outbox", path: "fenced.txt", content: "once\n" },
-          ],
-        },
-      ];
-      const journal = await openWorkspaceJournal(ws);
-      try {
-        await recordAll(journal, ws.config, outputs);
-        const a = startChild(ws, { env: { IDEM_OWNER: "stale-holder" } });
-        while (held.length < 1) await sleep(20);
-        a.child.kill("SIGSTOP");
-        await sleep(900); // past the lease
-        const b = startChild(ws, { env: { IDEM_OWNER: "taker" } });
-        while (held.length < 2) await sleep(20); // the taker holds the run and waits on the hook
-        const snapshot = async () => ({
-          effects: await journal.effects("fenced"),
-          runs: (await journal.runs("fenced")).map((r) => ({
-            ...r,
-            leaseUntil: null,
-            updatedAt: 0,
-          })),
-          writes: (await journal.events({ jobId: "fenced" })).filter(
-            (e) => e.actor === "stale-holder",
-          ).length,
-          outbox: readdirSync(ws.outboxPath),
-        });
-        const before = await snapshot();
-        expect(before.runs[0]?.state).toBe("running");
-        let staleLog = "";
-        a.child.stderr?.on("data", (d: Buffer) => {
-          staleLog += d.toString();
-        });
-        (held[0] as ServerResponse).writeHead(200).end("ok");
-        a.child.kill("SIGCONT");
-        // The stale holder's webhook answered: its next write must be refused (it then waits, as
-        // --once does, for the taker's run to end).
-        for (let i = 0; i < 500 && !staleLog.includes("lease-lost"); i++) await sleep(20);
-        expect(staleLog).toContain("lease-lost");
-        expect(await snapshot()).toEqual(before);
-        (held[1] as ServerResponse).writeHead(200).end("ok");
-        const taken = await b.done;
-        expect(taken.code, taken.stderr).toBe(0);
-        const resumed = await a.done;
-        expect(resumed.code, resumed.stderr).toBe(0);
-        expect(await verify(ws, journal, outputs)).toEqual(CLEAN);
-      } finally {
-        await journal.close();
-      }
+      await recordAll(journal, ws.config, outputs);
+      const a = startChild(ws, { env: { IDEM_OWNER: "stale-holder" } });
+      while (held.length < 1) await sleep(20);
+      a.child.kill("SIGSTOP");
+      await sleep(900); // past the lease
+      const b = startChild(ws, { env: { IDEM_OWNER: "taker" } });
+      while (held.length < 2) await sleep(20); // the taker holds the run and waits on the hook
+      const snapshot = async () => ({
+        effects: await journal.effects("fenced"),
+        runs: (await journal.runs("fenced")).map((r) => ({
+          ...r,
+          leaseUntil: null,
+          updatedAt: 0,
+        })),
+        writes: (await journal.events({ jobId: "fenced" })).filter(
+          (e) => e.actor === "stale-holder",
+        ).length,
+        outbox: readdirSync(ws.outboxPath),
+      });
+      const before = await snapshot();
+      expect(before.runs[0]?.state).toBe("running");
+      let staleLog = "";
+      a.child.stderr?.on("data", (d: Buffer) => {
+        staleLog += d.toString();
+      });
+      (held[0] as ServerResponse).writeHead(200).end("ok");
+      a.child.kill("SIGCONT");
+      // The stale holder's webhook answered: its next write must be refused (it then waits, as
+      // --once does, for the taker's run to end).
+      for (let i = 0; i < 500 && !staleLog.includes("lease-lost"); i++) await sleep(20);
+      expect(staleLog).toContain("lease-lost");
+      expect(await snapshot()).toEqual(before);
+      (held[1] as ServerResponse).writeHead(200).end("ok");
+      const taken = await b.done;
+      expect(taken.code, taken.stderr).toBe(0);
+      const resumed = await a.done;
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(await verify(ws, journal, outputs)).toEqual(CLEAN);
     } finally {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
+      await journal.close();
     }
   }, 60_000);
 

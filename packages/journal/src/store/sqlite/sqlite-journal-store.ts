@@ -310,13 +310,18 @@ export class SqliteJournalStore implements JournalStore {
   /** The error of a failed fsync: after it nothing this process wrote can be called durable. */
   private fsyncFailure: IdemError | undefined;
 
-  private constructor(path: string, db: Database.Database, options: SqliteJournalOptions) {
+  private constructor(
+    path: string,
+    db: Database.Database,
+    options: SqliteJournalOptions,
+    groupFsync: boolean,
+  ) {
     this.path = path;
     this.db = db;
     this.clock = options.clock ?? systemClock;
     this.ids = options.ids ?? randomUUID;
     this.busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
-    this.groupFsync = groupFsyncOf(path, options);
+    this.groupFsync = groupFsync;
     this.fdatasync = options.fdatasync ?? fdatasync;
     this.fdatasyncSync = options.fdatasync ? undefined : fdatasyncSync;
   }
@@ -327,10 +332,10 @@ export class SqliteJournalStore implements JournalStore {
       timeout: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS,
       readonly: options.readonly ?? false,
     });
+    const group = groupFsyncOf(path, options);
     try {
       if (!options.readonly) {
         db.pragma("journal_mode = WAL");
-        const group = groupFsyncOf(path, options);
         db.pragma(`synchronous = ${group ? "NORMAL" : (options.synchronous ?? "FULL")}`);
         db.pragma("foreign_keys = ON");
         if (migrate(db, MIGRATIONS) > 0 && group) fdatasyncWal(path);
@@ -339,7 +344,7 @@ export class SqliteJournalStore implements JournalStore {
       db.close();
       throw e;
     }
-    return new SqliteJournalStore(path, db, options);
+    return new SqliteJournalStore(path, db, options, group);
   }
 
   /** The raw better-sqlite3 handle, for tests and benchmarks. */
