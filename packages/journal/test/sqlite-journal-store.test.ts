@@ -54,6 +54,34 @@ describe("SqliteJournalStore outputs", () => {
     expect((await t.journal.status()).rejections).toBe(20);
   });
 
+  it("fails only the write that throws inside a shared commit; the others commit, nothing half-written", async () => {
+    await using t = await tempJournal();
+    // A target that SQLite cannot bind throws after the output and run rows of its write were
+    // inserted: the write must leave neither behind, and its neighbours must not suffer for it.
+    const unbindable = [{}] as unknown as string[];
+    const results = await Promise.allSettled([
+      t.journal.record(output("a"), { source: "cli", targets: ["repo:site@main"] }),
+      t.journal.record(output("half"), { source: "cli", targets: unbindable }),
+      t.journal.record(output("b"), { source: "cli", targets: ["repo:site@main"] }),
+      t.journal.appendEvent({ jobId: "a", type: "note", actor: "test" }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual([
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+      "fulfilled",
+    ]);
+    expect(await t.journal.has("half")).toBe(false);
+    expect(await t.journal.events({ jobId: "half" })).toEqual([]);
+    expect((await t.journal.status()).outputs).toBe(2);
+    const runs = t.journal.database.prepare("SELECT job_id FROM runs ORDER BY job_id").all();
+    expect(runs).toEqual([{ job_id: "a" }, { job_id: "b" }]);
+    expect((await t.journal.events({ jobId: "a" })).map((e) => e.type)).toEqual([
+      "output.recorded",
+      "note",
+    ]);
+  });
+
   it("refuses UPDATE and DELETE of outputs at the database (invariant 2)", async () => {
     await using t = await tempJournal();
     await t.journal.record(output("j1"), { source: "cli", targets: [] });

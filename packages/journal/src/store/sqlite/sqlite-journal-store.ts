@@ -524,26 +524,41 @@ export class SqliteJournalStore implements JournalStore {
     const batch = this.pending;
     if (batch.length === 0) return;
     this.pending = [];
-    const results: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+    let results: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
     try {
-      this.tx(() => {
-        // A lone write needs no savepoint: if it throws, the transaction rolls back with it.
-        if (batch.length === 1) {
-          results.push({ ok: true, value: (batch[0] as PendingWrite).fn() });
-          return;
-        }
-        for (const op of batch) {
-          this.st("SAVEPOINT op").run();
-          try {
-            results.push({ ok: true, value: op.fn() });
-            this.st("RELEASE op").run();
-          } catch (error) {
-            this.st("ROLLBACK TO op").run();
-            this.st("RELEASE op").run();
-            results.push({ ok: false, error });
+      // Optimistically without savepoints: writes rarely throw, and a savepoint and its release
+      // are two statements per write. If one throws, the whole transaction rolls back and the
+      // batch runs again, each write in its own savepoint, so only the failing one fails. A lone
+      // write needs no savepoint at all: its error is the transaction's.
+      let opFailed = false;
+      try {
+        this.tx(() => {
+          for (const op of batch) {
+            try {
+              results.push({ ok: true, value: op.fn() });
+            } catch (error) {
+              opFailed = batch.length > 1;
+              throw error;
+            }
           }
-        }
-      });
+        });
+      } catch (e) {
+        if (!opFailed) throw e;
+        results = [];
+        this.tx(() => {
+          for (const op of batch) {
+            this.st("SAVEPOINT op").run();
+            try {
+              results.push({ ok: true, value: op.fn() });
+              this.st("RELEASE op").run();
+            } catch (error) {
+              this.st("ROLLBACK TO op").run();
+              this.st("RELEASE op").run();
+              results.push({ ok: false, error });
+            }
+          }
+        });
+      }
       if (batch.some((op) => op.durable)) await this.durable(batch.length === 1);
     } catch (e) {
       for (const op of batch) op.reject(e);
