@@ -470,6 +470,22 @@ describe("SqliteJournalStore group fsync (synchronous FULL)", () => {
     await t.journal.record(output("b"), { source: "cli", targets: [] });
     await t.journal.claim(CLAIM); // a claim waits for no fsync
     expect(t.journal.fsyncs).toBe(2);
+    expect(t.journal.inlineFsyncs).toBe(2); // nothing else was going on: inline, as SQLite would
+  });
+
+  it("fsyncs off the event loop in a pipeline: a lone write after a claim or note does not block it", async () => {
+    await using t = await tempJournal({ synchronous: "FULL" });
+    const job = { jobId: "j", agent: "writer", input: {} };
+    await t.journal.enqueueJob(job, { durable: false });
+    const claim = await t.journal.claimJob(job, { owner: "o", leaseMs: 60_000 });
+    expect(claim.status).toBe("acquired");
+    expect(t.journal.fsyncs).toBe(0);
+    await t.journal.record(output("j"), { source: "executor", targets: [] });
+    expect(t.journal.fsyncs).toBe(1);
+    expect(t.journal.inlineFsyncs).toBe(0);
+    // The fsync covered the claim too, and the next lone write, with no claim before it, is inline.
+    await t.journal.record(output("k"), { source: "cli", targets: [] });
+    expect(t.journal.inlineFsyncs).toBe(1);
   });
 
   it("leaves NORMAL to SQLite: no fsync of its own", async () => {
