@@ -121,7 +121,7 @@ describe("interpreter processes on one journal", () => {
         await recordAll(journal, ws.config, outputs);
         const kills = await drainWithKills(ws, processes, {
           kills: processes,
-          everyMs: [600, 1200],
+          everyMs: [300, 700],
           args: ["--concurrency", "2"],
         });
         expect(kills).toBe(processes);
@@ -252,11 +252,12 @@ describe("interpreter processes on one journal", () => {
     }
   }, 60_000);
 
-  it("drains 200 outputs through 30+ SIGKILLs at random moments with no duplicate, no gap and no dead run", async () => {
+  it("drains 320 outputs through 30+ SIGKILLs at random moments with no duplicate, no gap and no dead run", async () => {
     await using dir = await tempDir("idem-random-");
     const ws = await createWorkspace(dir.path, { leaseMs: 600 });
     const outputs: AgentOutput[] = [];
-    for (let i = 0; i < 200; i++) {
+    // Enough work that 30 kills at 200-600 ms come before the drain ends.
+    for (let i = 0; i < 320; i++) {
       const id = `r-${String(i).padStart(3, "0")}`;
       const kind = i % 3;
       outputs.push({
@@ -289,7 +290,7 @@ describe("interpreter processes on one journal", () => {
         const c = startChild(ws, { args: ["--concurrency", "3"] });
         const outcome = await Promise.race([
           c.done,
-          sleep(kills < 30 ? 250 + Math.random() * 500 : 120_000).then(() => undefined),
+          sleep(kills < 30 ? 200 + Math.random() * 400 : 120_000).then(() => undefined),
         ]);
         if (outcome) {
           expect(outcome.code, outcome.stderr).toBe(0);

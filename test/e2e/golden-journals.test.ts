@@ -25,7 +25,11 @@ describe("golden journals", () => {
           detail: { commit: "c1" },
         });
         expect((await j.latestRun("dead-2"))?.class).toBe("conflict");
-        expect((await j.getJob("queued-4"))?.state).toBe("queued");
+        // Migration 0004 carried the job's input over to job_inputs.
+        expect(await j.getJob("queued-4")).toMatchObject({
+          state: "queued",
+          input: { topic: "x" },
+        });
         // Today's input hash is the one the old journal holds: the same job claims, not conflicts.
         const claimed = await j.claimJob(
           { jobId: "queued-4", agent: "writer", input: { topic: "x" } },

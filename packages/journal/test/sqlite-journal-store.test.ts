@@ -91,6 +91,10 @@ describe("SqliteJournalStore outputs", () => {
     expect(() => db.prepare("UPDATE events SET type = 'x'").run()).toThrow(/append-only/);
     await t.journal.record(output("j1", "other"), { source: "cli", targets: [] });
     expect(() => db.prepare("DELETE FROM rejections").run()).toThrow(/prune/);
+    await t.journal.enqueueJob({ jobId: "q", agent: "writer", input: { a: 1 } });
+    expect(() => db.prepare("UPDATE job_inputs SET input = '{}'").run()).toThrow(/immutable/);
+    expect(() => db.prepare("DELETE FROM job_inputs").run()).toThrow(/prune/);
+    expect((await t.journal.getJob("q"))?.input).toEqual({ a: 1 });
     expect(await t.journal.integrity()).toEqual([]);
   });
 
@@ -473,7 +477,7 @@ describe("SqliteJournalStore group fsync (synchronous FULL)", () => {
     expect(t.journal.inlineFsyncs).toBe(2); // nothing else was going on: inline, as SQLite would
   });
 
-  it("fsyncs off the event loop in a pipeline: a lone write after a claim or note does not block it", async () => {
+  it("fsyncs off the event loop in a pipeline: a lone write just after a claim or note does not block it", async () => {
     await using t = await tempJournal({ synchronous: "FULL" });
     const job = { jobId: "j", agent: "writer", input: {} };
     await t.journal.enqueueJob(job, { durable: false });
@@ -483,7 +487,8 @@ describe("SqliteJournalStore group fsync (synchronous FULL)", () => {
     await t.journal.record(output("j"), { source: "executor", targets: [] });
     expect(t.journal.fsyncs).toBe(1);
     expect(t.journal.inlineFsyncs).toBe(0);
-    // The fsync covered the claim too, and the next lone write, with no claim before it, is inline.
+    // The fsync covered the claim too, and a lone write with no claim in the last 10 ms is inline.
+    await new Promise((r) => setTimeout(r, 20));
     await t.journal.record(output("k"), { source: "cli", targets: [] });
     expect(t.journal.inlineFsyncs).toBe(1);
   });

@@ -122,7 +122,6 @@ interface JobRow {
   job_id: string;
   agent: string;
   input_hash: string;
-  input: string;
   state: JobState;
   deliveries: number;
   lease_owner: string | null;
@@ -186,11 +185,11 @@ const toEffect = (r: EffectRow): EffectRecord => ({
   attempts: r.attempts,
   updatedAt: r.updated_at,
 });
-/** A jobs row read without its input (JOB_COLUMNS_BUT_INPUT), or whole. */
-type JobRowLite = Omit<JobRow, "input"> & { input?: string };
-const toJob = (r: JobRow): JobRecord => jobRecord(r, JSON.parse(r.input) as unknown);
-/** A job record from a row and its parsed input (the row may lack it: the caller had it). */
-const jobRecord = (r: JobRowLite, input: unknown): JobRecord => ({
+/** A jobs row with its input from job_inputs (JOB_WITH_INPUT). */
+type JobRowWithInput = JobRow & { input: string };
+const toJob = (r: JobRowWithInput): JobRecord => jobRecord(r, JSON.parse(r.input) as unknown);
+/** A job record from a jobs row and its parsed input. */
+const jobRecord = (r: JobRow, input: unknown): JobRecord => ({
   jobId: r.job_id,
   agent: r.agent,
   input,
@@ -227,12 +226,15 @@ interface PendingWrite {
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
+/** A claim or note committed this recently marks the store as serving a pipeline (`durable`). */
+const PIPELINE_WINDOW_MS = 10;
 /** A sleeping place for Atomics.wait: a synchronous sleep without spinning the CPU. */
 const SLEEP = new Int32Array(new SharedArrayBuffer(4));
 
 const ACTIVE = "('pending','running','failed')";
-const JOB_COLUMNS_BUT_INPUT =
-  "seq, job_id, agent, input_hash, state, due_at, deliveries, lease_owner, lease_token, lease_until, next_at, stream_seq, last_error, last_class, retries, created_at, updated_at";
+/** Jobs rows with their inputs, as `jobs`: where clauses name the jobs columns unqualified. */
+const JOB_WITH_INPUT =
+  "SELECT jobs.*, job_inputs.input FROM jobs JOIN job_inputs ON job_inputs.seq = jobs.seq";
 
 /**
  * A job's canonical input and its hash, sha256 of the canonical `{agent, input}`, built around the
@@ -303,10 +305,11 @@ export class SqliteJournalStore implements JournalStore {
   private fsyncing: Promise<void> | undefined;
   private readonly fdatasync: NonNullable<SqliteJournalOptions["fdatasync"]>;
   /**
-   * A claim, lease or note was committed since the last fsync started: the store serves a pipeline
-   * whose other work waits on the event loop, so no fsync is made inline (see `durable`).
+   * When this store last committed a claim, lease or note (performance.now()): within
+   * PIPELINE_WINDOW_MS of one it serves a pipeline whose other work waits on the event loop, and
+   * makes no fsync inline (see `durable`).
    */
-  private coordinatedSinceFsync = false;
+  private lastCoordinationAt = Number.NEGATIVE_INFINITY;
   /** The inline fsync of a lone write; none when a test injects `fdatasync`. */
   private readonly fdatasyncSync: ((fd: number) => void) | undefined;
   /** fsyncs of the WAL made by this store (group fsync only), for metrics and tests. */
@@ -392,7 +395,7 @@ export class SqliteJournalStore implements JournalStore {
   private async write<T>(fn: () => T, durable = true): Promise<T> {
     const result = this.tx(fn);
     if (durable) await this.durable();
-    else this.coordinatedSinceFsync = true;
+    else this.lastCoordinationAt = performance.now();
     return result;
   }
 
@@ -410,9 +413,14 @@ export class SqliteJournalStore implements JournalStore {
     const mark = ++this.commits;
     // A write that came alone, with no fsync running, is fsynced inline as SQLite's FULL would:
     // nobody waits to share it, and the thread-pool round trip would only add to its latency. Not
-    // in a pipeline (claims and notes committed since the last fsync, as the executor's): there
-    // the 100-200 µs the fsync blocks the event loop are taken from deliveries waiting on it.
-    if (lone && !this.fsyncing && !this.coordinatedSinceFsync && this.fdatasyncSync) {
+    // in a pipeline (claims or notes committed in the last few ms, as the executor's): there the
+    // 100-200 µs the fsync blocks the event loop are taken from deliveries waiting on it.
+    if (
+      lone &&
+      !this.fsyncing &&
+      this.fdatasyncSync &&
+      performance.now() - this.lastCoordinationAt > PIPELINE_WINDOW_MS
+    ) {
       if (this.fsyncFailure) throw this.fsyncFailure;
       this.walFd ??= openSync(`${this.path}-wal`, "r");
       this.fsyncs += 1;
@@ -430,7 +438,6 @@ export class SqliteJournalStore implements JournalStore {
       if (this.fsyncFailure) throw this.fsyncFailure;
       if (!this.fsyncing) {
         const upTo = this.commits;
-        this.coordinatedSinceFsync = false;
         this.fsyncing = new Promise<void>((resolve) => {
           this.walFd ??= openSync(`${this.path}-wal`, "r");
           this.fsyncs += 1;
@@ -571,8 +578,8 @@ export class SqliteJournalStore implements JournalStore {
           }
         });
       }
+      if (batch.some((op) => !op.durable)) this.lastCoordinationAt = performance.now();
       if (batch.some((op) => op.durable)) await this.durable(batch.length === 1);
-      else this.coordinatedSinceFsync = true;
     } catch (e) {
       for (const op of batch) op.reject(e);
       return;
@@ -1254,10 +1261,13 @@ export class SqliteJournalStore implements JournalStore {
       const now = this.clock.now();
       const created = job.createdAt === undefined ? now : Date.parse(job.createdAt);
       const inserted = this.st(
-        `INSERT INTO jobs (job_id, agent, input_hash, input, state, due_at, created_at, updated_at)
-         VALUES (?, ?, ?, ?, 'queued', ?, ?, ?) ON CONFLICT(job_id) DO NOTHING RETURNING seq`,
-      ).get(job.jobId, job.agent, hash, input, now, created, now) as { seq: number } | undefined;
-      if (inserted) return { status: "enqueued", jobId: job.jobId, seq: inserted.seq };
+        `INSERT INTO jobs (job_id, agent, input_hash, state, due_at, created_at, updated_at)
+         VALUES (?, ?, ?, 'queued', ?, ?, ?) ON CONFLICT(job_id) DO NOTHING RETURNING seq`,
+      ).get(job.jobId, job.agent, hash, now, created, now) as { seq: number } | undefined;
+      if (inserted) {
+        this.insertJobInput(inserted.seq, input);
+        return { status: "enqueued", jobId: job.jobId, seq: inserted.seq };
+      }
       const existing = this.st("SELECT seq, input_hash FROM jobs WHERE job_id = ?").get(
         job.jobId,
       ) as {
@@ -1275,8 +1285,14 @@ export class SqliteJournalStore implements JournalStore {
     }, options.durable ?? true);
   }
 
+  private insertJobInput(seq: number, input: string): void {
+    this.st("INSERT INTO job_inputs (seq, input) VALUES (?, ?)").run(seq, input);
+  }
+
   async getJob(jobId: string): Promise<JobRecord | undefined> {
-    const r = this.st("SELECT * FROM jobs WHERE job_id = ?").get(jobId) as JobRow | undefined;
+    const r = this.st(`${JOB_WITH_INPUT} WHERE job_id = ?`).get(jobId) as
+      | JobRowWithInput
+      | undefined;
     return r && toJob(r);
   }
 
@@ -1297,7 +1313,7 @@ export class SqliteJournalStore implements JournalStore {
 
   /** Leases `row` (read in this transaction) to `owner`; `input` is the job's, parsed. */
   private leaseJob(
-    row: JobRowLite,
+    row: JobRow,
     owner: string,
     leaseMs: number,
     now: number,
@@ -1309,7 +1325,7 @@ export class SqliteJournalStore implements JournalStore {
       `UPDATE jobs SET state = 'running', lease_owner = ?, lease_token = ?, lease_until = ?, due_at = ?,
        deliveries = deliveries + 1, updated_at = ? WHERE seq = ?`,
     ).run(owner, token, until, until, now, row.seq);
-    const updated: JobRowLite = {
+    const updated: JobRow = {
       ...row,
       state: "running",
       lease_owner: owner,
@@ -1346,15 +1362,15 @@ export class SqliteJournalStore implements JournalStore {
         const row = (
           agents === undefined
             ? this.st(
-                "SELECT * FROM jobs WHERE state IN ('queued','running') AND due_at <= ? ORDER BY due_at, seq LIMIT 1",
+                `${JOB_WITH_INPUT} WHERE state IN ('queued','running') AND due_at <= ? ORDER BY due_at, jobs.seq LIMIT 1`,
               ).get(now)
             : this.db
                 .prepare(
-                  `SELECT * FROM jobs WHERE state IN ('queued','running') AND due_at <= ?
-                   AND agent IN (${agents.map(() => "?").join(",") || "NULL"}) ORDER BY due_at, seq LIMIT 1`,
+                  `${JOB_WITH_INPUT} WHERE state IN ('queued','running') AND due_at <= ?
+                   AND agent IN (${agents.map(() => "?").join(",") || "NULL"}) ORDER BY due_at, jobs.seq LIMIT 1`,
                 )
                 .get(now, ...agents)
-        ) as JobRow | undefined;
+        ) as JobRowWithInput | undefined;
         if (!row) return undefined;
         if (this.st("SELECT 1 FROM outputs WHERE job_id = ?").get(row.job_id)) {
           this.st(
@@ -1395,14 +1411,13 @@ export class SqliteJournalStore implements JournalStore {
       if (this.st("SELECT 1 FROM outputs WHERE job_id = ?").get(job.jobId))
         return { status: "recorded" };
       // The row without its input: the caller's job holds it (same hash, or a conflict).
-      let row = this.st(`SELECT ${JOB_COLUMNS_BUT_INPUT} FROM jobs WHERE job_id = ?`).get(
-        job.jobId,
-      ) as JobRowLite | undefined;
+      let row = this.st("SELECT * FROM jobs WHERE job_id = ?").get(job.jobId) as JobRow | undefined;
       if (!row) {
         row = this.st(
-          `INSERT INTO jobs (job_id, agent, input_hash, input, state, due_at, created_at, updated_at)
-           VALUES (?, ?, ?, ?, 'queued', ?, ?, ?) RETURNING ${JOB_COLUMNS_BUT_INPUT}`,
-        ).get(job.jobId, job.agent, hash, input, now, now, now) as JobRowLite;
+          `INSERT INTO jobs (job_id, agent, input_hash, state, due_at, created_at, updated_at)
+           VALUES (?, ?, ?, 'queued', ?, ?, ?) RETURNING *`,
+        ).get(job.jobId, job.agent, hash, now, now, now) as JobRow;
+        this.insertJobInput(row.seq, input);
       }
       if (row.input_hash !== hash) return { status: "conflict" };
       if (row.state === "dead") return { status: "dead" };
@@ -1562,9 +1577,9 @@ export class SqliteJournalStore implements JournalStore {
 
   async pendingJobs(options: { since?: number; limit?: number } = {}): Promise<JobRecord[]> {
     const rows = this.st(
-      `SELECT * FROM jobs WHERE state IN ('queued','running') AND created_at >= ?
-       AND NOT EXISTS (SELECT 1 FROM outputs o WHERE o.job_id = jobs.job_id) ORDER BY seq LIMIT ?`,
-    ).all(options.since ?? 0, options.limit ?? -1) as JobRow[];
+      `${JOB_WITH_INPUT} WHERE state IN ('queued','running') AND created_at >= ?
+       AND NOT EXISTS (SELECT 1 FROM outputs o WHERE o.job_id = jobs.job_id) ORDER BY jobs.seq LIMIT ?`,
+    ).all(options.since ?? 0, options.limit ?? -1) as JobRowWithInput[];
     return rows.map(toJob);
   }
 

@@ -106,7 +106,11 @@ export const effects = sqliteTable(
   ],
 );
 
-/** The queue (embedded transport) and outbox (JetStream) of jobs. */
+/**
+ * The queue (embedded transport) and outbox (JetStream) of jobs: their state, which every delivery
+ * rewrites. The input, which never changes, is in `job_inputs`, so that a state transition rewrites
+ * a row of about 150 bytes and not one that carries the input.
+ */
 export const jobs = sqliteTable(
   "jobs",
   {
@@ -114,7 +118,6 @@ export const jobs = sqliteTable(
     jobId: text("job_id").notNull().unique(),
     agent: text("agent").notNull(),
     inputHash: text("input_hash").notNull(),
-    input: text("input").notNull(),
     state: text("state").notNull(),
     dueAt: integer("due_at"),
     deliveries: integer("deliveries").notNull().default(0),
@@ -134,6 +137,12 @@ export const jobs = sqliteTable(
     index("jobs_created").on(t.createdAt),
   ],
 );
+
+/** A job's input (canonical JSON), written once with its `jobs` row (same seq), never changed. */
+export const jobInputs = sqliteTable("job_inputs", {
+  seq: integer("seq").primaryKey(),
+  input: text("input").notNull(),
+});
 
 /** Jobs that never produced an output. */
 export const deadLetters = sqliteTable(
