@@ -96,6 +96,14 @@ describe("SqliteJournalStore outputs", () => {
     expect(() => db.prepare("DELETE FROM job_inputs").run()).toThrow(/prune/);
     expect((await t.journal.getJob("q"))?.input).toEqual({ a: 1 });
     expect(await t.journal.integrity()).toEqual([]);
+    // Past the guard (as only prune may), a job without its input is reported, like a lost trigger.
+    db.prepare("INSERT INTO prune_guard (id) VALUES (1)").run();
+    db.prepare("DELETE FROM job_inputs").run();
+    db.prepare("DROP TRIGGER events_no_update").run();
+    expect(await t.journal.integrity()).toEqual([
+      "trigger events_no_update is missing: outputs are not protected",
+      "job q has no input",
+    ]);
   });
 
   it("prunes only through the guard and keeps what is still active", async () => {

@@ -75,6 +75,8 @@ export const TRIGGERS = [
   "events_no_delete",
   "runs_no_delete",
   "effects_no_delete",
+  "job_inputs_no_update",
+  "job_inputs_no_delete",
 ] as const;
 
 interface OutputRow {
@@ -1410,7 +1412,7 @@ export class SqliteJournalStore implements JournalStore {
       const now = this.clock.now();
       if (this.st("SELECT 1 FROM outputs WHERE job_id = ?").get(job.jobId))
         return { status: "recorded" };
-      // The row without its input: the caller's job holds it (same hash, or a conflict).
+      // The jobs row, not its input in job_inputs: the caller's job holds it (same hash, or a conflict).
       let row = this.st("SELECT * FROM jobs WHERE job_id = ?").get(job.jobId) as JobRow | undefined;
       if (!row) {
         row = this.st(
@@ -1685,6 +1687,10 @@ export class SqliteJournalStore implements JournalStore {
       "SELECT o.job_id FROM outputs o WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.job_id = o.job_id) LIMIT 20",
     ).all() as { job_id: string }[];
     for (const m of missingRuns) problems.push(`output ${m.job_id} has no run`);
+    const missingInputs = this.st(
+      "SELECT j.job_id FROM jobs j WHERE NOT EXISTS (SELECT 1 FROM job_inputs i WHERE i.seq = j.seq) LIMIT 20",
+    ).all() as { job_id: string }[];
+    for (const m of missingInputs) problems.push(`job ${m.job_id} has no input`);
     return problems;
   }
 
