@@ -101,7 +101,6 @@ interface Delivery {
   job: Job;
   /** Deliveries of this job on its transport, this one included. */
   deliveries: number;
-  streamSeq?: number;
   claim(): Promise<JobClaimResult>;
   heartbeat(lease: JobLease | undefined): Promise<void>;
   /** The output is recorded (or was already): settle the delivery for good. */
@@ -277,14 +276,6 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
     }
     const lease = claim.lease;
     working.add(job.jobId);
-    if (d.streamSeq !== undefined && claim.job.streamSeq !== d.streamSeq) {
-      // Only informs the outbox republish on the next start: a failure is logged, not fatal.
-      await journal
-        .setJobStreamSeq(job.jobId, d.streamSeq)
-        .catch((e: unknown) =>
-          jlog.warn({ err: describeError(e) }, "could not note the stream sequence"),
-        );
-    }
 
     // Heartbeats keep the delivery (and the claim) alive while the agent runs and while the record
     // is retried.
@@ -401,9 +392,14 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
     return {
       job,
       deliveries: msg.info.deliveryCount,
-      streamSeq: msg.seq,
       claim: async () => {
-        const c = await journal.claimJob(job, { owner, leaseMs: timeoutOf(job.agent) });
+        // The claim notes the delivery's stream sequence (a job published by another client has
+        // no outbox row before it), so the outbox republish finds the job in the stream.
+        const c = await journal.claimJob(job, {
+          owner,
+          leaseMs: timeoutOf(job.agent),
+          streamSeq: msg.seq,
+        });
         if (c.status === "acquired") claimUntil = c.lease.until;
         return c;
       },

@@ -141,6 +141,22 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
     expect((await env.tj.journal.list()).length).toBe(1);
   });
 
+  it.runIf(transport === "jetstream")(
+    "gives a job another client published an outbox row with its stream sequence, in the claim",
+    async () => {
+      await using env = await setup(transport);
+      await env.startExecutor();
+      const j = job(env, "j-foreign");
+      const pub = await env.publisher?.publish(j); // no idem enqueue: no outbox row before the claim
+      await waitFor("the output", () => env.tj.journal.has("j-foreign"));
+      expect(await env.tj.journal.getJob("j-foreign")).toMatchObject({
+        state: "done",
+        streamSeq: pub?.seq,
+        input: j.input,
+      });
+    },
+  );
+
   it("dead-letters an always-failing job after maxDeliver deliveries spaced by the backoff; dlq retry runs it again", async () => {
     await using env = await setup(transport);
     await env.startExecutor();

@@ -327,7 +327,15 @@ export interface JournalStore {
    * published by another client. `recorded` when its output exists; `held` while another
    * delivery holds it; `dead` once dead-lettered.
    */
-  claimJob(job: Job, options: { owner: string; leaseMs: number }): Promise<JobClaimResult>;
+  claimJob(
+    job: Job,
+    options: {
+      owner: string;
+      leaseMs: number;
+      /** The delivery's stream sequence, noted with the lease (for the outbox republish). */
+      streamSeq?: number;
+    },
+  ): Promise<JobClaimResult>;
   extendJobLease(lease: JobLease, leaseMs: number): Promise<JobLease>;
   /** A failed delivery: back to queued, due at `nextAt`. */
   failJob(

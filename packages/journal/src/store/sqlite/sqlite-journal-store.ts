@@ -1320,15 +1320,17 @@ export class SqliteJournalStore implements JournalStore {
     leaseMs: number,
     now: number,
     input: unknown,
+    streamSeq: number | null = row.stream_seq,
   ): { lease: JobLease; job: JobRecord } {
     const token = this.ids();
     const until = now + leaseMs;
     this.st(
       `UPDATE jobs SET state = 'running', lease_owner = ?, lease_token = ?, lease_until = ?, due_at = ?,
-       deliveries = deliveries + 1, updated_at = ? WHERE seq = ?`,
-    ).run(owner, token, until, until, now, row.seq);
+       deliveries = deliveries + 1, stream_seq = ?, updated_at = ? WHERE seq = ?`,
+    ).run(owner, token, until, until, streamSeq, now, row.seq);
     const updated: JobRow = {
       ...row,
+      stream_seq: streamSeq,
       state: "running",
       lease_owner: owner,
       lease_token: token,
@@ -1406,7 +1408,10 @@ export class SqliteJournalStore implements JournalStore {
     return claimed;
   }
 
-  async claimJob(job: Job, options: { owner: string; leaseMs: number }): Promise<JobClaimResult> {
+  async claimJob(
+    job: Job,
+    options: { owner: string; leaseMs: number; streamSeq?: number },
+  ): Promise<JobClaimResult> {
     const { input, hash } = jobInput(job);
     const claim = await this.batched((): JobClaimResult => {
       const now = this.clock.now();
@@ -1433,6 +1438,7 @@ export class SqliteJournalStore implements JournalStore {
         options.leaseMs,
         now,
         job.input,
+        options.streamSeq ?? row.stream_seq,
       );
       return { status: "acquired", lease, job: record };
     }, false);
