@@ -270,6 +270,12 @@ function fdatasyncWal(path: string): void {
     closeSync(fd);
   }
 }
+/**
+ * The rowid an `INSERT ... ON CONFLICT DO NOTHING` inserted, or undefined when it inserted nothing.
+ * Cheaper than RETURNING, which materializes a result row.
+ */
+const insertedRowid = (r: Database.RunResult): number | undefined =>
+  r.changes === 1 ? Number(r.lastInsertRowid) : undefined;
 const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
 
 /**
@@ -601,13 +607,13 @@ export class SqliteJournalStore implements JournalStore {
   ): RecordResult {
     const actor = options.actor ?? options.source;
     const now = this.clock.now();
-    const inserted = this.st(
-      `INSERT INTO outputs (job_id, agent, content_hash, body, source, recorded_at) VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT(job_id) DO NOTHING RETURNING seq`,
-    ).get(output.jobId, output.agent, hash, body, options.source, now) as
-      | { seq: number }
-      | undefined;
-    if (!inserted) {
+    const inserted = insertedRowid(
+      this.st(
+        `INSERT INTO outputs (job_id, agent, content_hash, body, source, recorded_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT(job_id) DO NOTHING`,
+      ).run(output.jobId, output.agent, hash, body, options.source, now),
+    );
+    if (inserted === undefined) {
       const existing = this.st("SELECT seq, content_hash FROM outputs WHERE job_id = ?").get(
         output.jobId,
       ) as {
@@ -640,10 +646,10 @@ export class SqliteJournalStore implements JournalStore {
     ).run(now, output.jobId);
     this.event(output.jobId, "output.recorded", actor, {
       source: options.source,
-      seq: inserted.seq,
+      seq: inserted,
       contentHash: hash,
     });
-    return { status: "recorded", jobId: output.jobId, seq: inserted.seq, contentHash: hash };
+    return { status: "recorded", jobId: output.jobId, seq: inserted, contentHash: hash };
   }
 
   /** A new pending run and its active targets; returns the run's id. */
@@ -654,12 +660,13 @@ export class SqliteJournalStore implements JournalStore {
     force: boolean,
     now: number,
   ): number {
-    const { id } = this.st(
-      `INSERT INTO runs (job_id, generation, state, due_at, force_unprobeable, targets, created_at, updated_at)
-       VALUES (?, ?, 'pending', ?, ?, ?, ?, ?) RETURNING id`,
-    ).get(jobId, generation, now, force ? 1 : 0, JSON.stringify(targets), now, now) as {
-      id: number;
-    };
+    const id = Number(
+      this.st(
+        `INSERT INTO runs (job_id, generation, state, due_at, force_unprobeable, targets, created_at, updated_at)
+         VALUES (?, ?, 'pending', ?, ?, ?, ?, ?)`,
+      ).run(jobId, generation, now, force ? 1 : 0, JSON.stringify(targets), now, now)
+        .lastInsertRowid,
+    );
     const ins = this.st("INSERT OR IGNORE INTO active_targets (target, run_id) VALUES (?, ?)");
     for (const t of targets) ins.run(t, id);
     return id;
@@ -1262,13 +1269,15 @@ export class SqliteJournalStore implements JournalStore {
     return this.batched(() => {
       const now = this.clock.now();
       const created = job.createdAt === undefined ? now : Date.parse(job.createdAt);
-      const inserted = this.st(
-        `INSERT INTO jobs (job_id, agent, input_hash, state, due_at, created_at, updated_at)
-         VALUES (?, ?, ?, 'queued', ?, ?, ?) ON CONFLICT(job_id) DO NOTHING RETURNING seq`,
-      ).get(job.jobId, job.agent, hash, now, created, now) as { seq: number } | undefined;
-      if (inserted) {
-        this.insertJobInput(inserted.seq, input);
-        return { status: "enqueued", jobId: job.jobId, seq: inserted.seq };
+      const seq = insertedRowid(
+        this.st(
+          `INSERT INTO jobs (job_id, agent, input_hash, state, due_at, created_at, updated_at)
+           VALUES (?, ?, ?, 'queued', ?, ?, ?) ON CONFLICT(job_id) DO NOTHING`,
+        ).run(job.jobId, job.agent, hash, now, created, now),
+      );
+      if (seq !== undefined) {
+        this.insertJobInput(seq, input);
+        return { status: "enqueued", jobId: job.jobId, seq };
       }
       const existing = this.st("SELECT seq, input_hash FROM jobs WHERE job_id = ?").get(
         job.jobId,
