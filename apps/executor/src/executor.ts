@@ -625,7 +625,7 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
           onDeadLettered: (jobIds) => {
             for (const jobId of jobIds) void deadLettered(jobId);
           },
-        } as Parameters<JournalStore["claimNextJob"]>[0]);
+        });
       } catch (e) {
         log.warn({ err: describeError(e) }, "could not claim from the embedded queue");
         await sleep(pollMs, signal);

@@ -520,8 +520,8 @@ export class SqliteJournalStore implements JournalStore {
 
   /**
    * Group commit: writes that arrive while one is being written share the next transaction, so
-   * concurrent callers (deliveries in flight, submissions) pay one fsync between them. Each write
-   * runs in its own savepoint, so one that throws is rolled back alone and answered with its error;
+   * concurrent callers (deliveries in flight, submissions) pay one fsync between them. A write that
+   * throws is rolled back alone and answered with its error (see `flush`);
    * every caller is answered only after the commit, and a failing commit rejects them all with
    * nothing written.
    */
@@ -667,9 +667,14 @@ export class SqliteJournalStore implements JournalStore {
       ).run(jobId, generation, now, force ? 1 : 0, JSON.stringify(targets), now, now)
         .lastInsertRowid,
     );
-    const ins = this.st("INSERT OR IGNORE INTO active_targets (target, run_id) VALUES (?, ?)");
-    for (const t of targets) ins.run(t, id);
+    this.activate(id, targets);
     return id;
+  }
+
+  /** A run that is pending again takes its place in the per-target order. */
+  private activate(runId: number, targets: readonly string[]): void {
+    const ins = this.st("INSERT OR IGNORE INTO active_targets (target, run_id) VALUES (?, ?)");
+    for (const t of targets) ins.run(t, runId);
   }
 
   /** A run that is done or dead leaves the per-target order. */
@@ -1193,8 +1198,7 @@ export class SqliteJournalStore implements JournalStore {
           `UPDATE runs SET state = 'pending', due_at = ?, attempts = 0, lease_expiries = 0, next_at = NULL,
            last_error = NULL, class = NULL, updated_at = ? WHERE id = ?`,
         ).run(now, now, run.id);
-        const ins = this.st("INSERT OR IGNORE INTO active_targets (target, run_id) VALUES (?, ?)");
-        for (const t of JSON.parse(run.targets) as string[]) ins.run(t, run.id);
+        this.activate(run.id, JSON.parse(run.targets) as string[]);
         this.event(jobId, "run.resumed", actor, { generation: run.generation });
       }
       return toEffect(updated);
@@ -1329,6 +1333,7 @@ export class SqliteJournalStore implements JournalStore {
     leaseMs: number,
     now: number,
     input: unknown,
+    /** The delivery's stream sequence; the row's own when not given. */
     streamSeq: number | null = row.stream_seq,
   ): { lease: JobLease; job: JobRecord } {
     const token = this.ids();
@@ -1447,7 +1452,7 @@ export class SqliteJournalStore implements JournalStore {
         options.leaseMs,
         now,
         job.input,
-        options.streamSeq ?? row.stream_seq,
+        options.streamSeq,
       );
       return { status: "acquired", lease, job: record };
     }, false);
