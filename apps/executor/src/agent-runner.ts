@@ -118,27 +118,55 @@ export function createCommandRunner(config: Config): AgentRunner {
 }
 
 /**
- * Wraps an in-process function as a runner that honours the abort signal: the executor stops
- * waiting at the timeout even if the function does not (it cannot be killed).
+ * Wraps an in-process function as a runner. The executor enforces `timeoutMs` for every runner: at
+ * the timeout it stops waiting (a function cannot be killed) and aborts `context.signal`.
  */
 export function functionRunner(
   run: (job: Job, context: RunContext) => Promise<unknown>,
 ): AgentRunner {
-  return (job, context) =>
-    new Promise<unknown>((resolve, reject) => {
-      const onAbort = () =>
-        reject(new IdemError("TIMEOUT", `agent ${job.agent} did not finish in time`));
-      if (context.signal.aborted) return onAbort();
-      context.signal.addEventListener("abort", onAbort, { once: true });
-      run(job, context).then(
-        (v) => {
-          context.signal.removeEventListener("abort", onAbort);
-          resolve(v);
-        },
-        (e) => {
-          context.signal.removeEventListener("abort", onAbort);
-          reject(e);
-        },
-      );
-    });
+  return (job, context) => run(job, context);
+}
+
+/**
+ * Runs `runner` on `job`, failing with TIMEOUT after `timeoutMs` whether or not the runner stops.
+ * The abort signal is created only when the runner reads `context.signal` (the command runner
+ * does, to kill its child; most in-process functions do not), so a run that does not look at it
+ * costs one timer and no AbortController or listeners.
+ */
+export function runWithTimeout(
+  runner: AgentRunner,
+  job: Job,
+  timeoutMs: number,
+  log: Logger,
+): Promise<unknown> {
+  let controller: AbortController | undefined;
+  const context: RunContext = {
+    log,
+    get signal() {
+      controller ??= new AbortController();
+      return controller.signal;
+    },
+  };
+  return new Promise<unknown>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      reject(new IdemError("TIMEOUT", `agent ${job.agent} did not finish within ${timeoutMs} ms`));
+      controller?.abort();
+    }, timeoutMs);
+    let running: Promise<unknown>;
+    try {
+      running = runner(job, context);
+    } catch (e) {
+      running = Promise.reject(e);
+    }
+    running.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        reject(e);
+      },
+    );
+  });
 }

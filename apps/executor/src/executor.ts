@@ -19,6 +19,7 @@ import {
   type AgentOutput,
   type Clock,
   type Config,
+  canonicalJson,
   checkConfigInvariants,
   classifyError,
   describeError,
@@ -41,6 +42,7 @@ import {
   createCommandRunner,
   functionRunner,
   type RunContext,
+  runWithTimeout,
 } from "./agent-runner.js";
 import { checkDeadLetterRate } from "./dead-letter-alert.js";
 import { createExecutorMetrics, type ExecutorMetrics } from "./executor-metrics.js";
@@ -209,15 +211,21 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
   }
 
   /** Records the output, retrying for as long as the journal refuses it (invariant 4). */
-  async function recordDurably(output: AgentOutput, log: Logger): Promise<RecordResult> {
+  async function recordDurably(
+    output: AgentOutput,
+    canonical: string,
+    log: Logger,
+  ): Promise<RecordResult> {
+    const options = {
+      source: "executor",
+      targets: effectTargets(output, config),
+      actor: owner,
+      canonical,
+    } as const;
     let delay = 50;
     for (;;) {
       try {
-        return await journal.record(output, {
-          source: "executor",
-          targets: effectTargets(output, config),
-          actor: owner,
-        });
+        return await journal.record(output, options);
       } catch (e) {
         metrics.recordRetries.inc();
         log.warn(
@@ -284,26 +292,12 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
     }, heartbeatMs);
     try {
       let output: AgentOutput;
+      let canonical: string;
       const started = performance.now();
       try {
-        const timeout = new AbortController();
-        const timer = setTimeout(() => timeout.abort(), timeoutOf(job.agent));
-        let raw: unknown;
-        try {
-          raw = await runner(job, { signal: timeout.signal, log: jlog });
-        } finally {
-          clearTimeout(timer);
-        }
+        const raw = await runWithTimeout(runner, job, timeoutOf(job.agent), jlog);
         fault("executor.after-run");
-        const completed = completeOutput(raw, job);
-        const size = Buffer.byteLength(JSON.stringify(completed) ?? "", "utf8");
-        if (size > config.limits.maxOutputBytes) {
-          throw new IdemError(
-            "OUTPUT_TOO_LARGE",
-            `the output is ${size} bytes; limits.maxOutputBytes is ${config.limits.maxOutputBytes}`,
-          );
-        }
-        const v = validateOutput(completed, config);
+        const v = validateOutput(completeOutput(raw, job), config);
         if (!v.ok) {
           metrics.invalid.inc({ source: "executor" });
           throw new IdemError(
@@ -313,6 +307,15 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
           );
         }
         output = v.value;
+        // The canonical JSON is what the journal stores: measured here, handed to the record.
+        canonical = canonicalJson(output);
+        const size = Buffer.byteLength(canonical, "utf8");
+        if (size > config.limits.maxOutputBytes) {
+          throw new IdemError(
+            "OUTPUT_TOO_LARGE",
+            `the output is ${size} bytes; limits.maxOutputBytes is ${config.limits.maxOutputBytes}`,
+          );
+        }
         metrics.agentRunSeconds.observe(
           { agent: job.agent, outcome: "ok" },
           (performance.now() - started) / 1000,
@@ -325,7 +328,7 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
         await fail(d, lease, e, jlog);
         return;
       }
-      const result = await recordDurably(output, jlog);
+      const result = await recordDurably(output, canonical, jlog);
       metrics.records.inc({ source: "executor", status: result.status });
       if (result.status === "conflict") {
         metrics.conflicts.inc({ source: "executor" });

@@ -22,6 +22,7 @@ import {
   enqueueJob,
   retryDeadLetter,
   silentLogger,
+  submitOutput,
 } from "../src/index.js";
 import { countFile, runCounts, testConfig, waitFor } from "./helpers.js";
 
@@ -108,6 +109,12 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
     const rec = await waitFor("the output", () => env.tj.journal.get("j-1"));
     expect(rec.output.summary).toBe("did j-1");
     expect(rec.source).toBe("executor");
+    // The executor records the canonical JSON: the same output submitted with its keys in another
+    // order is a duplicate, not a conflict.
+    const again = { summary: rec.output.summary, effects: [], agent: "writer", jobId: "j-1" };
+    expect((await submitOutput(env.tj.journal, env.config, again, "http")).status).toBe(
+      "duplicate",
+    );
     await new Promise((r) => setTimeout(r, 300));
     expect(await runCounts(env.counts)).toEqual({ "j-1": 1 });
     const events = await env.tj.journal.countEvents(["job.enqueued", "job.duplicate"]);

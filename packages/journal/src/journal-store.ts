@@ -50,6 +50,11 @@ export interface RecordOptions {
   /** Ordering targets of the output's effects (schema `effectTargets`); runs sharing one apply in recording order. */
   targets: readonly string[];
   actor?: string;
+  /**
+   * The output's canonical JSON (schema `canonicalJson(output)`), when the caller has it already:
+   * the journal stores and hashes it instead of serializing the output again.
+   */
+  canonical?: string;
 }
 
 export interface RunRecord {

@@ -513,7 +513,7 @@ export class SqliteJournalStore implements JournalStore {
   // --- outputs -------------------------------------------------------------------------------
 
   async record(output: AgentOutput, options: RecordOptions): Promise<RecordResult> {
-    const body = canonicalJson(output);
+    const body = options.canonical ?? canonicalJson(output);
     const hash = sha256Hex(body);
     return this.batched(() => this.recordInTx(output, options, body, hash));
   }
@@ -1429,10 +1429,14 @@ export class SqliteJournalStore implements JournalStore {
     const { input, hash } = jobInput(job);
     const claim = await this.batched((): JobClaimResult => {
       const now = this.clock.now();
-      if (this.st("SELECT 1 FROM outputs WHERE job_id = ?").get(job.jobId))
-        return { status: "recorded" };
-      // The jobs row, not its input in job_inputs: the caller's job holds it (same hash, or a conflict).
-      let row = this.st("SELECT * FROM jobs WHERE job_id = ?").get(job.jobId) as JobRow | undefined;
+      // One statement: whether the output is recorded, and the jobs row, not its input in
+      // job_inputs (the caller's job holds it: same hash, or a conflict).
+      const found = this.st(
+        `SELECT EXISTS (SELECT 1 FROM outputs WHERE job_id = ?) AS recorded, jobs.*
+         FROM (SELECT 1) LEFT JOIN jobs ON jobs.job_id = ?`,
+      ).get(job.jobId, job.jobId) as Omit<JobRow, "seq"> & { seq: number | null; recorded: 0 | 1 };
+      if (found.recorded === 1) return { status: "recorded" };
+      let row = found.seq === null ? undefined : (found as JobRow);
       if (!row) {
         row = this.st(
           `INSERT INTO jobs (job_id, agent, input_hash, state, due_at, created_at, updated_at)
