@@ -422,6 +422,33 @@ describe("SqliteJournalStore group fsync (synchronous FULL)", () => {
     }
   });
 
+  it("answers claims and notes that share a commit with a record without waiting for its fsync", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "idem-fsync-"));
+    const held = heldFsync();
+    const j = await openJournal(join(dir, "j.db"), { fdatasync: held.fdatasync });
+    try {
+      const job = { jobId: "c", agent: "writer", input: { n: 1 } };
+      await j.enqueueJob(job, { durable: false });
+      expect(held.waiting).toHaveLength(0);
+      // One batch: a durable record, a claim and a stream-seq note.
+      const rec = j.record(output("a"), { source: "cli", targets: [] });
+      const claim = j.claimJob(job, { owner: "t", leaseMs: 60_000, streamSeq: 7 });
+      const note = j.setJobStreamSeq("c", 7);
+      expect(await settled(claim)).toBe(true);
+      expect(await settled(note)).toBe(true);
+      expect((await claim).status).toBe("acquired");
+      expect(await settled(rec)).toBe(false);
+      expect(held.waiting).toHaveLength(1);
+      held.release();
+      expect((await rec).status).toBe("recorded");
+      expect(j.fsyncs).toBe(1);
+    } finally {
+      held.release();
+      await j.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("makes a yes from has() durable before answering it: a redelivery is acked on it", async () => {
     const dir = mkdtempSync(join(tmpdir(), "idem-fsync-"));
     const writer = await openJournal(join(dir, "j.db"), { synchronous: "NORMAL" });

@@ -586,16 +586,32 @@ export class SqliteJournalStore implements JournalStore {
           }
         });
       }
-      if (batch.some((op) => !op.durable)) this.lastCoordinationAt = performance.now();
-      if (batch.some((op) => op.durable)) await this.durable(batch.length === 1);
     } catch (e) {
       for (const op of batch) op.reject(e);
       return;
     }
-    batch.forEach((op, i) => {
+    // Committed. Claims, leases and notes are answered now; only durable writes wait for the fsync
+    // (a claim that shared a commit with a record used to wait for the record's fsync too).
+    const answer = (op: PendingWrite, i: number) => {
       const r = results[i] as (typeof results)[number];
       if (r.ok) op.resolve(r.value);
       else op.reject(r.error);
+    };
+    let durableWrites = 0;
+    batch.forEach((op, i) => {
+      if (op.durable) durableWrites += 1;
+      else answer(op, i);
+    });
+    if (durableWrites < batch.length) this.lastCoordinationAt = performance.now();
+    if (durableWrites === 0) return;
+    try {
+      await this.durable(batch.length === 1);
+    } catch (e) {
+      for (const op of batch) if (op.durable) op.reject(e);
+      return;
+    }
+    batch.forEach((op, i) => {
+      if (op.durable) answer(op, i);
     });
   }
 
