@@ -357,6 +357,33 @@ describe("SqliteJournalStore jobs", () => {
       (await t.journal.claimNextJob({ owner: "x", leaseMs: 100, maxDeliver: 2 }))?.lease.deliveries,
     ).toBe(1);
   });
+
+  it("lists for the outbox republish the queued and running jobs without an output, since a time", async () => {
+    await using t = await tempJournal();
+    const job = (jobId: string) => ({ jobId, agent: "writer", input: { jobId } });
+    await t.journal.enqueueJob(job("old"));
+    t.clock.advance(1_000);
+    const since = t.clock.now();
+    for (const id of ["queued", "running", "done", "dead"]) await t.journal.enqueueJob(job(id));
+    const running = await t.journal.claimJob(job("running"), { owner: "x", leaseMs: 60_000 });
+    expect(running.status).toBe("acquired");
+    await t.journal.claimJob(job("done"), { owner: "x", leaseMs: 60_000 });
+    await t.journal.record(
+      { jobId: "done", agent: "writer", effects: [] },
+      { source: "executor", targets: [] },
+    );
+    await t.journal.deadLetterJob("dead", { class: "logic", error: "broke", deliveries: 3 });
+    const pending = await t.journal.pendingJobs({ since });
+    expect(pending.map((j) => [j.jobId, j.state, j.input])).toEqual([
+      ["queued", "queued", { jobId: "queued" }],
+      ["running", "running", { jobId: "running" }],
+    ]);
+    expect((await t.journal.pendingJobs()).map((j) => j.jobId)).toEqual([
+      "old",
+      "queued",
+      "running",
+    ]);
+  });
 });
 
 describe("SqliteJournalStore group fsync (synchronous FULL)", () => {

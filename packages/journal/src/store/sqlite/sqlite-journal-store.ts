@@ -1619,7 +1619,9 @@ export class SqliteJournalStore implements JournalStore {
 
   async pendingJobs(options: { since?: number; limit?: number } = {}): Promise<JobRecord[]> {
     const rows = this.st(
-      `${JOB_WITH_INPUT} WHERE state IN ('queued','running') AND created_at >= ?
+      // jobs_due holds exactly the queued and running jobs: the scan reads none that are done.
+      `SELECT jobs.*, job_inputs.input FROM jobs INDEXED BY jobs_due JOIN job_inputs ON job_inputs.seq = jobs.seq
+       WHERE state IN ('queued','running') AND created_at >= ?
        AND NOT EXISTS (SELECT 1 FROM outputs o WHERE o.job_id = jobs.job_id) ORDER BY jobs.seq LIMIT ?`,
     ).all(options.since ?? 0, options.limit ?? -1) as JobRowWithInput[];
     return rows.map(toJob);

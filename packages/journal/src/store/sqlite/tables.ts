@@ -132,10 +132,9 @@ export const jobs = sqliteTable(
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
-  (t) => [
-    index("jobs_due").on(t.dueAt, t.seq).where(sql`state IN ('queued','running')`),
-    index("jobs_created").on(t.createdAt),
-  ],
+  // No index on created_at (dropped in migration 0005): every enqueue paid for it, and its one
+  // reader, the outbox republish, reads only queued and running jobs, which jobs_due holds.
+  (t) => [index("jobs_due").on(t.dueAt, t.seq).where(sql`state IN ('queued','running')`)],
 );
 
 /** A job's input (canonical JSON), written once with its `jobs` row (same seq), never changed. */
