@@ -149,8 +149,10 @@ export function runWithTimeout(
   };
   return new Promise<unknown>((resolve, reject) => {
     const timer = setTimeout(() => {
-      reject(new IdemError("TIMEOUT", `agent ${job.agent} did not finish within ${timeoutMs} ms`));
+      // Abort first: the command runner's child is SIGKILLed before the failed delivery is handed
+      // back, so a redelivery never runs beside it.
       controller?.abort();
+      reject(new IdemError("TIMEOUT", `agent ${job.agent} did not finish within ${timeoutMs} ms`));
     }, timeoutMs);
     let running: Promise<unknown>;
     try {
