@@ -16,7 +16,7 @@ const N = Number(process.env.BENCH_N ?? 4000);
 const K = Number(process.env.BENCH_INFLIGHT ?? 16); // max_ack_pending and concurrent publishers
 /** A wider window, the same for both sides: raw is CPU-bound at K, idem waits on fsyncs there. */
 const WIDE = Number(process.env.BENCH_WIDE ?? 64);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const input = { text: "x".repeat(900) };
 const job = (tag, i) => ({ jobId: `${tag}-${String(i).padStart(7, "0")}`, agent: "writer", input });
 const pct = (xs, p) => {
@@ -25,6 +25,11 @@ const pct = (xs, p) => {
 };
 const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+/** Process CPU (user + system, every thread) per job since `c0`, in µs. */
+const cpuPerJob = (c0, n) => {
+  const c = process.cpuUsage(c0);
+  return (c.user + c.system) / n;
+};
 
 async function inParallel(n, k, fn) {
   let next = 0;
@@ -49,6 +54,7 @@ async function raw(server, tag, k = K) {
   });
   let done = 0;
   const t0 = performance.now();
+  const c0 = process.cpuUsage();
   const loop = startMessageLoop({
     js,
     stream,
@@ -66,9 +72,10 @@ async function raw(server, tag, k = K) {
   });
   while (done < N) await sleep(2);
   const seconds = (performance.now() - t0) / 1000;
+  const cpu = cpuPerJob(c0, N);
   await loop.stop();
   await nc.close();
-  return N / seconds;
+  return { rate: N / seconds, cpu };
 }
 
 /** Wraps the journal so the executor's own calls are timed per job. */
@@ -140,6 +147,7 @@ async function idem(
   await ex.start();
   const jsm = await jetstreamManager(nc);
   const t0 = performance.now();
+  const c0 = process.cpuUsage();
   if (!preload) await enqueueAll();
   // Done when every output is recorded (counted as the executor's records return: a status()
   // query every 2 ms would cost the executor CPU, which the raw loop's counter does not) and acked.
@@ -151,11 +159,12 @@ async function idem(
     await sleep(2);
   }
   const seconds = (performance.now() - t0) / 1000;
+  const cpu = cpuPerJob(c0, n);
   await ex.stop();
   await nc.close();
   await journal.close();
   const added = [...perJob.entries()].filter(([id]) => id?.startsWith("idem-")).map(([, v]) => v);
-  return { rate: n / seconds, addedP50: pct(added, 50), addedP99: pct(added, 99) };
+  return { rate: n / seconds, cpu, addedP50: pct(added, 50), addedP99: pct(added, 99) };
 }
 
 const dir = mkdtempSync(join(tmpdir(), "idem-bench-exec-"));
@@ -168,14 +177,15 @@ try {
   const measure = async (k, rounds, label) => {
     const out = [];
     for (let r = -1; r < rounds; r++) {
-      const rawRate = await raw(server, `${label}${r + 1}`, k);
+      const rawRun = await raw(server, `${label}${r + 1}`, k);
+      const rawRate = rawRun.rate;
       const opts = { inflight: k, tag: `${label}${r + 1}` };
       const full = await idem(server, dir, "FULL", opts);
       const normal = await idem(server, dir, "NORMAL", opts);
       process.stderr.write(
         `executor bench ${r < 0 ? "warm-up" : `round ${r + 1}`}, ${k} in flight: raw ${round(rawRate)}/s, FULL ${round(full.rate)}/s (${round(full.rate / rawRate, 2)}x), NORMAL ${round(normal.rate)}/s (${round(normal.rate / rawRate, 2)}x)\n`,
       );
-      if (r >= 0) out.push({ rawRate, full, normal });
+      if (r >= 0) out.push({ rawRate, rawCpu: rawRun.cpu, full, normal });
     }
     return out;
   };
@@ -190,6 +200,9 @@ try {
     addedP50: median(rounds.map((r) => r.full.addedP50)),
   };
   const normal = { rate: median(rounds.map((r) => r.normal.rate)) };
+  const rawCpu = median(rounds.map((r) => r.rawCpu));
+  const fullCpu = median(rounds.map((r) => r.full.cpu));
+  const cpuRatio = median(rounds.map((r) => r.rawCpu / r.full.cpu));
   const wideRaw = median(wide.map((r) => r.rawRate));
   const wideFull = median(wide.map((r) => r.full.rate));
   const wideRatio = median(wide.map((r) => r.full.rate / r.rawRate));
@@ -227,6 +240,14 @@ try {
       target: "(reference)",
     },
     {
+      metric: `CPU per job, process user + system, every thread (FULL, ${K} in flight; ratio raw/idem)`,
+      value: round(fullCpu),
+      unit: "µs",
+      raw: round(rawCpu),
+      ratio: round(cpuRatio, 2),
+      target: "(reference: the share of the gap that is CPU)",
+    },
+    {
       metric:
         "added latency per job p50 (claimJob, which checks for a recorded output first, + record; FULL, one in flight)",
       value: round(lat.addedP50 / 1000, 3),
@@ -252,8 +273,7 @@ try {
       target: "",
     },
     {
-      metric:
-        "journal time per job p50 under load (FULL, 16 in flight, includes event-loop queueing)",
+      metric: `journal time per job p50 under load (FULL, ${K} in flight, includes event-loop queueing)`,
       value: round(full.addedP50 / 1000, 3),
       unit: "ms",
       raw: null,

@@ -5,7 +5,10 @@ import type { Logger } from "./logger.js";
 
 /** What an agent runner gets besides the job. */
 export interface RunContext {
-  /** Aborted at the agent's `timeoutMs` (or on shutdown): the runner must stop and reject. */
+  /**
+   * Aborted at the agent's `timeoutMs`, when the executor has stopped waiting (it fails the run with
+   * TIMEOUT itself): the runner should stop. Made on first read.
+   */
   signal: AbortSignal;
   log: Logger;
 }
