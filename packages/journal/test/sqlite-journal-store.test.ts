@@ -358,6 +358,19 @@ describe("SqliteJournalStore jobs", () => {
     ).toBe(1);
   });
 
+  it("answers a claim 'recorded' for a job whose output was submitted before any delivery, writing nothing", async () => {
+    await using t = await tempJournal();
+    await t.journal.record(
+      { jobId: "s1", agent: "writer", effects: [] },
+      { source: "http", targets: [] },
+    );
+    const job = { jobId: "s1", agent: "writer", input: { n: 1 } };
+    expect((await t.journal.claimJob(job, { owner: "x", leaseMs: 60_000 })).status).toBe(
+      "recorded",
+    );
+    expect(await t.journal.getJob("s1")).toBeUndefined();
+  });
+
   it("lists for the outbox republish the queued and running jobs without an output, since a time", async () => {
     await using t = await tempJournal();
     const job = (jobId: string) => ({ jobId, agent: "writer", input: { jobId } });
