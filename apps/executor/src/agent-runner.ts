@@ -121,13 +121,14 @@ export function createCommandRunner(config: Config): AgentRunner {
 }
 
 /**
- * Wraps an in-process function as a runner. The executor enforces `timeoutMs` for every runner: at
- * the timeout it stops waiting (a function cannot be killed) and aborts `context.signal`.
+ * An in-process function as a runner: it is one already, since the executor enforces `timeoutMs`
+ * for every runner (at the timeout it stops waiting, a function cannot be killed, and aborts
+ * `context.signal`). Kept for callers of the earlier wrapper.
  */
 export function functionRunner(
   run: (job: Job, context: RunContext) => Promise<unknown>,
 ): AgentRunner {
-  return (job, context) => run(job, context);
+  return run;
 }
 
 /**

@@ -40,7 +40,6 @@ import type { NatsConnection, Subscription } from "@nats-io/transport-node";
 import {
   type AgentRunner,
   createCommandRunner,
-  functionRunner,
   type RunContext,
   runWithTimeout,
 } from "./agent-runner.js";
@@ -178,8 +177,7 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
   const metrics = options.metrics ?? createExecutorMetrics();
   const fault = options.fault ?? noFault;
   const owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  const runner =
-    options.runner ?? (options.run ? functionRunner(options.run) : createCommandRunner(config));
+  const runner = options.runner ?? options.run ?? createCommandRunner(config);
   const agents = [...(options.agents ?? Object.keys(config.agents))];
   const transport = config.nats ? "jetstream" : "embedded";
   const queue = config.queue;
