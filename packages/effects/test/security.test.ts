@@ -172,7 +172,7 @@ describe("the sandbox refuses hostile specs and leaves every target unchanged", 
         "patch: mode-only header escaping",
         patch("diff --git a/../run.sh b/../run.sh\nold mode 100644\nnew mode 100755\n"),
       ],
-      ["patch: over maxFileBytes", patch(newFilePatch("x.txt") + `+${big}\n`)],
+      ["patch: over maxFileBytes", patch(`${newFilePatch("x.txt")}+${big}\n`)],
       [
         "patch: forged trailer",
         patch(

@@ -864,7 +864,7 @@ export class SqliteJournalStore implements JournalStore {
   /** Refuses a stale holder: the run must be running under this very token. */
   private held(lease: Lease): RunRow {
     const row = this.st("SELECT * FROM runs WHERE id = ?").get(lease.runId) as RunRow | undefined;
-    if (!row || row.state !== "running" || row.lease_token !== lease.token) {
+    if (row?.state !== "running" || row.lease_token !== lease.token) {
       throw new IdemError(
         "LEASE_LOST",
         `the lease on run ${lease.jobId}#${lease.generation} was taken over or ended`,
@@ -1485,7 +1485,7 @@ export class SqliteJournalStore implements JournalStore {
     const row = this.st("SELECT * FROM jobs WHERE job_id = ?").get(lease.jobId) as
       | JobRow
       | undefined;
-    if (!row || row.state !== "running" || row.lease_token !== lease.token) {
+    if (row?.state !== "running" || row.lease_token !== lease.token) {
       throw new IdemError("LEASE_LOST", `the claim on job ${lease.jobId} was taken over or ended`, {
         details: { jobId: lease.jobId, state: row?.state },
       });
