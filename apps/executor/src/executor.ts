@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import type { JobClaimResult, JobLease, JournalStore, RecordResult } from "@idem/journal";
 import {
   type AgentConsumer,
+  closeNats,
   connectNats,
   createJobPublisher,
   type DeadLetterAdvisory,
@@ -691,7 +692,8 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
         await Promise.allSettled(loops.map((l) => l.stop()));
         await embeddedLoop;
         await Promise.allSettled([...inflight]);
-        if (nc && ownConnection) await nc.drain().catch(() => {});
+        // Bounded: with the server gone, a drain would wait for a reconnect and SIGTERM would hang.
+        if (nc && ownConnection) await closeNats(nc);
         log.info("executor stopped");
       })();
       return stopping;

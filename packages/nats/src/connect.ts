@@ -14,3 +14,27 @@ export async function connectNats(url: string, name = "idem"): Promise<NatsConne
     pingInterval: 5_000,
   });
 }
+
+/**
+ * Drains the connection (what was published is flushed, subscriptions end) and closes it; when the
+ * server is gone, `drain()` would wait for a reconnect that may never come (reconnect is forever),
+ * so after `timeoutMs` the connection is closed as it is. A process that stops during an outage
+ * exits instead of hanging.
+ * @returns whether the drain finished in time.
+ */
+export async function closeNats(nc: NatsConnection, timeoutMs = 2_000): Promise<boolean> {
+  if (nc.isClosed()) return true;
+  let timer: NodeJS.Timeout | undefined;
+  const drained = await Promise.race([
+    nc.drain().then(
+      () => true,
+      () => false,
+    ),
+    new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (!nc.isClosed()) await nc.close();
+  return drained;
+}

@@ -11,6 +11,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   agentConsumerName,
+  closeNats,
   connectNats,
   createJobPublisher,
   type DeadLetterAdvisory,
@@ -177,5 +178,23 @@ describe("dead-letter monitor", () => {
     expect(seen[0]?.job?.jobId).toBe("dead-1");
     expect(seen[0]?.msgId).toBe("dead-1");
     expect(seen[0]?.deliveries).toBe(1);
+  });
+});
+
+describe("closeNats", () => {
+  it("drains a live connection; with the server gone it closes instead of waiting for a reconnect forever", async () => {
+    const own = await startNatsServer();
+    try {
+      const live = await connectNats(own.url);
+      expect(await closeNats(live)).toBe(true);
+      expect(live.isClosed()).toBe(true);
+
+      const orphan = await connectNats(own.url);
+      await own.kill("SIGKILL");
+      expect(await closeNats(orphan, 300)).toBe(false);
+      expect(orphan.isClosed()).toBe(true);
+    } finally {
+      await own.stop();
+    }
   });
 });

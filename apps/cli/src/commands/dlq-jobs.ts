@@ -1,9 +1,8 @@
 import { type EnqueueOutcome, retryDeadLetter } from "@idem/executor";
 import type { DeadLetterRecord, JournalStore } from "@idem/journal";
-import { connectNats, createJobPublisher, ensureJobsStream } from "@idem/nats";
 import type { Config } from "@idem/schema";
-import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { Command } from "commander";
+import { withJobPublisher } from "../ops/with-publisher.js";
 
 /** Open dead letters: jobs that never produced an output (class, deliveries, last error). */
 export async function listDeadLetteredJobs(journal: JournalStore): Promise<DeadLetterRecord[]> {
@@ -22,15 +21,9 @@ export async function retryDeadLetteredJob(
   journal: JournalStore,
   actor: string,
 ): Promise<EnqueueOutcome & { retry: number }> {
-  if (!config.nats) return retryDeadLetter(jobId, { journal, actor });
-  const nc = await connectNats(config.nats.url, "idem dlq retry");
-  try {
-    await ensureJobsStream(await jetstreamManager(nc), config.nats);
-    const publisher = createJobPublisher({ js: jetstream(nc), nats: config.nats });
-    return await retryDeadLetter(jobId, { journal, publisher, actor });
-  } finally {
-    await nc.drain().catch(() => {});
-  }
+  return withJobPublisher(config, "idem dlq retry", (publisher) =>
+    retryDeadLetter(jobId, { journal, publisher, actor }),
+  );
 }
 
 /** `idem dlq` is registered by dlq.ts, which routes its job parts through this module. */

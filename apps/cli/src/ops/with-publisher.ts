@@ -1,0 +1,29 @@
+import {
+  closeNats,
+  connectNats,
+  createJobPublisher,
+  ensureJobsStream,
+  type JobPublisher,
+} from "@idem/nats";
+import type { Config } from "@idem/schema";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+
+/**
+ * Runs `fn` with a job publisher on JetStream (the jobs stream created when missing), or with none
+ * on the embedded queue. The connection is drained afterwards, or closed if the server is gone, so
+ * a command that failed during an outage exits.
+ */
+export async function withJobPublisher<T>(
+  config: Config,
+  name: string,
+  fn: (publisher: JobPublisher | undefined) => Promise<T>,
+): Promise<T> {
+  if (!config.nats) return fn(undefined);
+  const nc = await connectNats(config.nats.url, name);
+  try {
+    await ensureJobsStream(await jetstreamManager(nc), config.nats);
+    return await fn(createJobPublisher({ js: jetstream(nc), nats: config.nats }));
+  } finally {
+    await closeNats(nc);
+  }
+}
