@@ -1,7 +1,7 @@
 import type { JournalStore } from "@idem/journal";
 import type { JobPublisher } from "@idem/nats";
 import type { Job } from "@idem/schema";
-import { IdemError, retryMsgId } from "@idem/schema";
+import { IdemError, isIdemError, retryMsgId } from "@idem/schema";
 
 /** The answer of `idem enqueue --json`. */
 export interface EnqueueOutcome {
@@ -63,6 +63,83 @@ export async function enqueueJob(
     await journal.appendEvent({ jobId: job.jobId, ...event(duplicate, "embedded", outbox.seq) });
   }
   return outcome;
+}
+
+/** A job of a batch that was not enqueued, and why. */
+export interface EnqueueFailure {
+  jobId: string;
+  /** JOB_CONFLICT (refused), UNAVAILABLE (left in the outbox: the executor republishes it). */
+  error: { code: "JOB_CONFLICT" | "UNAVAILABLE"; message: string };
+}
+
+/** What {@link enqueueJobs} did with each job, in the order given. */
+export interface BatchEnqueueResult {
+  /**
+   * One entry per job given: its outcome, its failure, or `undefined` when it was not attempted
+   * because the stream became unavailable first (nothing of it is written).
+   */
+  outcomes: (EnqueueOutcome | EnqueueFailure | undefined)[];
+  /** Set when the batch stopped early: no PubAck came within `nats.publishRetryMs`. */
+  stoppedBy?: IdemError;
+}
+
+/**
+ * Enqueues many jobs with `concurrency` of them in flight (default 16), in the order given: the
+ * journal's group commit and the pipelined publishes make a batch far cheaper than one process per
+ * job. Each job is enqueued as by {@link enqueueJob} and is atomic on its own; the batch is not. A
+ * conflict refuses that job alone. A publish with no PubAck within `nats.publishRetryMs` stops the
+ * batch: jobs in flight stay in the outbox (the executor republishes them) and the rest are not
+ * attempted. Safe to repeat: what is already enqueued comes back as a duplicate.
+ * @throws anything else the journal or the stream throws, once the jobs in flight have settled.
+ */
+export async function enqueueJobs(
+  jobs: readonly Job[],
+  options: {
+    journal: JournalStore;
+    publisher?: JobPublisher;
+    actor?: string;
+    concurrency?: number;
+    /** Called as each job settles (a progress bar). */
+    onSettled?: (index: number, result: EnqueueOutcome | EnqueueFailure) => void;
+  },
+): Promise<BatchEnqueueResult> {
+  const outcomes: BatchEnqueueResult["outcomes"] = new Array(jobs.length).fill(undefined);
+  let next = 0;
+  let stoppedBy: IdemError | undefined;
+  let fatal: { error: unknown } | undefined;
+  const worker = async () => {
+    while (next < jobs.length && !stoppedBy && !fatal) {
+      const i = next++;
+      const job = jobs[i] as Job;
+      let result: EnqueueOutcome | EnqueueFailure;
+      try {
+        result = await enqueueJob(job, options);
+      } catch (e) {
+        // Narrowly: a refused or unpublishable job is this job's outcome; anything else (a disk
+        // full, a broken journal) ends the batch and reaches the caller.
+        const code = isIdemError(e, "JOB_CONFLICT")
+          ? "JOB_CONFLICT"
+          : isIdemError(e, "UNAVAILABLE")
+            ? "UNAVAILABLE"
+            : undefined;
+        if (code === undefined) {
+          fatal ??= { error: e };
+          return;
+        }
+        const err = e as IdemError;
+        if (code === "UNAVAILABLE") stoppedBy ??= err;
+        // The stream's own words (timeout, disconnected) say more than "publishing failed" alone.
+        const cause = err.cause instanceof Error ? `: ${err.cause.message}` : "";
+        result = { jobId: job.jobId, error: { code, message: `${err.message}${cause}` } };
+      }
+      outcomes[i] = result;
+      options.onSettled?.(i, result);
+    }
+  };
+  const workers = Math.max(1, Math.min(options.concurrency ?? 16, jobs.length));
+  await Promise.all(Array.from({ length: workers }, worker));
+  if (fatal) throw fatal.error;
+  return stoppedBy ? { outcomes, stoppedBy } : { outcomes };
 }
 
 /**

@@ -5,7 +5,7 @@ import { type NatsServerHandle, startNatsServer, tempJournal } from "@idem/testi
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createExecutor, enqueueJob, silentLogger } from "../src/index.js";
+import { createExecutor, enqueueJob, enqueueJobs, silentLogger } from "../src/index.js";
 import { countFile, runCounts, testConfig, waitFor } from "./helpers.js";
 
 let server: NatsServerHandle;
@@ -66,5 +66,45 @@ describe("enqueueJob on JetStream with a FULL journal", () => {
     } finally {
       await ex.stop();
     }
+  });
+
+  it("enqueueJobs stops at a stream that gives no PubAck: jobs in flight stay in the outbox, the rest are not written", async () => {
+    await using tj = await tempJournal({ synchronous: "FULL" });
+    const config = testConfig({ dir: tj.dir, journalPath: tj.path, natsUrl: server.url });
+    if (!config.nats) throw new Error("nats config");
+    // No stream captures the subject: every publish finds no responder until publishRetryMs ends.
+    const publisher = createJobPublisher({
+      js: jetstream(nc),
+      nats: { ...config.nats, publishRetryMs: 300 },
+      attemptTimeoutMs: 200,
+    });
+    const jobs = Array.from({ length: 6 }, (_, i) => ({
+      jobId: `stop-${i}`,
+      agent: "writer",
+      input: { i },
+    }));
+    const r = await enqueueJobs(jobs, { journal: tj.journal, publisher, concurrency: 2 });
+    expect(isIdemError(r.stoppedBy, "UNAVAILABLE")).toBe(true);
+    expect(r.outcomes.map((o) => (o && "error" in o ? o.error.code : o))).toEqual([
+      "UNAVAILABLE",
+      "UNAVAILABLE",
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    expect((await tj.journal.pendingJobs({ since: 0 })).map((j) => j.jobId).sort()).toEqual([
+      "stop-0",
+      "stop-1",
+    ]);
+
+    // Once the stream exists, the same batch again: the two are published, the rest enqueued.
+    await ensureJobsStream(await jetstreamManager(nc), config.nats);
+    const again = await enqueueJobs(jobs, { journal: tj.journal, publisher, concurrency: 2 });
+    expect(again.stoppedBy).toBeUndefined();
+    const outcomes = again.outcomes as { seq: number; duplicate: boolean }[];
+    expect(outcomes.map((o) => o.duplicate)).toEqual([true, true, false, false, false, false]);
+    const info = await (await jetstreamManager(nc)).streams.info(config.nats.stream);
+    expect(info.state.messages).toBe(6);
   });
 });

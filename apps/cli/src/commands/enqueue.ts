@@ -1,59 +1,160 @@
-import { enqueueJob } from "@idem/executor";
-import { connectNats, createJobPublisher, ensureJobsStream } from "@idem/nats";
-import { validateJob } from "@idem/schema";
-import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import {
+  type BatchEnqueueResult,
+  type EnqueueFailure,
+  type EnqueueOutcome,
+  enqueueJob,
+  enqueueJobs,
+} from "@idem/executor";
+import type { JournalStore } from "@idem/journal";
+import type { JobPublisher } from "@idem/nats";
+import type { Job } from "@idem/schema";
+import cliProgress from "cli-progress";
 import type { Command } from "commander";
 import {
   CliError,
   color,
   EXIT,
+  exitHolder,
   loadConfig,
-  parseJsonText,
   printJson,
   readText,
   withJournal,
 } from "../context.js";
+import { parseJobFile } from "../ops/job-file.js";
+import { withJobPublisher } from "../ops/with-publisher.js";
+
+/** Failures listed by name in the human summary of a batch; the count of the rest follows. */
+const MAX_LISTED = 20;
 
 export function register(program: Command): void {
   program
     .command("enqueue")
     .description(
-      "enqueues a Job from FILE or - (JetStream with Nats-Msg-Id = jobId, or the embedded queue); a duplicate is ok",
+      "enqueues a Job, or a batch (a JSON array or JSON Lines), from FILE or - (JetStream with Nats-Msg-Id = jobId, or the embedded queue); a duplicate is ok",
     )
-    .argument("<file>", "the Job JSON file, or - for stdin")
-    .option("--json", "print JSON")
-    .action(async (file: string, opts: { json?: boolean }, cmd: Command) => {
+    .argument(
+      "<file>",
+      "the Job JSON file (one Job, an array of Jobs, or one Job per line), or - for stdin",
+    )
+    .option("--json", "print JSON (an array, one entry per job, for a batch)")
+    .option("--concurrency <n>", "jobs in flight at once in a batch", "16")
+    .action(async (file: string, opts: { json?: boolean; concurrency: string }, cmd: Command) => {
       const config = loadConfig(cmd.optsWithGlobals());
-      const raw = parseJsonText(readText(file, "job"), file);
-      const v = validateJob(raw);
-      if (!v.ok) {
-        const lines = v.issues.map((i) => `  ${i.path || "(job)"}: ${i.message}`).join("\n");
+      const concurrency = Number(opts.concurrency);
+      if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1024) {
         throw new CliError(
-          `invalid job ${file}: nothing enqueued\n${lines}`,
-          EXIT.FAILED,
-          v.issues,
+          `--concurrency must be an integer from 1 to 1024, got ${opts.concurrency}`,
+          EXIT.USAGE,
         );
       }
-      const job = v.value;
-      const outcome = await withJournal(config, async (journal) => {
-        if (!config.nats) return enqueueJob(job, { journal });
-        const nc = await connectNats(config.nats.url, "idem enqueue");
-        try {
-          await ensureJobsStream(await jetstreamManager(nc), config.nats);
-          const publisher = createJobPublisher({ js: jetstream(nc), nats: config.nats });
-          return await enqueueJob(job, { journal, publisher });
-        } finally {
-          await nc.drain().catch(() => {});
-        }
-      });
-      if (opts.json) {
-        printJson(outcome);
-        return;
-      }
-      process.stdout.write(
-        outcome.duplicate
-          ? `${color.yellow("duplicate")} ${outcome.jobId}: already enqueued (${outcome.stream} seq ${outcome.seq}), nothing new\n`
-          : `${color.green("enqueued")} ${outcome.jobId} (${outcome.stream} seq ${outcome.seq})\n`,
+      const { jobs, batch } = parseJobFile(readText(file, "job"), file);
+      await withJournal(config, (journal) =>
+        withJobPublisher(config, "idem enqueue", async (publisher) => {
+          if (!batch) {
+            report(await enqueueJob(jobs[0] as Job, { journal, publisher }), opts.json);
+            return;
+          }
+          const result = await enqueueBatch(jobs, journal, publisher, concurrency);
+          reportBatch(jobs, result, opts.json);
+        }),
       );
     });
+}
+
+function report(outcome: EnqueueOutcome, json?: boolean): void {
+  if (json) {
+    printJson(outcome);
+    return;
+  }
+  process.stdout.write(
+    outcome.duplicate
+      ? `${color.yellow("duplicate")} ${outcome.jobId}: already enqueued (${outcome.stream} seq ${outcome.seq}), nothing new\n`
+      : `${color.green("enqueued")} ${outcome.jobId} (${outcome.stream} seq ${outcome.seq})\n`,
+  );
+}
+
+/** A batch, with a progress bar on stderr when it is a terminal. */
+async function enqueueBatch(
+  jobs: Job[],
+  journal: JournalStore,
+  publisher: JobPublisher | undefined,
+  concurrency: number,
+): Promise<BatchEnqueueResult> {
+  const bar = process.stderr.isTTY
+    ? new cliProgress.SingleBar(
+        {
+          stream: process.stderr,
+          format: "enqueueing [{bar}] {value}/{total} jobs | {eta_formatted} left",
+          hideCursor: true,
+        },
+        cliProgress.Presets.shades_classic,
+      )
+    : undefined;
+  bar?.start(jobs.length, 0);
+  let settled = 0;
+  try {
+    return await enqueueJobs(jobs, {
+      journal,
+      publisher,
+      concurrency,
+      onSettled: () => bar?.update(++settled),
+    });
+  } finally {
+    bar?.stop();
+  }
+}
+
+/** A job of the batch not enqueued: refused, unpublished, or not attempted. */
+interface Unenqueued {
+  jobId: string;
+  error: { code: EnqueueFailure["error"]["code"] | "NOT_ATTEMPTED"; message: string };
+}
+const isFailure = (r: EnqueueOutcome | Unenqueued): r is Unenqueued => "error" in r;
+
+/**
+ * `--json`: one entry per job in file order, the enqueue shape of DESIGN.md or `{ jobId, error }`
+ * (`NOT_ATTEMPTED` after the stream became unavailable). People get counts and the failures. Exit 1
+ * when any job is not enqueued.
+ */
+function reportBatch(jobs: Job[], result: BatchEnqueueResult, json?: boolean): void {
+  const entries = result.outcomes.map(
+    (o, i): EnqueueOutcome | Unenqueued =>
+      o ?? {
+        jobId: (jobs[i] as Job).jobId,
+        error: { code: "NOT_ATTEMPTED", message: "not attempted: the stream was unavailable" },
+      },
+  );
+  const failures = entries.filter(isFailure);
+  exitHolder.code = failures.length > 0 ? EXIT.FAILED : EXIT.OK;
+  if (result.stoppedBy) {
+    process.stderr.write(
+      `idem: stopped: ${result.stoppedBy.message}${result.stoppedBy.cause instanceof Error ? ` (${result.stoppedBy.cause.message})` : ""}; run the same file again once the stream is back (what is enqueued comes back as a duplicate)\n`,
+    );
+  }
+  if (json) {
+    printJson(entries);
+    return;
+  }
+  const done = entries.filter((e): e is EnqueueOutcome => !isFailure(e));
+  const duplicates = done.filter((o) => o.duplicate).length;
+  const count = (code: string) => failures.filter((f) => f.error.code === code).length;
+  const parts = [
+    `${color.green("enqueued")} ${done.length - duplicates}`,
+    `${color.yellow("duplicate")} ${duplicates}`,
+  ];
+  if (count("JOB_CONFLICT") > 0)
+    parts.push(`${color.red("refused")} ${count("JOB_CONFLICT")} (conflict)`);
+  if (count("UNAVAILABLE") > 0)
+    parts.push(
+      `${color.red("unpublished")} ${count("UNAVAILABLE")} (in the outbox: the executor republishes them)`,
+    );
+  if (count("NOT_ATTEMPTED") > 0)
+    parts.push(`${color.red("not attempted")} ${count("NOT_ATTEMPTED")}`);
+  process.stdout.write(`${entries.length} jobs: ${parts.join(", ")}\n`);
+  // The jobs not attempted are the rest of the file after the stop: counted, not listed.
+  const listed = failures.filter((f) => f.error.code !== "NOT_ATTEMPTED");
+  for (const f of listed.slice(0, MAX_LISTED))
+    process.stdout.write(`  ${f.jobId}: ${f.error.message}\n`);
+  if (listed.length > MAX_LISTED)
+    process.stdout.write(`  ... and ${listed.length - MAX_LISTED} more\n`);
 }
