@@ -70,11 +70,18 @@ describe("idem enqueue, a batch", () => {
     expect(entries.every((e) => e.duplicate)).toBe(true);
   });
 
-  it("takes a JSON array too, and a batch of one answers with an array", async () => {
+  it("takes a JSON array too; a batch of one (an array, a .jsonl file) answers with an array", async () => {
     const r = await run(["-", "--json"], JSON.stringify([job("arr-1", 1)]));
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual([
       { jobId: "arr-1", stream: "embedded", seq: 1, duplicate: false },
+    ]);
+    const file = join(ws.dir, "one.jsonl");
+    writeFileSync(file, jsonl(job("jl-1", 1)));
+    const one = await run([file, "--json"]);
+    expect(one.code).toBe(0);
+    expect(JSON.parse(one.stdout)).toEqual([
+      { jobId: "jl-1", stream: "embedded", seq: 2, duplicate: false },
     ]);
   });
 

@@ -13,7 +13,7 @@ const MAX_LISTED = 20;
 
 /**
  * Reads the jobs of an enqueue file: one Job, a JSON array of Jobs, or JSON Lines (one Job per
- * line). Every job is validated before anything is enqueued, and a file that gives one job ID two
+ * line; a `.jsonl` or `.ndjson` file always, so that a batch of one is still a batch). Every job is validated before anything is enqueued, and a file that gives one job ID two
  * different inputs is refused: bad input names its line (or index) and field, and enqueues nothing.
  * @throws CliError (exit 1) listing every problem.
  */
@@ -59,25 +59,29 @@ interface Items {
   batch: boolean;
 }
 
+/** A `.jsonl` or `.ndjson` file is JSON Lines, a batch even of one job (scripts get an array). */
+const JSON_LINES_FILE = /\.(jsonl|ndjson)$/i;
+
 function splitItems(text: string, file: string): Items {
-  let whole: unknown;
-  let wholeError: unknown;
-  try {
-    whole = JSON.parse(text);
-  } catch (e) {
-    if (!(e instanceof SyntaxError)) throw e;
-    wholeError = e;
-  }
-  if (wholeError === undefined) {
-    if (!Array.isArray(whole)) return { values: [{ value: whole, where: "(job)" }], batch: false };
-    return { values: whole.map((value, i) => ({ value, where: `[${i}]` })), batch: true };
-  }
-  // JSON Lines: only when the first line is a JSON value by itself, so that a broken pretty-printed
-  // job is reported where it is broken, not as a bad first line.
   const lines = text.split("\n");
-  const first = lines.findIndex((l) => l.trim() !== "");
-  if (first === -1 || !parsesAlone(lines[first] as string)) {
-    throw new CliError(`${file} is not valid JSON ${describeJsonError(text, wholeError)}`);
+  if (!JSON_LINES_FILE.test(file)) {
+    let whole: unknown;
+    try {
+      whole = JSON.parse(text);
+    } catch (e) {
+      if (!(e instanceof SyntaxError)) throw e;
+      // JSON Lines: only when the first line is a JSON value by itself, so that a broken
+      // pretty-printed job is reported where it is broken, not as a bad first line.
+      const first = lines.find((l) => l.trim() !== "");
+      if (first === undefined || !parsesAlone(first)) {
+        throw new CliError(`${file} is not valid JSON ${describeJsonError(text, e)}`);
+      }
+    }
+    if (whole !== undefined) {
+      if (!Array.isArray(whole))
+        return { values: [{ value: whole, where: "(job)" }], batch: false };
+      return { values: whole.map((value, i) => ({ value, where: `[${i}]` })), batch: true };
+    }
   }
   const values: Items["values"] = [];
   const broken: string[] = [];
