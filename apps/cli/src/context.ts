@@ -139,6 +139,13 @@ export function table(head: string[], rows: (string | number | null | undefined)
   return t.toString();
 }
 
+/** The first `max` lines, indented, and a count of the rest: long lists of problems stay readable. */
+export function capped(lines: readonly string[], max = 20): string[] {
+  const out = lines.slice(0, max).map((l) => `  ${l}`);
+  if (lines.length > max) out.push(`  ... and ${lines.length - max} more`);
+  return out;
+}
+
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }

@@ -12,6 +12,7 @@ import cliProgress from "cli-progress";
 import type { Command } from "commander";
 import {
   CliError,
+  capped,
   color,
   EXIT,
   exitHolder,
@@ -22,9 +23,6 @@ import {
 } from "../context.js";
 import { parseJobFile } from "../ops/job-file.js";
 import { withJobPublisher } from "../ops/with-publisher.js";
-
-/** Failures listed by name in the human summary of a batch; the count of the rest follows. */
-const MAX_LISTED = 20;
 
 export function register(program: Command): void {
   program
@@ -153,8 +151,6 @@ function reportBatch(jobs: Job[], result: BatchEnqueueResult, json?: boolean): v
   process.stdout.write(`${entries.length} jobs: ${parts.join(", ")}\n`);
   // The jobs not attempted are the rest of the file after the stop: counted, not listed.
   const listed = failures.filter((f) => f.error.code !== "NOT_ATTEMPTED");
-  for (const f of listed.slice(0, MAX_LISTED))
-    process.stdout.write(`  ${f.jobId}: ${f.error.message}\n`);
-  if (listed.length > MAX_LISTED)
-    process.stdout.write(`  ... and ${listed.length - MAX_LISTED} more\n`);
+  for (const line of capped(listed.map((f) => `${f.jobId}: ${f.error.message}`)))
+    process.stdout.write(`${line}\n`);
 }

@@ -1,5 +1,5 @@
 import { canonicalJson, describeJsonError, type Job, validateJob } from "@idem/schema";
-import { CliError, EXIT } from "../context.js";
+import { CliError, capped, EXIT } from "../context.js";
 
 /** The jobs of an `idem enqueue` file. */
 export interface JobFile {
@@ -8,13 +8,11 @@ export interface JobFile {
   batch: boolean;
 }
 
-/** At most this many problems are listed; the count of the rest follows. */
-const MAX_LISTED = 20;
-
 /**
  * Reads the jobs of an enqueue file: one Job, a JSON array of Jobs, or JSON Lines (one Job per
- * line; a `.jsonl` or `.ndjson` file always, so that a batch of one is still a batch). Every job is validated before anything is enqueued, and a file that gives one job ID two
- * different inputs is refused: bad input names its line (or index) and field, and enqueues nothing.
+ * line; a `.jsonl` or `.ndjson` file always is, so that a batch of one is still a batch). Every job
+ * is validated before anything is enqueued, and a file that gives one job ID two different inputs
+ * is refused: bad input names its line (or index) and field, and enqueues nothing.
  * @throws CliError (exit 1) listing every problem.
  */
 export function parseJobFile(text: string, file: string): JobFile {
@@ -46,10 +44,12 @@ export function parseJobFile(text: string, file: string): JobFile {
     jobs.push(v.value);
   }
   if (problems.length > 0) {
-    const listed = problems.slice(0, MAX_LISTED).map((p) => `  ${p}`);
-    if (problems.length > MAX_LISTED) listed.push(`  ... and ${problems.length - MAX_LISTED} more`);
     const what = items.batch ? `${problems.length} problem(s) in ${file}` : `invalid job ${file}`;
-    throw new CliError(`${what}: nothing enqueued\n${listed.join("\n")}`, EXIT.FAILED, problems);
+    throw new CliError(
+      `${what}: nothing enqueued\n${capped(problems).join("\n")}`,
+      EXIT.FAILED,
+      problems,
+    );
   }
   return { jobs, batch: items.batch };
 }
@@ -91,14 +91,12 @@ function splitItems(text: string, file: string): Items {
       values.push({ value: JSON.parse(line), where: `line ${i + 1}` });
     } catch (e) {
       if (!(e instanceof SyntaxError)) throw e;
-      broken.push(`  line ${i + 1}: ${describeJsonError(line, e).replace(/^at line 1, /, "at ")}`);
+      broken.push(`line ${i + 1}: ${describeJsonError(line, e).replace(/^at line 1, /, "at ")}`);
     }
   });
   if (broken.length > 0) {
-    const listed = broken.slice(0, MAX_LISTED);
-    if (broken.length > MAX_LISTED) listed.push(`  ... and ${broken.length - MAX_LISTED} more`);
     throw new CliError(
-      `${file} is not valid JSON Lines: nothing enqueued\n${listed.join("\n")}`,
+      `${file} is not valid JSON Lines: nothing enqueued\n${capped(broken).join("\n")}`,
       EXIT.FAILED,
     );
   }
