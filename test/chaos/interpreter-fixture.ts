@@ -199,9 +199,13 @@ export async function verify(
   const v: Verdict = { duplicates: [], missing: [], notDone: [], ledgerDisagrees: [] };
   for (const [key, n] of counts) if (n > 1) v.duplicates.push(`${key} x${n}`);
   for (const o of outputs) {
-    const runState = (await journal.latestRun(o.jobId))?.state;
-    if (runState !== "done") v.notDone.push(`${o.jobId}: ${runState}`);
-    const latest = (await journal.latestRun(o.jobId))?.generation ?? 1;
+    const run = await journal.latestRun(o.jobId);
+    // A run not done says why (its class and last error), so that a failed drill explains itself.
+    if (run?.state !== "done")
+      v.notDone.push(
+        `${o.jobId}: ${run?.state}${run?.lastError ? ` (${run.class}: ${run.lastError})` : ""}`,
+      );
+    const latest = run?.generation ?? 1;
     const ledger = await journal.effects(o.jobId, latest);
     o.effects.forEach((spec: EffectSpec, i) => {
       const key = effectKey(o.jobId, i);
