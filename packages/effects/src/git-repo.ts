@@ -542,7 +542,10 @@ export class GitRepo {
   async checkWorktree(paths: string[], baseTree: string | null): Promise<void> {
     const { workTree } = await this.layout();
     if (!workTree) return;
+    // --no-optional-locks: a check must not take (and, killed, leave) the index lock git status
+    // otherwise takes to refresh the index.
     const st = await runGit(workTree, [
+      "--no-optional-locks",
       "status",
       "--porcelain=v1",
       "-z",
@@ -751,9 +754,19 @@ export class GitRepo {
             : `update ${watermarkRef(branch)} ${base} ${commit}`,
         ]).catch(() => {});
         await fs.rm(this.markerPath(gitDir), { force: true });
+        const stderr = e.result.stderr.trim();
+        // Another git command (a human's, or one a killed idem left running) holds the index: a
+        // wait, not a conflict a human must resolve.
+        if (/index\.lock': File exists|Unable to create .*index\.lock/i.test(stderr)) {
+          throw new IdemError(
+            "LOCKED",
+            `repo "${this.alias}": the index is locked by another git command, nothing was changed: ${stderr}`,
+            { cause: e },
+          );
+        }
         throw new IdemError(
           "DIRTY_WORKTREE",
-          `repo "${this.alias}": the working tree could not follow the commit, nothing was changed: ${e.result.stderr.trim()}`,
+          `repo "${this.alias}": the working tree could not follow the commit, nothing was changed: ${stderr}`,
           { cause: e },
         );
       }

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { GitCommitSpec } from "@idem/schema";
+import { classifyError, type GitCommitSpec } from "@idem/schema";
 import { afterEach, describe, expect, it } from "vitest";
 import { FileLock } from "../src/file-lock.js";
 import { createEffects, type Effects } from "../src/index.js";
@@ -147,6 +147,38 @@ describe("checked-out branch sync without git processes", () => {
     await expect(fx.apply(s, "staged/0")).rejects.toMatchObject({ code: "DIRTY_WORKTREE" });
     expect(git(repo, "rev-parse", "HEAD")).toBe(head);
     expect(git(repo, "diff", "--cached", "--name-only")).toBe("README.md");
+  });
+});
+
+describe("the read-tree path and git's index lock", () => {
+  let sb: Sandbox;
+  let fx: Effects;
+  afterEach(async () => {
+    await fx?.close();
+    sb?.cleanup();
+  });
+
+  it("a git command holding index.lock is LOCKED (transient, retried), not a dirty working tree; nothing moves", async () => {
+    sb = sandbox();
+    const repo = addRepo(sb, "site");
+    // A .gitattributes in the tree sends the sync to `read-tree -m -u`, which takes index.lock.
+    writeFileSync(join(repo, ".gitattributes"), "*.txt text\n");
+    git(repo, "add", ".gitattributes");
+    git(repo, "commit", "-q", "-m", "attributes");
+    fx = createEffects(sb.config, { clock: clock() });
+    const head = git(repo, "rev-parse", "HEAD");
+    writeFileSync(join(repo, ".git", "index.lock"), "");
+    const s = spec([{ path: "x.txt", content: "x\n" }]);
+    const err = await fx.apply(s, "held/0").catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "LOCKED" });
+    expect(classifyError(err)).toBe("transient");
+    expect(git(repo, "rev-parse", "HEAD")).toBe(head);
+    expect((await fx.probe(s, "held/0")).status).toBe("absent");
+
+    rmSync(join(repo, ".git", "index.lock"));
+    await fx.apply(s, "held/0");
+    expect(readFileSync(join(repo, "x.txt"), "utf8")).toBe("x\n");
+    expect(git(repo, "status", "--porcelain")).toBe("");
   });
 });
 
