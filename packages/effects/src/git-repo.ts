@@ -1,5 +1,12 @@
 import { randomBytes } from "node:crypto";
-import { promises as fs, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  promises as fs,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import {
   type Clock,
@@ -602,6 +609,17 @@ export class GitRepo {
   }
 
   /**
+   * Writes the marker whole or not at all: a kill mid-write leaves the previous one, or none. One
+   * writer at a time (the repo lock is held), so one temporary name will do.
+   */
+  private writeMarker(gitDir: string, marker: PendingMarker): void {
+    const path = this.markerPath(gitDir);
+    const tmp = `${path}.tmp`;
+    writeFileSync(tmp, JSON.stringify(marker));
+    renameSync(tmp, path);
+  }
+
+  /**
    * Runs under idem's repo lock, before each apply: finishes what a killed idem left. Its git
    * children held the lock too (they inherit it), so none of them is still running: the git lock
    * files its interrupted transaction or sync held are removed, temporary working tree files are
@@ -611,11 +629,25 @@ export class GitRepo {
   async recover(): Promise<void> {
     const { gitDir, workTree } = await this.layout();
     rmSync(join(gitDir, "idem", "apply.index.lock"), { force: true });
+    const markerPath = this.markerPath(gitDir);
+    let text: string;
+    try {
+      text = readFileSync(markerPath, "utf8");
+    } catch (e) {
+      // No marker: the last holder finished. Any other error (permissions, I/O) must be seen.
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return;
+      throw e;
+    }
     let marker: PendingMarker;
     try {
-      marker = JSON.parse(readFileSync(this.markerPath(gitDir), "utf8")) as PendingMarker;
-    } catch {
-      return;
+      marker = JSON.parse(text) as PendingMarker;
+    } catch (e) {
+      // Written whole by rename, so this is not a torn write: the repo needs a human's look.
+      throw new IdemError(
+        "INTEGRITY",
+        `${markerPath} (what an idem that was killed mid-apply left to finish) is not JSON; inspect the repo and remove the file`,
+        { cause: e, details: { path: markerPath } },
+      );
     }
     for (const r of marker.refs) {
       if (r.startsWith("refs/")) await fs.rm(join(gitDir, `${r}.lock`), { force: true });
@@ -712,7 +744,7 @@ export class GitRepo {
       const newTree = (await this.commit(commit))?.tree;
       if (baseTree && newTree) {
         // Written before git's index.lock is taken, so the next holder can clean up after a crash.
-        writeFileSync(this.markerPath(gitDir), JSON.stringify(marker));
+        this.writeMarker(gitDir, marker);
         try {
           const r = await this.worktree.prepare(baseTree, newTree, paths, false);
           if (r.kind === "ready") fast = r.sync;
@@ -727,7 +759,7 @@ export class GitRepo {
         paths,
         base === null ? null : ((await this.commit(base))?.tree ?? null),
       );
-    writeFileSync(this.markerPath(gitDir), JSON.stringify(marker));
+    this.writeMarker(gitDir, marker);
     try {
       await this.updateRefs(lines);
     } catch (e) {

@@ -136,6 +136,30 @@ describe("checked-out branch sync without git processes", () => {
     expect(existsSync(join(repo, ".git", "idem", "pending.json"))).toBe(false);
   });
 
+  it("a recovery marker that is not JSON stops the apply with an error naming it; nothing moves", async () => {
+    sb = sandbox();
+    const repo = addRepo(sb, "site");
+    fx = createEffects(sb.config, { clock: clock() });
+    const first = spec([{ path: "a.txt", content: "a\n" }]);
+    await fx.apply(first, "marker/0", await fx.probe(first, "marker/0"));
+    const head = git(repo, "rev-parse", "HEAD");
+    const marker = join(repo, ".git", "idem", "pending.json");
+    // The apply writes its marker by rename and leaves no temporary file behind.
+    expect(existsSync(`${marker}.tmp`)).toBe(false);
+    writeFileSync(marker, '{"branch":"main","ba');
+    const s = spec([{ path: "b.txt", content: "b\n" }]);
+    const err = await fx.apply(s, "marker/1").catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: "INTEGRITY" });
+    expect((err as Error).message).toContain(marker);
+    expect(git(repo, "rev-parse", "HEAD")).toBe(head);
+    expect(existsSync(join(repo, "b.txt"))).toBe(false);
+
+    rmSync(marker);
+    await fx.apply(s, "marker/1");
+    expect(readFileSync(join(repo, "b.txt"), "utf8")).toBe("b\n");
+    expectInStep(repo);
+  });
+
   it("refuses staged changes found entry by entry when git's cache tree does not vouch for them", async () => {
     sb = sandbox();
     const repo = addRepo(sb, "site");
