@@ -252,39 +252,43 @@ describe("interpreter processes on one journal", () => {
     }
   }, 60_000);
 
-  it("drains 320 outputs through 30+ SIGKILLs at random moments with no duplicate, no gap and no dead run", async () => {
+  it("drains 320+ outputs through 30+ SIGKILLs at random moments with no duplicate, no gap and no dead run", async () => {
     await using dir = await tempDir("idem-random-");
     const ws = await createWorkspace(dir.path, { leaseMs: 600 });
     const outputs: AgentOutput[] = [];
-    // Enough work that 30 kills at 200-600 ms come before the drain ends.
-    for (let i = 0; i < 320; i++) {
-      const id = `r-${String(i).padStart(3, "0")}`;
-      const kind = i % 3;
-      outputs.push({
-        jobId: id,
-        agent: "writer",
-        effects: [
-          kind === 0
-            ? {
-                kind: "git.commit",
-                repo: "site",
-                message: `commit ${id}`,
-                files: [{ path: `c/${id}.txt`, content: `${id}\n` }],
-              }
-            : kind === 1
+    const more = (n: number): AgentOutput[] => {
+      const added: AgentOutput[] = [];
+      for (let i = outputs.length; added.length < n; i++) {
+        const id = `r-${String(i).padStart(3, "0")}`;
+        const kind = i % 3;
+        added.push({
+          jobId: id,
+          agent: "writer",
+          effects: [
+            kind === 0
               ? {
-                  kind: "git.patch",
-                  repo: "docs",
-                  message: `patch ${id}`,
-                  patch: newFilePatch(`p/${id}.txt`, [id]),
+                  kind: "git.commit",
+                  repo: "site",
+                  message: `commit ${id}`,
+                  files: [{ path: `c/${id}.txt`, content: `${id}\n` }],
                 }
-              : { kind: "file.write", root: "outbox", path: `f/${id}.txt`, content: `${id}\n` },
-        ],
-      });
-    }
+              : kind === 1
+                ? {
+                    kind: "git.patch",
+                    repo: "docs",
+                    message: `patch ${id}`,
+                    patch: newFilePatch(`p/${id}.txt`, [id]),
+                  }
+                : { kind: "file.write", root: "outbox", path: `f/${id}.txt`, content: `${id}\n` },
+          ],
+        });
+      }
+      outputs.push(...added);
+      return added;
+    };
     const journal = await openWorkspaceJournal(ws);
     try {
-      await recordAll(journal, ws.config, outputs);
+      await recordAll(journal, ws.config, more(320));
       let kills = 0;
       for (;;) {
         const c = startChild(ws, { args: ["--concurrency", "3"] });
@@ -294,7 +298,10 @@ describe("interpreter processes on one journal", () => {
         ]);
         if (outcome) {
           expect(outcome.code, outcome.stderr).toBe(0);
-          break;
+          if (kills >= 30) break;
+          // A fast machine drained everything before the 30th kill: more work, and kill on.
+          await recordAll(journal, ws.config, more(80));
+          continue;
         }
         c.child.kill("SIGKILL");
         await c.done;
