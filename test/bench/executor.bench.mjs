@@ -79,6 +79,64 @@ async function raw(server, tag, k = K) {
 }
 
 /**
+ * The journal's floor: raw JetStream as in `raw`, plus the journal calls idem makes per job and
+ * nothing else (no executor: no validation, metrics, logs, timers, heartbeats). idem cannot beat it
+ * without doing fewer journal writes; the gap between it and idem is the executor's own cost.
+ */
+async function floor(server, dir, tag, k = K) {
+  const nc = await connectNats(server.url, "bench-floor");
+  const js = jetstream(nc);
+  const jsm = await jetstreamManager(nc);
+  const stream = `FLOOR_${tag}`;
+  await jsm.streams.add({
+    name: stream,
+    subjects: [`floor_${tag}.jobs.>`],
+    duplicate_window: 60e9,
+  });
+  await jsm.consumers.add(stream, {
+    durable_name: "floor",
+    ack_policy: AckPolicy.Explicit,
+    max_ack_pending: k,
+    ack_wait: 30e9,
+  });
+  const journal = await openJournal(join(dir, `journal-floor-${tag}.db`), { synchronous: "FULL" });
+  let done = 0;
+  const t0 = performance.now();
+  const c0 = process.cpuUsage();
+  const loop = startMessageLoop({
+    js,
+    stream,
+    consumer: "floor",
+    concurrency: k,
+    handler: async (m) => {
+      const j = m.json();
+      await journal.claimJob(j, { owner: "floor", leaseMs: 900_000, streamSeq: m.seq });
+      const output = { jobId: j.jobId, agent: j.agent, summary: "ok", effects: [] };
+      await journal.record(output, { source: "executor", targets: [], actor: "floor" });
+      await m.ackAck();
+      done += 1;
+    },
+  });
+  await inParallel(N, k, async (i) => {
+    const j = job("floor", i);
+    await journal.enqueueJob(j, { actor: "enqueue", durable: false });
+    const pa = await js.publish(`floor_${tag}.jobs.writer`, JSON.stringify(j), { msgID: j.jobId });
+    await journal.setJobStreamSeq(j.jobId, pa.seq, {
+      type: "job.enqueued",
+      data: { stream: pa.stream, seq: pa.seq },
+      actor: "enqueue",
+    });
+  });
+  while (done < N) await sleep(2);
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = cpuPerJob(c0, N);
+  await loop.stop();
+  await nc.close();
+  await journal.close();
+  return { rate: N / seconds, cpu };
+}
+
+/**
  * Wraps the journal so the executor's records are counted and, when `perJob` is given, its own calls
  * are timed per job. The throughput rounds only count: timing every call is work the raw loop does
  * not do.
@@ -191,7 +249,7 @@ try {
   // (shared/LIMITS.md), so a raw run measured once, before idem's, skews every ratio. A warm-up
   // round is not counted: the raw loop runs twice as fast once the client and server are warm
   // (measured here: 6k/s cold, 13-15k/s warm), which flattered the cold round's ratio.
-  const measure = async (k, rounds, label) => {
+  const measure = async (k, rounds, label, withFloor = false) => {
     const out = [];
     for (let r = -1; r < rounds; r++) {
       const rawRun = await raw(server, `${label}${r + 1}`, k);
@@ -199,14 +257,15 @@ try {
       const opts = { inflight: k, tag: `${label}${r + 1}` };
       const full = await idem(server, dir, "FULL", opts);
       const normal = await idem(server, dir, "NORMAL", opts);
+      const fl = withFloor ? await floor(server, dir, `${label}${r + 1}`, k) : undefined;
       process.stderr.write(
-        `executor bench ${r < 0 ? "warm-up" : `round ${r + 1}`}, ${k} in flight: raw ${round(rawRate)}/s, FULL ${round(full.rate)}/s (${round(full.rate / rawRate, 2)}x), NORMAL ${round(normal.rate)}/s (${round(normal.rate / rawRate, 2)}x)\n`,
+        `executor bench ${r < 0 ? "warm-up" : `round ${r + 1}`}, ${k} in flight: raw ${round(rawRate)}/s, FULL ${round(full.rate)}/s (${round(full.rate / rawRate, 2)}x), NORMAL ${round(normal.rate)}/s (${round(normal.rate / rawRate, 2)}x)${fl ? `, journal floor ${round(fl.rate)}/s (${round(fl.rate / rawRate, 2)}x)` : ""}\n`,
       );
-      if (r >= 0) out.push({ rawRate, rawCpu: rawRun.cpu, full, normal });
+      if (r >= 0) out.push({ rawRate, rawCpu: rawRun.cpu, full, normal, floor: fl });
     }
     return out;
   };
-  const rounds = await measure(K, ROUNDS, "k");
+  const rounds = await measure(K, ROUNDS, "k", true);
   const wide = await measure(WIDE, ROUNDS, "w");
   const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   const rawRate = median(rounds.map((r) => r.rawRate));
@@ -217,6 +276,9 @@ try {
   const rawCpu = median(rounds.map((r) => r.rawCpu));
   const fullCpu = median(rounds.map((r) => r.full.cpu));
   const cpuRatio = median(rounds.map((r) => r.rawCpu / r.full.cpu));
+  const floorRate = median(rounds.map((r) => r.floor.rate));
+  const floorRatio = median(rounds.map((r) => r.floor.rate / r.rawRate));
+  const floorCpu = median(rounds.map((r) => r.floor.cpu));
   const wideRaw = median(wide.map((r) => r.rawRate));
   const wideFull = median(wide.map((r) => r.full.rate));
   const wideRatio = median(wide.map((r) => r.full.rate / r.rawRate));
@@ -247,6 +309,14 @@ try {
       target: ">= 0.5x raw",
     },
     {
+      metric: `journal floor: raw JetStream + idem's journal calls per job, no executor (FULL, ${K} in flight)`,
+      value: round(floorRate),
+      unit: "jobs/s",
+      raw: round(rawRate),
+      ratio: round(floorRatio, 2),
+      target: "(reference: the most any executor on this journal can reach)",
+    },
+    {
       metric: `same, ${WIDE} in flight on both sides (FULL)`,
       value: round(wideFull),
       unit: "jobs/s",
@@ -269,6 +339,14 @@ try {
       raw: round(rawCpu),
       ratio: round(cpuRatio, 2),
       target: "(reference: the share of the gap that is CPU)",
+    },
+    {
+      metric: `CPU per job of the journal floor (FULL, ${K} in flight; ratio raw/floor)`,
+      value: round(floorCpu),
+      unit: "µs",
+      raw: round(rawCpu),
+      ratio: round(median(rounds.map((r) => r.rawCpu / r.floor.cpu)), 2),
+      target: "(reference)",
     },
     {
       metric:
@@ -311,9 +389,9 @@ try {
         command: "node test/bench/executor.bench.mjs",
         results,
         notes: [
-          `${ROUNDS} interleaved rounds (raw, FULL, NORMAL) after an uncounted warm-up round, ${N} jobs each; rates are medians, ratios the median of the per-round ratios: ${rounds.map((r) => `${round(r.full.rate / r.rawRate, 2)}`).join(", ")} (FULL, ${K} in flight), ${wide.map((r) => `${round(r.full.rate / r.rawRate, 2)}`).join(", ")} (FULL, ${WIDE} in flight).`,
+          `${ROUNDS} interleaved rounds (raw, FULL, NORMAL, journal floor) after an uncounted warm-up round, ${N} jobs each; rates are medians, ratios the median of the per-round ratios: ${rounds.map((r) => `${round(r.full.rate / r.rawRate, 2)}`).join(", ")} (FULL, ${K} in flight), ${rounds.map((r) => `${round(r.floor.rate / r.rawRate, 2)}`).join(", ")} (journal floor), ${wide.map((r) => `${round(r.full.rate / r.rawRate, 2)}`).join(", ")} (FULL, ${WIDE} in flight).`,
           `${N} jobs of ~1 KB, ${K} in flight (max_ack_pending and concurrent publishers), one nats-server started by the harness, journal on the same disk.`,
-          "Raw: JetStream publish with msgID + pull consume + ackAck. idem: outbox insert + publish + stream seq + event, then claimJob (its output check included) + record + ackAck. At FULL the journal group-commits and fsyncs the WAL off the event loop, once for all the writes waiting on it; claims and leases do not wait for an fsync.",
+          "Raw: JetStream publish with msgID + pull consume + ackAck. Journal floor: raw, plus enqueueJob + setJobStreamSeq before and after the publish and claimJob + record before the ackAck, called directly. idem: outbox insert + publish + stream seq + event, then claimJob (its output check included) + record + ackAck. At FULL the journal group-commits and fsyncs the WAL off the event loop, once for all the writes waiting on it; claims and leases do not wait for an fsync.",
         ],
       },
       null,
