@@ -535,7 +535,9 @@ export class GitRepo {
   async checkedOutBranch(): Promise<string | null> {
     const { gitDir, bare } = await this.layout();
     if (bare) return null;
-    const head = await fs.readFile(join(gitDir, "HEAD"), "utf8").catch(() => "");
+    // Unreadable HEAD must not pass for "nothing checked out": the branch would move under a
+    // working tree left behind.
+    const head = await fs.readFile(join(gitDir, "HEAD"), "utf8");
     const m = /^ref: refs\/heads\/(.+)\n?$/.exec(head);
     return m ? (m[1] as string) : null;
   }
@@ -588,7 +590,11 @@ export class GitRepo {
       const parts = p.split("/");
       for (let i = 1; i <= parts.length; i++) {
         const sub = parts.slice(0, i).join("/");
-        const st2 = await fs.lstat(join(workTree, sub)).catch(() => undefined);
+        const st2 = await fs.lstat(join(workTree, sub)).catch((e: NodeJS.ErrnoException) => {
+          // Absent from here on: nothing to pass through. Any other error must not skip the check.
+          if (e.code === "ENOENT" || e.code === "ENOTDIR") return undefined;
+          throw e;
+        });
         if (!st2) break;
         if (st2.isSymbolicLink() && i < parts.length) {
           refuse("path", `"${p}" passes through the symlink ${sub} in the working tree`);

@@ -3,6 +3,7 @@ import { validateJob } from "@idem/schema";
 import type { JetStreamClient, JetStreamManager, JsMsg } from "@nats-io/jetstream";
 import { AckPolicy, DeliverPolicy } from "@nats-io/jetstream";
 import { type MessageLoop, startMessageLoop } from "./message-loop.js";
+import { isNotFound } from "./provisioning.js";
 import { deadLetterStreamName } from "./subjects.js";
 
 /** A job JetStream gave up on: delivered `max_deliver` times, or terminated by an executor. */
@@ -46,7 +47,9 @@ export async function startDeadLetterMonitor(
   const stream = deadLetterStreamName(nats.stream);
   try {
     await jsm.consumers.info(stream, DEAD_LETTER_CONSUMER);
-  } catch {
+  } catch (e) {
+    // Only a missing consumer is created; a timeout or a refused request must reach the caller.
+    if (!isNotFound(e)) throw e;
     await jsm.consumers.add(stream, {
       durable_name: DEAD_LETTER_CONSUMER,
       ack_policy: AckPolicy.Explicit,

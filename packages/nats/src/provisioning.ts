@@ -56,7 +56,8 @@ function refuse(what: string, diff: FieldCheck, hint: string): never {
   );
 }
 
-function isNotFound(e: unknown): boolean {
+/** A JetStream "stream not found" or "consumer not found" answer. */
+export function isNotFound(e: unknown): boolean {
   const err = e as { code?: unknown; api_error?: { err_code?: number }; message?: string };
   const apiCode = err?.api_error?.err_code;
   return (
