@@ -219,8 +219,9 @@ async function copyLooseObject(
   let data: Buffer;
   try {
     data = readFileSync(src);
-  } catch {
-    return false;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw e;
   }
   mkdirSync(dir, { recursive: true });
   const tmp = join(dir, `tmp_obj_idem_${randomBytes(6).toString("hex")}`);
