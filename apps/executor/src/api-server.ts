@@ -29,8 +29,8 @@ function tokenMatches(header: string | undefined, token: string): boolean {
 /**
  * The executor's HTTP API (DESIGN.md): `POST /v1/outputs` (201 recorded, 200 duplicate, 409
  * conflict, 400 invalid with the issues, 401 without the bearer token when `api.token` is set, 413
- * over `api.maxBodyBytes`), `GET /v1/outputs/:jobId`, `GET /v1/status`, `GET /healthz`,
- * `GET /metrics`. Journal errors answer 503 with their class; nothing is half-recorded.
+ * over `api.maxBodyBytes`), `GET /v1/outputs/:jobId`, `GET /v1/status`, `GET /healthz` (503
+ * once the journal has failed for good), `GET /metrics`. Journal errors answer 503 with their class; nothing is half-recorded.
  */
 export function createApiApp(options: ApiOptions): Hono {
   const { config, journal, metrics, logger } = options;
@@ -71,7 +71,12 @@ export function createApiApp(options: ApiOptions): Hono {
     return c.json(rec);
   });
   app.get("/v1/status", async (c) => c.json(await journal.status()));
-  app.get("/healthz", (c) => c.json({ ok: true }));
+  // 503 once the journal can no longer make a write durable: a supervisor's liveness probe then
+  // restarts the process, the one cure (see JournalStore.failure).
+  app.get("/healthz", (c) => {
+    const failure = journal.failure;
+    return failure ? c.json({ ok: false, error: failure.message }, 503) : c.json({ ok: true });
+  });
   app.get("/metrics", async (c) => {
     await metrics.refresh(journal);
     return c.text(await metrics.registry.metrics(), 200, {

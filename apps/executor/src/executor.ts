@@ -96,6 +96,12 @@ export interface Executor {
   inFlight(): number;
   /** The JetStream publisher (after start, JetStream only) for `enqueueJob`. */
   readonly publisher: JobPublisher | undefined;
+  /**
+   * Resolves with the journal's failure when the journal can no longer make a write durable (see
+   * `JournalStore.failure`): the executor has stopped taking deliveries, leaves the ones it holds
+   * unacked for redelivery, and the process must stop and be restarted. Pending while healthy.
+   */
+  readonly fatal: Promise<IdemError>;
 }
 
 /** One delivery of one job, whatever the transport. */
@@ -196,6 +202,11 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
   let embeddedLoop: Promise<void> | undefined;
   let started = false;
   let stopping: Promise<void> | undefined;
+  let failed = false;
+  let onFatal: (e: IdemError) => void = () => {};
+  const fatal = new Promise<IdemError>((resolve) => {
+    onFatal = resolve;
+  });
 
   const timeoutOf = (agent: string) =>
     config.agents[agent]?.timeoutMs ?? options.defaultTimeoutMs ?? 900_000;
@@ -203,6 +214,29 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
     queue.backoffMs.length === 0
       ? 0
       : (queue.backoffMs[Math.min(deliveries - 1, queue.backoffMs.length - 1)] as number);
+
+  /**
+   * True when the journal has failed for good (a failed fsync): retrying in this process cannot
+   * succeed. The first call stops taking deliveries and resolves `fatal`; the deliveries held are
+   * left unacked, so JetStream (or the lease, embedded) hands them to a healthy executor.
+   */
+  function journalFailed(): boolean {
+    const failure = journal.failure;
+    if (!failure) return false;
+    if (!failed) {
+      failed = true;
+      log.error(
+        { err: describeError(failure) },
+        "the journal can no longer make writes durable: taking no more deliveries; restart this process",
+      );
+      stopController.abort();
+      submitSub?.unsubscribe();
+      // Not awaited: a handler calling this would wait for itself.
+      void Promise.allSettled(loops.map((l) => l.stop()));
+      onFatal(failure);
+    }
+    return true;
+  }
 
   async function deadLettered(jobId: string) {
     metrics.deadLetters.inc();
@@ -226,6 +260,9 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
       try {
         return await journal.record(output, options);
       } catch (e) {
+        // Not a hiccup: no retry in this process can make it durable. Unacked, the delivery goes
+        // to a healthy executor once its ack wait ends.
+        if (journalFailed()) throw e;
         metrics.recordRetries.inc();
         log.warn(
           { err: describeError(e), class: classifyError(e), retryInMs: delay },
@@ -287,7 +324,9 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
     // Heartbeats keep the delivery (and the claim) alive while the agent runs and while the record
     // is retried.
     const beat = setInterval(() => {
-      d.heartbeat(lease).catch((e) => jlog.warn({ err: describeError(e) }, "heartbeat failed"));
+      d.heartbeat(lease).catch((e) => {
+        if (!journalFailed()) jlog.warn({ err: describeError(e) }, "heartbeat failed");
+      });
     }, heartbeatMs);
     try {
       let output: AgentOutput;
@@ -382,7 +421,9 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
 
   function track(p: Promise<void>): void {
     const q = p
-      .catch((e) => log.error({ err: describeError(e) }, "delivery handler failed"))
+      .catch((e) => {
+        if (!journalFailed()) log.error({ err: describeError(e) }, "delivery handler failed");
+      })
       .finally(() => inflight.delete(q));
     inflight.add(q);
   }
@@ -629,6 +670,7 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
           },
         });
       } catch (e) {
+        if (journalFailed()) return;
         log.warn({ err: describeError(e) }, "could not claim from the embedded queue");
         await sleep(pollMs, signal);
         continue;
@@ -667,6 +709,7 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
     get publisher() {
       return publisher;
     },
+    fatal,
     inFlight: () => inflight.size,
     async start() {
       if (started) throw new IdemError("INVALID_STATE", "the executor is already started");

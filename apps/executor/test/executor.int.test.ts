@@ -1,3 +1,5 @@
+import { fdatasync } from "node:fs";
+import { openJournal, type SqliteJournalOptions } from "@idem/journal";
 import {
   agentConsumerName,
   connectNats,
@@ -18,10 +20,12 @@ import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createExecutor,
+  createExecutorMetrics,
   type Executor,
   enqueueJob,
   retryDeadLetter,
   silentLogger,
+  startApiServer,
   submitOutput,
 } from "../src/index.js";
 import { countFile, runCounts, testConfig, waitFor } from "./helpers.js";
@@ -50,9 +54,16 @@ interface Env extends AsyncDisposable {
 
 async function setup(
   transport: "embedded" | "jetstream",
-  over: { queue?: Partial<Config["queue"]>; busyTimeoutMs?: number } = {},
+  over: {
+    queue?: Partial<Config["queue"]>;
+    busyTimeoutMs?: number;
+    fdatasync?: SqliteJournalOptions["fdatasync"];
+  } = {},
 ): Promise<Env> {
-  const tj = await tempJournal(over.busyTimeoutMs ? { busyTimeoutMs: over.busyTimeoutMs } : {});
+  const tj = await tempJournal({
+    ...(over.busyTimeoutMs ? { busyTimeoutMs: over.busyTimeoutMs } : {}),
+    ...(over.fdatasync ? { fdatasync: over.fdatasync } : {}),
+  });
   const config = testConfig({
     dir: tj.dir,
     journalPath: tj.path,
@@ -221,6 +232,83 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
     await new Promise((r) => setTimeout(r, 300));
     expect(await runCounts(env.counts)).toEqual({ "j-5": 1 });
     expect(ex.inFlight()).toBe(0);
+  });
+
+  it("stops taking deliveries, acks nothing and says so (fatal, /healthz 503) when the journal's fsync fails", async () => {
+    // An fsync that fails with EIO cannot be caused on this machine's disk: the journal's own
+    // injection point stands in for it, from the moment the agent of j-f is running.
+    let failing = false;
+    const eio = Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" });
+    await using env = await setup(transport, {
+      fdatasync: (fd, done) => (failing ? setImmediate(() => done(eio)) : fdatasync(fd, done)),
+    });
+    const ex = await env.startExecutor();
+    const api = await startApiServer({
+      config: env.config,
+      journal: env.tj.journal,
+      metrics: createExecutorMetrics(),
+      logger: silentLogger(),
+      port: 0,
+    });
+    try {
+      await env.enqueue(job(env, "j-ok"));
+      await waitFor("the first output", () => env.tj.journal.has("j-ok"));
+      expect((await fetch(`${api.url}/healthz`)).status).toBe(200);
+
+      await env.enqueue(job(env, "j-f", { sleepMs: 300 }));
+      await waitFor("the agent of j-f", async () => (await runCounts(env.counts))["j-f"] === 1);
+      failing = true;
+      const failure = await Promise.race([
+        ex.fatal,
+        new Promise<undefined>((r) => setTimeout(r, 10_000, undefined)),
+      ]);
+      expect(failure).toMatchObject({ code: "IO", message: expect.stringMatching(/EIO/) });
+      await waitFor("the delivery to be let go", () => ex.inFlight() === 0);
+      const health = await fetch(`${api.url}/healthz`);
+      expect(health.status).toBe(503);
+      expect(await health.json()).toMatchObject({ ok: false, error: failure?.message });
+
+      // A job enqueued by a healthy process is not taken by the failed executor.
+      const other = await openJournal(env.tj.path);
+      try {
+        const next = job(env, "j-after");
+        await enqueueJob(next, {
+          journal: other,
+          ...(env.publisher ? { publisher: env.publisher } : {}),
+        });
+        if (env.config.nats) {
+          // j-f's delivery was neither acked nor given back: it waits out its ack wait.
+          const jsm = await jetstreamManager(nc);
+          const info = await jsm.consumers.info(
+            env.config.nats.stream,
+            agentConsumerName("writer"),
+          );
+          expect(info.num_ack_pending + info.num_redelivered).toBeGreaterThanOrEqual(1);
+        }
+        await new Promise((r) => setTimeout(r, 600));
+        expect((await runCounts(env.counts))["j-after"]).toBeUndefined();
+
+        // The restarted process (a new journal handle) does what is left, once.
+        const healthy = createExecutor({
+          config: env.config,
+          journal: other,
+          logger: silentLogger(),
+          pollMs: 20,
+        });
+        env.executors.push(healthy);
+        await healthy.start();
+        await waitFor("j-after's output", () => other.has("j-after"));
+        await waitFor("j-f's output", () => other.has("j-f"));
+        // The record of j-f reached the WAL before its fsync failed: it is not run again.
+        await new Promise((r) => setTimeout(r, 300));
+        expect(await runCounts(env.counts)).toEqual({ "j-ok": 1, "j-f": 1, "j-after": 1 });
+        await healthy.stop();
+      } finally {
+        await other.close();
+      }
+    } finally {
+      await api.close();
+    }
   });
 });
 

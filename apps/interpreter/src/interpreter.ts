@@ -82,6 +82,13 @@ export interface Interpreter {
    * loops have ended. Idempotent.
    */
   stop(): Promise<void>;
+  /**
+   * Resolves with the journal's failure when the journal can no longer make a write durable (see
+   * `JournalStore.failure`): the loops have stopped claiming (`drain()` rejects with it), the runs
+   * held are left to their lease expiry, and the process must stop and be restarted. Pending while
+   * healthy.
+   */
+  readonly fatal: Promise<IdemError>;
 }
 
 /** Why a run stops early: the outcome is already decided and written. */
@@ -129,6 +136,29 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
   let stopping = false;
   let loops: Promise<void> | undefined;
   const sleepers = new Set<() => void>();
+  let onFatal: (e: IdemError) => void = () => {};
+  const fatal = new Promise<IdemError>((resolve) => {
+    onFatal = resolve;
+  });
+
+  /**
+   * True when the journal has failed for good (a failed fsync): no claim or write can succeed in
+   * this process again. The first call stops every loop and resolves `fatal`.
+   */
+  function journalFailed(): boolean {
+    const failure = journal.failure;
+    if (!failure) return false;
+    if (!stopping) {
+      log.error(
+        { event: "interpreter.journal-failed", err: describeError(failure) },
+        "the journal can no longer make writes durable: stopping; restart this process",
+      );
+      stopping = true;
+      for (const wake of [...sleepers]) wake();
+      onFatal(failure);
+    }
+    return true;
+  }
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -400,10 +430,12 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
     const deadRuns: DrainResult["dead"] = [];
     const loop = async () => {
       while (!stopping) {
+        if (journalFailed()) return;
         let outcome: RunOutcome | undefined;
         try {
           outcome = await runOnce();
         } catch (e) {
+          if (journalFailed()) return;
           // The journal is briefly unavailable (busy beyond its timeout): wait a poll and retry.
           log.warn({ err: describeError(e) }, "claim failed; retrying");
           await sleep(settings.pollMs);
@@ -422,6 +454,8 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
     };
     loops = Promise.all(Array.from({ length: concurrency }, loop)).then(() => {});
     await loops;
+    const failure = journal.failure;
+    if (failure) throw failure;
     // Runs that ended dead here: by this interpreter's own decisions or by its claims (maxLeaseExpiries).
     for (const ev of await journal.events({ type: "run.dead", since: startedAt - 1000 })) {
       if (ev.actor !== owner || ev.jobId === null) continue;
@@ -439,9 +473,11 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
     if (loops !== undefined) return;
     const loop = async () => {
       while (!stopping) {
+        if (journalFailed()) return;
         try {
           if (await runOnce()) continue;
         } catch (e) {
+          if (journalFailed()) return;
           log.warn({ err: describeError(e) }, "claim failed; retrying");
         }
         await sleep(settings.pollMs);
@@ -458,7 +494,7 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
     log.info({ event: "interpreter.stopped" }, "interpreter stopped");
   }
 
-  return { owner, metrics, runOnce, drain, start, stop };
+  return { owner, metrics, runOnce, drain, start, stop, fatal };
 }
 
 function isSettled(r: Pick<EffectRecord, "state">): boolean {

@@ -1,10 +1,10 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, fdatasync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { createEffects, type Effects } from "@idem/effects";
-import type { JournalStore } from "@idem/journal";
+import { type JournalStore, openJournal } from "@idem/journal";
 import { tempDir } from "@idem/testing";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
@@ -290,6 +290,45 @@ describe("createInterpreter", () => {
       duplicates: [],
       missing: [],
       notDone: [],
+    });
+  });
+
+  it("stops and says so (drain rejects, fatal resolves) when the journal's fsync fails; a restarted one finishes with no duplicate", async () => {
+    const { ws, journal, effects } = await setup({ leaseMs: 500 });
+    const outputs = chainOutputs("fsync", 12);
+    await recordAll(journal, ws.config, outputs);
+    // An fsync that fails with EIO cannot be caused on this machine's disk: the journal's own
+    // injection point stands in for it, from the fifth fsync on.
+    let fsyncs = 0;
+    const eio = Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" });
+    const failing = await openJournal(ws.config.journal.path, {
+      fdatasync: (fd, done) =>
+        ++fsyncs >= 5 ? setImmediate(() => done(eio)) : fdatasync(fd, done),
+    });
+    cleanup.push(() => failing.close());
+    const a = createInterpreter({ config: ws.config, journal: failing, effects, logger: silent });
+    await expect(a.drain()).rejects.toMatchObject({ code: "IO", message: /EIO/ });
+    expect(await a.fatal).toBe(failing.failure);
+    // Another interpreter on the failed handle stops at once, in its long-running form too.
+    const again = createInterpreter({
+      config: ws.config,
+      journal: failing,
+      effects,
+      logger: silent,
+    });
+    again.start();
+    expect(await again.fatal).toBe(failing.failure);
+    await again.stop();
+
+    // The restarted process (a healthy handle) waits out the leases and finishes, once each.
+    const b = createInterpreter({ config: ws.config, journal, effects, logger: silent });
+    const result = await b.drain();
+    expect(result.endedDead).toBe(false);
+    expect(await verify(ws, journal, outputs)).toEqual({
+      duplicates: [],
+      missing: [],
+      notDone: [],
+      ledgerDisagrees: [],
     });
   });
 });

@@ -1,4 +1,4 @@
-import type { AgentOutput, FailureClass, Job } from "@idem/schema";
+import type { AgentOutput, FailureClass, IdemError, Job } from "@idem/schema";
 
 /** Where an output came from: the executor's own agent run, the HTTP API, NATS submit or the CLI. */
 export type OutputSource = "executor" | "http" | "nats" | "cli" | (string & {});
@@ -215,6 +215,12 @@ export interface DeadLetterRecord {
  */
 export interface JournalStore {
   readonly path: string;
+  /**
+   * Why this handle can no longer make a write durable (its fsync failed: the kernel may have
+   * dropped the pages, so a retry could "succeed" without them), or undefined while it can. Once
+   * set, every write throws it: only a new process, reopening the journal, can go on.
+   */
+  readonly failure: IdemError | undefined;
 
   // --- outputs -------------------------------------------------------------------------------
   /**

@@ -526,9 +526,12 @@ describe("SqliteJournalStore group fsync (synchronous FULL)", () => {
       fdatasync: (_fd, done) => setImmediate(() => done(eio)),
     });
     try {
+      expect(j.failure).toBeUndefined();
       await expect(j.record(output("a"), { source: "cli", targets: [] })).rejects.toSatisfy(
         (e) => isIdemError(e, "IO") && /fsync failed \(EIO\)/.test((e as Error).message),
       );
+      // Sticky: the handle says why it is done, for health checks and the processes' loops.
+      expect(j.failure).toMatchObject({ code: "IO", message: expect.stringMatching(/restart/) });
       await expect(j.record(output("b"), { source: "cli", targets: [] })).rejects.toSatisfy((e) =>
         isIdemError(e, "IO"),
       );

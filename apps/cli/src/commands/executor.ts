@@ -64,8 +64,14 @@ export function register(program: Command): void {
           });
           logger.info({ url: api.url }, "HTTP API listening");
         }
-        const s = await signal;
-        logger.info({ signal: s }, "draining");
+        // A journal that failed for good ends the process (exit 1) so its supervisor restarts it:
+        // alive, it would only hold deliveries it cannot record.
+        const ended = await Promise.race([
+          signal.then((s) => ({ signal: s })),
+          executor.fatal.then((failure) => ({ failure })),
+        ]);
+        if ("failure" in ended) throw ended.failure;
+        logger.info({ signal: ended.signal }, "draining");
       } finally {
         await api?.close();
         await executor?.stop();

@@ -92,8 +92,10 @@ export function register(program: Command): void {
           exitHolder.code = result.endedDead ? EXIT.FAILED : EXIT.OK;
         } else {
           interpreter.start();
-          await stopped;
+          // A journal that failed for good ends the process (exit 1) so its supervisor restarts it.
+          const failure = await Promise.race([stopped.then(() => undefined), interpreter.fatal]);
           await interpreter.stop();
+          if (failure) throw failure;
           exitHolder.code = EXIT.OK;
         }
       } finally {

@@ -365,6 +365,10 @@ export class SqliteJournalStore implements JournalStore {
     return new SqliteJournalStore(path, db, options, group);
   }
 
+  get failure(): IdemError | undefined {
+    return this.fsyncFailure;
+  }
+
   /** The raw better-sqlite3 handle, for tests and benchmarks. */
   get database(): Database.Database {
     return this.db;
