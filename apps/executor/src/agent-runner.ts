@@ -142,6 +142,8 @@ export function runWithTimeout(
   job: Job,
   timeoutMs: number,
   log: Logger,
+  /** Aborting it ends the run at once, as the timeout does (the executor's journal failed). */
+  cancel?: AbortSignal,
 ): Promise<unknown> {
   let controller: AbortController | undefined;
   const context: RunContext = {
@@ -152,12 +154,25 @@ export function runWithTimeout(
     },
   };
   return new Promise<unknown>((resolve, reject) => {
-    const timer = setTimeout(() => {
+    const end = (error: IdemError) => {
       // Abort first: the command runner's child is SIGKILLed before the failed delivery is handed
       // back, so a redelivery never runs beside it.
+      clearTimeout(timer);
+      cancel?.removeEventListener("abort", onCancel);
       controller?.abort();
-      reject(new IdemError("TIMEOUT", `agent ${job.agent} did not finish within ${timeoutMs} ms`));
-    }, timeoutMs);
+      reject(error);
+    };
+    const timer = setTimeout(
+      () =>
+        end(new IdemError("TIMEOUT", `agent ${job.agent} did not finish within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    const onCancel = () =>
+      end(
+        new IdemError("UNAVAILABLE", `agent ${job.agent} stopped: ${String(cancel?.reason ?? "")}`),
+      );
+    if (cancel?.aborted) return onCancel();
+    cancel?.addEventListener("abort", onCancel, { once: true });
     let running: Promise<unknown>;
     try {
       running = runner(job, context);
@@ -167,10 +182,12 @@ export function runWithTimeout(
     running.then(
       (v) => {
         clearTimeout(timer);
+        cancel?.removeEventListener("abort", onCancel);
         resolve(v);
       },
       (e: unknown) => {
         clearTimeout(timer);
+        cancel?.removeEventListener("abort", onCancel);
         reject(e);
       },
     );

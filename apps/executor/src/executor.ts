@@ -189,6 +189,8 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
   const transport = config.nats ? "jetstream" : "embedded";
   const queue = config.queue;
   const stopController = new AbortController();
+  /** Aborted when the journal fails for good: agents still running are stopped, not waited for. */
+  const fatalController = new AbortController();
   const inflight = new Set<Promise<void>>();
   /** Job IDs this executor is working on (invariant 3 within one process). */
   const working = new Set<string>();
@@ -230,6 +232,7 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
         "the journal can no longer make writes durable: taking no more deliveries; restart this process",
       );
       stopController.abort();
+      fatalController.abort("the journal can no longer record their outputs");
       submitSub?.unsubscribe();
       // Not awaited: a handler calling this would wait for itself.
       void Promise.allSettled(loops.map((l) => l.stop()));
@@ -333,7 +336,13 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
       let canonical: string;
       const started = performance.now();
       try {
-        const raw = await runWithTimeout(runner, job, timeoutOf(job.agent), jlog);
+        const raw = await runWithTimeout(
+          runner,
+          job,
+          timeoutOf(job.agent),
+          jlog,
+          fatalController.signal,
+        );
         fault("executor.after-run");
         const v = validateOutput(completeOutput(raw, job), config);
         if (!v.ok) {
@@ -386,6 +395,8 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
   }
 
   async function fail(d: Delivery, lease: JobLease, e: unknown, jlog: Logger): Promise<void> {
+    // Not the job's failure: the delivery is left unacked, for a healthy executor, uncounted here.
+    if (journalFailed()) return;
     const cls = classifyError(e);
     const error = describeError(e);
     const job = d.job;

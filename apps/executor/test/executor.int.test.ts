@@ -1,4 +1,5 @@
-import { fdatasync } from "node:fs";
+import { fdatasync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { openJournal, type SqliteJournalOptions } from "@idem/journal";
 import {
   agentConsumerName,
@@ -255,6 +256,10 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
       await waitFor("the first output", () => env.tj.journal.has("j-ok"));
       expect((await fetch(`${api.url}/healthz`)).status).toBe(200);
 
+      // A long agent is running beside j-f when the journal fails: it is stopped, not waited for.
+      const pidFile = join(env.tj.dir, "long.pid");
+      await env.enqueue(job(env, "j-long", { sleepFirstMs: 60_000, pidFile }));
+      await waitFor("the long agent", async () => (await runCounts(env.counts))["j-long"] === 1);
       await env.enqueue(job(env, "j-f", { sleepMs: 300 }));
       await waitFor("the agent of j-f", async () => (await runCounts(env.counts))["j-f"] === 1);
       failing = true;
@@ -263,7 +268,16 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
         new Promise<undefined>((r) => setTimeout(r, 10_000, undefined)),
       ]);
       expect(failure).toMatchObject({ code: "IO", message: expect.stringMatching(/EIO/) });
-      await waitFor("the delivery to be let go", () => ex.inFlight() === 0);
+      await waitFor("the deliveries to be let go", () => ex.inFlight() === 0, 5_000);
+      const longPid = Number(readFileSync(pidFile, "utf8").trim());
+      await waitFor("the long agent to be killed", () => {
+        try {
+          process.kill(longPid, 0);
+          return false;
+        } catch (e) {
+          return (e as NodeJS.ErrnoException).code === "ESRCH";
+        }
+      });
       const health = await fetch(`${api.url}/healthz`);
       expect(health.status).toBe(503);
       expect(await health.json()).toMatchObject({ ok: false, error: failure?.message });
@@ -299,9 +313,15 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
         await healthy.start();
         await waitFor("j-after's output", () => other.has("j-after"));
         await waitFor("j-f's output", () => other.has("j-f"));
+        await waitFor("j-long's output", () => other.has("j-long"));
         // The record of j-f reached the WAL before its fsync failed: it is not run again.
         await new Promise((r) => setTimeout(r, 300));
-        expect(await runCounts(env.counts)).toEqual({ "j-ok": 1, "j-f": 1, "j-after": 1 });
+        expect(await runCounts(env.counts)).toEqual({
+          "j-ok": 1,
+          "j-f": 1,
+          "j-after": 1,
+          "j-long": 2,
+        });
         await healthy.stop();
       } finally {
         await other.close();
