@@ -30,7 +30,8 @@ function tokenMatches(header: string | undefined, token: string): boolean {
  * The executor's HTTP API (DESIGN.md): `POST /v1/outputs` (201 recorded, 200 duplicate, 409
  * conflict, 400 invalid with the issues, 401 without the bearer token when `api.token` is set, 413
  * over `api.maxBodyBytes`), `GET /v1/outputs/:jobId`, `GET /v1/status`, `GET /healthz` (503
- * once the journal has failed for good), `GET /metrics`. Journal errors answer 503 with their class; nothing is half-recorded.
+ * once the journal has failed for good), `GET /metrics`. Journal errors answer 503 with their
+ * class; nothing is half-recorded.
  */
 export function createApiApp(options: ApiOptions): Hono {
   const { config, journal, metrics, logger } = options;

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import { hostname } from "node:os";
 import type { JobClaimResult, JobLease, JournalStore, RecordResult } from "@idem/journal";
 import {
@@ -191,6 +192,8 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
   const stopController = new AbortController();
   /** Aborted when the journal fails for good: agents still running are stopped, not waited for. */
   const fatalController = new AbortController();
+  // One listener per run in flight, as many as maxAckPending: not a leak.
+  setMaxListeners(Number.POSITIVE_INFINITY, fatalController.signal);
   const inflight = new Set<Promise<void>>();
   /** Job IDs this executor is working on (invariant 3 within one process). */
   const working = new Set<string>();

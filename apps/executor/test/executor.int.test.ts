@@ -332,6 +332,39 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
   });
 });
 
+describe("many runs in flight", () => {
+  it("run beside each other without a listener-leak warning (one fatal-abort listener per run)", async () => {
+    await using env = await setup("embedded", { queue: { maxAckPending: 16 } });
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on("warning", onWarning);
+    try {
+      let running = 0;
+      let most = 0;
+      const ex = createExecutor({
+        config: env.config,
+        journal: env.tj.journal,
+        logger: silentLogger(),
+        pollMs: 5,
+        run: async () => {
+          most = Math.max(most, ++running);
+          await new Promise((r) => setTimeout(r, 150));
+          running -= 1;
+          return { summary: "ok", effects: [] };
+        },
+      });
+      env.executors.push(ex);
+      for (let i = 0; i < 16; i++) await env.enqueue(job(env, `many-${i}`));
+      await ex.start();
+      await waitFor("16 outputs", async () => (await env.tj.journal.status()).outputs === 16);
+      expect(most).toBeGreaterThan(10);
+      expect(warnings.filter((w) => w.name === "MaxListenersExceededWarning")).toEqual([]);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+});
+
 describe("the NATS submit subject", () => {
   it("answers request/reply with the submit JSON shape", async () => {
     await using env = await setup("jetstream");
