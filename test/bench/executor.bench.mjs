@@ -40,7 +40,11 @@ async function inParallel(n, k, fn) {
   );
 }
 
-async function raw(server, tag, k = K) {
+/**
+ * Raw JetStream: publish with msgID, pull consume, ackAck. `around` (the journal floor) adds work
+ * before and after each publish and before each ackAck, and nothing else changes.
+ */
+async function raw(server, tag, k = K, around = undefined) {
   const nc = await connectNats(server.url, "bench-raw");
   const js = jetstream(nc);
   const jsm = await jetstreamManager(nc);
@@ -61,14 +65,17 @@ async function raw(server, tag, k = K) {
     consumer: "raw",
     concurrency: k,
     handler: async (m) => {
-      m.json();
+      const j = m.json();
+      if (around) await around.beforeAck(j, m.seq);
       await m.ackAck();
       done += 1;
     },
   });
   await inParallel(N, k, async (i) => {
-    const j = job("raw", i);
-    await js.publish(`raw_${tag}.jobs.writer`, JSON.stringify(j), { msgID: j.jobId });
+    const j = job(around ? "floor" : "raw", i);
+    if (around) await around.beforePublish(j);
+    const pa = await js.publish(`raw_${tag}.jobs.writer`, JSON.stringify(j), { msgID: j.jobId });
+    if (around) await around.afterPublish(j, pa);
   });
   while (done < N) await sleep(2);
   const seconds = (performance.now() - t0) / 1000;
@@ -79,61 +86,30 @@ async function raw(server, tag, k = K) {
 }
 
 /**
- * The journal's floor: raw JetStream as in `raw`, plus the journal calls idem makes per job and
- * nothing else (no executor: no validation, metrics, logs, timers, heartbeats). idem cannot beat it
- * without doing fewer journal writes; the gap between it and idem is the executor's own cost.
+ * The journal's floor: `raw` plus the journal calls idem makes per job and nothing else (no
+ * executor: no validation, metrics, logs, timers, heartbeats). idem cannot beat it without doing
+ * fewer journal writes; the gap between it and idem is the executor's own cost.
  */
 async function floor(server, dir, tag, k = K) {
-  const nc = await connectNats(server.url, "bench-floor");
-  const js = jetstream(nc);
-  const jsm = await jetstreamManager(nc);
-  const stream = `FLOOR_${tag}`;
-  await jsm.streams.add({
-    name: stream,
-    subjects: [`floor_${tag}.jobs.>`],
-    duplicate_window: 60e9,
-  });
-  await jsm.consumers.add(stream, {
-    durable_name: "floor",
-    ack_policy: AckPolicy.Explicit,
-    max_ack_pending: k,
-    ack_wait: 30e9,
-  });
   const journal = await openJournal(join(dir, `journal-floor-${tag}.db`), { synchronous: "FULL" });
-  let done = 0;
-  const t0 = performance.now();
-  const c0 = process.cpuUsage();
-  const loop = startMessageLoop({
-    js,
-    stream,
-    consumer: "floor",
-    concurrency: k,
-    handler: async (m) => {
-      const j = m.json();
-      await journal.claimJob(j, { owner: "floor", leaseMs: 900_000, streamSeq: m.seq });
-      const output = { jobId: j.jobId, agent: j.agent, summary: "ok", effects: [] };
-      await journal.record(output, { source: "executor", targets: [], actor: "floor" });
-      await m.ackAck();
-      done += 1;
-    },
-  });
-  await inParallel(N, k, async (i) => {
-    const j = job("floor", i);
-    await journal.enqueueJob(j, { actor: "enqueue", durable: false });
-    const pa = await js.publish(`floor_${tag}.jobs.writer`, JSON.stringify(j), { msgID: j.jobId });
-    await journal.setJobStreamSeq(j.jobId, pa.seq, {
-      type: "job.enqueued",
-      data: { stream: pa.stream, seq: pa.seq },
-      actor: "enqueue",
+  try {
+    return await raw(server, `floor_${tag}`, k, {
+      beforePublish: (j) => journal.enqueueJob(j, { actor: "enqueue", durable: false }),
+      afterPublish: (j, pa) =>
+        journal.setJobStreamSeq(j.jobId, pa.seq, {
+          type: "job.enqueued",
+          data: { stream: pa.stream, seq: pa.seq },
+          actor: "enqueue",
+        }),
+      beforeAck: async (j, seq) => {
+        await journal.claimJob(j, { owner: "floor", leaseMs: 900_000, streamSeq: seq });
+        const output = { jobId: j.jobId, agent: j.agent, summary: "ok", effects: [] };
+        await journal.record(output, { source: "executor", targets: [], actor: "floor" });
+      },
     });
-  });
-  while (done < N) await sleep(2);
-  const seconds = (performance.now() - t0) / 1000;
-  const cpu = cpuPerJob(c0, N);
-  await loop.stop();
-  await nc.close();
-  await journal.close();
-  return { rate: N / seconds, cpu };
+  } finally {
+    await journal.close();
+  }
 }
 
 /**
