@@ -8,6 +8,7 @@ import type { AgentOutput } from "@idem/schema";
 import { tempDir } from "@idem/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
+  CLEAN,
   chainOutputs,
   createWorkspace,
   git,
@@ -25,8 +26,6 @@ import {
 beforeAll(() => {
   execFileSync("npx", ["tsc", "-b", "apps/interpreter"], { cwd: REPO_ROOT, stdio: "ignore" });
 }, 120_000);
-
-const CLEAN = { duplicates: [], missing: [], notDone: [], ledgerDisagrees: [] };
 
 /**
  * A workspace (lease 600 ms) with a webhook target `hooks` whose first `hold` requests hang until

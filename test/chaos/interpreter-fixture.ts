@@ -185,6 +185,9 @@ export interface Verdict {
   ledgerDisagrees: string[];
 }
 
+/** What {@link verify} answers when every effect happened exactly once and every run is done. */
+export const CLEAN = { duplicates: [], missing: [], notDone: [], ledgerDisagrees: [] };
+
 /**
  * Checks every effect of `outputs` at its target and in the ledger: git keys carried by exactly one
  * commit, files holding their bytes, every latest run done, every effect of it applied or present.

@@ -9,6 +9,7 @@ import { tempDir } from "@idem/testing";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  CLEAN,
   chainOutputs,
   createWorkspace,
   mixedOutput,
@@ -52,12 +53,7 @@ describe("createInterpreter", () => {
     const result = await interp.drain();
     expect(result.runs.done).toBe(3);
     expect(result.endedDead).toBe(false);
-    expect(await verify(ws, journal, outputs)).toEqual({
-      duplicates: [],
-      missing: [],
-      notDone: [],
-      ledgerDisagrees: [],
-    });
+    expect(await verify(ws, journal, outputs)).toEqual(CLEAN);
     const ledger = await journal.effects("job-a", 1);
     expect(ledger.map((e) => e.state)).toEqual(["applied", "applied", "applied"]);
 
@@ -324,11 +320,6 @@ describe("createInterpreter", () => {
     const b = createInterpreter({ config: ws.config, journal, effects, logger: silent });
     const result = await b.drain();
     expect(result.endedDead).toBe(false);
-    expect(await verify(ws, journal, outputs)).toEqual({
-      duplicates: [],
-      missing: [],
-      notDone: [],
-      ledgerDisagrees: [],
-    });
+    expect(await verify(ws, journal, outputs)).toEqual(CLEAN);
   });
 });
