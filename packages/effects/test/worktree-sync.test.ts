@@ -160,6 +160,31 @@ describe("checked-out branch sync without git processes", () => {
     expectInStep(repo);
   });
 
+  it("an unreadable HEAD stops the apply instead of passing for 'nothing checked out' and moving the branch under the working tree", async () => {
+    sb = sandbox();
+    const repo = addRepo(sb, "site");
+    fx = createEffects(sb.config, { clock: clock() });
+    const first = spec([{ path: "a.txt", content: "a\n" }]);
+    await fx.apply(first, "head/0", await fx.probe(first, "head/0"));
+    const head = git(repo, "rev-parse", "main");
+    const headFile = join(repo, ".git", "HEAD");
+    const saved = readFileSync(headFile, "utf8");
+    // Root reads any file whatever its mode: a directory in its place is what cannot be read here.
+    rmSync(headFile);
+    mkdirSync(headFile);
+    const s = spec([{ path: "b.txt", content: "b\n" }]);
+    const err = await fx.apply(s, "head/1").catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as NodeJS.ErrnoException).code).toBe("EISDIR");
+    rmSync(headFile, { recursive: true });
+    writeFileSync(headFile, saved);
+    expect(git(repo, "rev-parse", "main")).toBe(head);
+    expect(existsSync(join(repo, "b.txt"))).toBe(false);
+    await fx.apply(s, "head/1");
+    expect(readFileSync(join(repo, "b.txt"), "utf8")).toBe("b\n");
+    expectInStep(repo);
+  });
+
   it("refuses staged changes found entry by entry when git's cache tree does not vouch for them", async () => {
     sb = sandbox();
     const repo = addRepo(sb, "site");
@@ -259,39 +284,5 @@ describe("git children keep idem's repo lock", () => {
     await exited;
     await releaseB();
     sb2.cleanup();
-  });
-});
-
-describe("a HEAD that cannot be read", () => {
-  let sb: Sandbox;
-  let fx: Effects;
-  afterEach(async () => {
-    await fx?.close();
-    sb?.cleanup();
-  });
-
-  it("stops the apply instead of passing for 'nothing checked out' and moving the branch under the working tree", async () => {
-    sb = sandbox();
-    const repo = addRepo(sb, "site");
-    fx = createEffects(sb.config, { clock: clock() });
-    const first = spec([{ path: "a.txt", content: "a\n" }]);
-    await fx.apply(first, "head/0", await fx.probe(first, "head/0"));
-    const head = git(repo, "rev-parse", "main");
-    const headFile = join(repo, ".git", "HEAD");
-    const saved = readFileSync(headFile, "utf8");
-    // Root reads any file whatever its mode: a directory in its place is what cannot be read here.
-    rmSync(headFile);
-    mkdirSync(headFile);
-    const s = spec([{ path: "b.txt", content: "b\n" }]);
-    const err = await fx.apply(s, "head/1").catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(Error);
-    expect((err as NodeJS.ErrnoException).code).toBe("EISDIR");
-    rmSync(headFile, { recursive: true });
-    writeFileSync(headFile, saved);
-    expect(git(repo, "rev-parse", "main")).toBe(head);
-    expect(existsSync(join(repo, "b.txt"))).toBe(false);
-    await fx.apply(s, "head/1");
-    expect(readFileSync(join(repo, "b.txt"), "utf8")).toBe("b\n");
-    expectInStep(repo);
   });
 });
