@@ -126,7 +126,7 @@ describe("interpreter processes on one journal", () => {
         expect(kills).toBe(processes);
         expect(await verify(ws, journal, outputs)).toEqual(CLEAN);
         await chainInOrder(ws.docsPath, "chain", 50);
-        const done = await journal.events({ type: "run.done" });
+        const done = await journal.events.list({ type: "run.done" });
         const perJob = new Map<string, number>();
         for (const e of done) perJob.set(String(e.jobId), (perJob.get(String(e.jobId)) ?? 0) + 1);
         expect([...perJob.values()].every((n) => n === 1)).toBe(true);
@@ -170,9 +170,9 @@ describe("interpreter processes on one journal", () => {
       expect(b.code, b.stderr).toBe(0);
       expect(await verify(ws, journal, outputs)).toEqual(CLEAN);
       const snapshot = async () => ({
-        events: (await journal.events()).length,
+        events: (await journal.events.list()).length,
         effects: await journal.effects("stale"),
-        runs: await journal.runs("stale"),
+        runs: await journal.runs.forJob("stale"),
         head: await git(ws.repoPath, "rev-parse", "main"),
         refs: await git(ws.repoPath, "for-each-ref"),
         outbox: readdirSync(ws.outboxPath),
@@ -217,12 +217,12 @@ describe("interpreter processes on one journal", () => {
       while (held.length < 2) await sleep(20); // the taker holds the run and waits on the hook
       const snapshot = async () => ({
         effects: await journal.effects("fenced"),
-        runs: (await journal.runs("fenced")).map((r) => ({
+        runs: (await journal.runs.forJob("fenced")).map((r) => ({
           ...r,
           leaseUntil: null,
           updatedAt: 0,
         })),
-        writes: (await journal.events({ jobId: "fenced" })).filter(
+        writes: (await journal.events.list({ jobId: "fenced" })).filter(
           (e) => e.actor === "stale-holder",
         ).length,
         outbox: readdirSync(ws.outboxPath),

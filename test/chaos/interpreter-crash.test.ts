@@ -48,7 +48,7 @@ describe("interpreter crash drills", () => {
         expect(fresh.code, fresh.stderr).toBe(0);
         expect(await verify(ws, journal, outputs)).toEqual(CLEAN);
         // The crashed run was finished by a takeover, not re-run from scratch.
-        const takeovers = await journal.events({ type: "run.takeover" });
+        const takeovers = await journal.events.list({ type: "run.takeover" });
         expect(takeovers.length).toBeGreaterThanOrEqual(1);
         expect(await journal.integrity()).toEqual([]);
       } finally {

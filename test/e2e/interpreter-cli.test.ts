@@ -170,7 +170,7 @@ describe("idem interpreter and idem dlq", () => {
           "applied",
         ]);
         expect(requests).toEqual(["hook/0"]); // sent once, never again
-        const ev = (await journal.events({ jobId: "hook", type: "effect.resolved" }))[0];
+        const ev = (await journal.events.list({ jobId: "hook", type: "effect.resolved" }))[0];
         expect(ev?.actor).toBe("alice");
         expect(ev?.data?.reason).toBe("the receiver logged it");
       } finally {

@@ -55,7 +55,7 @@ describe("an uncertain webhook, the runbook's way", () => {
       { env: { IDEM_ACTOR: "oncall" } },
     );
     expect(ok.code, ok.stderr).toBe(0);
-    const events = await fx.journal.events({ jobId: "hook" });
+    const events = await fx.journal.events.list({ jobId: "hook" });
     expect(events.find((e) => e.type === "effect.resolved")).toMatchObject({ actor: "oncall" });
 
     expect((await fx.interpret()).runs.done).toBe(1);

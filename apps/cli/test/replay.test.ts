@@ -159,14 +159,14 @@ describe("idem replay", () => {
     const r = await idem(["replay", "--all", "--config", fx.ws.config]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("--yes");
-    expect((await fx.journal.runs("job-1")).map((x) => x.generation)).toEqual([1]);
+    expect((await fx.journal.runs.forJob("job-1")).map((x) => x.generation)).toEqual([1]);
     const none = await idem(["replay", "--config", fx.ws.config]);
     expect(none.code).toBe(2);
 
     const ok = await idem(["replay", "--job", "job-1", "--yes", "--config", fx.ws.config]);
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toContain("running interpreter");
-    const runs = await fx.journal.runs("job-1");
+    const runs = await fx.journal.runs.forJob("job-1");
     expect(runs.map((x) => [x.generation, x.state])).toEqual([
       [1, "done"],
       [2, "pending"],

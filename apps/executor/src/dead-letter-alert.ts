@@ -16,7 +16,7 @@ export async function checkDeadLetterRate(options: {
 }): Promise<{ count: number; alerted: boolean }> {
   const { journal, config, clock, log } = options;
   try {
-    const count = (await journal.deadLetters({ since: clock.now() - 3_600_000 })).length;
+    const count = (await journal.deadLetters.list({ since: clock.now() - 3_600_000 })).length;
     const threshold = config.alerts.deadLettersPerHour;
     if (count <= threshold) return { count, alerted: false };
     log.warn(

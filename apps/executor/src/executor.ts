@@ -494,7 +494,7 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
     const row = await journal.getJob(jobId);
     if (row?.state === "dead") return;
     if (row?.state === "running" && row.leaseUntil !== null && row.leaseUntil > clock.now()) return;
-    const failed = await journal.events({ jobId, type: "job.failed" });
+    const failed = await journal.events.list({ jobId, type: "job.failed" });
     const lastClass = failed.at(-1)?.data?.class;
     const cls: FailureClass =
       typeof lastClass === "string" && (FAILURE_CLASSES as readonly string[]).includes(lastClass)

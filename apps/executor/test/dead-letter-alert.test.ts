@@ -40,7 +40,7 @@ describe("dead-letter alert on the embedded queue", () => {
     await ex.start();
     try {
       await waitFor("the alert", () => posts.length > 0);
-      const dead = await tj.journal.deadLetters();
+      const dead = await tj.journal.deadLetters.list();
       expect(dead.map((d) => [d.jobId, d.class]).sort()).toEqual([
         ["ghost-1", "infrastructure"],
         ["ghost-2", "infrastructure"],

@@ -42,7 +42,7 @@ describe("enqueueJob on JetStream with a FULL journal", () => {
     expect(fsyncs()).toBeGreaterThan(before);
     expect((await tj.journal.getJob("lost-publish"))?.state).toBe("queued");
     expect(
-      await tj.journal.events({ jobId: "lost-publish", type: "job.publish-failed" }),
+      await tj.journal.events.list({ jobId: "lost-publish", type: "job.publish-failed" }),
     ).toHaveLength(1);
 
     await ensureJobsStream(await jetstreamManager(nc), config.nats);

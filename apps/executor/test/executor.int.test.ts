@@ -181,15 +181,15 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
     await env.startExecutor();
     await env.enqueue(job(env, "j-4", { failTimes: 3 }));
     const [dl] = await waitFor("the dead letter", async () => {
-      const d = await env.tj.journal.deadLetters();
+      const d = await env.tj.journal.deadLetters.list();
       return d.length > 0 ? d : undefined;
     });
     expect(dl?.jobId).toBe("j-4");
     expect(dl?.class).toBe("transient");
     expect(dl?.deliveries).toBe(3);
     expect(dl?.lastError).toMatch(/exited with code 1/);
-    const failed = await env.tj.journal.events({ jobId: "j-4", type: "job.failed" });
-    const dead = await env.tj.journal.events({ jobId: "j-4", type: "job.dead" });
+    const failed = await env.tj.journal.events.list({ jobId: "j-4", type: "job.failed" });
+    const dead = await env.tj.journal.events.list({ jobId: "j-4", type: "job.dead" });
     expect(failed.length).toBe(2);
     const times = [...failed, ...dead].map((e) => e.at);
     expect((times[1] as number) - (times[0] as number)).toBeGreaterThanOrEqual(180);
@@ -202,7 +202,7 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
     expect(retry.retry).toBe(1);
     await waitFor("the output after retry", () => env.tj.journal.has("j-4"));
     expect(await runCounts(env.counts)).toEqual({ "j-4": 4 });
-    expect(await env.tj.journal.deadLetters({ unresolved: true })).toEqual([]);
+    expect(await env.tj.journal.deadLetters.list({ unresolved: true })).toEqual([]);
   });
 
   it("keeps the output and does not ack while the journal cannot be written; records it once it can", async () => {

@@ -457,7 +457,7 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
     const failure = journal.failure;
     if (failure) throw failure;
     // Runs that ended dead here: by this interpreter's own decisions or by its claims (maxLeaseExpiries).
-    for (const ev of await journal.events({ type: "run.dead", since: startedAt - 1000 })) {
+    for (const ev of await journal.events.list({ type: "run.dead", since: startedAt - 1000 })) {
       if (ev.actor !== owner || ev.jobId === null) continue;
       deadRuns.push({
         jobId: ev.jobId,

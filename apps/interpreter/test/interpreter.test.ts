@@ -196,7 +196,7 @@ describe("createInterpreter", () => {
     await released;
     expect(result.runs.failed).toBeGreaterThanOrEqual(1);
     expect(result.runs.done).toBe(1);
-    const failures = await journal.events({ jobId: "locked", type: "run.failed" });
+    const failures = await journal.events.list({ jobId: "locked", type: "run.failed" });
     expect(failures.length).toBeGreaterThanOrEqual(1);
     expect(failures.every((f) => f.data?.class === "transient")).toBe(true);
     expect(String(failures[0]?.data?.error)).toMatch(/LOCKED|lock/);
@@ -216,7 +216,7 @@ describe("createInterpreter", () => {
     rmSync(lock);
     const result = await draining;
     expect(result.runs.done).toBe(1);
-    const failures = await journal.events({ jobId: "ref-locked", type: "run.failed" });
+    const failures = await journal.events.list({ jobId: "ref-locked", type: "run.failed" });
     expect(failures.length).toBeGreaterThanOrEqual(1);
     expect(failures.every((f) => f.data?.class === "transient")).toBe(true);
     expect(await verify(ws, journal, outputs)).toMatchObject({ duplicates: [], missing: [] });

@@ -29,7 +29,7 @@ describe("SqliteJournalStore shared by processes", () => {
       const s = await journal.status();
       expect(s.outputs).toBe(jobs);
       expect(s.runs.done).toBe(jobs);
-      const recorded = await journal.events({ type: "output.recorded" });
+      const recorded = await journal.events.list({ type: "output.recorded" });
       expect(recorded).toHaveLength(jobs);
       expect(await journal.integrity()).toEqual([]);
       await journal.close();

@@ -20,7 +20,7 @@ describe("SqliteJournalStore outputs", () => {
     expect(first.status).toBe("recorded");
     expect(again.status).toBe("duplicate");
     expect((await t.journal.status()).outputs).toBe(1);
-    expect((await t.journal.events({ jobId: "j1" })).map((e) => e.type)).toEqual([
+    expect((await t.journal.events.list({ jobId: "j1" })).map((e) => e.type)).toEqual([
       "output.recorded",
       "output.duplicate",
     ]);
@@ -72,11 +72,11 @@ describe("SqliteJournalStore outputs", () => {
       "fulfilled",
     ]);
     expect(await t.journal.has("half")).toBe(false);
-    expect(await t.journal.events({ jobId: "half" })).toEqual([]);
+    expect(await t.journal.events.list({ jobId: "half" })).toEqual([]);
     expect((await t.journal.status()).outputs).toBe(2);
     const runs = t.journal.database.prepare("SELECT job_id FROM runs ORDER BY job_id").all();
     expect(runs).toEqual([{ job_id: "a" }, { job_id: "b" }]);
-    expect((await t.journal.events({ jobId: "a" })).map((e) => e.type)).toEqual([
+    expect((await t.journal.events.list({ jobId: "a" })).map((e) => e.type)).toEqual([
       "output.recorded",
       "note",
     ]);
@@ -302,7 +302,7 @@ describe("SqliteJournalStore runs", () => {
     const r = await t.journal.resolve("a", "applied", "saw it in the webhook logs", "oncall");
     expect(r.state).toBe("applied");
     expect((await t.journal.latestRun("a"))?.state).toBe("pending");
-    const ev = (await t.journal.events({ jobId: "a", type: "effect.resolved" }))[0];
+    const ev = (await t.journal.events.list({ jobId: "a", type: "effect.resolved" }))[0];
     expect(ev?.actor).toBe("oncall");
     expect(ev?.data?.reason).toBe("saw it in the webhook logs");
   });
@@ -347,7 +347,7 @@ describe("SqliteJournalStore jobs", () => {
     expect(
       await t.journal.claimNextJob({ owner: "x", leaseMs: 100, maxDeliver: 2 }),
     ).toBeUndefined();
-    const dl = await t.journal.deadLetters({ unresolved: true });
+    const dl = await t.journal.deadLetters.list({ unresolved: true });
     expect(dl.map((d) => [d.jobId, d.class, d.deliveries])).toEqual([["j1", "infrastructure", 2]]);
     expect((await t.journal.status()).deadLetters).toBe(1);
     expect(

@@ -6,7 +6,7 @@ import { withJobPublisher } from "../ops/with-publisher.js";
 
 /** Open dead letters: jobs that never produced an output (class, deliveries, last error). */
 export async function listDeadLetteredJobs(journal: JournalStore): Promise<DeadLetterRecord[]> {
-  return journal.deadLetters({ unresolved: true });
+  return journal.deadLetters.list({ unresolved: true });
 }
 
 /**

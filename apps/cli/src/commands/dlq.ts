@@ -156,7 +156,7 @@ export function register(program: Command): void {
       const created = await withJournal(config, async (j) => {
         const run = await j.latestRun(jobId);
         if (!run) {
-          if ((await j.deadLetters({ unresolved: true })).some((d) => d.jobId === jobId)) {
+          if ((await j.deadLetters.list({ unresolved: true })).some((d) => d.jobId === jobId)) {
             return { job: await retryDeadLetteredJob(jobId, config, j, actor) };
           }
           throw new CliError(`no output and no dead letter for job ${jobId}`, EXIT.FAILED);

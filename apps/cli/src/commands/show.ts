@@ -62,7 +62,7 @@ export function register(program: Command): void {
           const effects = await j.effects(jobId);
           return {
             output,
-            runs: await j.runs(jobId),
+            runs: await j.runs.forJob(jobId),
             effects: effects.map((e) => ({
               key: e.key,
               generation: e.generation,
@@ -70,7 +70,7 @@ export function register(program: Command): void {
               state: e.state,
               detail: e.detail,
             })),
-            events: await j.events({ jobId }),
+            events: await j.events.list({ jobId }),
             rejections: await j.rejections(jobId),
           };
         });

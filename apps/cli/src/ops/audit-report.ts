@@ -58,7 +58,7 @@ export async function buildAudit(
     duplicateEffectsAtTargets: 0,
     duplicates: [],
     drift: [],
-    deadLetters: (await journal.deadLetters(since === undefined ? {} : { since })).length,
+    deadLetters: (await journal.deadLetters.list(since === undefined ? {} : { since })).length,
     targets: [],
     unverifiable: 0,
   };

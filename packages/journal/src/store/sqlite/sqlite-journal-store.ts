@@ -26,8 +26,17 @@ import type {
   JobLease,
   JobRecord,
   JobState,
+  JournalDeadLetters,
+  JournalEvents,
+  JournalJobs,
+  JournalLedger,
+  JournalMaintenance,
+  JournalOutputs,
+  JournalRuns,
   JournalStatus,
   JournalStore,
+  LatestRun,
+  LedgerEntry,
   Lease,
   ListFilter,
   OutputRecord,
@@ -282,6 +291,22 @@ const json = (v: unknown) => (v === undefined || v === null ? null : JSON.string
  * Opens (creating when missing) a journal file and applies pending migrations under SQLite's write
  * lock, so several processes may open a new file at once.
  */
+/** Rows per page of a bulk read: between two pages the event loop runs (other work waits on it). */
+const PAGE_ROWS = 2000;
+
+/** A table read in pages by its integer primary key (the first column), yielding between pages. */
+async function* pagesOf<R extends [number, ...unknown[]]>(statement: {
+  all(...params: unknown[]): unknown[];
+}): AsyncGenerator<R[]> {
+  for (let after = 0; ; ) {
+    const rows = statement.all(after, PAGE_ROWS) as R[];
+    yield rows;
+    if (rows.length < PAGE_ROWS) return;
+    after = (rows[rows.length - 1] as R)[0];
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 export async function openJournal(
   path: string,
   options: SqliteJournalOptions = {},
@@ -367,6 +392,122 @@ export class SqliteJournalStore implements JournalStore {
 
   get failure(): IdemError | undefined {
     return this.fsyncFailure;
+  }
+
+  get location(): string {
+    return this.path;
+  }
+
+  // TEMPORARY (refactor in progress): the namespaces delegate to the flat methods until the
+  // adapter is split by concern.
+  readonly outputs: JournalOutputs = {
+    record: (output, options) => this.record(output, options),
+    get: (jobId) => this.get(jobId),
+    has: (jobId) => this.has(jobId),
+    list: (filter) => this.list(filter),
+    select: (selection) => this.select(selection),
+    page: (selection, page) => this.selectPage(selection, page),
+    rejections: (jobId) => this.rejections(jobId),
+  };
+
+  readonly runs: JournalRuns = {
+    claim: (options) => this.claim(options),
+    extendLease: (lease, ms) => this.extendLease(lease, ms),
+    release: (lease) => this.release(lease),
+    complete: (lease) => this.complete(lease),
+    fail: (lease, failure) => this.fail(lease, failure),
+    markDead: (lease, failure) => this.dead(lease, failure),
+    forJob: (jobId) => this.runsOf(jobId),
+    latest: (jobId) => this.latestRun(jobId),
+    latestOf: (jobIds) => this.latestRunsOf(jobIds),
+    nextDueAt: () => this.nextDueAt(),
+    active: () => this.activeRuns(),
+    replay: (selection, options) => this.replay(selection, options),
+  };
+
+  readonly ledger: JournalLedger = {
+    intend: (lease, effect) => this.intend(lease, effect),
+    settle: (lease, key, state, detail) => this.settle(lease, key, state, detail),
+    forJob: (jobId, generation) => this.effects(jobId, generation),
+    history: (key) => this.effectHistory(key),
+    ofJobs: (jobIds) => this.ledgersOf(jobIds),
+    resolve: (jobId, decision, reason, actor) => this.resolve(jobId, decision, reason, actor),
+  };
+
+  readonly jobs: JournalJobs = {
+    enqueue: (job, options) => this.enqueueJob(job, options),
+    get: (jobId) => this.getJob(jobId),
+    setStreamSeq: (jobId, seq, event) => this.setJobStreamSeq(jobId, seq, event),
+    claimNext: (options) => this.claimNextJob(options),
+    claim: (job, options) => this.claimJob(job, options),
+    extendLease: (lease, ms) => this.extendJobLease(lease, ms),
+    fail: (lease, failure) => this.failJob(lease, failure),
+    pending: (options) => this.pendingJobs(options),
+    count: async (options = {}) =>
+      (
+        (options.since === undefined
+          ? this.st("SELECT COUNT(*) AS n FROM jobs").get()
+          : this.st("SELECT COUNT(*) AS n FROM jobs WHERE created_at >= ?").get(options.since)) as {
+          n: number;
+        }
+      ).n,
+  };
+
+  readonly deadLetters: JournalDeadLetters = {
+    add: (jobId, failure, lease) => this.deadLetterJob(jobId, failure, lease),
+    list: (options) => this.listDeadLetters(options),
+    resolve: (jobId, resolution) => this.resolveDeadLetter(jobId, resolution),
+  };
+
+  readonly events: JournalEvents = {
+    append: (event) => this.appendEvent(event),
+    list: (filter) => this.listEvents(filter),
+    count: (types, since) => this.countEvents(types, since),
+  };
+
+  readonly maintenance: JournalMaintenance = {
+    prune: (options) => this.prune(options),
+    integrity: () => this.integrity(),
+    backup: (file) => this.backup(file),
+  };
+
+  /** The latest run of each output, in pages of the runs table (one pass beats one query each). */
+  private async latestRunsOf(jobIds: readonly string[]): Promise<ReadonlyMap<string, LatestRun>> {
+    const wanted = new Set(jobIds);
+    const latest = new Map<string, LatestRun>();
+    const page = this.db
+      .prepare("SELECT id, job_id, generation, state FROM runs WHERE id > ? ORDER BY id LIMIT ?")
+      .raw(true);
+    for await (const rows of pagesOf<[number, string, number, RunState]>(page)) {
+      for (const [, jobId, generation, state] of rows) {
+        if (!wanted.has(jobId)) continue;
+        const cur = latest.get(jobId);
+        if (!cur || generation > cur.generation) latest.set(jobId, { generation, state });
+      }
+    }
+    return latest;
+  }
+
+  /** Every ledger row of the effects of many outputs, by key, in pages of the effects table. */
+  private async ledgersOf(
+    jobIds: readonly string[],
+  ): Promise<ReadonlyMap<string, readonly LedgerEntry[]>> {
+    const wanted = new Set(jobIds);
+    const ledgers = new Map<string, LedgerEntry[]>();
+    const page = this.db
+      .prepare(
+        "SELECT id, job_id, key, generation, state FROM effects WHERE id > ? ORDER BY id LIMIT ?",
+      )
+      .raw(true);
+    for await (const rows of pagesOf<[number, string, string, number, EffectState]>(page)) {
+      for (const [, jobId, key, generation, state] of rows) {
+        if (!wanted.has(jobId)) continue;
+        const list = ledgers.get(key);
+        if (list) list.push({ generation, state });
+        else ledgers.set(key, [{ generation, state }]);
+      }
+    }
+    return ledgers;
   }
 
   /** The raw better-sqlite3 handle, for tests and benchmarks. */
@@ -986,7 +1127,7 @@ export class SqliteJournalStore implements JournalStore {
     });
   }
 
-  async runs(jobId: string): Promise<RunRecord[]> {
+  private async runsOf(jobId: string): Promise<RunRecord[]> {
     return (
       this.st("SELECT * FROM runs WHERE job_id = ? ORDER BY generation").all(jobId) as RunRow[]
     ).map(toRun);
@@ -1236,7 +1377,7 @@ export class SqliteJournalStore implements JournalStore {
     return this.batched(() => this.event(event.jobId, event.type, event.actor, event.data));
   }
 
-  async events(
+  private async listEvents(
     filter: { jobId?: string; since?: number; type?: string; limit?: number } = {},
   ): Promise<EventRecord[]> {
     const where: string[] = [];
@@ -1577,7 +1718,7 @@ export class SqliteJournalStore implements JournalStore {
     });
   }
 
-  async deadLetters(
+  private async listDeadLetters(
     options: { unresolved?: boolean; since?: number } = {},
   ): Promise<DeadLetterRecord[]> {
     const rows = this.st(
@@ -1681,7 +1822,7 @@ export class SqliteJournalStore implements JournalStore {
             o.job_id,
           ) as EffectRow[]
         ).map(toEffect),
-        events: await this.events({ jobId: o.job_id }),
+        events: await this.listEvents({ jobId: o.job_id }),
         rejections: await this.rejections(o.job_id),
         job: await this.getJob(o.job_id),
       });
