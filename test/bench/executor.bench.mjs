@@ -5,7 +5,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createExecutor, enqueueJob, silentLogger } from "@idem/executor";
+import { enqueueJob } from "@idem/core";
+import { createExecutor, silentLogger } from "@idem/executor";
 import { openJournal } from "@idem/journal";
 import { connectNats, createJobPublisher, ensureJobsStream, startMessageLoop } from "@idem/nats";
 import { parseConfig } from "@idem/schema";

@@ -22,7 +22,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { enqueueJob } from "@idem/executor";
+import { enqueueJob } from "@idem/core";
 import { openJournal } from "@idem/journal";
 import { connectNats, createJobPublisher, ensureJobsStream } from "@idem/nats";
 import { parseConfig } from "@idem/schema";

@@ -4,7 +4,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { enqueueJob } from "@idem/executor";
+import { enqueueJob } from "@idem/core";
 import { openJournal } from "@idem/journal";
 import { connectNats, createJobPublisher, ensureJobsStream } from "@idem/nats";
 import { type NatsServerHandle, startNatsServer, tempDir } from "@idem/testing";

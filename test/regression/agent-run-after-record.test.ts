@@ -3,7 +3,8 @@
 // so the claim lapsed while the first delivery was still working and a redelivery took it. The
 // claim is now extended with every heartbeat, and a job in progress in a process is never started
 // again by that process.
-import { createExecutor, enqueueJob, silentLogger } from "@idem/executor";
+import { enqueueJob } from "@idem/core";
+import { createExecutor, silentLogger } from "@idem/executor";
 import { openJournal } from "@idem/journal";
 import { connectNats, createJobPublisher, ensureJobsStream } from "@idem/nats";
 import { ManualClock, parseConfig } from "@idem/schema";

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import { type ServerType, serve } from "@hono/node-server";
+import { parseSubmission, SUBMIT_HTTP_STATUS, submitOutput } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import type { Config } from "@idem/schema";
 import { classifyError, describeError, isJobId } from "@idem/schema";
@@ -8,7 +9,6 @@ import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { ExecutorMetrics } from "./executor-metrics.js";
 import type { Logger } from "./logger.js";
-import { parseSubmission, SUBMIT_HTTP_STATUS, submitOutput } from "./submit-output.js";
 
 export interface ApiOptions {
   config: Config;

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import { hostname } from "node:os";
+import { parseSubmission, submitOutput } from "@idem/core";
 import type { JobClaimResult, JobLease, JournalStore, RecordResult } from "@idem/journal";
 import {
   type AgentConsumer,
@@ -48,7 +49,6 @@ import {
 import { checkDeadLetterRate } from "./dead-letter-alert.js";
 import { createExecutorMetrics, type ExecutorMetrics } from "./executor-metrics.js";
 import { createLogger, type Logger } from "./logger.js";
-import { parseSubmission, submitOutput } from "./submit-output.js";
 
 export interface CreateExecutorOptions {
   config: Config;

@@ -1,8 +1,9 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { enqueueJob } from "@idem/core";
 import { tempJournal } from "@idem/testing";
 import { describe, expect, it } from "vitest";
-import { createExecutor, enqueueJob, silentLogger } from "../src/index.js";
+import { createExecutor, silentLogger } from "../src/index.js";
 import { countFile, testConfig, waitFor } from "./helpers.js";
 
 describe("dead-letter alert on the embedded queue", () => {

@@ -1,8 +1,9 @@
 // enqueueJobs on the embedded queue: a batch through the journal's group commit, each job atomic on
 // its own. (Its JetStream stop on an unavailable stream is in enqueue.int.test.ts.)
+
+import { enqueueJobs } from "@idem/core";
 import { tempJournal } from "@idem/testing";
 import { describe, expect, it } from "vitest";
-import { enqueueJobs } from "../src/index.js";
 
 const job = (jobId: string, n: number) => ({ jobId, agent: "writer", input: { n } });
 

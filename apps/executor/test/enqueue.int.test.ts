@@ -1,3 +1,4 @@
+import { enqueueJob, enqueueJobs } from "@idem/core";
 import type { SqliteJournalStore } from "@idem/journal";
 import { connectNats, createJobPublisher, ensureJobsStream } from "@idem/nats";
 import { isIdemError } from "@idem/schema";
@@ -5,7 +6,7 @@ import { type NatsServerHandle, startNatsServer, tempJournal } from "@idem/testi
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createExecutor, enqueueJob, enqueueJobs, silentLogger } from "../src/index.js";
+import { createExecutor, silentLogger } from "../src/index.js";
 import { countFile, runCounts, testConfig, waitFor } from "./helpers.js";
 
 let server: NatsServerHandle;

@@ -1,5 +1,6 @@
 import { fdatasync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { enqueueJob, retryDeadLetter, submitOutput } from "@idem/core";
 import { openJournal, type SqliteJournalOptions } from "@idem/journal";
 import {
   agentConsumerName,
@@ -23,11 +24,8 @@ import {
   createExecutor,
   createExecutorMetrics,
   type Executor,
-  enqueueJob,
-  retryDeadLetter,
   silentLogger,
   startApiServer,
-  submitOutput,
 } from "../src/index.js";
 import { countFile, runCounts, testConfig, waitFor } from "./helpers.js";
 

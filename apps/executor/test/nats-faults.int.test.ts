@@ -1,8 +1,9 @@
+import { enqueueJob } from "@idem/core";
 import { connectNats, createJobPublisher, ensureJobsStream } from "@idem/nats";
 import { startNatsServer, tempJournal } from "@idem/testing";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { describe, expect, it } from "vitest";
-import { createExecutor, enqueueJob, silentLogger } from "../src/index.js";
+import { createExecutor, silentLogger } from "../src/index.js";
 import { countFile, runCounts, testConfig, waitFor } from "./helpers.js";
 
 describe("executor and a nats-server killed mid-stream", () => {

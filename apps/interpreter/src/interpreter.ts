@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
+import { decideEffect, FileWriteIndex } from "@idem/core";
 import type { Effects, ProbeHint } from "@idem/effects";
 import type { Claim, EffectRecord, JournalStore } from "@idem/journal";
 import {
@@ -20,8 +21,6 @@ import {
   systemClock,
 } from "@idem/schema";
 import type { Logger } from "pino";
-import { decideEffect } from "./decide-effect.js";
-import { FileWriteIndex } from "./file-write-index.js";
 import { createInterpreterLogger } from "./interpreter-logger.js";
 import { createInterpreterMetrics, type InterpreterMetrics } from "./interpreter-metrics.js";
 

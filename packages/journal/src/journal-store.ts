@@ -246,7 +246,10 @@ export interface JournalOutputs {
    * `limit` of them, in recording order. Pages read one after another see outputs recorded in
    * between, as a later `select` would.
    */
-  page(selection: ReplaySelection, page: { afterSeq: number; limit: number }): Promise<OutputRecord[]>;
+  page(
+    selection: ReplaySelection,
+    page: { afterSeq: number; limit: number },
+  ): Promise<OutputRecord[]>;
   rejections(jobId?: string): Promise<RejectionRecord[]>;
 }
 
@@ -264,7 +267,10 @@ export interface JournalRuns {
   release(lease: Lease): Promise<void>;
   complete(lease: Lease): Promise<void>;
   /** Counts an attempt; the run waits until `nextAt`, then is due again. */
-  fail(lease: Lease, failure: { class: FailureClass; error: string; nextAt: number }): Promise<void>;
+  fail(
+    lease: Lease,
+    failure: { class: FailureClass; error: string; nextAt: number },
+  ): Promise<void>;
   /** Ends the run as dead (no more automatic attempts) with its class and error. */
   markDead(lease: Lease, failure: { class: FailureClass; error: string }): Promise<void>;
   /** Every run of one output, oldest generation first. */
@@ -347,7 +353,10 @@ export interface JournalJobs {
   ): Promise<JobClaimResult>;
   extendLease(lease: JobLease, leaseMs: number): Promise<JobLease>;
   /** A failed delivery: back to queued, due at `nextAt`. */
-  fail(lease: JobLease, failure: { class: FailureClass; error: string; nextAt: number }): Promise<void>;
+  fail(
+    lease: JobLease,
+    failure: { class: FailureClass; error: string; nextAt: number },
+  ): Promise<void>;
   /** Outbox jobs with neither an output nor a dead letter, created at or after `since`. */
   pending(options?: { since?: number; limit?: number }): Promise<JobRecord[]>;
   /** How many jobs were enqueued (created) at or after `since`; all of them without it. */
@@ -378,9 +387,12 @@ export interface JournalEvents {
     data?: Record<string, unknown>;
     actor: string;
   }): Promise<void>;
-  list(filter?: { jobId?: string; since?: number; type?: string; limit?: number }): Promise<
-    EventRecord[]
-  >;
+  list(filter?: {
+    jobId?: string;
+    since?: number;
+    type?: string;
+    limit?: number;
+  }): Promise<EventRecord[]>;
   /** Counts events by type (audit: redeliveries skipped, conflicts refused). */
   count(types: readonly string[], since?: number): Promise<Record<string, number>>;
 }

@@ -27,3 +27,5 @@ export {
   nanos,
   submitSubject,
 } from "./subjects.js";
+export { withJobPublisher } from "./with-job-publisher.js";
+export * from "./delivery/index.js";

@@ -1,8 +1,8 @@
-import { type EnqueueOutcome, retryDeadLetter } from "@idem/executor";
+import { type EnqueueOutcome, retryDeadLetter } from "@idem/core";
 import type { DeadLetterRecord, JournalStore } from "@idem/journal";
+import { withJobPublisher } from "@idem/nats";
 import type { Config } from "@idem/schema";
 import type { Command } from "commander";
-import { withJobPublisher } from "../ops/with-publisher.js";
 
 /** Open dead letters: jobs that never produced an output (class, deliveries, last error). */
 export async function listDeadLetteredJobs(journal: JournalStore): Promise<DeadLetterRecord[]> {

@@ -4,9 +4,10 @@ import {
   type EnqueueOutcome,
   enqueueJob,
   enqueueJobs,
-} from "@idem/executor";
+} from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import type { JobPublisher } from "@idem/nats";
+import { withJobPublisher } from "@idem/nats";
 import type { Job } from "@idem/schema";
 import cliProgress from "cli-progress";
 import type { Command } from "commander";
@@ -22,7 +23,6 @@ import {
   withJournal,
 } from "../context.js";
 import { parseJobFile } from "../ops/job-file.js";
-import { withJobPublisher } from "../ops/with-publisher.js";
 
 export function register(program: Command): void {
   program

@@ -1,5 +1,5 @@
 import { statSync } from "node:fs";
-import { parseSubmission, type SubmitResult, submitOutput } from "@idem/executor";
+import { parseSubmission, type SubmitResult, submitOutput } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import type { Config } from "@idem/schema";
 import type { Command } from "commander";

@@ -1,5 +1,5 @@
+import { FileWriteIndex } from "@idem/core";
 import type { Effects } from "@idem/effects";
-import { FileWriteIndex } from "@idem/interpreter";
 import {
   type EffectRecord,
   type JournalStore,

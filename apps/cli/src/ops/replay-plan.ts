@@ -1,5 +1,5 @@
+import { decideEffect, FileWriteIndex } from "@idem/core";
 import type { Effects, ProbeResult } from "@idem/effects";
-import { decideEffect, FileWriteIndex } from "@idem/interpreter";
 import type { JournalStore, OutputRecord, ReplaySelection } from "@idem/journal";
 import { type Config, describeError, type EffectSpec, effectKey, effectTarget } from "@idem/schema";
 import { readEffectLedgers, readLatestRuns } from "./ledger-reader.js";

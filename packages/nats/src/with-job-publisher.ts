@@ -1,12 +1,8 @@
-import {
-  closeNats,
-  connectNats,
-  createJobPublisher,
-  ensureJobsStream,
-  type JobPublisher,
-} from "@idem/nats";
 import type { Config } from "@idem/schema";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { closeNats, connectNats } from "./connect.js";
+import { createJobPublisher, type JobPublisher } from "./job-publisher.js";
+import { ensureJobsStream } from "./provisioning.js";
 
 /**
  * Runs `fn` with a job publisher on JetStream (the jobs stream created when missing), or with none

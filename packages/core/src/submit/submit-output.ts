@@ -1,7 +1,18 @@
 import type { JournalStore, OutputSource } from "@idem/journal";
 import type { Config, ValidationIssue } from "@idem/schema";
 import { describeJsonError, effectTargets, validateOutput } from "@idem/schema";
-import type { ExecutorMetrics } from "./executor-metrics.js";
+
+/** A counter as far as submit uses it (prom-client's Counter fits). */
+interface Counter {
+  inc(labels: Record<string, string>): void;
+}
+
+/** The counters a front end may pass to `submitOutput`. */
+export interface SubmitMetrics {
+  invalid: Counter;
+  records: Counter;
+  conflicts: Counter;
+}
 
 /** DESIGN.md's submit answer, shared by HTTP, NATS request/reply and `idem submit`. */
 export interface SubmitResult {
@@ -28,7 +39,7 @@ export async function submitOutput(
   config: Config,
   raw: unknown,
   source: OutputSource,
-  metrics?: ExecutorMetrics,
+  metrics?: SubmitMetrics,
 ): Promise<SubmitResult> {
   const rawJobId =
     typeof raw === "object" &&

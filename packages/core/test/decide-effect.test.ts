@@ -1,7 +1,7 @@
 import type { EffectRecord, EffectState } from "@idem/journal";
 import type { EffectSpec } from "@idem/schema";
 import { describe, expect, it } from "vitest";
-import { decideEffect } from "../src/decide-effect.js";
+import { decideEffect } from "../src/decide/decide-effect.js";
 
 const effects = {
   probeable: (s: EffectSpec) =>

@@ -1,0 +1,2 @@
+// The JetStream side of job delivery for the executor (consume, ack, nak, heartbeat, submit responder).
+export {};
