@@ -43,6 +43,8 @@ export {
   parseEffectKey,
   retryMsgId,
 } from "./ids.js";
+export type { JsonSchemaDocument, JsonSchemaName } from "./json-schemas.js";
+export { JSON_SCHEMA_NAMES, jsonSchemaOf, jsonSchemaText } from "./json-schemas.js";
 export type {
   AgentOutput,
   EffectKind,

@@ -13,11 +13,17 @@ export const AgentNameSchema = z
   .string()
   .regex(AGENT_PATTERN, "must start with a-z or 0-9 and hold only a-z 0-9 _ - (64 at most)");
 
+/**
+ * Any JSON value (null, boolean, number, string, array, object), one instance for every such field
+ * so the JSON Schemas name it once (`$defs.JsonValue`).
+ */
+export const JsonValueSchema = z.json();
+
 /** A unit of work for an agent, keyed by job ID. */
 export const JobSchema = z.strictObject({
   jobId: JobIdSchema,
   agent: AgentNameSchema,
-  input: z.json(),
+  input: JsonValueSchema,
   createdAt: z.iso.datetime({ offset: true }).optional(),
 });
 export type Job = z.infer<typeof JobSchema>;
@@ -103,7 +109,7 @@ export const NatsPublishSpecSchema = z.strictObject({
       /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/,
       "must be dot-separated tokens: no wildcards, $ or spaces",
     ),
-  data: z.json(),
+  data: JsonValueSchema,
   headers: headers.optional(),
 });
 export const HttpRequestSpecSchema = z.strictObject({
@@ -116,7 +122,7 @@ export const HttpRequestSpecSchema = z.strictObject({
     .refine((p) => unsafeUrlPath(p) === undefined, {
       message: "must be a path under the target's baseUrl",
     }),
-  body: z.json().optional(),
+  body: JsonValueSchema.optional(),
   headers: headers.optional(),
 });
 
@@ -147,7 +153,7 @@ export const AgentOutputSchema = z.strictObject({
   agent: AgentNameSchema,
   summary: z.string().max(65_536).optional(),
   effects: z.array(EffectSpecSchema),
-  meta: z.record(z.string(), z.json()).optional(),
+  meta: z.record(z.string(), JsonValueSchema).optional(),
 });
 export type AgentOutput = z.infer<typeof AgentOutputSchema>;
 
