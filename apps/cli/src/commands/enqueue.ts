@@ -4,11 +4,14 @@ import {
   type EnqueueOutcome,
   enqueueJob,
   enqueueJobs,
+  type JobFile,
+  type JobFileProblems,
+  parseJobFile,
 } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import type { JobPublisher } from "@idem/nats";
 import { withJobPublisher } from "@idem/nats";
-import type { Job } from "@idem/schema";
+import { isIdemError, type Job } from "@idem/schema";
 import cliProgress from "cli-progress";
 import type { Command } from "commander";
 import {
@@ -22,7 +25,6 @@ import {
   readText,
   withJournal,
 } from "../context.js";
-import { parseJobFile } from "../ops/job-file.js";
 
 export function register(program: Command): void {
   program
@@ -45,7 +47,7 @@ export function register(program: Command): void {
           EXIT.USAGE,
         );
       }
-      const { jobs, batch } = parseJobFile(readText(file, "job"), file);
+      const { jobs, batch } = readJobFile(file);
       await withJournal(config, (journal) =>
         withJobPublisher(config, "idem enqueue", async (publisher) => {
           if (!batch) {
@@ -57,6 +59,19 @@ export function register(program: Command): void {
         }),
       );
     });
+}
+
+/** The jobs of FILE; a refused file exits 1 with its problems listed under the message. */
+function readJobFile(file: string): JobFile {
+  const text = readText(file, "job");
+  try {
+    return parseJobFile(text, file);
+  } catch (e) {
+    if (!isIdemError(e, "INVALID_INPUT")) throw e;
+    const { problems } = e.details as unknown as JobFileProblems;
+    if (problems.length === 0) throw new CliError(e.message, EXIT.FAILED);
+    throw new CliError(`${e.message}\n${capped(problems).join("\n")}`, EXIT.FAILED, problems);
+  }
 }
 
 function report(outcome: EnqueueOutcome, json?: boolean): void {

@@ -1,5 +1,5 @@
 import { statSync } from "node:fs";
-import { parseSubmission, type SubmitResult, submitOutput } from "@idem/core";
+import { oversizedSubmission, type SubmitResult, submitText } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import type { Config } from "@idem/schema";
 import type { Command } from "commander";
@@ -14,15 +14,18 @@ import {
   withJournal,
 } from "../context.js";
 
-/** Validates raw submitted text and records it; an invalid submission writes nothing. */
-export async function submitText(
+/**
+ * @deprecated TEMPORARY: test/fuzz/outputs.fuzz.test.ts still imports this; it moves to
+ * `submitText` of @idem/core, and this re-export goes with it.
+ */
+export function submitCliText(
   text: string,
   config: Config,
   journal: JournalStore,
 ): Promise<SubmitResult> {
-  const parsed = parseSubmission(text, config.limits.maxOutputBytes);
-  return parsed.ok ? submitOutput(journal, config, parsed.value, "cli") : parsed.result;
+  return submitText(journal, config, text, "cli");
 }
+export { submitCliText as submitText };
 
 export function register(program: Command): void {
   program
@@ -38,17 +41,7 @@ export function register(program: Command): void {
         try {
           const size = statSync(file).size;
           if (size > config.limits.maxOutputBytes) {
-            const answer: SubmitResult = {
-              status: "invalid",
-              jobId: null,
-              issues: [
-                {
-                  path: "",
-                  message: `${file} is ${size} bytes; limits.maxOutputBytes is ${config.limits.maxOutputBytes}`,
-                },
-              ],
-            };
-            report(answer, opts.json);
+            report(oversizedSubmission(file, size, config.limits.maxOutputBytes), opts.json);
             return;
           }
         } catch (e) {
@@ -58,7 +51,9 @@ export function register(program: Command): void {
         }
       }
       const text = readText(file, "output");
-      const answer = await withJournal(config, (journal) => submitText(text, config, journal));
+      const answer = await withJournal(config, (journal) =>
+        submitText(journal, config, text, "cli"),
+      );
       report(answer, opts.json);
     });
 }

@@ -29,7 +29,7 @@ export async function enqueueJob(
   // With a publisher the stream's PubAck is what the caller is told, so the outbox row need not be
   // fsynced first: a crash before the publish leaves it for the republish, and a failed publish is
   // made durable below before the caller hears of it.
-  const outbox = await journal.enqueueJob(job, { actor, durable: publisher === undefined });
+  const outbox = await journal.jobs.enqueue(job, { actor, durable: publisher === undefined });
   if (outbox.status === "conflict") {
     throw new IdemError("JOB_CONFLICT", `job ${job.jobId} is already enqueued with another input`, {
       details: { jobId: job.jobId },
@@ -45,7 +45,7 @@ export async function enqueueJob(
     const pub = await publisher.publish(job).catch(async (e: unknown) => {
       // The caller is told the executor republishes the job: the outbox row must outlive a power
       // loss from here on. A durable event carries it (the WAL is fsynced in order).
-      await journal.appendEvent({
+      await journal.events.append({
         jobId: job.jobId,
         type: "job.publish-failed",
         data: { error: e instanceof Error ? e.message : String(e) },
@@ -55,12 +55,12 @@ export async function enqueueJob(
     });
     const duplicate = pub.duplicate || outbox.status === "duplicate";
     // The stream sequence and the event share one commit.
-    await journal.setJobStreamSeq(job.jobId, pub.seq, event(duplicate, pub.stream, pub.seq));
+    await journal.jobs.setStreamSeq(job.jobId, pub.seq, event(duplicate, pub.stream, pub.seq));
     outcome = { jobId: job.jobId, stream: pub.stream, seq: pub.seq, duplicate };
   } else {
     const duplicate = outbox.status === "duplicate";
     outcome = { jobId: job.jobId, stream: "embedded", seq: outbox.seq, duplicate };
-    await journal.appendEvent({ jobId: job.jobId, ...event(duplicate, "embedded", outbox.seq) });
+    await journal.events.append({ jobId: job.jobId, ...event(duplicate, "embedded", outbox.seq) });
   }
   return outcome;
 }
@@ -153,9 +153,9 @@ export async function retryDeadLetter(
   options: { journal: JournalStore; publisher?: JobPublisher; actor?: string; reason?: string },
 ): Promise<EnqueueOutcome & { retry: number }> {
   const { journal, publisher } = options;
-  const row = await journal.getJob(jobId);
+  const row = await journal.jobs.get(jobId);
   if (!row) throw new IdemError("NOT_FOUND", `job ${jobId} is not in the journal`);
-  const { retries } = await journal.resolveDeadLetter(jobId, {
+  const { retries } = await journal.deadLetters.resolve(jobId, {
     action: "retry",
     actor: options.actor ?? "dlq",
     ...(options.reason === undefined ? {} : { reason: options.reason }),
@@ -163,6 +163,6 @@ export async function retryDeadLetter(
   if (!publisher) return { jobId, stream: "embedded", seq: 0, duplicate: false, retry: retries };
   const job: Job = { jobId, agent: row.agent, input: row.input as Job["input"] };
   const pub = await publisher.publish(job, { msgId: retryMsgId(jobId, retries) });
-  await journal.setJobStreamSeq(jobId, pub.seq);
+  await journal.jobs.setStreamSeq(jobId, pub.seq);
   return { jobId, stream: pub.stream, seq: pub.seq, duplicate: pub.duplicate, retry: retries };
 }

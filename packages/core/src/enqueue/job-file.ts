@@ -1,7 +1,6 @@
-import { canonicalJson, describeJsonError, type Job, validateJob } from "@idem/schema";
-import { CliError, capped, EXIT } from "../context.js";
+import { canonicalJson, describeJsonError, IdemError, type Job, validateJob } from "@idem/schema";
 
-/** The jobs of an `idem enqueue` file. */
+/** The jobs of an `idem enqueue` file, validated as a whole, in file order. */
 export interface JobFile {
   jobs: Job[];
   /** A JSON array or JSON Lines (even of one job), as opposed to one Job object. */
@@ -9,11 +8,23 @@ export interface JobFile {
 }
 
 /**
+ * What {@link parseJobFile} puts in the `details` of its `INVALID_INPUT` error: the file as named
+ * by the caller and every problem, each naming its line (`line 3`), index (`[2]`) or field.
+ * `problems` is empty when the whole text is not JSON (the message says where).
+ */
+export interface JobFileProblems {
+  file: string;
+  problems: string[];
+}
+
+/**
  * Reads the jobs of an enqueue file: one Job, a JSON array of Jobs, or JSON Lines (one Job per
  * line; a `.jsonl` or `.ndjson` file always is, so that a batch of one is still a batch). Every job
  * is validated before anything is enqueued, and a file that gives one job ID two different inputs
- * is refused: bad input names its line (or index) and field, and enqueues nothing.
- * @throws CliError (exit 1) listing every problem.
+ * is refused: bad input names its line (or index) and field, and enqueues nothing. Pure: `file`
+ * only names the text (and tells JSON Lines by its extension); nothing is read or written.
+ * @throws INVALID_INPUT with {@link JobFileProblems} as `details`, its message ending in
+ * "nothing enqueued" when problems are listed.
  */
 export function parseJobFile(text: string, file: string): JobFile {
   const items = splitItems(text, file);
@@ -45,13 +56,14 @@ export function parseJobFile(text: string, file: string): JobFile {
   }
   if (problems.length > 0) {
     const what = items.batch ? `${problems.length} problem(s) in ${file}` : `invalid job ${file}`;
-    throw new CliError(
-      `${what}: nothing enqueued\n${capped(problems).join("\n")}`,
-      EXIT.FAILED,
-      problems,
-    );
+    throw invalid(`${what}: nothing enqueued`, file, problems);
   }
   return { jobs, batch: items.batch };
+}
+
+function invalid(message: string, file: string, problems: string[]): IdemError {
+  const details: JobFileProblems = { file, problems };
+  return new IdemError("INVALID_INPUT", message, { details: { ...details } });
 }
 
 interface Items {
@@ -74,7 +86,7 @@ function splitItems(text: string, file: string): Items {
       // pretty-printed job is reported where it is broken, not as a bad first line.
       const first = lines.find((l) => l.trim() !== "");
       if (first === undefined || !parsesAlone(first)) {
-        throw new CliError(`${file} is not valid JSON ${describeJsonError(text, e)}`);
+        throw invalid(`${file} is not valid JSON ${describeJsonError(text, e)}`, file, []);
       }
     }
     if (whole !== undefined) {
@@ -95,10 +107,7 @@ function splitItems(text: string, file: string): Items {
     }
   });
   if (broken.length > 0) {
-    throw new CliError(
-      `${file} is not valid JSON Lines: nothing enqueued\n${capped(broken).join("\n")}`,
-      EXIT.FAILED,
-    );
+    throw invalid(`${file} is not valid JSON Lines: nothing enqueued`, file, broken);
   }
   return { values, batch: true };
 }

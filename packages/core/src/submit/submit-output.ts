@@ -3,25 +3,28 @@ import type { Config, ValidationIssue } from "@idem/schema";
 import { describeJsonError, effectTargets, validateOutput } from "@idem/schema";
 
 /** A counter as far as submit uses it (prom-client's Counter fits). */
-interface Counter {
+export interface SubmitCounter {
   inc(labels: Record<string, string>): void;
 }
 
-/** The counters a front end may pass to `submitOutput`. */
+/** The counters a front end may pass to `submitOutput`: invalid answers, records by status, conflicts. */
 export interface SubmitMetrics {
-  invalid: Counter;
-  records: Counter;
-  conflicts: Counter;
+  invalid: SubmitCounter;
+  records: SubmitCounter;
+  conflicts: SubmitCounter;
 }
 
-/** DESIGN.md's submit answer, shared by HTTP, NATS request/reply and `idem submit`. */
+/**
+ * DESIGN.md's submit answer, shared by HTTP, NATS request/reply and `idem submit`. `recorded` and
+ * `duplicate` are successes; `conflict` and `invalid` are refusals (nothing of them is an output).
+ */
 export interface SubmitResult {
   status: "recorded" | "duplicate" | "conflict" | "invalid";
   jobId: string | null;
   issues?: ValidationIssue[];
 }
 
-/** The HTTP status of each submit answer. */
+/** The HTTP status of each submit answer (DESIGN.md): 201, 200, 409, 400. */
 export const SUBMIT_HTTP_STATUS = {
   recorded: 201,
   duplicate: 200,
@@ -32,7 +35,10 @@ export const SUBMIT_HTTP_STATUS = {
 /**
  * Validates and records an AgentOutput submitted from elsewhere. First write wins: the same
  * content again is `duplicate` (success), other content for a recorded job is `conflict` (kept in
- * `rejections` by the journal), an invalid submission writes nothing. Journal errors propagate.
+ * `rejections` by the journal), an invalid submission writes nothing. Safe to repeat: a retry after a
+ * lost answer is a duplicate.
+ * @throws whatever the journal throws (`DISK_FULL`, `IO`, a failed fsync); nothing is
+ * recorded then.
  */
 export async function submitOutput(
   journal: JournalStore,
@@ -52,7 +58,10 @@ export async function submitOutput(
     metrics?.invalid.inc({ source });
     return { status: "invalid", jobId: rawJobId, issues: v.issues };
   }
-  const r = await journal.record(v.value, { source, targets: effectTargets(v.value, config) });
+  const r = await journal.outputs.record(v.value, {
+    source,
+    targets: effectTargets(v.value, config),
+  });
   metrics?.records.inc({ source, status: r.status });
   if (r.status === "conflict") metrics?.conflicts.inc({ source });
   return { status: r.status, jobId: r.jobId };
@@ -60,7 +69,8 @@ export async function submitOutput(
 
 /**
  * Parses a submission body: one over `maxOutputBytes` or that is not JSON is an `invalid` answer
- * naming why (with the line and column of a syntax error).
+ * naming why (with the line and column of a syntax error). Pure: reads and writes nothing, never
+ * throws.
  */
 export function parseSubmission(
   text: string,
@@ -73,7 +83,7 @@ export function parseSubmission(
   if (maxOutputBytes !== undefined) {
     const size = Buffer.byteLength(text, "utf8");
     if (size > maxOutputBytes) {
-      return invalid(`the output is ${size} bytes; limits.maxOutputBytes is ${maxOutputBytes}`);
+      return { ok: false, result: oversizedSubmission("the output", size, maxOutputBytes) };
     }
   }
   try {
@@ -81,4 +91,23 @@ export function parseSubmission(
   } catch (e) {
     return invalid(`is not JSON ${describeJsonError(text, e)}`);
   }
+}
+
+/**
+ * The `invalid` answer to a submission of `size` bytes over `limits.maxOutputBytes`, naming `what`
+ * (a file name, or "the output"): a front end that can see the size first (a file) answers this
+ * without reading it. Pure.
+ */
+export function oversizedSubmission(
+  what: string,
+  size: number,
+  maxOutputBytes: number,
+): SubmitResult {
+  return {
+    status: "invalid",
+    jobId: null,
+    issues: [
+      { path: "", message: `${what} is ${size} bytes; limits.maxOutputBytes is ${maxOutputBytes}` },
+    ],
+  };
 }
