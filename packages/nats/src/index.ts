@@ -1,6 +1,43 @@
 export { closeNats, connectNats } from "./connect.js";
 export type { DeadLetterAdvisory, StartDeadLetterMonitorOptions } from "./dead-letter-monitor.js";
 export { DEAD_LETTER_CONSUMER, startDeadLetterMonitor } from "./dead-letter-monitor.js";
+export * from "./delivery/index.js";
+export type {
+  ExpectedConsumer,
+  ExpectedField,
+  ExpectedPublishStream,
+  ExpectedStream,
+  FieldDifference,
+} from "./expected-config.js";
+export {
+  differences,
+  effectiveAckWaitMs,
+  expectedAgentConsumer,
+  expectedDeadLetterStream,
+  expectedJobsStream,
+  expectedPublishStream,
+  patternCovers,
+  streamCaptures,
+} from "./expected-config.js";
+export type {
+  JetStreamInspector,
+  OpenJetStreamInspectorOptions,
+  PublishStreamState,
+  ServerConfig,
+} from "./jetstream-inspector.js";
+export {
+  inspectAgentConsumer,
+  inspectJobsStream,
+  inspectPublishStream,
+  openJetStreamInspector,
+} from "./jetstream-inspector.js";
+export type {
+  JetStreamPublishTransport,
+  TargetMessage,
+  TargetPubAck,
+  TargetStreamCheck,
+} from "./jetstream-publish-transport.js";
+export { createJetStreamPublishTransport } from "./jetstream-publish-transport.js";
 export type {
   CreateJobPublisherOptions,
   JobPublisher,
@@ -12,10 +49,10 @@ export type { MessageLoop, StartMessageLoopOptions } from "./message-loop.js";
 export { startMessageLoop } from "./message-loop.js";
 export type { AgentConsumer } from "./provisioning.js";
 export {
-  effectiveAckWaitMs,
   ensureAgentConsumer,
   ensureDeadLetterStream,
   ensureJobsStream,
+  isNotFound,
 } from "./provisioning.js";
 export {
   agentConsumerName,
@@ -28,4 +65,3 @@ export {
   submitSubject,
 } from "./subjects.js";
 export { withJobPublisher } from "./with-job-publisher.js";
-export * from "./delivery/index.js";
