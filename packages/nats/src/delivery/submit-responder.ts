@@ -1,0 +1,45 @@
+import type { NatsConnection, Subscription } from "@nats-io/transport-node";
+import { submitSubject } from "../subjects.js";
+
+/** The queue group every executor's submit responder joins: one of them answers each request. */
+export const SUBMIT_QUEUE_GROUP = "idem-executor";
+
+/** One submit request as the responder sees it. */
+export interface SubmitRequest {
+  /** The body's size in bytes, known before it is decoded. */
+  readonly size: number;
+  /** The body decoded as UTF-8. */
+  text(): string;
+}
+
+/** A running submit responder. */
+export interface SubmitResponder {
+  /** Stops answering (unsubscribes); requests already taken are still answered. Idempotent. */
+  stop(): void;
+}
+
+/**
+ * Answers requests on `<subjectPrefix>.submit` in the {@link SUBMIT_QUEUE_GROUP} queue group: each
+ * body goes to `answer`, whose result is sent back as JSON. `answer` must not throw (a throw leaves
+ * the requester to its timeout). The subscription is registered with the server (flushed) before
+ * this resolves.
+ */
+export async function startSubmitResponder(options: {
+  nc: NatsConnection;
+  subjectPrefix: string;
+  answer: (request: SubmitRequest) => Promise<unknown>;
+}): Promise<SubmitResponder> {
+  const { nc, answer } = options;
+  const sub: Subscription = nc.subscribe(submitSubject(options.subjectPrefix), {
+    queue: SUBMIT_QUEUE_GROUP,
+    callback: (err, msg) => {
+      if (err) return;
+      void (async () => {
+        const result = await answer({ size: msg.data.length, text: () => msg.string() });
+        msg.respond(JSON.stringify(result));
+      })();
+    },
+  });
+  await nc.flush();
+  return { stop: () => sub.unsubscribe() };
+}
