@@ -27,12 +27,19 @@ import {
 import type { GitRepo } from "./git-repo.js";
 import { GitTargets } from "./git-targets.js";
 import { createHttpRequestHandler } from "./http-request-effect.js";
-import { createNatsPublishHandler, NatsConnections } from "./nats-publish-effect.js";
+import { createNatsPublishHandler, PublishStreamChecks } from "./nats-publish-effect.js";
+import type { PublishTransport } from "./publish-transport.js";
 import { runGit } from "./run-git.js";
 
 export interface CreateEffectsOptions {
   /** NATS URL used when neither the publish target nor the config's `nats` section names one. */
   natsUrl?: string;
+  /**
+   * How nats.publish reaches its broker (@idem/nats implements it; `openTargets` of @idem/core
+   * wires it). Without one, applying a nats.publish fails with INVALID_STATE after validation.
+   * Not closed by `Effects.close()`: whoever created it closes it.
+   */
+  publishTransport?: PublishTransport;
   /** fetch for http.request (tests pass their own; defaults to the global fetch). */
   fetch?: typeof fetch;
   /** Time for commit author dates. */
@@ -67,13 +74,18 @@ export function createEffects(config: Config, options: CreateEffectsOptions = {}
     tmpDir,
   });
   const scratch = new ScratchIndexes();
-  const nats = new NatsConnections();
+  const streamChecks = new PublishStreamChecks();
   const maxFileBytes = config.limits.maxFileBytes;
   const handlers: { [K in EffectKind]: EffectHandler<Extract<EffectSpec, { kind: K }>> } = {
     "git.commit": createGitCommitHandler(git, maxFileBytes),
     "git.patch": createGitPatchHandler(git, maxFileBytes, scratch),
     "file.write": createFileWriteHandler(config),
-    "nats.publish": createNatsPublishHandler(config, nats, options.natsUrl),
+    "nats.publish": createNatsPublishHandler(
+      config,
+      options.publishTransport,
+      streamChecks,
+      options.natsUrl,
+    ),
     "http.request": createHttpRequestHandler(config, options.fetch ?? globalThis.fetch),
   };
   const handler = (kind: EffectKind): EffectHandler => {
@@ -224,7 +236,7 @@ export function createEffects(config: Config, options: CreateEffectsOptions = {}
 
     async close() {
       git.close();
-      await nats.close();
+      streamChecks.clear();
       if (tmp) {
         const dir = await tmp.catch(() => undefined);
         tmp = undefined;

@@ -2,5 +2,10 @@ export type { CreateEffectsOptions } from "./create-effects.js";
 export { createEffects } from "./create-effects.js";
 export type { EffectHandler, Effects, ProbeHint, ProbeResult } from "./effect-handler.js";
 export { keyRef } from "./git-repo.js";
-export { patternCovers } from "./nats-publish-effect.js";
 export { parsePatchFiles } from "./patch-paths.js";
+export type {
+  PublishTransport,
+  TransportMessage,
+  TransportPubAck,
+  TransportStreamCheck,
+} from "./publish-transport.js";

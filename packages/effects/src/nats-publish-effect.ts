@@ -5,25 +5,9 @@ import {
   NatsPublishSpecSchema,
   type PublishTarget,
 } from "@idem/schema";
-import { jetstream, jetstreamManager } from "@nats-io/jetstream";
-import { connect, type NatsConnection, headers as natsHeaders } from "@nats-io/transport-node";
 import type { EffectHandler } from "./effect-handler.js";
+import type { PublishTransport } from "./publish-transport.js";
 import { checkHeaders, checkKey, refuse } from "./sandbox.js";
-
-/** True when the stream subject `pattern` captures every subject under `prefix.>`. */
-export function patternCovers(pattern: string, prefix: string): boolean {
-  const p = pattern.split(".");
-  const s = [...prefix.split("."), ">"];
-  for (let i = 0; i < s.length; i++) {
-    const a = p[i];
-    const b = s[i] as string;
-    if (a === undefined) return false;
-    if (a === ">") return true;
-    if (b === ">") return false;
-    if (a !== "*" && a !== b) return false;
-  }
-  return p.length === s.length;
-}
 
 /** The full subject of a publish, checked token by token. @throws IdemError SANDBOX_VIOLATION */
 export function publishSubject(config: Config, target: PublishTarget, subject: string): string {
@@ -44,54 +28,35 @@ export function publishSubject(config: Config, target: PublishTarget, subject: s
   return full;
 }
 
-/** NATS connections by URL, opened on first use and closed by `close`. */
-export class NatsConnections {
-  private readonly conns = new Map<string, Promise<NatsConnection>>();
+/**
+ * The checked streams of publish targets: each (url, stream, prefix) is read once through the
+ * transport and remembered until `clear()`; a failed check is forgotten so the next apply asks again.
+ */
+export class PublishStreamChecks {
   private readonly checked = new Map<string, Promise<void>>();
 
-  get(url: string): Promise<NatsConnection> {
-    let c = this.conns.get(url);
-    if (!c) {
-      c = connect({ servers: url, name: "idem-effects", timeout: 5000 }).catch((e: unknown) => {
-        this.conns.delete(url);
-        throw new IdemError(
-          "UNAVAILABLE",
-          `cannot connect to NATS at ${url}: ${(e as Error).message}`,
-          { cause: e },
-        );
-      });
-      this.conns.set(url, c);
-    }
-    return c.then((nc) => {
-      if (nc.isClosed()) {
-        this.conns.delete(url);
-        return this.get(url);
-      }
-      return nc;
-    });
-  }
-
-  /** Checks once per connection that `stream` exists and captures `<prefix>.>`. */
-  checkStream(url: string, nc: NatsConnection, alias: string, t: PublishTarget): Promise<void> {
+  /**
+   * Checks once that the stream of target `alias` exists and captures `<prefix>.>`.
+   * @throws IdemError TARGET_MISSING (the stream cannot be read), SANDBOX_VIOLATION (it does not
+   * capture the prefix), UNAVAILABLE (no connection).
+   */
+  check(transport: PublishTransport, url: string, alias: string, t: PublishTarget): Promise<void> {
     const id = `${url}\n${t.stream}\n${t.subjectPrefix}`;
     let p = this.checked.get(id);
     if (!p) {
       p = (async () => {
-        const jsm = await jetstreamManager(nc);
-        let subjects: string[];
-        try {
-          subjects = (await jsm.streams.info(t.stream)).config.subjects ?? [];
-        } catch (e) {
+        const r = await transport.checkStream(url, t);
+        if (r.status === "missing") {
           throw new IdemError(
             "TARGET_MISSING",
             `publish target "${alias}": stream ${t.stream} is missing`,
-            { cause: e },
+            { cause: r.cause },
           );
         }
-        if (!subjects.some((s) => patternCovers(s, t.subjectPrefix))) {
+        if (r.status === "uncovered") {
           throw new IdemError(
             "SANDBOX_VIOLATION",
-            `publish target "${alias}": stream ${t.stream} (${subjects.join(", ")}) does not capture ${t.subjectPrefix}.>`,
+            `publish target "${alias}": stream ${t.stream} (${r.subjects.join(", ")}) does not capture ${t.subjectPrefix}.>`,
           );
         }
       })();
@@ -101,14 +66,9 @@ export class NatsConnections {
     return p;
   }
 
-  async close(): Promise<void> {
-    const all = [...this.conns.values()];
-    this.conns.clear();
+  /** Forgets every check (on close). */
+  clear(): void {
     this.checked.clear();
-    for (const c of all) {
-      const nc = await c.catch(() => undefined);
-      await nc?.drain().catch(() => nc.close());
-    }
   }
 }
 
@@ -119,7 +79,8 @@ export class NatsConnections {
  */
 export function createNatsPublishHandler(
   config: Config,
-  conns: NatsConnections,
+  transport: PublishTransport | undefined,
+  checks: PublishStreamChecks,
   defaultUrl: string | undefined,
 ): EffectHandler<NatsPublishSpec> {
   const targetOf = (alias: string) => {
@@ -149,32 +110,21 @@ export function createNatsPublishHandler(
       const subject = publishSubject(config, t, spec.subject);
       checkHeaders(spec.headers, true);
       const url = t.url ?? config.nats?.url ?? defaultUrl ?? "nats://127.0.0.1:4222";
-      const nc = await conns.get(url);
-      await conns.checkStream(url, nc, spec.target, t);
-      const h = natsHeaders();
-      for (const [k, v] of Object.entries(spec.headers ?? {})) h.set(k, v);
-      const payload = new TextEncoder().encode(JSON.stringify(spec.data ?? null));
-      try {
-        const ack = await jetstream(nc).publish(subject, payload, {
-          msgID: key,
-          headers: h,
-          expect: { streamName: t.stream },
-          timeout: 10_000,
-        });
-        return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
-      } catch (e) {
-        const msg = (e as Error).message ?? String(e);
-        if (/timeout|TIMEOUT/.test(msg))
-          throw new IdemError("TIMEOUT", `publish to ${subject} timed out`, { cause: e });
-        if (/expected stream|wrong last/i.test(msg)) {
-          throw new IdemError(
-            "TARGET_CONFLICT",
-            `publish to ${subject} did not land in stream ${t.stream}: ${msg}`,
-            { cause: e },
-          );
-        }
-        throw new IdemError("UNAVAILABLE", `publish to ${subject} failed: ${msg}`, { cause: e });
+      if (!transport) {
+        throw new IdemError(
+          "INVALID_STATE",
+          "nats.publish has no transport: create the effects with a publishTransport (openTargets in @idem/core does)",
+        );
       }
+      await checks.check(transport, url, spec.target, t);
+      const ack = await transport.publish(url, {
+        subject,
+        data: new TextEncoder().encode(JSON.stringify(spec.data ?? null)),
+        msgId: key,
+        headers: spec.headers ?? {},
+        stream: t.stream,
+      });
+      return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
     },
   };
 }

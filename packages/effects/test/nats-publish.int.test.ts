@@ -1,36 +1,52 @@
 import { randomBytes } from "node:crypto";
+import { closeNats, connectNats, createJetStreamPublishTransport } from "@idem/nats";
 import { isIdemError } from "@idem/schema";
-import { jetstreamManager } from "@nats-io/jetstream";
-import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEffects } from "../src/index.js";
 import { sandbox } from "./helpers.js";
 
 const URL = "nats://127.0.0.1:4222";
 
-describe("nats.publish (shared nats-server at 127.0.0.1:4222)", () => {
-  let nc: NatsConnection;
+type Connection = Awaited<ReturnType<typeof connectNats>>;
+
+interface ApiAnswer {
+  error?: { description: string };
+  message?: { subject: string; hdrs: string; data: string };
+}
+
+/** One JetStream API request on the plain connection (the test needs no JetStream client). */
+async function jsApi(nc: Connection, subject: string, body: unknown): Promise<ApiAnswer> {
+  const reply = await nc.request(`$JS.API.${subject}`, JSON.stringify(body), { timeout: 5_000 });
+  const answer = reply.json<ApiAnswer>();
+  if (answer.error) throw new Error(`${subject}: ${answer.error.description}`);
+  return answer;
+}
+
+describe("nats.publish (shared nats-server at 127.0.0.1:4222, through the @idem/nats transport)", () => {
+  let nc: Connection;
+  const transport = createJetStreamPublishTransport();
   const stream = `EFFECTS_TEST_${randomBytes(4).toString("hex").toUpperCase()}`;
   const prefix = `efx${randomBytes(3).toString("hex")}`;
   beforeAll(async () => {
-    nc = await connect({ servers: URL });
-    const jsm = await jetstreamManager(nc);
-    await jsm.streams.add({
+    nc = await connectNats(URL, "effects-test");
+    await jsApi(nc, `STREAM.CREATE.${stream}`, {
       name: stream,
       subjects: [`${prefix}.>`],
+      storage: "file",
+      retention: "limits",
       duplicate_window: 60_000_000_000,
     });
   });
   afterAll(async () => {
-    const jsm = await jetstreamManager(nc);
-    await jsm.streams.delete(stream).catch(() => {});
-    await nc.drain();
+    await transport.close();
+    await jsApi(nc, `STREAM.DELETE.${stream}`, {}).catch(() => {});
+    await closeNats(nc);
   });
 
   it("publishes with the key as Nats-Msg-Id; a repeat is deduplicated by the stream", async () => {
     const sb = sandbox();
     sb.config.publish.events = { subjectPrefix: prefix, stream, url: null };
-    const fx = createEffects(sb.config, { natsUrl: URL });
+    const fx = createEffects(sb.config, { natsUrl: URL, publishTransport: transport });
     try {
       const s = {
         kind: "nats.publish" as const,
@@ -44,11 +60,12 @@ describe("nats.publish (shared nats-server at 127.0.0.1:4222)", () => {
       const b = await fx.apply(s, "n-1/0");
       expect(a).toMatchObject({ stream, duplicate: false });
       expect(b).toMatchObject({ stream, seq: a.seq, duplicate: true });
-      const jsm = await jetstreamManager(nc);
-      const msg = await jsm.streams.getMessage(stream, { seq: a.seq as number });
-      expect(msg?.subject).toBe(`${prefix}.orders.created`);
-      expect(msg?.header?.get("Nats-Msg-Id")).toBe("n-1/0");
-      expect(msg?.json()).toEqual({ id: 1 });
+      const { message } = await jsApi(nc, `STREAM.MSG.GET.${stream}`, { seq: a.seq });
+      if (!message) throw new Error("no message");
+      expect(message.subject).toBe(`${prefix}.orders.created`);
+      const headers = Buffer.from(message.hdrs, "base64").toString();
+      expect(headers).toMatch(/\r\nNats-Msg-Id: n-1\/0\r\n/);
+      expect(JSON.parse(Buffer.from(message.data, "base64").toString())).toEqual({ id: 1 });
     } finally {
       await fx.close();
       sb.cleanup();
@@ -59,7 +76,7 @@ describe("nats.publish (shared nats-server at 127.0.0.1:4222)", () => {
     const sb = sandbox();
     sb.config.publish.wrong = { subjectPrefix: "elsewhere", stream, url: null };
     sb.config.publish.events = { subjectPrefix: prefix, stream, url: null };
-    const fx = createEffects(sb.config, { natsUrl: URL });
+    const fx = createEffects(sb.config, { natsUrl: URL, publishTransport: transport });
     try {
       await expect(
         fx.apply({ kind: "nats.publish", target: "wrong", subject: "x", data: 1 }, "n-2/0"),
@@ -76,6 +93,20 @@ describe("nats.publish (shared nats-server at 127.0.0.1:4222)", () => {
           "n-2/1",
         ),
       ).rejects.toSatisfy((e) => isIdemError(e, "SANDBOX_VIOLATION"));
+    } finally {
+      await fx.close();
+      sb.cleanup();
+    }
+  });
+
+  it("refuses a target whose stream is missing with TARGET_MISSING", async () => {
+    const sb = sandbox();
+    sb.config.publish.gone = { subjectPrefix: prefix, stream: `${stream}_GONE`, url: null };
+    const fx = createEffects(sb.config, { natsUrl: URL, publishTransport: transport });
+    try {
+      await expect(
+        fx.apply({ kind: "nats.publish", target: "gone", subject: "x", data: 1 }, "n-3/0"),
+      ).rejects.toSatisfy((e) => isIdemError(e, "TARGET_MISSING"));
     } finally {
       await fx.close();
       sb.cleanup();
