@@ -1,0 +1,112 @@
+import type { IForbiddenRuleType } from "dependency-cruiser";
+
+/**
+ * The folder of each part of the whiteboard (/work/shared/whiteboard.json) that has one. The ideas
+ * without a folder yet (postgres, console, client) get their rules when they get their folder.
+ */
+export const PART_FOLDERS = {
+  schema: "packages/schema",
+  journal: "packages/journal",
+  effects: "packages/effects",
+  nats: "packages/nats",
+  core: "packages/core",
+  testing: "packages/testing",
+  executor: "apps/executor",
+  interpreter: "apps/interpreter",
+  cli: "apps/cli",
+} as const;
+export type Part = keyof typeof PART_FOLDERS;
+
+/** The whiteboard's "never" arrows between parts that have a folder: `from` must not import `to`. */
+export const NEVER: readonly { from: Part; to: Part; why: string }[] = [
+  { from: "interpreter", to: "executor", why: "they share only the journal and the schema" },
+  { from: "executor", to: "interpreter", why: "they share only the journal and the schema" },
+  { from: "executor", to: "effects", why: "the executor applies no effect: record before effect" },
+  { from: "journal", to: "effects", why: "the journal knows no target" },
+  { from: "journal", to: "nats", why: "the journal knows no broker" },
+  { from: "effects", to: "journal", why: "effects know no journal" },
+  { from: "effects", to: "nats", why: "kinds are independent of the transport package" },
+  { from: "nats", to: "effects", why: "the transport applies no effect" },
+  { from: "schema", to: "journal", why: "the vocabulary has no I/O" },
+  { from: "schema", to: "effects", why: "the vocabulary has no I/O" },
+  { from: "schema", to: "nats", why: "the vocabulary has no I/O" },
+  { from: "journal", to: "cli", why: "packages never import apps" },
+  { from: "effects", to: "cli", why: "packages never import apps" },
+  { from: "nats", to: "cli", why: "packages never import apps" },
+  { from: "core", to: "cli", why: "the domain knows no front end" },
+  { from: "core", to: "executor", why: "apps wire processes; the domain is below them" },
+  { from: "core", to: "interpreter", why: "apps wire processes; the domain is below them" },
+  {
+    from: "cli",
+    to: "effects",
+    why: "the CLI reaches targets only through core (goal after the core issue)",
+  },
+];
+
+const SRC = "^(packages|apps)/[^/]+/src/";
+const under = (folder: string) => `^${folder}/`;
+
+/**
+ * The forbidden imports, as dependency-cruiser rules over the source graph (src/ of every package
+ * and app, type-only imports included). Each rule's name is what a failure reports.
+ */
+export const IMPORT_RULES: IForbiddenRuleType[] = [
+  {
+    name: "no-import-cycle",
+    comment: "an import cycle, type-only imports included: modules in a cycle are one module",
+    severity: "error",
+    from: { path: SRC },
+    to: { circular: true },
+  },
+  {
+    name: "no-package-imports-an-app",
+    comment: "packages never import apps: apps are composition roots above them",
+    severity: "error",
+    from: { path: "^packages/" },
+    to: { path: "^apps/" },
+  },
+  {
+    name: "no-app-imports-another-app",
+    comment: "apps share code only through packages",
+    severity: "error",
+    from: { path: "^apps/([^/]+)/" },
+    to: { path: "^apps/", pathNot: "^apps/$1/" },
+  },
+  {
+    name: "sqlite-adapter-only-in-journal",
+    comment: "the SQLite adapter is reached only through the journal port (@idem/journal's index)",
+    severity: "error",
+    from: { path: SRC, pathNot: under(PART_FOLDERS.journal) },
+    to: { path: "^packages/journal/src/store/sqlite/" },
+  },
+  {
+    name: "better-sqlite3-only-in-journal",
+    comment: "only the journal's SQLite adapter talks to better-sqlite3",
+    severity: "error",
+    from: { path: SRC, pathNot: under(PART_FOLDERS.journal) },
+    to: { path: "(^|/)(@types/)?better-sqlite3(/|$)" },
+  },
+  {
+    name: "nats-io-only-in-nats",
+    comment: "all NATS access goes through @idem/nats",
+    severity: "error",
+    from: { path: SRC, pathNot: under(PART_FOLDERS.nats) },
+    to: { path: "(^|/)@nats-io/" },
+  },
+  {
+    name: "testing-only-in-tests",
+    comment: "the harnesses of @idem/testing are for tests, never for shipped code",
+    severity: "error",
+    from: { path: SRC, pathNot: under(PART_FOLDERS.testing) },
+    to: { path: under(PART_FOLDERS.testing) },
+  },
+  ...NEVER.map(
+    (n): IForbiddenRuleType => ({
+      name: `never-${n.from}-imports-${n.to}`,
+      comment: n.why,
+      severity: "error",
+      from: { path: under(PART_FOLDERS[n.from]) },
+      to: { path: under(PART_FOLDERS[n.to]) },
+    }),
+  ),
+];

@@ -1,0 +1,66 @@
+/** A violation of the architecture test, named by its rule and its file(s). */
+export interface KnownViolation {
+  rule: string;
+  from: string;
+  /** The imported file, or the cycle as "a -> b -> a". */
+  to?: string;
+  lines?: number;
+}
+
+const EFFECTS = "packages/effects/src/index.ts";
+
+/**
+ * The violations found while the refactor of issue 17 is in flight (measured 2026-11-25), tolerated
+ * so the suite stays green. Nothing may be added here: fix the import or split the file instead.
+ * The lead empties this list when the refactor lands; the test logs entries that are already fixed.
+ */
+export const KNOWN_DURING_REFACTOR: readonly KnownViolation[] = [
+  // @nats-io outside @idem/nats
+  {
+    rule: "nats-io-only-in-nats",
+    from: "apps/executor/src/executor.ts",
+    to: "node_modules/@nats-io/jetstream/lib/mod.js",
+  },
+  {
+    rule: "nats-io-only-in-nats",
+    from: "apps/executor/src/executor.ts",
+    to: "node_modules/@nats-io/transport-node/index.js",
+  },
+  // the CLI reaching effects without core
+  { rule: "never-cli-imports-effects", from: "apps/cli/src/commands/audit.ts", to: EFFECTS },
+  { rule: "never-cli-imports-effects", from: "apps/cli/src/commands/demo.ts", to: EFFECTS },
+  { rule: "never-cli-imports-effects", from: "apps/cli/src/commands/interpreter.ts", to: EFFECTS },
+  { rule: "never-cli-imports-effects", from: "apps/cli/src/commands/replay.ts", to: EFFECTS },
+  { rule: "never-cli-imports-effects", from: "apps/cli/src/ops/audit-report.ts", to: EFFECTS },
+  { rule: "never-cli-imports-effects", from: "apps/cli/src/ops/replay-plan.ts", to: EFFECTS },
+  // the CLI importing the executor and interpreter apps
+  {
+    rule: "no-app-imports-another-app",
+    from: "apps/cli/src/commands/executor.ts",
+    to: "apps/executor/src/index.ts",
+  },
+  {
+    rule: "no-app-imports-another-app",
+    from: "apps/cli/src/commands/interpreter.ts",
+    to: "apps/interpreter/src/index.ts",
+  },
+  {
+    rule: "no-app-imports-another-app",
+    from: "apps/cli/src/commands/replay.ts",
+    to: "apps/interpreter/src/index.ts",
+  },
+  // import cycles
+  {
+    rule: "no-import-cycle",
+    from: "packages/effects/src/git-repo.ts",
+    to: "packages/effects/src/worktree-sync.ts -> packages/effects/src/git-repo.ts",
+  },
+  // source files over 400 lines
+  { rule: "max-400-lines", from: "packages/effects/src/git-patch-effect.ts" },
+  { rule: "max-400-lines", from: "packages/effects/src/git-repo.ts" },
+  { rule: "max-400-lines", from: "packages/effects/src/patch-apply.ts" },
+  { rule: "max-400-lines", from: "packages/effects/src/worktree-sync.ts" },
+  { rule: "max-400-lines", from: "packages/journal/src/store/sqlite/sqlite-journal-store.ts" },
+  { rule: "max-400-lines", from: "apps/executor/src/executor.ts" },
+  { rule: "max-400-lines", from: "apps/interpreter/src/interpreter.ts" },
+];
