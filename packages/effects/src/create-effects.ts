@@ -14,7 +14,7 @@ import {
 } from "@idem/schema";
 import type { EffectHandler, Effects, ProbeHint, ProbeResult } from "./effect-handler.js";
 import { createFileWriteHandler, fileWriteBytes } from "./file-write-effect.js";
-import { createGitCommitHandler, gitCommitChanges, rewriteTree } from "./git-commit-effect.js";
+import { createGitCommitHandler, gitCommitChanges, rewriteTree } from "./git/git-commit-effect.js";
 import {
   appliedInReverse,
   checkPatchSpec,
@@ -23,13 +23,13 @@ import {
   patchApplies,
   ScratchIndexes,
   writeTree,
-} from "./git-patch-effect.js";
-import type { GitRepo } from "./git-repo.js";
-import { GitTargets } from "./git-targets.js";
+} from "./git/git-patch-effect.js";
+import type { GitRepo } from "./git/git-repo.js";
+import { GitTargets } from "./git/git-targets.js";
+import { runGit } from "./git/plumbing/run-git.js";
 import { createHttpRequestHandler } from "./http-request-effect.js";
 import { createNatsPublishHandler, PublishStreamChecks } from "./nats-publish-effect.js";
 import type { PublishTransport } from "./publish-transport.js";
-import { runGit } from "./run-git.js";
 
 export interface CreateEffectsOptions {
   /** NATS URL used when neither the publish target nor the config's `nats` section names one. */

@@ -1,8 +1,8 @@
 export type { CreateEffectsOptions } from "./create-effects.js";
 export { createEffects } from "./create-effects.js";
 export type { EffectHandler, Effects, ProbeHint, ProbeResult } from "./effect-handler.js";
-export { keyRef } from "./git-repo.js";
-export { parsePatchFiles } from "./patch-paths.js";
+export { keyRef } from "./git/git-repo.js";
+export { parsePatchFiles } from "./git/patch/patch-paths.js";
 export type {
   PublishTransport,
   TransportMessage,

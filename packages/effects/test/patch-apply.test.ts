@@ -2,22 +2,22 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseIndex } from "../src/git-index.js";
-import {
-  objectId,
-  serializeTree,
-  TREE_MODE,
-  type TreeEntry,
-  writeLooseObject,
-} from "../src/git-objects.js";
-import { createEffects } from "../src/index.js";
 import {
   applyPlainPatch,
   type BaseFile,
   isPlainPath,
   type PlainResult,
   parsePlainPatch,
-} from "../src/patch-apply.js";
+} from "../src/git/patch/patch-apply.js";
+import { parseIndex } from "../src/git/plumbing/git-index.js";
+import {
+  objectId,
+  serializeTree,
+  TREE_MODE,
+  type TreeEntry,
+  writeLooseObject,
+} from "../src/git/plumbing/git-objects.js";
+import { createEffects } from "../src/index.js";
 import { addRepo, clock, git, gitRaw, patchSpec, type Sandbox, sandbox } from "./helpers.js";
 
 /** Files of a tree: path -> mode and content. */

@@ -16,8 +16,9 @@ import {
   type RepoConfig,
   unsafeRelativePath,
 } from "@idem/schema";
-import { CatFileProcess } from "./cat-file-process.js";
-import { FileLock } from "./file-lock.js";
+import { messageWithTrailer, refComponent, refuse, trailerKeys } from "../sandbox.js";
+import { CatFileProcess } from "./plumbing/cat-file-process.js";
+import { FileLock } from "./plumbing/file-lock.js";
 import {
   type ObjectFormat,
   parseCommit,
@@ -25,11 +26,10 @@ import {
   serializeCommit,
   type TreeEntry,
   writeLooseObject,
-} from "./git-objects.js";
-import { RefUpdater } from "./ref-updater.js";
-import { GitError, type RunGitOptions, runGit } from "./run-git.js";
-import { messageWithTrailer, refComponent, refuse, trailerKeys } from "./sandbox.js";
-import { type PreparedSync, tempName, WorktreeSync } from "./worktree-sync.js";
+} from "./plumbing/git-objects.js";
+import { RefUpdater } from "./plumbing/ref-updater.js";
+import { GitError, type RunGitOptions, runGit } from "./plumbing/run-git.js";
+import { type PreparedSync, tempName, WorktreeSync } from "./plumbing/worktree-sync.js";
 
 export interface GitRepoOptions {
   clock: Clock;

@@ -1,9 +1,9 @@
 import { type GitCommitSpec, GitCommitSpecSchema, IdemError } from "@idem/schema";
-import type { EffectHandler, ProbeHint, ProbeResult } from "./effect-handler.js";
-import { GITLINK_MODE, serializeTree, TREE_MODE, type TreeEntry } from "./git-objects.js";
+import type { EffectHandler, ProbeHint, ProbeResult } from "../effect-handler.js";
+import { checkKey, checkMessage, checkRelativePath, refuse } from "../sandbox.js";
 import type { GitRepo } from "./git-repo.js";
 import type { GitTargets } from "./git-targets.js";
-import { checkKey, checkMessage, checkRelativePath, refuse } from "./sandbox.js";
+import { GITLINK_MODE, serializeTree, TREE_MODE, type TreeEntry } from "./plumbing/git-objects.js";
 
 /** A file change: new bytes, an object already in the repo (with its mode), or null to delete. */
 export type FileChange = {

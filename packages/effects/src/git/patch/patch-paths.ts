@@ -1,5 +1,5 @@
 import { IdemError } from "@idem/schema";
-import { checkRelativePath, refuse } from "./sandbox.js";
+import { checkRelativePath, refuse } from "../../sandbox.js";
 
 /** One file of a unified diff, with the paths its headers name. */
 export interface PatchFile {

@@ -19,6 +19,8 @@ import type { FileHandle } from "node:fs/promises";
 import { homedir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { IdemError } from "@idem/schema";
+import { refuse } from "../../sandbox.js";
+import type { GitRepo } from "../git-repo.js";
 import {
   type CacheTreeNode,
   cacheTreeValid,
@@ -37,9 +39,7 @@ import {
   TREE_MODE,
   type TreeEntry,
 } from "./git-objects.js";
-import type { GitRepo } from "./git-repo.js";
 import { runGit } from "./run-git.js";
-import { refuse } from "./sandbox.js";
 
 /**
  * Keeps a checked-out branch's index and working tree in step with an effect commit without a git

@@ -13,22 +13,22 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { type GitPatchSpec, GitPatchSpecSchema, IdemError } from "@idem/schema";
-import type { EffectHandler, ProbeHint, ProbeResult } from "./effect-handler.js";
+import type { EffectHandler, ProbeHint, ProbeResult } from "../effect-handler.js";
+import { checkKey, checkMessage, refuse } from "../sandbox.js";
 import { baseForApply, type FileChange, probeKey, rewriteTree } from "./git-commit-effect.js";
-import { findEntry, parseIndex } from "./git-index.js";
-import { EXEC_MODE, FILE_MODE, TREE_MODE } from "./git-objects.js";
 import type { GitRepo } from "./git-repo.js";
 import type { GitTargets } from "./git-targets.js";
-import { Mutex } from "./mutex.js";
 import {
   applyPlainPatch,
   type BaseFile,
   type PlainResult,
   parsePlainPatch,
-} from "./patch-apply.js";
-import { type PatchFile, parsePatchFiles, patchPaths } from "./patch-paths.js";
-import { GitError, runGit } from "./run-git.js";
-import { checkKey, checkMessage, refuse } from "./sandbox.js";
+} from "./patch/patch-apply.js";
+import { type PatchFile, parsePatchFiles, patchPaths } from "./patch/patch-paths.js";
+import { findEntry, parseIndex } from "./plumbing/git-index.js";
+import { EXEC_MODE, FILE_MODE, TREE_MODE } from "./plumbing/git-objects.js";
+import { Mutex } from "./plumbing/mutex.js";
+import { GitError, runGit } from "./plumbing/run-git.js";
 
 /** Validates a git.patch spec at the target. @throws IdemError SANDBOX_VIOLATION, INVALID_INPUT */
 export function checkPatchSpec(spec: GitPatchSpec, maxFileBytes: number): PatchFile[] {
