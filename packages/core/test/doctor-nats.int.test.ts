@@ -1,9 +1,10 @@
 import { connectNats, ensureAgentConsumer, ensureJobsStream } from "@idem/nats";
 import { parseConfig } from "@idem/schema";
 import { type NatsServerHandle, startNatsServer } from "@idem/testing";
+// Provisioning through the JetStream client is test setup only (tests sit outside the import rules).
 import { jetstreamManager } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runDoctor } from "../src/ops/doctor-checks.js";
+import { runDoctor } from "../src/doctor/run-doctor.js";
 
 let nats: NatsServerHandle;
 beforeAll(async () => {
@@ -27,7 +28,7 @@ function config(extra: Record<string, unknown> = {}) {
   return r.config;
 }
 
-describe("idem doctor against a real nats-server", () => {
+describe("runDoctor against a real nats-server", () => {
   it("reads the stream and consumers back: missing is a warning, as provisioned is clean, a changed consumer is a violation", async () => {
     const c = config();
     const before = await runDoctor(c);

@@ -1,6 +1,6 @@
+import { runDoctor } from "@idem/core";
 import type { Command } from "commander";
 import { color, EXIT, exitHolder, loadConfig, printJson, table } from "../context.js";
-import { runDoctor } from "../ops/doctor-checks.js";
 
 export function register(program: Command): void {
   program

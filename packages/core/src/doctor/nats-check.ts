@@ -1,72 +1,44 @@
-import { patternCovers } from "@idem/effects";
 import {
   agentConsumerName,
-  connectNats,
-  effectiveAckWaitMs,
-  jobSubject,
-  jobsSubjects,
-  nanos,
+  type FieldDifference,
+  inspectAgentConsumer,
+  inspectJobsStream,
+  inspectPublishStream,
+  type JetStreamInspector,
+  openJetStreamInspector,
 } from "@idem/nats";
-import type { Config } from "@idem/schema";
-import { type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
-import type { Finding } from "./doctor-checks.js";
-
-// TODO(helper-2): replace with a read-only check exported by @idem/nats once it exists; the
-// expected values here mirror ensureJobsStream / ensureAgentConsumer without changing anything.
-
-interface Connection {
-  jsm: JetStreamManager;
-  close(): Promise<void>;
-}
-
-async function open(url: string, timeoutMs: number): Promise<Connection> {
-  let timer: NodeJS.Timeout | undefined;
-  const nc = await Promise.race([
-    connectNats(url, "idem-doctor"),
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-    }),
-  ]).finally(() => clearTimeout(timer));
-  try {
-    const jsm = await jetstreamManager(nc, { timeout: timeoutMs });
-    return { jsm, close: () => nc.close() };
-  } catch (e) {
-    await nc.close();
-    throw e;
-  }
-}
-
-function isNotFound(e: unknown): boolean {
-  const err = e as { api_error?: { err_code?: number }; message?: string };
-  const c = err?.api_error?.err_code;
-  return c === 10059 || c === 10014 || /not found/i.test(String(err?.message ?? ""));
-}
-
-const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+import type { Config, NatsConfig } from "@idem/schema";
+import type { Finding } from "./finding.js";
 
 /**
  * Reads the jobs stream, each agent's consumer and every publish target's stream back from the
- * server and compares them with the config. Read-only: it never creates or updates anything (the
- * executor and `idem enqueue` do that).
+ * server and compares them with what @idem/nats provisions for this config (`expectedJobsStream`,
+ * `expectedAgentConsumer`, `expectedPublishStream`). Read-only: it never creates or updates
+ * anything (the executor and `idem enqueue` do that). A stream or consumer not created yet is a
+ * warning; an unreachable server, an unreadable or differing stream or consumer is a violation.
+ * Never throws: every failure is a finding. One connection per server, each bounded by `timeoutMs`.
  */
 export async function checkNats(
   config: Config,
   options: { timeoutMs: number },
 ): Promise<Finding[]> {
   const findings: Finding[] = [];
-  const connections = new Map<string, Connection | Error>();
-  const connection = async (url: string): Promise<Connection | Error> => {
-    let c = connections.get(url);
+  const inspectors = new Map<string, JetStreamInspector | Error>();
+  const inspector = async (url: string): Promise<JetStreamInspector | Error> => {
+    let c = inspectors.get(url);
     if (!c) {
-      c = await open(url, options.timeoutMs).catch((e: unknown) => e as Error);
-      connections.set(url, c);
+      c = await openJetStreamInspector(url, {
+        timeoutMs: options.timeoutMs,
+        name: "idem-doctor",
+      }).catch((e: unknown) => e as Error);
+      inspectors.set(url, c);
     }
     return c;
   };
   try {
     const nats = config.nats;
     if (nats) {
-      const c = await connection(nats.url);
+      const c = await inspector(nats.url);
       if (c instanceof Error) {
         findings.push({
           severity: "violation",
@@ -75,7 +47,7 @@ export async function checkNats(
           fix: "start nats-server with JetStream (-js), or fix nats.url / NATS_URL; enqueue and the executor wait for it (docs/runbook.md, NATS outage)",
         });
       } else {
-        await checkJobsStream(c.jsm, config, findings);
+        await checkJobsStream(c, config, nats, findings);
       }
     }
     for (const [alias, t] of Object.entries(config.publish)) {
@@ -90,7 +62,7 @@ export async function checkNats(
         });
         continue;
       }
-      const c = await connection(url);
+      const c = await inspector(url);
       if (c instanceof Error) {
         if (url !== nats?.url) {
           findings.push({
@@ -102,13 +74,21 @@ export async function checkNats(
         }
         continue;
       }
+      const fix = `create it: nats stream add ${t.stream} --subjects '${t.subjectPrefix}.>'`;
       try {
-        const info = await c.jsm.streams.info(t.stream);
-        if (!(info.config.subjects ?? []).some((s) => patternCovers(s, t.subjectPrefix))) {
+        const state = await inspectPublishStream(c, t);
+        if (state === "missing") {
           findings.push({
             severity: "violation",
             key: `${key}.stream`,
-            finding: `stream ${t.stream} does not capture ${t.subjectPrefix}.> (it has ${JSON.stringify(info.config.subjects)})`,
+            finding: `stream ${t.stream} does not exist on ${url}`,
+            fix,
+          });
+        } else if (!state.captures) {
+          findings.push({
+            severity: "violation",
+            key: `${key}.stream`,
+            finding: `stream ${t.stream} does not capture ${t.subjectPrefix}.> (it has ${JSON.stringify(state.subjects)})`,
             fix: `add ${t.subjectPrefix}.> to the stream's subjects or fix ${key}.subjectPrefix`,
           });
         }
@@ -116,92 +96,87 @@ export async function checkNats(
         findings.push({
           severity: "violation",
           key: `${key}.stream`,
-          finding: isNotFound(e)
-            ? `stream ${t.stream} does not exist on ${url}`
-            : `cannot read stream ${t.stream}: ${(e as Error).message}`,
-          fix: `create it: nats stream add ${t.stream} --subjects '${t.subjectPrefix}.>'`,
+          finding: `cannot read stream ${t.stream}: ${(e as Error).message}`,
+          fix,
         });
       }
     }
   } finally {
-    for (const c of connections.values()) if (!(c instanceof Error)) await c.close();
+    for (const c of inspectors.values()) if (!(c instanceof Error)) await c.close();
   }
   return findings;
 }
 
+const shown = (d: FieldDifference) =>
+  `${d.field} is ${JSON.stringify(d.actual)} on the server, expected ${JSON.stringify(d.expected)}`;
+
 async function checkJobsStream(
-  jsm: JetStreamManager,
+  inspector: JetStreamInspector,
   config: Config,
+  nats: NatsConfig,
   findings: Finding[],
 ): Promise<void> {
-  const nats = config.nats as NonNullable<Config["nats"]>;
-  let stream: Awaited<ReturnType<JetStreamManager["streams"]["info"]>>;
+  let stream: FieldDifference[] | "missing";
   try {
-    stream = await jsm.streams.info(nats.stream);
+    stream = await inspectJobsStream(inspector, nats);
   } catch (e) {
     findings.push({
-      severity: isNotFound(e) ? "warning" : "violation",
+      severity: "violation",
       key: "nats.stream",
-      finding: isNotFound(e)
-        ? `stream ${nats.stream} does not exist yet`
-        : `cannot read stream ${nats.stream}: ${(e as Error).message}`,
+      finding: `cannot read stream ${nats.stream}: ${(e as Error).message}`,
       fix: "start `idem executor` or run `idem enqueue` once: both create it",
     });
     return;
   }
-  const expected: [string, unknown, unknown][] = [
-    ["subjects", jobsSubjects(nats.subjectPrefix), stream.config.subjects],
-    ["max_age", nanos(nats.maxAgeMs), stream.config.max_age],
-    ["duplicate_window", nanos(nats.duplicateWindowMs), stream.config.duplicate_window],
-    ["storage", "file", stream.config.storage],
-  ];
-  for (const [field, want, got] of expected) {
-    if (!same(want, got)) {
-      findings.push({
-        severity: "violation",
-        key: "nats.stream",
-        finding: `stream ${nats.stream}: ${field} is ${JSON.stringify(got)} on the server, expected ${JSON.stringify(want)}`,
-        fix:
-          field === "storage"
-            ? "JetStream cannot change it: delete the stream when it is empty and let the executor recreate it"
-            : "restart `idem executor` (it updates the stream in place), or fix the config",
-      });
-    }
+  if (stream === "missing") {
+    findings.push({
+      severity: "warning",
+      key: "nats.stream",
+      finding: `stream ${nats.stream} does not exist yet`,
+      fix: "start `idem executor` or run `idem enqueue` once: both create it",
+    });
+    return;
   }
-  const queue = config.queue;
+  for (const d of stream) {
+    findings.push({
+      severity: "violation",
+      key: "nats.stream",
+      finding: `stream ${nats.stream}: ${shown(d)}`,
+      fix: d.immutable
+        ? "JetStream cannot change it: delete the stream when it is empty and let the executor recreate it"
+        : "restart `idem executor` (it updates the stream in place), or fix the config",
+    });
+  }
   for (const agent of Object.keys(config.agents)) {
     const name = agentConsumerName(agent);
-    let info: Awaited<ReturnType<JetStreamManager["consumers"]["info"]>>;
+    let consumer: FieldDifference[] | "missing";
     try {
-      info = await jsm.consumers.info(nats.stream, name);
+      consumer = await inspectAgentConsumer(inspector, { queue: config.queue, nats }, agent);
     } catch (e) {
       findings.push({
-        severity: isNotFound(e) ? "warning" : "violation",
+        severity: "violation",
         key: `agents.${agent}`,
-        finding: isNotFound(e)
-          ? `consumer ${name} does not exist yet: no executor has run for ${agent}`
-          : `cannot read consumer ${name}: ${(e as Error).message}`,
+        finding: `cannot read consumer ${name}: ${(e as Error).message}`,
         fix: "start `idem executor`: it creates its consumers",
       });
       continue;
     }
-    const checks: [string, unknown, unknown][] = [
-      ["filter_subject", jobSubject(nats.subjectPrefix, agent), info.config.filter_subject],
-      ["ack_policy", "explicit", info.config.ack_policy],
-      ["ack_wait", nanos(effectiveAckWaitMs(queue)), info.config.ack_wait],
-      ["max_deliver", queue.maxDeliver, info.config.max_deliver],
-      ["backoff", queue.backoffMs.map(nanos), info.config.backoff ?? []],
-      ["max_ack_pending", queue.maxAckPending, info.config.max_ack_pending],
-    ];
-    for (const [field, want, got] of checks) {
-      if (!same(want, got)) {
-        findings.push({
-          severity: "violation",
-          key: `queue (consumer ${name})`,
-          finding: `${field} is ${JSON.stringify(got)} on the server, expected ${JSON.stringify(want)}`,
-          fix: "restart `idem executor` (it updates the consumer), or delete the consumer and let it recreate it",
-        });
-      }
+    if (consumer === "missing") {
+      findings.push({
+        severity: "warning",
+        key: `agents.${agent}`,
+        finding: `consumer ${name} does not exist yet: no executor has run for ${agent}`,
+        fix: "start `idem executor`: it creates its consumers",
+      });
+      continue;
+    }
+    for (const d of consumer) {
+      findings.push({
+        severity: "violation",
+        key: `queue (consumer ${name})`,
+        finding: shown(d),
+        fix: "restart `idem executor` (it updates the consumer), or delete the consumer and let it recreate it",
+      });
     }
   }
 }

@@ -1,0 +1,70 @@
+import { existsSync } from "node:fs";
+import { dirname } from "node:path";
+import { openJournal } from "@idem/journal";
+import type { Config } from "@idem/schema";
+import type { AddFinding } from "./finding.js";
+import { checkWritableDir, nearestExisting } from "./target-checks.js";
+
+/**
+ * The journal's part of doctor: that it exists (a missing one is a warning, not created), that it
+ * opens and passes `journal.maintenance.integrity()`, its durability setting and archive folder.
+ * Changes nothing in the journal; never throws (an unopenable journal is a violation).
+ */
+export async function checkJournal(config: Config, add: AddFinding): Promise<void> {
+  const path = config.journal.path;
+  if (!existsSync(path)) {
+    add(
+      "warning",
+      "journal.path",
+      `no journal at ${path} yet`,
+      "run `idem init` here, or point --config at the config of the journal you mean",
+    );
+    checkWritableDir("journal.path", dirname(nearestExisting(path)), "journal folder", add);
+    return;
+  }
+  let problems: string[];
+  try {
+    const journal = await openJournal(path, { synchronous: config.journal.synchronous });
+    try {
+      problems = await journal.maintenance.integrity();
+    } finally {
+      await journal.close();
+    }
+  } catch (e) {
+    add(
+      "violation",
+      "journal",
+      `cannot open ${path}: ${(e as Error).message}`,
+      "restore it from the latest `idem backup` (docs/runbook.md, Restore a journal from a backup)",
+    );
+    return;
+  }
+  for (const p of problems) {
+    add("violation", "journal", p, journalFix(p));
+  }
+  if (config.journal.synchronous === "OFF" || config.journal.synchronous === "NORMAL") {
+    add(
+      "warning",
+      "journal.synchronous",
+      `synchronous is ${config.journal.synchronous}: a host crash can lose the last commits, and with them recorded outputs`,
+      'set journal.synchronous to "FULL" unless you accept that',
+    );
+  }
+  if (config.journal.retentionDays !== null && existsSync(config.journal.archiveDir)) {
+    checkWritableDir("journal.archiveDir", config.journal.archiveDir, "archive folder", add);
+  }
+}
+
+function journalFix(problem: string): string {
+  if (problem.startsWith("integrity_check"))
+    return "stop idem, restore the latest `idem backup` (docs/runbook.md), then replay what came after";
+  if (problem.startsWith("journal_mode"))
+    return "open it once with any idem command (it sets WAL), and make sure nothing else opens it in another mode";
+  if (problem.startsWith("trigger"))
+    return "something dropped an immutability trigger: restore from a backup; never edit the journal by hand";
+  if (problem.includes("unsettled effect"))
+    return "replay that job (`idem replay --job JOB --dry-run`, then without --dry-run) and report it as a bug";
+  if (problem.includes("has no run"))
+    return "replay that job (`idem replay --job JOB`) to give it a run";
+  return "see docs/runbook.md";
+}

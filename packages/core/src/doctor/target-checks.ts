@@ -1,0 +1,205 @@
+import { execFile } from "node:child_process";
+import { accessSync, constants, existsSync, realpathSync, statSync } from "node:fs";
+import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
+import type { Config } from "@idem/schema";
+import type { AddFinding } from "./finding.js";
+
+/**
+ * A configured git repo as doctor checks it: the path exists and is the top of a repository, the
+ * branch (a violation) and extra branches (warnings) exist, and no index or HEAD lock is left.
+ * Read-only; never throws (git that cannot run is a violation).
+ */
+export async function checkRepo(
+  alias: string,
+  repo: Config["repos"][string],
+  add: AddFinding,
+): Promise<void> {
+  const key = `repos.${alias}`;
+  if (!existsSync(repo.path)) {
+    add(
+      "violation",
+      `${key}.path`,
+      `${repo.path} does not exist`,
+      `create it (git init -b ${repo.branch} ${repo.path}) or fix ${key}.path`,
+    );
+    return;
+  }
+  let top: string;
+  try {
+    const r = await git(repo.path, ["rev-parse", "--show-toplevel"]);
+    if (r.code !== 0) {
+      add(
+        "violation",
+        `${key}.path`,
+        `${repo.path} is not a git repository`,
+        `run git init -b ${repo.branch} in it, or fix ${key}.path`,
+      );
+      return;
+    }
+    top = r.stdout.trim();
+  } catch (e) {
+    add("violation", key, `cannot run git: ${(e as Error).message}`, "install git (2.39 or later)");
+    return;
+  }
+  if (realpathSync(top) !== realpathSync(repo.path)) {
+    add(
+      "violation",
+      `${key}.path`,
+      `${repo.path} is inside the repository ${top}, not the top of one`,
+      `point ${key}.path at ${top}, or git init ${repo.path} on its own`,
+    );
+  }
+  for (const [i, branch] of [repo.branch, ...repo.branches].entries()) {
+    const r = await git(repo.path, [
+      "rev-parse",
+      "--verify",
+      "--quiet",
+      `refs/heads/${branch}^{commit}`,
+    ]);
+    if (r.code !== 0) {
+      add(
+        i === 0 ? "violation" : "warning",
+        i === 0 ? `${key}.branch` : `${key}.branches`,
+        `branch ${branch} does not exist in ${repo.path}`,
+        i === 0
+          ? `create it with a first commit (git -C ${repo.path} commit --allow-empty -m init on ${branch}), or fix ${key}.branch`
+          : `create it (git -C ${repo.path} branch ${branch} ${repo.branch}) before an agent targets it`,
+      );
+    }
+  }
+  for (const lock of ["index.lock", "HEAD.lock"]) {
+    const gitDir = await git(repo.path, ["rev-parse", "--absolute-git-dir"]);
+    const file = join(gitDir.stdout.trim(), lock);
+    if (gitDir.code === 0 && existsSync(file)) {
+      add(
+        "warning",
+        key,
+        `${file} exists: a git process was killed or is running`,
+        "idem removes a stale lock of its own under its repo lock; if no git runs there, delete the file",
+      );
+    }
+  }
+}
+
+/** That `path` (named by config `key`, described as `what`) is an existing directory this user can write. */
+export function checkWritableDir(key: string, path: string, what: string, add: AddFinding): void {
+  if (!existsSync(path)) {
+    add("violation", key, `${what} ${path} does not exist`, `mkdir -p ${path}, or fix ${key}`);
+    return;
+  }
+  if (!statSync(path).isDirectory()) {
+    add("violation", key, `${what} ${path} is not a directory`, `fix ${key}`);
+    return;
+  }
+  try {
+    accessSync(path, constants.W_OK);
+  } catch {
+    add(
+      "violation",
+      key,
+      `${what} ${path} is not writable by this user`,
+      `chown or chmod it for the user idem runs as`,
+    );
+  }
+}
+
+/** A path inside the nearest existing ancestor of `path` (its `dirname` is that ancestor). */
+export function nearestExisting(path: string): string {
+  let p = path;
+  while (!existsSync(p) && dirname(p) !== p) p = dirname(p);
+  return join(p, "x");
+}
+
+/**
+ * That an agent's program can be found: an absolute path, a path relative to the config's folder
+ * `dir`, or a name on PATH.
+ */
+export function checkAgentProgram(
+  name: string,
+  agent: Config["agents"][string],
+  dir: string,
+  add: AddFinding,
+): void {
+  const program = agent.command[0] as string;
+  if (!findProgram(program, dir)) {
+    add(
+      "violation",
+      `agents.${name}.command`,
+      `program "${program}" is not found${isAbsolute(program) || program.includes("/") ? "" : " on PATH"}`,
+      `install it or fix agents.${name}.command (a relative path is relative to the config file)`,
+    );
+  }
+}
+
+function findProgram(program: string, dir: string): boolean {
+  if (isAbsolute(program)) return existsSync(program);
+  if (program.includes("/")) return existsSync(resolve(dir, program));
+  for (const d of (process.env.PATH ?? "").split(delimiter)) {
+    if (d !== "" && existsSync(join(d, program))) return true;
+  }
+  return false;
+}
+
+/**
+ * An http target: a warning when an interrupted request could not be resolved (neither
+ * idempotency keys nor a probe URL); with `network`, a GET of its baseUrl (unreachable is a
+ * violation).
+ */
+export async function checkHttpTarget(
+  alias: string,
+  t: Config["http"]["targets"][string],
+  options: { network?: boolean; timeoutMs?: number },
+  add: AddFinding,
+): Promise<void> {
+  const key = `http.targets.${alias}`;
+  if (!t.idempotencyKeys && t.probeUrl === null) {
+    add(
+      "warning",
+      key,
+      "neither idempotencyKeys nor probeUrl: an effect interrupted mid-request becomes uncertain and waits for a human",
+      `set ${key}.idempotencyKeys if the service honours Idempotency-Key, or give it a probeUrl`,
+    );
+  }
+  if (!options.network) return;
+  try {
+    const res = await fetch(t.baseUrl, {
+      method: "GET",
+      signal: AbortSignal.timeout(options.timeoutMs ?? 5_000),
+    });
+    await res.body?.cancel();
+  } catch (e) {
+    add(
+      "violation",
+      `${key}.baseUrl`,
+      `${t.baseUrl} is not reachable: ${(e as Error).message}`,
+      "start the service or fix the URL; its effects fail and retry until it answers",
+    );
+  }
+}
+
+interface GitAnswer {
+  code: number;
+  stdout: string;
+}
+
+/**
+ * `git -C dir ...args` with maintenance off: resolves with the exit code and stdout whatever the
+ * exit; rejects only when git cannot start.
+ */
+function git(dir: string, args: readonly string[]): Promise<GitAnswer> {
+  return new Promise((resolvePromise, reject) => {
+    execFile(
+      "git",
+      ["-C", dir, "-c", "maintenance.auto=false", ...args],
+      { timeout: 30_000, encoding: "utf8" },
+      (error, stdout) => {
+        if (error && typeof (error as { code?: unknown }).code === "string") {
+          reject(error);
+          return;
+        }
+        const code = error ? Number((error as { code?: number }).code ?? 1) : 0;
+        resolvePromise({ code, stdout });
+      },
+    );
+  });
+}
