@@ -1,31 +1,8 @@
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { defaultConfig } from "@idem/schema";
+import { initialConfig, initWorkspace } from "@idem/core";
 import type { Command } from "commander";
-import { CliError, CONFIG_FILE, configPath, EXIT, printJson, withJournal } from "../context.js";
-
-/** The config `idem init` writes: every section with its defaults, paths relative to the file. */
-export function initialConfig(): Record<string, unknown> {
-  const d = defaultConfig("/");
-  return {
-    journal: {
-      path: ".idem/journal.db",
-      synchronous: "FULL",
-      retentionDays: null,
-      archiveDir: ".idem/archive",
-    },
-    repos: {},
-    roots: {},
-    publish: {},
-    http: { targets: {} },
-    limits: d.limits,
-    agents: {},
-    queue: d.queue,
-    interpreter: d.interpreter,
-    api: d.api,
-    alerts: d.alerts,
-  };
-}
+import { CliError, CONFIG_FILE, configPath, EXIT, loadConfig, printJson } from "../context.js";
 
 export function register(program: Command): void {
   program
@@ -39,10 +16,8 @@ export function register(program: Command): void {
         throw new CliError(`${file} exists already (use --force to overwrite)`, EXIT.FAILED);
       }
       writeFileSync(file, `${JSON.stringify(initialConfig(), null, 2)}\n`);
-      const { loadConfig } = await import("../context.js");
       const config = loadConfig({ config: file });
-      mkdirSync(config.journal.archiveDir, { recursive: true });
-      await withJournal(config, async () => undefined);
+      await initWorkspace(config);
       if (opts.json) printJson({ config: file, journal: config.journal.path });
       else process.stdout.write(`wrote ${file}\ncreated journal ${config.journal.path}\n`);
     });

@@ -1,0 +1,45 @@
+import { mkdirSync } from "node:fs";
+import { openJournal } from "@idem/journal";
+import { type Config, defaultConfig } from "@idem/schema";
+
+/**
+ * The config `idem init` writes: every section with its defaults, paths relative to the file
+ * (`.idem/journal.db`, `.idem/archive`), durability FULL, no retention, no targets or agents.
+ * Pure; plain JSON ready to serialize.
+ */
+export function initialConfig(): Record<string, unknown> {
+  const d = defaultConfig("/");
+  return {
+    journal: {
+      path: ".idem/journal.db",
+      synchronous: "FULL",
+      retentionDays: null,
+      archiveDir: ".idem/archive",
+    },
+    repos: {},
+    roots: {},
+    publish: {},
+    http: { targets: {} },
+    limits: d.limits,
+    agents: {},
+    queue: d.queue,
+    interpreter: d.interpreter,
+    api: d.api,
+    alerts: d.alerts,
+  };
+}
+
+/**
+ * Makes a workspace's storage real: the archive folder, and the journal (created with its
+ * migrations when missing, then closed). Idempotent: an existing journal is opened and left as it
+ * is, its outputs untouched.
+ * @throws the journal's error when it cannot be created or opened (e.g. `DISK_FULL`, `IO`, a file
+ * that is not a journal), and Node's error when the archive folder cannot be created.
+ */
+export async function initWorkspace(config: Config): Promise<void> {
+  mkdirSync(config.journal.archiveDir, { recursive: true });
+  const journal = await openJournal(config.journal.path, {
+    synchronous: config.journal.synchronous,
+  });
+  await journal.close();
+}
