@@ -111,7 +111,7 @@ describe("idem enqueue, a batch on JetStream", () => {
 async function countJobs(path: string): Promise<number> {
   const journal = await openJournal(path, { readonly: true });
   try {
-    return (await journal.pendingJobs({ since: 0 })).length;
+    return (await journal.jobs.pending({ since: 0 })).length;
   } catch (e) {
     // The CLI may not have created the tables yet.
     if (/no such table/.test((e as Error).message)) return 0;

@@ -20,7 +20,7 @@ const run = (args: string[], input?: string) =>
 async function jobIds(): Promise<string[]> {
   const journal = await openJournal(join(ws.dir, "journal.db"));
   try {
-    return (await journal.pendingJobs({ since: 0 })).map((j) => j.jobId);
+    return (await journal.jobs.pending({ since: 0 })).map((j) => j.jobId);
   } finally {
     await journal.close();
   }
