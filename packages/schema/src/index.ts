@@ -1,4 +1,5 @@
 export { canonicalJson, contentHash, sha256Hex } from "./canonical.js";
+export { checkJsonShape, describeJsonError, MAX_JSON_DEPTH } from "./check-json-shape.js";
 export type {
   AgentConfig,
   Config,
@@ -21,6 +22,7 @@ export {
   parseConfig,
   redeliveryHorizonMs,
 } from "./config.js";
+export { effectTarget, effectTargets } from "./effect-targets.js";
 export type { ErrorCode, FailureClass, IdemErrorOptions } from "./errors.js";
 export {
   classifyError,
@@ -60,23 +62,16 @@ export type {
 } from "./records.js";
 export {
   AgentOutputSchema,
-  checkJsonShape,
-  describeJsonError,
   EFFECT_KINDS,
   EffectSpecSchema,
-  effectTarget,
-  effectTargets,
   FileWriteSpecSchema,
   GitCommitSpecSchema,
   GitPatchSpecSchema,
   HttpRequestSpecSchema,
   JobSchema,
-  MAX_JSON_DEPTH,
   NatsPublishSpecSchema,
-  unsafeRelativePath,
-  unsafeUrlPath,
-  validateJob,
-  validateOutput,
 } from "./records.js";
 export type { Clock } from "./time.js";
 export { ManualClock, parseDuration, parseSince, systemClock } from "./time.js";
+export { unsafeRelativePath, unsafeUrlPath } from "./unsafe-relative-path.js";
+export { validateJob, validateOutput } from "./validate-output.js";
