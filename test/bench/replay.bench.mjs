@@ -8,10 +8,9 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createEffects } from "@idem/effects";
+import { buildReplayPlan, openTargets } from "@idem/core";
 import { openJournal } from "@idem/journal";
 import { effectTargets, parseConfig } from "@idem/schema";
-import { buildReplayPlan } from "../../apps/cli/dist/ops/replay-plan.js";
 
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(name);
@@ -109,7 +108,7 @@ try {
     );
     rawRuns.push(ms(t));
     const j = await openJournal(config.journal.path, { readonly: true });
-    const effects = createEffects(config);
+    const effects = openTargets(config);
     t = process.hrtime.bigint();
     const plan = await buildReplayPlan({
       config,

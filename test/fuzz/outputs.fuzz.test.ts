@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { submitText } from "@idem/core";
 import { openJournal } from "@idem/journal";
 import { parseConfig, validateJob } from "@idem/schema";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { submitText } from "../../apps/cli/src/commands/submit.js";
 import { hostile, submission, submissionText } from "./hostile.js";
 
 const config = (() => {
@@ -43,7 +43,7 @@ describe("fuzzing the validation and record paths", () => {
         const text = submissionText({ p, v }, jobId);
         if (text === undefined) continue;
         const before = counts();
-        const answer = await submitText(text, config, journal);
+        const answer = await submitText(journal, config, text, "cli");
         if (answer.status === "invalid") {
           expect(answer.issues?.length, `${p} = ${String(text).slice(0, 80)}`).toBeGreaterThan(0);
           for (const issue of answer.issues ?? []) {
@@ -61,7 +61,7 @@ describe("fuzzing the validation and record paths", () => {
       }
       expect(n).toBe(10_000);
       expect((counts() as { o: number }).o).toBe(recorded);
-      expect(await journal.integrity()).toEqual([]);
+      expect(await journal.maintenance.integrity()).toEqual([]);
     } finally {
       await journal.close();
       rmSync(dir, { recursive: true, force: true });

@@ -17,7 +17,10 @@ export const CONFIG_FILE = "idem.config.json";
 /** Exit codes of DESIGN.md. */
 export const EXIT = { OK: 0, FAILED: 1, USAGE: 2, INVARIANT: 3 } as const;
 
-/** One table from error codes to exit codes; anything not listed is a plain failure. */
+/**
+ * One table from error codes to exit codes; anything not listed is a plain failure (1), e.g. a
+ * NOT_FOUND job or an INVALID_STATE run from @idem/core.
+ */
 const EXIT_BY_CODE: Partial<Record<ErrorCode, number>> = {
   INVALID_CONFIG: EXIT.USAGE,
   INVARIANT_VIOLATION: EXIT.INVARIANT,
@@ -84,6 +87,36 @@ export function loadConfig(options: GlobalOptions): Config {
 /** Opens the config's journal (creating it and applying migrations when missing). */
 export async function openConfiguredJournal(config: Config): Promise<JournalStore> {
   return openJournal(config.journal.path, { synchronous: config.journal.synchronous });
+}
+
+/**
+ * Opens the config's journal, refusing to create it: for commands that act on an existing journal
+ * only (`idem backup`).
+ */
+export async function openExistingJournal(config: Config): Promise<JournalStore> {
+  if (!existsSync(config.journal.path)) {
+    throw new CliError(`no journal at ${config.journal.path}`, EXIT.FAILED);
+  }
+  return openConfiguredJournal(config);
+}
+
+/**
+ * Runs `fn` with the config's journal opened read-only: nothing it does can write, so a dry run or
+ * an audit leaves the file byte-identical. A missing journal is an error, never created.
+ */
+export async function withReadonlyJournal<T>(
+  config: Config,
+  fn: (journal: JournalStore) => Promise<T>,
+): Promise<T> {
+  if (!existsSync(config.journal.path)) {
+    throw new CliError(`no journal at ${config.journal.path} (run idem init, or check --config)`);
+  }
+  const journal = await openJournal(config.journal.path, { readonly: true });
+  try {
+    return await fn(journal);
+  } finally {
+    await journal.close();
+  }
 }
 
 /** Runs `fn` with the journal open and closes it afterwards. */

@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { createEffects, type Effects } from "@idem/effects";
+import { openTargets } from "@idem/core";
 import { createInterpreter, createInterpreterLogger, type DrainResult } from "@idem/interpreter";
 import { type JournalStore, openJournal } from "@idem/journal";
 import { type Config, type EffectSpec, effectTargets, parseConfig } from "@idem/schema";
@@ -40,7 +40,7 @@ export async function opsFixture(extra: Record<string, unknown> = {}): Promise<O
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
   const config = parsed.config;
   const journal = await openJournal(config.journal.path);
-  let effects: Effects | undefined;
+  let effects: ReturnType<typeof openTargets> | undefined;
   return {
     ws,
     config,
@@ -50,14 +50,14 @@ export async function opsFixture(extra: Record<string, unknown> = {}): Promise<O
     journalPath: config.journal.path,
     async record(jobId, specs) {
       const output = { jobId, agent: "writer", effects: specs };
-      const r = await journal.record(output, {
+      const r = await journal.outputs.record(output, {
         source: "cli",
         targets: effectTargets(output, config),
       });
       if (r.status !== "recorded") throw new Error(`record ${jobId}: ${r.status}`);
     },
     async interpret() {
-      effects ??= createEffects(config, { durable: false });
+      effects ??= openTargets(config, { durable: false });
       const interpreter = createInterpreter({
         config,
         journal,

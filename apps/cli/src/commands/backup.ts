@@ -1,8 +1,7 @@
-import { closeSync, existsSync, fsyncSync, openSync, renameSync, rmSync, statSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
-import { openJournal } from "@idem/journal";
+import { resolve } from "node:path";
+import { backupJournal } from "@idem/core";
 import type { Command } from "commander";
-import { CliError, EXIT, loadConfig, printJson } from "../context.js";
+import { CliError, EXIT, loadConfig, openExistingJournal, printJson } from "../context.js";
 
 export function register(program: Command): void {
   program
@@ -22,34 +21,10 @@ export function register(program: Command): void {
         if (target === resolve(config.journal.path)) {
           throw new CliError("the backup file is the journal itself", EXIT.USAGE);
         }
-        if (existsSync(target) && !opts.force) {
-          throw new CliError(`${target} exists; pass --force to overwrite it`, EXIT.FAILED);
-        }
-        if (!existsSync(config.journal.path)) {
-          throw new CliError(`no journal at ${config.journal.path}`, EXIT.FAILED);
-        }
-        if (!existsSync(dirname(target))) {
-          throw new CliError(`folder ${dirname(target)} does not exist`, EXIT.FAILED);
-        }
-        // Write beside the target and rename, so a crash never leaves a half copy under FILE.
-        const partial = join(dirname(target), `.${basename(target)}.partial-${process.pid}`);
-        const started = Date.now();
-        const journal = await openJournal(config.journal.path, {
-          synchronous: config.journal.synchronous,
+        const { bytes, ms } = await backupJournal(target, {
+          force: opts.force ?? false,
+          open: () => openExistingJournal(config),
         });
-        try {
-          await journal.backup(partial);
-          fsyncPath(partial);
-          renameSync(partial, target);
-          fsyncPath(dirname(target));
-        } catch (e) {
-          rmSync(partial, { force: true });
-          throw e;
-        } finally {
-          await journal.close();
-        }
-        const bytes = statSync(target).size;
-        const ms = Date.now() - started;
         if (opts.json) {
           printJson({ file: target, journal: config.journal.path, bytes, ms });
           return;
@@ -60,13 +35,4 @@ export function register(program: Command): void {
         );
       },
     );
-}
-
-function fsyncPath(path: string): void {
-  const fd = openSync(path, "r");
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }

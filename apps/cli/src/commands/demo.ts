@@ -1,5 +1,5 @@
 import { appendFileSync } from "node:fs";
-import { createEffects } from "@idem/effects";
+import { buildAudit, isAuditClean, openTargets } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import { FAULT_POINTS, type FaultPoint } from "@idem/schema";
 import type { Command } from "commander";
@@ -14,9 +14,8 @@ import {
 } from "../context.js";
 import { DEMO_TOPICS } from "../demo/demo-agents.js";
 import { createDemoWorkspace, type DemoWorkspace } from "../demo/demo-workspace.js";
-import { buildAudit } from "../ops/audit-report.js";
 import { type IdemChild, spawnIdem } from "../ops/supervisor.js";
-import { printAudit } from "./audit.js";
+import { printAudit } from "../render/print-audit.js";
 
 type Role = "executor" | "interpreter";
 
@@ -83,9 +82,9 @@ export function register(program: Command): void {
       const journal = await openConfiguredJournal(config);
       try {
         const result = await runDemo(ws, journal, { jobs, crashes, seed, timeoutMs, say });
-        const effects = createEffects(config);
+        const effects = openTargets(config);
         const report = await buildAudit(config, journal, effects).finally(() => effects.close());
-        const clean = report.duplicates.length === 0 && report.drift.length === 0;
+        const clean = isAuditClean(report);
         const totalEffects = result.effects;
         const onTarget = totalEffects - report.drift.length;
         if (opts.json) {
@@ -137,7 +136,7 @@ async function runDemo(
   for (let i = 0; i < o.jobs; i++) {
     const agent = ws.agents[i % ws.agents.length] as string;
     const n = i + 1;
-    await journal.enqueueJob(
+    await journal.jobs.enqueue(
       {
         jobId: `demo-${String(n).padStart(3, "0")}-${agent}`,
         agent,

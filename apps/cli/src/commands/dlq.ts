@@ -1,4 +1,4 @@
-import type { DeadLetterRecord, EffectRecord, JournalStore, RunRecord } from "@idem/journal";
+import { listDeadLetters, resolveUncertain, retryDead } from "@idem/core";
 import type { Command } from "commander";
 import {
   actorOf,
@@ -10,74 +10,7 @@ import {
   table,
   withJournal,
 } from "../context.js";
-import { listDeadLetteredJobs, retryDeadLetteredJob } from "./dlq-jobs.js";
-
-// `idem dlq` is owned here. Dead runs and uncertain effects (the interpreter's side) are handled in
-// this file; dead-lettered jobs (jobs that never produced an output, the executor's side) go
-// through dlq-jobs.ts.
-
-interface DeadRun {
-  jobId: string;
-  generation: number;
-  class: string | null;
-  attempts: number;
-  leaseExpiries: number;
-  lastError: string | null;
-  updatedAt: number;
-  /** The effects of the dead generation that are not settled: uncertain, failed or intended. */
-  effects: { key: string; kind: string; state: string; detail: Record<string, unknown> | null }[];
-}
-
-export interface DlqListing {
-  runs: DeadRun[];
-  uncertain: { key: string; jobId: string; generation: number; kind: string; detail: unknown }[];
-  jobs: DeadLetterRecord[];
-}
-
-const OPEN_STATES = new Set(["uncertain", "failed", "intended"]);
-
-/** Dead runs (latest generation per output), their unsettled effects, and open dead letters. */
-export async function listDlq(journal: JournalStore): Promise<DlqListing> {
-  const runs: DeadRun[] = [];
-  for (const o of await journal.list({ state: "dead" })) {
-    const run = (await journal.latestRun(o.jobId)) as RunRecord;
-    const effects = (await journal.effects(o.jobId, run.generation)).filter((e) =>
-      OPEN_STATES.has(e.state),
-    );
-    runs.push({
-      jobId: run.jobId,
-      generation: run.generation,
-      class: run.class,
-      attempts: run.attempts,
-      leaseExpiries: run.leaseExpiries,
-      lastError: run.lastError,
-      updatedAt: run.updatedAt,
-      effects: effects.map((e: EffectRecord) => ({
-        key: e.key,
-        kind: e.kind,
-        state: e.state,
-        detail: e.detail,
-      })),
-    });
-  }
-  const uncertain = runs.flatMap((r) =>
-    r.effects
-      .filter((e) => e.state === "uncertain")
-      .map((e) => ({
-        key: e.key,
-        jobId: r.jobId,
-        generation: r.generation,
-        kind: e.kind,
-        detail: e.detail,
-      })),
-  );
-  return { runs, uncertain, jobs: await listDeadLetteredJobs(journal) };
-}
-
-/** --config wherever it was given: on the subcommand, on `dlq`, or before it on `idem`. */
-function configOption(dlq: Command, opts: { config?: string }): string | undefined {
-  return opts.config ?? (dlq.opts().config as string | undefined) ?? dlq.parent?.opts().config;
-}
+import { nestedConfigOption as configOption } from "../options.js";
 
 const short = (s: string | null | undefined, n = 80) =>
   s === null || s === undefined ? "" : s.length > n ? `${s.slice(0, n - 1)}…` : s;
@@ -98,7 +31,7 @@ export function register(program: Command): void {
     .option("--config <file>", "config file (default: $IDEM_CONFIG or ./idem.config.json)")
     .action(async (opts: { json?: boolean; config?: string }) => {
       const config = loadConfig({ config: configOption(dlq, opts) });
-      const listing = await withJournal(config, listDlq);
+      const listing = await withJournal(config, listDeadLetters);
       if (opts.json) {
         printJson(listing);
         return;
@@ -153,25 +86,9 @@ export function register(program: Command): void {
     .action(async (jobId: string, opts: { actor?: string; json?: boolean; config?: string }) => {
       const config = loadConfig({ config: configOption(dlq, opts) });
       const actor = actorOf(opts.actor);
-      const created = await withJournal(config, async (j) => {
-        const run = await j.latestRun(jobId);
-        if (!run) {
-          if ((await j.deadLetters.list({ unresolved: true })).some((d) => d.jobId === jobId)) {
-            return { job: await retryDeadLetteredJob(jobId, config, j, actor) };
-          }
-          throw new CliError(`no output and no dead letter for job ${jobId}`, EXIT.FAILED);
-        }
-        if (run.state !== "dead") {
-          throw new CliError(
-            `the latest run of ${jobId} is ${run.state}, not dead: nothing to retry (idem replay makes a new generation of any output)`,
-            EXIT.FAILED,
-          );
-        }
-        const runs = await j.replay({ jobIds: [jobId] }, { actor });
-        const next = runs[0];
-        if (!next) throw new CliError(`job ${jobId} could not be retried`, EXIT.FAILED);
-        return { run: next };
-      });
+      const created = await withJournal(config, (journal) =>
+        retryDead(jobId, { config, journal, actor }),
+      );
       const { job, run } = created;
       if (job !== undefined) {
         if (opts.json) printJson({ ...job, requeued: true });
@@ -223,10 +140,9 @@ export function register(program: Command): void {
         const decision = opts.applied ? "applied" : "skipped";
         const actor = actorOf(opts.actor);
         const reason = opts.reason;
-        const { effect, run } = await withJournal(config, async (j) => {
-          const effect = await j.resolve(jobId, decision, reason, actor);
-          return { effect, run: await j.latestRun(jobId) };
-        });
+        const { effect, run } = await withJournal(config, (j) =>
+          resolveUncertain(j, jobId, { decision, reason, actor }),
+        );
         if (opts.json) {
           printJson({
             jobId,
@@ -235,11 +151,11 @@ export function register(program: Command): void {
             decision,
             reason,
             actor,
-            run: run?.state,
+            run,
           });
         } else {
           process.stdout.write(
-            `${effect.key}: ${decision} (by ${actor}: ${reason}); run ${jobId}#${effect.generation} is ${run?.state}\n`,
+            `${effect.key}: ${decision} (by ${actor}: ${reason}); run ${jobId}#${effect.generation} is ${run}\n`,
           );
         }
       },

@@ -1,33 +1,7 @@
 import { RUN_STATES, type RunState } from "@idem/journal";
-import { parseSince } from "@idem/schema";
 import type { Command } from "commander";
-import {
-  CliError,
-  EXIT,
-  formatTime,
-  loadConfig,
-  printJson,
-  table,
-  withJournal,
-} from "../context.js";
-
-/** Parses a --since value (ISO-8601 or a duration back from now), exit 2 when it is neither. */
-export function sinceOption(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  try {
-    return parseSince(value, Date.now());
-  } catch (e) {
-    throw new CliError(`--since: ${(e as Error).message}`, EXIT.USAGE);
-  }
-}
-
-export function stateOption(value: string | undefined): RunState | undefined {
-  if (value === undefined) return undefined;
-  if (!(RUN_STATES as readonly string[]).includes(value)) {
-    throw new CliError(`--state: "${value}" is not one of ${RUN_STATES.join(", ")}`, EXIT.USAGE);
-  }
-  return value as RunState;
-}
+import { formatTime, loadConfig, printJson, table, withJournal } from "../context.js";
+import { sinceOption, stateOption } from "../options.js";
 
 export function register(program: Command): void {
   program
@@ -54,7 +28,7 @@ export function register(program: Command): void {
           ...(opts.since !== undefined && { since: sinceOption(opts.since) as number }),
           ...(opts.limit !== undefined && { limit: opts.limit }),
         };
-        const rows = await withJournal(config, (j) => j.list(filter));
+        const rows = await withJournal(config, (j) => j.outputs.list(filter));
         if (opts.json) {
           printJson(rows);
           return;

@@ -1,18 +1,6 @@
-import { checkConfigInvariants } from "@idem/schema";
+import { pruneCutoff, pruneJournal } from "@idem/core";
 import type { Command } from "commander";
-import {
-  actorOf,
-  CliError,
-  EXIT,
-  formatTime,
-  loadConfig,
-  printJson,
-  table,
-  withJournal,
-} from "../context.js";
-import { ArchiveWriter } from "../ops/archive-writer.js";
-
-const DAY_MS = 86_400_000;
+import { actorOf, formatTime, loadConfig, printJson, table, withJournal } from "../context.js";
 
 export function register(program: Command): void {
   program
@@ -29,8 +17,9 @@ export function register(program: Command): void {
         cmd: Command,
       ) => {
         const config = loadConfig(cmd.optsWithGlobals());
-        const days = config.journal.retentionDays;
-        if (days === null) {
+        const now = Date.now();
+        // Refused (exit 3) or skipped before the journal is opened, so nothing is created.
+        if (pruneCutoff(config, now) === undefined) {
           if (opts.json) printJson({ pruned: false, reason: "journal.retentionDays is not set" });
           else
             process.stdout.write(
@@ -38,59 +27,33 @@ export function register(program: Command): void {
             );
           return;
         }
-        const violations = checkConfigInvariants(config);
-        if (violations.length > 0) {
-          // Pruning under a broken invariant 7 could forget a job its queue can still redeliver.
-          throw new CliError(
-            `refusing to prune: the config breaks invariant 7\n${violations
-              .map((v) => `  ${v.key}: ${v.message} (${v.fix})`)
-              .join("\n")}`,
-            EXIT.INVARIANT,
-            violations,
-          );
-        }
-        const now = Date.now();
-        const before = now - days * DAY_MS;
-        const archive = opts.dryRun ? undefined : new ArchiveWriter(config.journal.archiveDir, now);
-        const result = await withJournal(config, async (j) => {
-          try {
-            return await j.prune({
-              before,
-              dryRun: opts.dryRun ?? false,
-              actor: actorOf(opts.actor),
-              ...(archive && { archive: (entry) => archive.write(entry) }),
-            });
-          } finally {
-            archive?.close();
-          }
-        });
-        const file = archive && archive.count > 0 ? archive.file : null;
+        const dryRun = opts.dryRun ?? false;
+        const report = await withJournal(config, (j) =>
+          pruneJournal(j, { config, now, dryRun, actor: actorOf(opts.actor) }),
+        );
+        if (report === undefined) return;
         if (opts.json) {
-          printJson({
-            pruned: !opts.dryRun,
-            dryRun: opts.dryRun ?? false,
-            before,
-            archive: file,
-            ...result,
-          });
+          printJson({ pruned: !opts.dryRun, dryRun, ...report });
           return;
         }
         process.stdout.write(
-          `${opts.dryRun ? "would archive and remove" : "archived and removed"} what was recorded before ${formatTime(before)} (retention ${days}d)\n` +
+          `${opts.dryRun ? "would archive and remove" : "archived and removed"} what was recorded before ${formatTime(report.before)} (retention ${config.journal.retentionDays}d)\n` +
             `${table(
               ["outputs", "runs", "effects", "events", "rejections", "jobs"],
               [
                 [
-                  result.outputs,
-                  result.runs,
-                  result.effects,
-                  result.events,
-                  result.rejections,
-                  result.jobs,
+                  report.outputs,
+                  report.runs,
+                  report.effects,
+                  report.events,
+                  report.rejections,
+                  report.jobs,
                 ],
               ],
             )}\n` +
-            (file ? `archive ${file} (read it with idem show JOB --archive)\n` : ""),
+            (report.archive
+              ? `archive ${report.archive} (read it with idem show JOB --archive)\n`
+              : ""),
         );
       },
     );

@@ -1,7 +1,7 @@
 import { createInterface } from "node:readline/promises";
-import { createEffects } from "@idem/effects";
+import { buildReplayPlan, createReplayRuns, openTargets } from "@idem/core";
 import { createInterpreter, createInterpreterLogger, type DrainResult } from "@idem/interpreter";
-import type { JournalStore, ReplaySelection, RunRecord } from "@idem/journal";
+import type { JournalStore, ReplaySelection } from "@idem/journal";
 import type { Config } from "@idem/schema";
 import cliProgress from "cli-progress";
 import type { Command } from "commander";
@@ -15,10 +15,10 @@ import {
   openConfiguredJournal,
   printJson,
   table,
+  withReadonlyJournal,
 } from "../context.js";
-import { withReadonlyJournal } from "../ops/readonly-journal.js";
-import { buildReplayPlan, type PlanEntry, type ReplayPlan } from "../ops/replay-plan.js";
-import { sinceOption, stateOption } from "./ls.js";
+import { sinceOption, stateOption } from "../options.js";
+import { planJson, printPlan } from "../render/print-plan.js";
 
 interface ReplayOptions {
   job?: string[];
@@ -33,12 +33,6 @@ interface ReplayOptions {
   actor?: string;
   json?: boolean;
 }
-
-/** Plans shorter than this are printed row by row; longer ones show only what is not a skip. */
-const FULL_TABLE_ROWS = 50;
-const MAX_TABLE_ROWS = 200;
-/** Job IDs per replay transaction (SQLite's bound-parameter limit). */
-const REPLAY_CHUNK = 5000;
 
 export function register(program: Command): void {
   program
@@ -64,7 +58,7 @@ export function register(program: Command): void {
       const config = loadConfig(cmd.optsWithGlobals());
       const selection = selectionOf(opts);
       const force = opts.forceUnprobeable ?? false;
-      const effects = createEffects(config);
+      const effects = openTargets(config);
       try {
         if (opts.dryRun) {
           const plan = await withReadonlyJournal(config, (journal) =>
@@ -106,7 +100,7 @@ function selectionOf(opts: ReplayOptions): ReplaySelection {
 async function replay(
   config: Config,
   journal: JournalStore,
-  effects: ReturnType<typeof createEffects>,
+  effects: ReturnType<typeof openTargets>,
   selection: ReplaySelection,
   opts: ReplayOptions,
 ): Promise<void> {
@@ -141,11 +135,7 @@ async function replay(
     }
   }
   const actor = actorOf(opts.actor);
-  const created: RunRecord[] = [];
-  for (let i = 0; i < plan.jobIds.length; i += REPLAY_CHUNK) {
-    const jobIds = plan.jobIds.slice(i, i + REPLAY_CHUNK);
-    created.push(...(await journal.replay({ jobIds }, { actor, forceUnprobeable: force })));
-  }
+  const created = await createReplayRuns(journal, plan, { actor, forceUnprobeable: force });
   say(
     `created ${created.length} run generation(s)${force ? " with --force-unprobeable" : ""} (actor ${actor})\n`,
   );
@@ -179,7 +169,7 @@ async function replay(
 async function driveNow(
   config: Config,
   journal: JournalStore,
-  effects: ReturnType<typeof createEffects>,
+  effects: ReturnType<typeof openTargets>,
   total: number,
 ): Promise<DrainResult> {
   const interpreter = createInterpreter({
@@ -199,7 +189,7 @@ async function driveNow(
   );
   bar.start(total, 0);
   const tick = setInterval(() => {
-    void journal.activeRuns().then(
+    void journal.runs.active().then(
       (a) => bar.update(Math.max(0, total - (a.pending + a.running + a.failed))),
       () => {},
     );
@@ -215,55 +205,8 @@ async function driveNow(
     clearInterval(tick);
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
-    const a = await journal.activeRuns();
+    const a = await journal.runs.active();
     bar.update(Math.max(0, total - (a.pending + a.running + a.failed)));
     bar.stop();
   }
-}
-
-/** The `--json` shape of DESIGN.md, plus the outputs left alone because they are still busy. */
-function planJson(p: ReplayPlan) {
-  return {
-    plan: p.plan.map(({ key, jobId, kind, action, reason, generation }) => ({
-      key,
-      jobId,
-      kind,
-      action,
-      reason,
-      generation,
-    })),
-    summary: p.summary,
-    outputs: p.jobIds.length,
-    busy: p.busy,
-  };
-}
-
-function actionCell(a: PlanEntry["action"]): string {
-  if (a === "apply") return color.green(a);
-  if (a === "skip") return color.dim(a);
-  return color.red(a);
-}
-
-/** The plan for people: every row when short, otherwise everything that is not a skip. */
-export function printPlan(p: ReplayPlan, dryRun: boolean): string {
-  let out = "";
-  const rows =
-    p.plan.length <= FULL_TABLE_ROWS ? p.plan : p.plan.filter((e) => e.action !== "skip");
-  const shown = rows.slice(0, MAX_TABLE_ROWS);
-  if (shown.length > 0) {
-    out += `${table(
-      ["key", "kind", "action", "reason"],
-      shown.map((e) => [e.key, e.kind, actionCell(e.action), e.reason]),
-    )}\n`;
-  }
-  const hidden = p.plan.length - shown.length;
-  if (hidden > 0) out += `${hidden} more row(s) not shown (mostly skips); --json lists every one\n`;
-  const s = p.summary;
-  out += `plan${dryRun ? " (dry run: nothing changed)" : ""}: ${color.green(`${s.apply} apply`)}, ${s.skip} skip, ${s.conflict ? color.red(`${s.conflict} conflict`) : "0 conflict"}, ${s.uncertain ? color.red(`${s.uncertain} uncertain`) : "0 uncertain"} over ${p.plan.length} effect(s) of ${p.jobIds.length} output(s)\n`;
-  if (p.busy.length > 0) {
-    out += `${p.busy.length} selected output(s) still being interpreted are left alone: ${p.busy.slice(0, 10).join(", ")}${p.busy.length > 10 ? ", ..." : ""}\n`;
-  }
-  if (s.conflict > 0)
-    out += "a conflict fails its run (the target moved); see docs/runbook.md before going on\n";
-  return out;
 }

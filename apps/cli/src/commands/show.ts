@@ -1,32 +1,6 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import type { ArchivedOutput } from "@idem/journal";
+import { type JobView, showArchivedJob, showJob } from "@idem/core";
 import type { Command } from "commander";
-import { formatTime, loadConfig, notFound, printJson, table, withJournal } from "../context.js";
-
-interface ShowData {
-  output: unknown;
-  runs: unknown[];
-  effects: { key: string; generation: number; kind: string; state: string; detail: unknown }[];
-  events: unknown[];
-  rejections?: unknown[];
-  archived?: boolean;
-}
-
-/** Looks a job up in the JSONL archive that `idem prune` writes (one ArchivedOutput per line). */
-export function findInArchive(dir: string, jobId: string): ArchivedOutput | undefined {
-  if (!existsSync(dir)) return undefined;
-  for (const f of readdirSync(dir)
-    .filter((n) => n.endsWith(".jsonl"))
-    .sort()) {
-    for (const line of readFileSync(join(dir, f), "utf8").split("\n")) {
-      if (line === "" || !line.includes(JSON.stringify(jobId))) continue;
-      const entry = JSON.parse(line) as ArchivedOutput;
-      if (entry.output.jobId === jobId) return entry;
-    }
-  }
-  return undefined;
-}
+import { formatTime, loadConfig, printJson, table, withJournal } from "../context.js";
 
 export function register(program: Command): void {
   program
@@ -37,72 +11,22 @@ export function register(program: Command): void {
     .option("--json", "print JSON")
     .action(async (jobId: string, opts: { archive?: boolean; json?: boolean; config?: string }) => {
       const config = loadConfig(opts);
-      let data: ShowData;
-      if (opts.archive) {
-        const entry =
-          findInArchive(config.journal.archiveDir, jobId) ??
-          notFound(`job ${jobId} is not in the archive`);
-        data = {
-          output: entry.output,
-          runs: entry.runs,
-          effects: entry.effects.map((e) => ({
-            key: e.key,
-            generation: e.generation,
-            kind: e.kind,
-            state: e.state,
-            detail: e.detail,
-          })),
-          events: entry.events,
-          rejections: entry.rejections,
-          archived: true,
-        };
-      } else {
-        data = await withJournal(config, async (j) => {
-          const output = (await j.get(jobId)) ?? notFound(`no output recorded for job ${jobId}`);
-          const effects = await j.effects(jobId);
-          return {
-            output,
-            runs: await j.runs.forJob(jobId),
-            effects: effects.map((e) => ({
-              key: e.key,
-              generation: e.generation,
-              kind: e.kind,
-              state: e.state,
-              detail: e.detail,
-            })),
-            events: await j.events.list({ jobId }),
-            rejections: await j.rejections(jobId),
-          };
-        });
-      }
+      const data: JobView = opts.archive
+        ? showArchivedJob(config.journal.archiveDir, jobId)
+        : await withJournal(config, (j) => showJob(j, jobId));
       if (opts.json) {
         printJson(data);
         return;
       }
-      const o = data.output as {
-        jobId: string;
-        agent: string;
-        recordedAt: number;
-        source: string;
-        contentHash: string;
-        output: { summary?: string };
-      };
+      const o = data.output;
       process.stdout.write(
         `job ${o.jobId}  agent ${o.agent}  source ${o.source}  recorded ${formatTime(o.recordedAt)}${data.archived ? "  (archived)" : ""}\n` +
           `content ${o.contentHash}\n${o.output.summary ? `summary: ${o.output.summary}\n` : ""}`,
       );
-      const runs = data.runs as {
-        generation: number;
-        state: string;
-        attempts: number;
-        leaseExpiries: number;
-        class: string | null;
-        lastError: string | null;
-      }[];
       process.stdout.write(
         `runs\n${table(
           ["gen", "state", "attempts", "lease expiries", "class", "last error"],
-          runs.map((r) => [
+          data.runs.map((r) => [
             r.generation,
             r.state,
             r.attempts,
@@ -124,11 +48,10 @@ export function register(program: Command): void {
           ]),
         )}\n`,
       );
-      const events = data.events as { at: number; type: string; actor: string; data: unknown }[];
       process.stdout.write(
         `events\n${table(
           ["at", "type", "actor", "data"],
-          events.map((e) => [
+          data.events.map((e) => [
             formatTime(e.at),
             e.type,
             e.actor,

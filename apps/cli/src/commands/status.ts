@@ -1,3 +1,4 @@
+import { readStatus } from "@idem/core";
 import { EFFECT_STATES, RUN_STATES } from "@idem/journal";
 import type { Command } from "commander";
 import { loadConfig, printJson, table, withJournal } from "../context.js";
@@ -11,7 +12,7 @@ export function register(program: Command): void {
     .option("--json", "print JSON")
     .action(async (opts: { json?: boolean; config?: string }) => {
       const config = loadConfig(opts);
-      const s = await withJournal(config, (j) => j.status());
+      const s = await withJournal(config, readStatus);
       if (opts.json) {
         printJson(s);
         return;

@@ -18,13 +18,14 @@ export interface EffectCapabilities {
   targetDedup(spec: EffectSpec): boolean;
 }
 
+/** Everything `decideEffect` reads: one effect of one generation, its ledger and the façade's answers. */
 export interface DecideEffectInput {
   spec: EffectSpec;
   key: string;
   /** The generation being interpreted (or planned, for a replay). */
   generation: number;
   /**
-   * Every generation's ledger row of this key (`journal.effectHistory(key)`), any order; only the
+   * Every generation's ledger row of this key (`journal.ledger.history(key)`), any order; only the
    * generation and state are read.
    */
   ledger: readonly Pick<EffectRecord, "generation" | "state">[];

@@ -31,8 +31,8 @@ export class FileWriteIndex {
   private async refresh(): Promise<void> {
     const outputs: OutputRecord[] =
       this.lastRecordedAt === undefined
-        ? await this.journal.select({ all: true })
-        : await this.journal.select({ since: this.lastRecordedAt - SCAN_SLACK_MS });
+        ? await this.journal.outputs.select({ all: true })
+        : await this.journal.outputs.select({ since: this.lastRecordedAt - SCAN_SLACK_MS });
     for (const o of outputs) {
       if (o.seq <= this.lastSeq) continue;
       for (const e of o.output.effects) {

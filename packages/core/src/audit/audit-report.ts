@@ -1,13 +1,13 @@
-import { FileWriteIndex } from "@idem/core";
 import type { Effects } from "@idem/effects";
 import {
   type EffectRecord,
+  type EffectState,
   type JournalStore,
   type OutputRecord,
   SETTLED_EFFECT_STATES,
-  SqliteJournalStore,
 } from "@idem/journal";
 import { type Config, describeError, type EffectSpec, effectKey } from "@idem/schema";
+import { FileWriteIndex } from "../decide/file-write-index.js";
 
 /** The reconciliation of DESIGN.md (`idem audit --json`), plus what was scanned. */
 export interface AuditReport {
@@ -28,13 +28,24 @@ export interface AuditReport {
   unverifiable: number;
 }
 
+/**
+ * Whether an audit found nothing wrong: no effect key more than once at its target and no drift
+ * (`idem audit` exits 3 otherwise).
+ */
+export function isAuditClean(report: Pick<AuditReport, "duplicates" | "drift">): boolean {
+  return report.duplicates.length === 0 && report.drift.length === 0;
+}
+
 const CONFLICT_EVENTS = ["output.conflict", "job.conflict"] as const;
 
 /**
  * Reconciles the journal with its targets. Counts come from the journal (events for `since`);
  * `duplicates` from one trailer scan per git target the ledger references; `drift` lists every
  * effect whose latest settled ledger row says applied or present but that its target lacks (a
- * file.write superseded by a later recorded write to the same path is not drift). Read-only.
+ * file.write superseded by a later recorded write to the same path is not drift). Read-only: it
+ * writes nothing to the journal or to a target, so it is safe on a read-only journal and any number
+ * of times. A target that cannot be read or probed is reported as drift with the reason, not
+ * thrown; journal read errors propagate.
  */
 export async function buildAudit(
   config: Config,
@@ -42,15 +53,15 @@ export async function buildAudit(
   effects: Effects,
   since?: number,
 ): Promise<AuditReport> {
-  const all = await journal.select({ all: true });
+  const all = await journal.outputs.select({ all: true });
   const inWindow = since === undefined ? all : all.filter((o) => o.recordedAt >= since);
-  const counts = await journal.countEvents(
+  const counts = await journal.events.count(
     ["redelivery.skipped", "effect.applied", "effect.present", ...CONFLICT_EVENTS],
     since,
   );
   const report: AuditReport = {
     since: since ?? null,
-    enqueued: await countJobs(journal, since),
+    enqueued: await journal.jobs.count(since === undefined ? {} : { since }),
     outputs: inWindow.length,
     redeliveriesSkipped: counts["redelivery.skipped"] ?? 0,
     conflictsRefused: CONFLICT_EVENTS.reduce((n, t) => n + (counts[t] ?? 0), 0),
@@ -97,7 +108,7 @@ export async function buildAudit(
 
   const files = new FileWriteIndex(journal);
   for (const o of inWindow) {
-    const ledger = await journal.effects(o.jobId);
+    const ledger = await journal.ledger.forJob(o.jobId);
     for (const [i, spec] of o.output.effects.entries()) {
       const key = effectKey(o.jobId, i);
       const settled = latestSettled(ledger, i);
@@ -115,7 +126,8 @@ export async function buildAudit(
 function latestSettled(ledger: readonly EffectRecord[], idx: number): EffectRecord | undefined {
   let best: EffectRecord | undefined;
   for (const r of ledger) {
-    if (r.idx !== idx || !SETTLED_EFFECT_STATES.includes(r.state)) continue;
+    if (r.idx !== idx || !(SETTLED_EFFECT_STATES as readonly EffectState[]).includes(r.state))
+      continue;
     if (!best || r.generation > best.generation) best = r;
   }
   return best;
@@ -163,23 +175,4 @@ async function driftOf(
   const r = await effects.probe(spec, key).catch((e: unknown) => e as Error);
   if (r instanceof Error) return `${as} but the probe failed: ${r.message}`;
   return r.status === "present" ? undefined : `${as} but the target's probe says ${r.status}`;
-}
-
-/**
- * Jobs enqueued (since a time): the journal's jobs table, which holds every job enqueued or
- * delivered on either transport.
- */
-async function countJobs(journal: JournalStore, since?: number): Promise<number> {
-  if (since === undefined) {
-    const s = await journal.status();
-    return Object.values(s.jobs).reduce((a, b) => a + b, 0);
-  }
-  // TODO(lead): JournalStore has no count of jobs created since T; read the SQLite adapter directly.
-  if (journal instanceof SqliteJournalStore) {
-    const row = journal.database
-      .prepare("SELECT COUNT(*) AS n FROM jobs WHERE created_at >= ?")
-      .get(since) as { n: number };
-    return row.n;
-  }
-  return (await journal.pendingJobs({ since })).length;
 }

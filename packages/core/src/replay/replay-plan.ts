@@ -1,12 +1,15 @@
-import { decideEffect, FileWriteIndex } from "@idem/core";
 import type { Effects, ProbeResult } from "@idem/effects";
 import type { JournalStore, OutputRecord, ReplaySelection } from "@idem/journal";
 import { type Config, describeError, type EffectSpec, effectKey, effectTarget } from "@idem/schema";
-import { readEffectLedgers, readLatestRuns } from "./ledger-reader.js";
+import { decideEffect } from "../decide/decide-effect.js";
+import { FileWriteIndex } from "../decide/file-write-index.js";
 
+/** What a replay's interpreter will do with one effect: the rows of `idem replay --dry-run`. */
 export type PlanAction = "apply" | "skip" | "conflict" | "uncertain";
+/** Every plan action, in the order of the plan's summary. */
 export const PLAN_ACTIONS: readonly PlanAction[] = ["apply", "skip", "conflict", "uncertain"];
 
+/** One effect of one selected output in a replay plan, and why it gets its action. */
 export interface PlanEntry {
   key: string;
   jobId: string;
@@ -17,6 +20,7 @@ export interface PlanEntry {
   generation: number;
 }
 
+/** The plan of a replay: what each effect would do, which outputs get a new generation, which are busy. */
 export interface ReplayPlan {
   plan: PlanEntry[];
   summary: Record<PlanAction, number>;
@@ -29,6 +33,7 @@ export interface ReplayPlan {
 const ACTIVE = new Set(["pending", "running", "failed"]);
 /** Outputs read, or decided, between two looks at the event loop (so early git processes move on). */
 const PAGE = 250;
+const NO_LEDGER: readonly never[] = [];
 
 type ProbeItem = { spec: EffectSpec; key: string };
 /** A batch probe's answers, or why the batch failed as a whole. */
@@ -47,6 +52,9 @@ type BatchOutcome = { results: Map<string, ProbeResult> } | { error: unknown };
  * once: its git processes start, and its scan (which the façade keeps per branch head) runs in git
  * while this process reads the journal and decides. The plan's own batch probes come after and
  * find the scan done. The warm-up's answers are thrown away: the plan is the same without it.
+ *
+ * A probe that fails, or a decision that throws, makes its rows `conflict` with the reason: the
+ * plan itself only throws when the journal cannot be read (that error propagates).
  */
 export async function buildReplayPlan(options: {
   config: Config;
@@ -60,7 +68,7 @@ export async function buildReplayPlan(options: {
   try {
     const outputs: OutputRecord[] = [];
     for (let afterSeq = 0; ; ) {
-      const page = await journal.selectPage(options.selection, { afterSeq, limit: PAGE });
+      const page = await journal.outputs.page(options.selection, { afterSeq, limit: PAGE });
       for (const o of page) {
         outputs.push(o);
         warm.meet(o);
@@ -70,9 +78,9 @@ export async function buildReplayPlan(options: {
       await nextTurn();
     }
     const ids = outputs.map((o) => o.jobId);
-    const latestRun = await readLatestRuns(journal, ids);
+    const latestRuns = await journal.runs.latestOf(ids);
     await nextTurn();
-    const ledger = await readEffectLedgers(journal, ids);
+    const ledgers = await journal.ledger.ofJobs(ids);
     const files = new FileWriteIndex(journal);
     const plan: PlanEntry[] = [];
     const jobIds: string[] = [];
@@ -83,7 +91,7 @@ export async function buildReplayPlan(options: {
     for (let n = 0; n < outputs.length; n++) {
       if (n % PAGE === PAGE - 1) await nextTurn();
       const o = outputs[n] as OutputRecord;
-      const latest = latestRun(o.jobId);
+      const latest = latestRuns.get(o.jobId);
       if (latest && ACTIVE.has(latest.state)) {
         busy.push(o.jobId);
         continue;
@@ -112,7 +120,7 @@ export async function buildReplayPlan(options: {
             spec,
             key,
             generation,
-            ledger: ledger(key),
+            ledger: ledgers.get(key) ?? NO_LEDGER,
             forceUnprobeable: options.forceUnprobeable,
             effects,
             supersededBy,

@@ -1,0 +1,30 @@
+import { RUN_STATES, type RunState } from "@idem/journal";
+import { parseSince } from "@idem/schema";
+import type { Command } from "commander";
+import { CliError, EXIT } from "./context.js";
+
+/** Parses a --since value (ISO-8601 or a duration back from now), exit 2 when it is neither. */
+export function sinceOption(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return parseSince(value, Date.now());
+  } catch (e) {
+    throw new CliError(`--since: ${(e as Error).message}`, EXIT.USAGE);
+  }
+}
+
+/** Parses a --state value (a run state), exit 2 when it is not one. */
+export function stateOption(value: string | undefined): RunState | undefined {
+  if (value === undefined) return undefined;
+  if (!(RUN_STATES as readonly string[]).includes(value)) {
+    throw new CliError(`--state: "${value}" is not one of ${RUN_STATES.join(", ")}`, EXIT.USAGE);
+  }
+  return value as RunState;
+}
+
+/** --config of a nested subcommand wherever it was given: on it, on its parent, or before it on `idem`. */
+export function nestedConfigOption(parent: Command, opts: { config?: string }): string | undefined {
+  return (
+    opts.config ?? (parent.opts().config as string | undefined) ?? parent.parent?.opts().config
+  );
+}

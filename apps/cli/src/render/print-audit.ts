@@ -1,0 +1,49 @@
+import { type AuditReport, isAuditClean } from "@idem/core";
+import { color, formatTime, table } from "../context.js";
+
+/** The audit as tables for people (`idem audit`, and the end of `idem demo`). */
+export function printAudit(report: AuditReport): string {
+  const clean = isAuditClean(report);
+  let out = `audit ${report.since === null ? "of all time" : `since ${formatTime(report.since)}`}\n`;
+  out += `${table(
+    ["what", "count"],
+    [
+      ["jobs enqueued", report.enqueued],
+      ["outputs recorded", report.outputs],
+      ["redeliveries skipped", report.redeliveriesSkipped],
+      ["conflicts refused", report.conflictsRefused],
+      ["effects applied", report.effects.applied],
+      ["effects found present", report.effects.present],
+      ["duplicate effects at targets", report.duplicateEffectsAtTargets],
+      ["drift", report.drift.length],
+      ["dead letters", report.deadLetters],
+    ],
+  )}\n`;
+  if (report.targets.length > 0) {
+    out += `targets scanned: ${report.targets.map((t) => `${t.target} (${t.keys} keys)`).join(", ")}\n`;
+  }
+  if (report.unverifiable > 0) {
+    out += `${report.unverifiable} settled effect(s) cannot be checked at their target (nats.publish, http without probeUrl)\n`;
+  }
+  if (report.duplicates.length > 0) {
+    out += `${color.red("duplicates")}: one effect key on more than one commit\n${table(
+      ["key", "count", "target", "commits"],
+      report.duplicates.map((d) => [
+        d.key,
+        d.count,
+        d.target,
+        d.commits.map((c) => c.slice(0, 12)).join(" "),
+      ]),
+    )}\n`;
+  }
+  if (report.drift.length > 0) {
+    out += `${color.red("drift")}: settled in the ledger, missing at the target\n${table(
+      ["key", "reason"],
+      report.drift.map((d) => [d.key, d.reason]),
+    )}\n`;
+  }
+  out += clean
+    ? `${color.green("clean")}: every effect key at most once at its target, no drift\n`
+    : `${color.red("NOT CLEAN")}: see docs/runbook.md (Duplicates and drift in the audit)\n`;
+  return out;
+}

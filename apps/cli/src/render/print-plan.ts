@@ -1,0 +1,53 @@
+import type { PlanEntry, ReplayPlan } from "@idem/core";
+import { color, table } from "../context.js";
+
+/** Plans shorter than this are printed row by row; longer ones show only what is not a skip. */
+const FULL_TABLE_ROWS = 50;
+const MAX_TABLE_ROWS = 200;
+
+/** The `--json` shape of DESIGN.md, plus the outputs left alone because they are still busy. */
+export function planJson(p: ReplayPlan) {
+  return {
+    plan: p.plan.map(({ key, jobId, kind, action, reason, generation }) => ({
+      key,
+      jobId,
+      kind,
+      action,
+      reason,
+      generation,
+    })),
+    summary: p.summary,
+    outputs: p.jobIds.length,
+    busy: p.busy,
+  };
+}
+
+function actionCell(a: PlanEntry["action"]): string {
+  if (a === "apply") return color.green(a);
+  if (a === "skip") return color.dim(a);
+  return color.red(a);
+}
+
+/** The plan for people: every row when short, otherwise everything that is not a skip. */
+export function printPlan(p: ReplayPlan, dryRun: boolean): string {
+  let out = "";
+  const rows =
+    p.plan.length <= FULL_TABLE_ROWS ? p.plan : p.plan.filter((e) => e.action !== "skip");
+  const shown = rows.slice(0, MAX_TABLE_ROWS);
+  if (shown.length > 0) {
+    out += `${table(
+      ["key", "kind", "action", "reason"],
+      shown.map((e) => [e.key, e.kind, actionCell(e.action), e.reason]),
+    )}\n`;
+  }
+  const hidden = p.plan.length - shown.length;
+  if (hidden > 0) out += `${hidden} more row(s) not shown (mostly skips); --json lists every one\n`;
+  const s = p.summary;
+  out += `plan${dryRun ? " (dry run: nothing changed)" : ""}: ${color.green(`${s.apply} apply`)}, ${s.skip} skip, ${s.conflict ? color.red(`${s.conflict} conflict`) : "0 conflict"}, ${s.uncertain ? color.red(`${s.uncertain} uncertain`) : "0 uncertain"} over ${p.plan.length} effect(s) of ${p.jobIds.length} output(s)\n`;
+  if (p.busy.length > 0) {
+    out += `${p.busy.length} selected output(s) still being interpreted are left alone: ${p.busy.slice(0, 10).join(", ")}${p.busy.length > 10 ? ", ..." : ""}\n`;
+  }
+  if (s.conflict > 0)
+    out += "a conflict fails its run (the target moved); see docs/runbook.md before going on\n";
+  return out;
+}

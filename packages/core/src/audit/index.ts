@@ -1,0 +1,2 @@
+export type { AuditReport } from "./audit-report.js";
+export { buildAudit, isAuditClean } from "./audit-report.js";

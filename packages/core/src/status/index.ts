@@ -1,0 +1,1 @@
+export { readStatus } from "./read-status.js";
