@@ -1,32 +1,65 @@
+export type { JournalEventType } from "./domain/events.js";
+export { deadLetterEvent, effectEvent, JOURNAL_EVENTS } from "./domain/events.js";
+export { jobInput } from "./domain/job-input.js";
 export type {
-  ArchivedOutput,
-  Claim,
-  ClaimOptions,
-  DeadLetterRecord,
-  EffectRecord,
+  ActiveRunState,
   EffectState,
+  JobState,
+  RunState,
+  SettledEffectState,
+} from "./domain/states.js";
+export {
+  ACTIVE_RUN_STATES,
+  BLOCKING_EFFECT_STATES,
+  EFFECT_STATES,
+  isActiveRun,
+  isSettledEffect,
+  JOB_STATES,
+  JOB_TRANSITIONS,
+  REINTENDABLE_EFFECT_STATES,
+  RESOLVABLE_EFFECT_STATES,
+  RUN_STATES,
+  RUN_TRANSITIONS,
+  SETTLED_EFFECT_STATES,
+  UNFINISHED_JOB_STATES,
+} from "./domain/states.js";
+export type { JournalStore } from "./journal-store.js";
+export type { LegacyFlatJournal } from "./legacy-flat.js";
+export type { DeadLetterRecord, JournalDeadLetters } from "./port/dead-letters.js";
+export type { EventRecord, JournalEvents } from "./port/events.js";
+export type {
   EnqueueResult,
-  EventRecord,
-  IntendInput,
   JobClaimResult,
   JobLease,
   JobRecord,
-  JobState,
-  JournalStatus,
-  JournalStore,
-  Lease,
+  JournalJobs,
+} from "./port/jobs.js";
+export type { EffectRecord, IntendInput, JournalLedger, LedgerEntry } from "./port/ledger.js";
+export type {
+  ArchivedOutput,
+  JournalMaintenance,
+  PruneOptions,
+  PruneResult,
+} from "./port/maintenance.js";
+export type {
+  JournalOutputs,
   ListFilter,
   OutputRecord,
   OutputSource,
   OutputSummary,
-  PruneOptions,
-  PruneResult,
   RecordOptions,
   RecordResult,
+  RejectionRecord,
   ReplaySelection,
+} from "./port/outputs.js";
+export type {
+  Claim,
+  ClaimOptions,
+  JournalRuns,
+  LatestRun,
+  Lease,
   RunRecord,
-  RunState,
-} from "./journal-store.js";
-export { EFFECT_STATES, JOB_STATES, RUN_STATES, SETTLED_EFFECT_STATES } from "./journal-store.js";
+} from "./port/runs.js";
+export type { JournalStatus } from "./port/status.js";
 export type { SqliteJournalOptions } from "./store/sqlite/sqlite-journal-store.js";
 export { openJournal, SqliteJournalStore, TRIGGERS } from "./store/sqlite/sqlite-journal-store.js";

@@ -1,3 +1,4 @@
+import type { FailureClass } from "@idem/schema";
 import { sql } from "drizzle-orm";
 import {
   index,
@@ -7,6 +8,8 @@ import {
   text,
   uniqueIndex,
 } from "drizzle-orm/sqlite-core";
+import type { EffectState, JobState, RunState } from "../../domain/states.js";
+import type { OutputSource } from "../../port/outputs.js";
 
 /** Immutable agent outputs (triggers refuse UPDATE always and DELETE outside a prune). */
 export const outputs = sqliteTable(
@@ -17,7 +20,7 @@ export const outputs = sqliteTable(
     agent: text("agent").notNull(),
     contentHash: text("content_hash").notNull(),
     body: text("body").notNull(),
-    source: text("source").notNull(),
+    source: text("source").notNull().$type<OutputSource>(),
     recordedAt: integer("recorded_at").notNull(),
   },
   (t) => [index("outputs_recorded_at").on(t.recordedAt)],
@@ -48,7 +51,7 @@ export const runs = sqliteTable(
     id: integer("id").primaryKey(),
     jobId: text("job_id").notNull(),
     generation: integer("generation").notNull(),
-    state: text("state").notNull(),
+    state: text("state").notNull().$type<RunState>(),
     dueAt: integer("due_at"),
     leaseOwner: text("lease_owner"),
     leaseToken: text("lease_token"),
@@ -57,7 +60,7 @@ export const runs = sqliteTable(
     leaseExpiries: integer("lease_expiries").notNull().default(0),
     nextAt: integer("next_at"),
     lastError: text("last_error"),
-    class: text("class"),
+    class: text("class").$type<FailureClass>(),
     forceUnprobeable: integer("force_unprobeable").notNull().default(0),
     targets: text("targets").notNull().default("[]"),
     createdAt: integer("created_at").notNull(),
@@ -95,7 +98,7 @@ export const effects = sqliteTable(
     idx: integer("idx").notNull(),
     kind: text("kind").notNull(),
     specHash: text("spec_hash").notNull(),
-    state: text("state").notNull(),
+    state: text("state").notNull().$type<EffectState>(),
     detail: text("detail"),
     attempts: integer("attempts").notNull().default(0),
     updatedAt: integer("updated_at").notNull(),
@@ -118,7 +121,7 @@ export const jobs = sqliteTable(
     jobId: text("job_id").notNull().unique(),
     agent: text("agent").notNull(),
     inputHash: text("input_hash").notNull(),
-    state: text("state").notNull(),
+    state: text("state").notNull().$type<JobState>(),
     dueAt: integer("due_at"),
     deliveries: integer("deliveries").notNull().default(0),
     leaseOwner: text("lease_owner"),
@@ -127,7 +130,7 @@ export const jobs = sqliteTable(
     nextAt: integer("next_at"),
     streamSeq: integer("stream_seq"),
     lastError: text("last_error"),
-    lastClass: text("last_class"),
+    lastClass: text("last_class").$type<FailureClass>(),
     retries: integer("retries").notNull().default(0),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
@@ -150,7 +153,7 @@ export const deadLetters = sqliteTable(
     id: integer("id").primaryKey(),
     jobId: text("job_id").notNull(),
     agent: text("agent"),
-    class: text("class").notNull(),
+    class: text("class").notNull().$type<FailureClass>(),
     deliveries: integer("deliveries").notNull(),
     lastError: text("last_error").notNull(),
     at: integer("at").notNull(),

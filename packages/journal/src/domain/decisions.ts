@@ -1,0 +1,118 @@
+import { type FailureClass, IdemError } from "@idem/schema";
+import type { JobState, RunState } from "./states.js";
+
+/**
+ * What a second submission of a recorded job ID is: the same content hash is a `duplicate` (an
+ * event only, the caller is answered as for the first), another hash a `conflict` (refused, kept
+ * as evidence). First write wins, so the answer never depends on which submission is retried.
+ */
+export const recordOutcome = (existingHash: string, hash: string): "duplicate" | "conflict" =>
+  existingHash === hash ? "duplicate" : "conflict";
+
+/**
+ * What a second enqueue of one job ID is: the same input hash (see `jobInput`) is a `duplicate`,
+ * another a `conflict` (refused with a `job.conflict` event).
+ */
+export const enqueueOutcome = (existingHash: string, hash: string): "duplicate" | "conflict" =>
+  existingHash === hash ? "duplicate" : "conflict";
+
+/** What a claim does with a due run: claim it (a takeover when its lease expired) or end it dead. */
+export type RunClaimDecision =
+  | { action: "claim"; takeover: boolean }
+  | { action: "dead"; error: string };
+
+/**
+ * The claim of a due run: a running one (its lease expired) is a takeover, counted as a lease
+ * expiry; at `maxLeaseExpiries` expiries it goes dead (class infrastructure) instead, since the
+ * interpreters holding it keep dying.
+ */
+export function runClaimDecision(
+  run: { state: RunState; lease_expiries: number },
+  maxLeaseExpiries: number,
+): RunClaimDecision {
+  const takeover = run.state === "running";
+  if (takeover && run.lease_expiries + 1 >= maxLeaseExpiries) {
+    return {
+      action: "dead",
+      error: `lease expired ${run.lease_expiries + 1} times (maxLeaseExpiries ${maxLeaseExpiries}): the interpreter holding it keeps dying`,
+    };
+  }
+  return { action: "claim", takeover };
+}
+
+/** How many later runs a dead run's error names (one more is read to know there are more). */
+export const LATER_RUNS_NAMED = 20;
+
+/** The note a dead run's error gets: the later runs on its targets that now go ahead of it. */
+export function laterRunsNote(later: readonly string[]): string {
+  if (later.length === 0) return "";
+  const named = later.slice(0, LATER_RUNS_NAMED).join(", ");
+  return `; later runs on its targets go ahead: ${named}${later.length > LATER_RUNS_NAMED ? ", ..." : ""}`;
+}
+
+/** The outcome of a delivery's claim of a job, before any lease is written. */
+export type JobClaimDecision =
+  | { status: "conflict" }
+  | { status: "dead" }
+  | { status: "recorded" }
+  | { status: "held"; until: number }
+  | { status: "acquire" };
+
+/**
+ * The claim of a delivered job: another input under its ID is a `conflict`, a dead-lettered job
+ * `dead`, a job whose output is recorded `recorded` (ack it), one leased to a live delivery `held`;
+ * otherwise the delivery acquires it (a new delivery after an expired lease included).
+ */
+export function jobClaimDecision(
+  job: { input_hash: string; state: JobState; lease_until: number | null },
+  hash: string,
+  now: number,
+): JobClaimDecision {
+  if (job.input_hash !== hash) return { status: "conflict" };
+  if (job.state === "dead") return { status: "dead" };
+  if (job.state === "done") return { status: "recorded" };
+  if (job.state === "running" && job.lease_until !== null && job.lease_until > now) {
+    return { status: "held", until: job.lease_until };
+  }
+  return { status: "acquire" };
+}
+
+/**
+ * The dead letter of a job delivered `maxDeliver` times already, or undefined while it may be
+ * delivered again. A job still running (its lease expired) dies of infrastructure; a queued one of
+ * its last failure's class.
+ */
+export function exhaustedDelivery(
+  job: {
+    state: JobState;
+    deliveries: number;
+    last_class: FailureClass | null;
+    last_error: string | null;
+  },
+  maxDeliver: number | undefined,
+): { class: FailureClass; error: string; deliveries: number } | undefined {
+  if (maxDeliver === undefined || job.deliveries < maxDeliver) return undefined;
+  return {
+    class: job.state === "running" ? "infrastructure" : (job.last_class ?? "transient"),
+    error: job.last_error ?? `lease expired after ${job.deliveries} deliveries`,
+    deliveries: job.deliveries,
+  };
+}
+
+/**
+ * Checks a human's resolution has a reason.
+ * @throws INVALID_INPUT when the reason is blank.
+ */
+export function assertResolutionReason(reason: string): void {
+  if (reason.trim() === "")
+    throw new IdemError("INVALID_INPUT", "a resolution needs a reason", {
+      details: { field: "reason" },
+    });
+}
+
+/** The detail a resolved effect keeps: its own, plus who resolved it and why. */
+export const resolvedDetail = (
+  detail: Record<string, unknown> | null,
+  actor: string,
+  reason: string,
+): Record<string, unknown> => ({ ...(detail ?? {}), resolvedBy: actor, reason });

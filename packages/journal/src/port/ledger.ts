@@ -1,0 +1,71 @@
+import type { EffectState } from "../domain/states.js";
+import type { Lease } from "./runs.js";
+
+/** One row of the effects ledger: effect `key` in one generation. */
+export interface EffectRecord {
+  key: string;
+  generation: number;
+  jobId: string;
+  /** The effect's position in its output. */
+  idx: number;
+  kind: string;
+  specHash: string;
+  state: EffectState;
+  detail: Record<string, unknown> | null;
+  attempts: number;
+  updatedAt: number;
+}
+
+/** The intent of an effect, written before it is applied. */
+export interface IntendInput {
+  key: string;
+  idx: number;
+  kind: string;
+  specHash: string;
+  detail?: Record<string, unknown>;
+}
+
+/** What a bulk ledger read returns for one row: all a decision or a plan needs. */
+export interface LedgerEntry {
+  generation: number;
+  state: EffectState;
+}
+
+/** The effects ledger: one row per effect key and generation. */
+export interface JournalLedger {
+  /**
+   * Writes the intent of effect `key` in the lease's generation. Idempotent: an intended or failed
+   * row is reopened (one more attempt); any other existing row is returned as it is.
+   * @throws LEASE_LOST when the token is stale.
+   */
+  intend(lease: Lease, effect: IntendInput): Promise<EffectRecord>;
+  /**
+   * Moves an effect of the lease's generation to a new state with its detail (e.g. the commit sha).
+   * @throws LEASE_LOST when the token is stale; INVALID_STATE when the effect has no intent.
+   */
+  settle(
+    lease: Lease,
+    key: string,
+    state: EffectState,
+    detail?: Record<string, unknown>,
+  ): Promise<void>;
+  /** The ledger of one output, every generation unless one is named. */
+  forJob(jobId: string, generation?: number): Promise<EffectRecord[]>;
+  /** Every generation's row of one effect key, oldest first. */
+  history(key: string): Promise<EffectRecord[]>;
+  /** Every generation's rows of the effects of many outputs, by effect key, read in bulk. */
+  ofJobs(jobIds: readonly string[]): Promise<ReadonlyMap<string, readonly LedgerEntry[]>>;
+  /**
+   * A human's decision on an uncertain effect of a dead run: settles it `applied` or `skipped`,
+   * records the reason and actor as an event, and returns the run to pending once no effect is
+   * uncertain.
+   * @throws INVALID_INPUT without a reason; NOT_FOUND without a run; INVALID_STATE when the latest
+   * run is not dead or has nothing to resolve.
+   */
+  resolve(
+    jobId: string,
+    decision: "applied" | "skipped",
+    reason: string,
+    actor: string,
+  ): Promise<EffectRecord>;
+}

@@ -1,0 +1,116 @@
+import type { AgentOutput } from "@idem/schema";
+import type { RunState } from "../domain/states.js";
+
+/** Where an output came from: the executor's own agent run, the HTTP API, NATS submit or the CLI. */
+export type OutputSource = "executor" | "http" | "nats" | "cli" | (string & {});
+
+/** A recorded output: immutable once written (first write wins), keyed by its job ID. */
+export interface OutputRecord {
+  /** Recording order, increasing. */
+  seq: number;
+  jobId: string;
+  agent: string;
+  /** sha256 of the output's canonical JSON: what tells a duplicate from a conflict. */
+  contentHash: string;
+  output: AgentOutput;
+  source: OutputSource;
+  recordedAt: number;
+}
+
+/** One line of `outputs.list`: an output with its latest run. */
+export interface OutputSummary {
+  seq: number;
+  jobId: string;
+  agent: string;
+  /** How many effects the output declares. */
+  effects: number;
+  recordedAt: number;
+  /** The latest run's generation and state. */
+  generation: number;
+  state: RunState;
+}
+
+/**
+ * The answer to a record: `recorded` (new), `duplicate` (same job ID and content hash: nothing
+ * written but an event, safe to ack) or `conflict` (another hash: refused, kept in `rejections`).
+ */
+export type RecordResult =
+  | { status: "recorded"; jobId: string; seq: number; contentHash: string }
+  | { status: "duplicate"; jobId: string; seq: number; contentHash: string }
+  | { status: "conflict"; jobId: string; contentHash: string; existingHash: string };
+
+/** How an output is recorded: its source, the ordering targets of its effects, the actor. */
+export interface RecordOptions {
+  source: OutputSource;
+  /** Ordering targets of the output's effects (schema `effectTargets`); runs sharing one apply in recording order. */
+  targets: readonly string[];
+  actor?: string;
+  /**
+   * The output's canonical JSON (schema `canonicalJson(output)`), when the caller has it already:
+   * the journal stores and hashes it instead of serializing the output again.
+   */
+  canonical?: string;
+}
+
+/** A filter of `outputs.list`: by the latest run's state, the agent, a recording time; a limit. */
+export interface ListFilter {
+  state?: RunState;
+  agent?: string;
+  since?: number;
+  limit?: number;
+}
+
+/**
+ * Which outputs a replay (or a select) takes: named job IDs, an agent, recorded since a time, the
+ * latest run's state, or `all`. The conditions combine; no condition and no `all` selects nothing.
+ */
+export interface ReplaySelection {
+  jobIds?: readonly string[];
+  agent?: string;
+  since?: number;
+  state?: RunState;
+  all?: boolean;
+}
+
+/** The rows of `rejections`: conflicting submissions, kept as evidence. */
+export interface RejectionRecord {
+  jobId: string;
+  contentHash: string;
+  body: string;
+  source: string;
+  at: number;
+}
+
+/** Immutable outputs keyed by job ID (first write wins) and the rejected conflicting submissions. */
+export interface JournalOutputs {
+  /**
+   * Records a validated output, first write wins: same job ID and content hash is `duplicate`
+   * (an event only); a different hash is `conflict`, kept in `rejections`. A new output creates
+   * run generation 1, pending, and marks the job `done` in the queue, in the same transaction.
+   * Answered once durable; concurrent records share one commit and one fsync.
+   * @throws IO when the journal's fsync failed (see `JournalStore.failure`).
+   */
+  record(output: AgentOutput, options: RecordOptions): Promise<RecordResult>;
+  /** The recorded output of a job, or undefined. */
+  get(jobId: string): Promise<OutputRecord | undefined>;
+  /**
+   * Whether the job's output is recorded. A yes is durable before it is answered, since callers
+   * ack deliveries on it.
+   */
+  has(jobId: string): Promise<boolean>;
+  /** Outputs with their latest run, in recording order. */
+  list(filter?: ListFilter): Promise<OutputSummary[]>;
+  /** Outputs a replay selection matches, in recording order. */
+  select(selection: ReplaySelection): Promise<OutputRecord[]>;
+  /**
+   * One page of `select(selection)`: the matching outputs recorded after seq `afterSeq`, at most
+   * `limit` of them, in recording order. Pages read one after another see outputs recorded in
+   * between, as a later `select` would.
+   */
+  page(
+    selection: ReplaySelection,
+    page: { afterSeq: number; limit: number },
+  ): Promise<OutputRecord[]>;
+  /** The refused conflicting submissions, of one job or all, oldest first. */
+  rejections(jobId?: string): Promise<RejectionRecord[]>;
+}

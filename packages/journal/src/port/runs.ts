@@ -1,0 +1,116 @@
+import type { FailureClass } from "@idem/schema";
+import type { RunState } from "../domain/states.js";
+import type { OutputRecord, ReplaySelection } from "./outputs.js";
+
+/** One interpretation (generation) of one output. */
+export interface RunRecord {
+  id: number;
+  jobId: string;
+  generation: number;
+  state: RunState;
+  /** Failed attempts (a lease expiry is not an attempt). */
+  attempts: number;
+  leaseExpiries: number;
+  leaseOwner: string | null;
+  leaseUntil: number | null;
+  nextAt: number | null;
+  lastError: string | null;
+  class: FailureClass | null;
+  /** A replay's order to apply effects whose probe cannot tell whether they are present. */
+  forceUnprobeable: boolean;
+  /** Ordering targets: runs sharing one are interpreted in recording order. */
+  targets: string[];
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** Proof of holding a run: every write under a lease checks the token, so a stale holder changes nothing. */
+export interface Lease {
+  runId: number;
+  jobId: string;
+  generation: number;
+  token: string;
+  owner: string;
+  until: number;
+}
+
+/** A claimed run, with its output and lease. */
+export interface Claim {
+  run: RunRecord;
+  output: OutputRecord;
+  lease: Lease;
+  /** True when the run was taken over from a holder whose lease expired (a crash). */
+  takeover: boolean;
+}
+
+/** How a run is claimed: by whom, for how long, and when a run that keeps expiring goes dead. */
+export interface ClaimOptions {
+  owner: string;
+  leaseMs: number;
+  /** A run taken over this many times goes dead (class infrastructure) instead of being claimed. */
+  maxLeaseExpiries: number;
+}
+
+/** The latest run of an output, as a bulk read returns it. */
+export interface LatestRun {
+  generation: number;
+  state: RunState;
+}
+
+/** Runs: one interpretation (generation) of one output, claimed under a lease. */
+export interface JournalRuns {
+  /**
+   * Takes the next due run whose targets have no earlier unfinished run, with a fresh lease token.
+   * Due: pending, failed past `nextAt`, or running with an expired lease (counted as a lease expiry,
+   * not an attempt; at `maxLeaseExpiries` the run goes dead instead). Atomic across processes; not
+   * fsynced on its own (a lost claim is a lost lease, taken over later).
+   */
+  claim(options: ClaimOptions): Promise<Claim | undefined>;
+  /**
+   * Extends a held lease by `leaseMs` from now; returns the new lease.
+   * @throws LEASE_LOST when the token is stale.
+   */
+  extendLease(lease: Lease, leaseMs: number): Promise<Lease>;
+  /**
+   * Gives the run back without counting an expiry (graceful shutdown): pending again, due now.
+   * @throws LEASE_LOST when the token is stale.
+   */
+  release(lease: Lease): Promise<void>;
+  /**
+   * Ends the run as done.
+   * @throws LEASE_LOST when the token is stale; INVALID_STATE while an effect is not settled.
+   */
+  complete(lease: Lease): Promise<void>;
+  /**
+   * Counts an attempt; the run waits until `nextAt`, then is due again.
+   * @throws LEASE_LOST when the token is stale.
+   */
+  fail(
+    lease: Lease,
+    failure: { class: FailureClass; error: string; nextAt: number },
+  ): Promise<void>;
+  /**
+   * Ends the run as dead (no more automatic attempts) with its class and error; later runs on its
+   * targets go ahead, and are named in its error.
+   * @throws LEASE_LOST when the token is stale.
+   */
+  markDead(lease: Lease, failure: { class: FailureClass; error: string }): Promise<void>;
+  /** Every run of one output, oldest generation first. */
+  forJob(jobId: string): Promise<RunRecord[]>;
+  /** The latest run of one output, or undefined. */
+  latest(jobId: string): Promise<RunRecord | undefined>;
+  /** The latest run of each of many outputs (absent: no run), read in bulk. */
+  latestOf(jobIds: readonly string[]): Promise<ReadonlyMap<string, LatestRun>>;
+  /** Earliest time an active run becomes due (pending: now); undefined when no run is active. */
+  nextDueAt(): Promise<number | undefined>;
+  /** Counts of active runs: pending, running, failed (waiting for a retry). */
+  active(): Promise<{ pending: number; running: number; failed: number }>;
+  /**
+   * Creates the next generation (pending, empty effects ledger) for each selected output whose
+   * latest run is not active (a second generation beside it would race it); returns those created.
+   */
+  replay(
+    selection: ReplaySelection,
+    options: { actor: string; forceUnprobeable?: boolean },
+  ): Promise<RunRecord[]>;
+}

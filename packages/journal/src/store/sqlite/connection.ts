@@ -1,0 +1,419 @@
+import { randomUUID } from "node:crypto";
+import { closeSync, fdatasync, fdatasyncSync, mkdirSync, openSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type Clock, IdemError, systemClock } from "@idem/schema";
+import Database from "better-sqlite3";
+import { migrate } from "./migrate.js";
+
+/** How a SQLite journal is opened: durability, injected clock and ids, lock waits, read-only. */
+export interface SqliteJournalOptions {
+  /**
+   * FULL (the default) and EXTRA: every write is durable at the host before it is answered, by
+   * group fsync (see `durable` below). NORMAL and OFF are SQLite's own: a power loss may lose the
+   * last writes.
+   */
+  synchronous?: "OFF" | "NORMAL" | "FULL" | "EXTRA";
+  /**
+   * The WAL's fdatasync, for tests that make it fail or hold it; `node:fs` fdatasync by default.
+   * When given, every fsync goes through it (a lone write is not fsynced inline then).
+   */
+  fdatasync?: (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
+  clock?: Clock;
+  /** The source of lease tokens. */
+  ids?: () => string;
+  /** How long a writer waits for another process's lock before SQLITE_BUSY. */
+  busyTimeoutMs?: number;
+  readonly?: boolean;
+}
+
+interface PendingWrite {
+  fn: () => unknown;
+  /** false for claims, leases and notes: see `write`. */
+  durable: boolean;
+  resolve: (value: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
+const MIGRATIONS = join(dirname(fileURLToPath(import.meta.url)), "../../../migrations");
+const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
+/** A claim or note committed this recently marks the store as serving a pipeline (`durable`). */
+const PIPELINE_WINDOW_MS = 10;
+/** A sleeping place for Atomics.wait: a synchronous sleep without spinning the CPU. */
+const SLEEP = new Int32Array(new SharedArrayBuffer(4));
+
+/** Group fsync replaces SQLite's own at FULL and EXTRA, for a file this process may write. */
+const groupFsyncOf = (path: string, options: SqliteJournalOptions) =>
+  !options.readonly &&
+  path !== ":memory:" &&
+  path !== "" &&
+  (options.synchronous ?? "FULL") !== "NORMAL" &&
+  options.synchronous !== "OFF";
+
+const fsyncFailed = (err: NodeJS.ErrnoException) =>
+  new IdemError(
+    "IO",
+    `the journal's fsync failed (${err.code ?? err.message}): writes since the last good fsync may not be durable; restart this process`,
+    { cause: err },
+  );
+
+function fdatasyncWal(path: string): void {
+  const fd = openSync(`${path}-wal`, "r");
+  try {
+    fdatasyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The rowid an `INSERT ... ON CONFLICT DO NOTHING` inserted, or undefined when it inserted nothing.
+ * Cheaper than RETURNING, which materializes a result row.
+ */
+export const insertedRowid = (r: Database.RunResult): number | undefined =>
+  r.changes === 1 ? Number(r.lastInsertRowid) : undefined;
+/** A value as stored in a JSON text column: null for none. */
+export const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
+
+/** Rows per page of a bulk read: between two pages the event loop runs (other work waits on it). */
+const PAGE_ROWS = 2000;
+
+/** A table read in pages by its integer primary key (the first column), yielding between pages. */
+export async function* pagesOf<R extends [number, ...unknown[]]>(statement: {
+  all(...params: unknown[]): unknown[];
+}): AsyncGenerator<R[]> {
+  for (let after = 0; ; ) {
+    const rows = statement.all(after, PAGE_ROWS) as R[];
+    yield rows;
+    if (rows.length < PAGE_ROWS) return;
+    after = (rows[rows.length - 1] as R)[0];
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/**
+ * The one connection of a SQLite journal: the better-sqlite3 handle, its prepared statements,
+ * transactions, group commit and the WAL's durability (group fsync). Every concern of the store
+ * writes through it; once an fsync failed (`failure`), every write throws.
+ */
+export class SqliteConnection {
+  readonly path: string;
+  readonly db: Database.Database;
+  readonly clock: Clock;
+  /** The source of lease tokens. */
+  readonly ids: () => string;
+  private readonly stmts = new Map<string, Database.Statement>();
+  private pending: PendingWrite[] = [];
+  /** A flush is queued with setImmediate. */
+  private flushQueued = false;
+  /** Durable writes wait for the fsync in flight, then commit together (see `batched`). */
+  private flushAfterFsync = false;
+  private readonly busyTimeoutMs: number;
+  /**
+   * At synchronous FULL (or EXTRA) the connection commits at WAL NORMAL and this store fsyncs the
+   * WAL itself, off the event loop, once for every write that waited on it (see `durable`).
+   */
+  private readonly groupFsync: boolean;
+  /** Durable commits made on this connection, and how many of them an fsync has covered. */
+  private commits = 0;
+  private fsyncedCommits = 0;
+  private fsyncing: Promise<void> | undefined;
+  private readonly fdatasync: NonNullable<SqliteJournalOptions["fdatasync"]>;
+  /**
+   * When this store last committed a claim, lease or note (performance.now()): within
+   * PIPELINE_WINDOW_MS of one it serves a pipeline whose other work waits on the event loop, and
+   * makes no fsync inline (see `durable`).
+   */
+  private lastCoordinationAt = Number.NEGATIVE_INFINITY;
+  /** The inline fsync of a lone write; none when a test injects `fdatasync`. */
+  private readonly fdatasyncSync: ((fd: number) => void) | undefined;
+  /** fsyncs of the WAL made by this store (group fsync only), for metrics and tests. */
+  fsyncs = 0;
+  /** Of those, the ones made inline, on the event loop (a lone write outside a pipeline). */
+  inlineFsyncs = 0;
+  private walFd: number | undefined;
+  /** The error of a failed fsync: after it nothing this process wrote can be called durable. */
+  failure: IdemError | undefined;
+
+  private constructor(
+    path: string,
+    db: Database.Database,
+    options: SqliteJournalOptions,
+    groupFsync: boolean,
+  ) {
+    this.path = path;
+    this.db = db;
+    this.clock = options.clock ?? systemClock;
+    this.ids = options.ids ?? randomUUID;
+    this.busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+    this.groupFsync = groupFsync;
+    this.fdatasync = options.fdatasync ?? fdatasync;
+    this.fdatasyncSync = options.fdatasync ? undefined : fdatasyncSync;
+  }
+
+  /**
+   * Opens (creating when missing) a journal file and applies pending migrations under SQLite's
+   * write lock, so several processes may open a new file at once.
+   */
+  static open(path: string, options: SqliteJournalOptions = {}): SqliteConnection {
+    if (path !== ":memory:" && !options.readonly) mkdirSync(dirname(path), { recursive: true });
+    const db = new Database(path, {
+      timeout: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS,
+      readonly: options.readonly ?? false,
+    });
+    const group = groupFsyncOf(path, options);
+    try {
+      if (!options.readonly) {
+        db.pragma("journal_mode = WAL");
+        db.pragma(`synchronous = ${group ? "NORMAL" : (options.synchronous ?? "FULL")}`);
+        db.pragma("foreign_keys = ON");
+        if (migrate(db, MIGRATIONS) > 0 && group) fdatasyncWal(path);
+      }
+    } catch (e) {
+      db.close();
+      throw e;
+    }
+    return new SqliteConnection(path, db, options, group);
+  }
+
+  /** A prepared statement, prepared once per connection. */
+  st(sql: string): Database.Statement {
+    let s = this.stmts.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.stmts.set(sql, s);
+    }
+    return s;
+  }
+
+  /** One write transaction taken with BEGIN IMMEDIATE, so a read-then-write never races another process. */
+  tx<T>(fn: () => T): T {
+    if (this.failure) throw this.failure;
+    if (this.db.inTransaction) return fn();
+    this.beginImmediate();
+    try {
+      const result = fn();
+      this.st("COMMIT").run();
+      return result;
+    } catch (e) {
+      if (this.db.inTransaction) this.st("ROLLBACK").run();
+      throw e;
+    }
+  }
+
+  /**
+   * A transaction whose caller is answered once it is durable. `durable: false` is for writes that
+   * only coordinate live processes (claims, leases, notes): a process crash loses nothing (the WAL
+   * is written), a power loss loses them with every process that held them, and the next durable
+   * commit's fsync carries them to disk first (the WAL is written in order).
+   */
+  async write<T>(fn: () => T, durable = true): Promise<T> {
+    const result = this.tx(fn);
+    if (durable) await this.durable();
+    else this.lastCoordinationAt = performance.now();
+    return result;
+  }
+
+  /**
+   * Resolves once every commit this connection has made so far is on disk. With group fsync, one
+   * fdatasync of the WAL runs at a time on libuv's pool, not blocking the event loop, and covers
+   * every commit made before it started: writers that commit while it runs share the next one.
+   * Other processes may read a commit before its fsync; what they do with it durably (an intent, a
+   * claim's effects) is written after it in the WAL and fsynced with it. A failed fsync fails every
+   * waiter and every later write of this process (the kernel may forget the failed pages: retrying
+   * the fsync could succeed without them), so the process must restart.
+   */
+  async durable(lone = false): Promise<void> {
+    if (!this.groupFsync) return;
+    const mark = ++this.commits;
+    // A write that came alone, with no fsync running, is fsynced inline as SQLite's FULL would:
+    // nobody waits to share it, and the thread-pool round trip would only add to its latency. Not
+    // in a pipeline (claims or notes committed in the last few ms, as the executor's): there the
+    // 100-200 µs the fsync blocks the event loop are taken from deliveries waiting on it.
+    if (
+      lone &&
+      !this.fsyncing &&
+      this.fdatasyncSync &&
+      performance.now() - this.lastCoordinationAt > PIPELINE_WINDOW_MS
+    ) {
+      if (this.failure) throw this.failure;
+      this.walFd ??= openSync(`${this.path}-wal`, "r");
+      this.fsyncs += 1;
+      this.inlineFsyncs += 1;
+      try {
+        this.fdatasyncSync(this.walFd);
+      } catch (e) {
+        this.failure = fsyncFailed(e as NodeJS.ErrnoException);
+        throw this.failure;
+      }
+      this.fsyncedCommits = Math.max(this.fsyncedCommits, mark);
+      return;
+    }
+    while (this.fsyncedCommits < mark) {
+      if (this.failure) throw this.failure;
+      if (!this.fsyncing) {
+        const upTo = this.commits;
+        this.fsyncing = new Promise<void>((resolve) => {
+          this.walFd ??= openSync(`${this.path}-wal`, "r");
+          this.fsyncs += 1;
+          this.fdatasync(this.walFd, (err) => {
+            if (err) {
+              this.failure = fsyncFailed(err);
+            } else {
+              this.fsyncedCommits = Math.max(this.fsyncedCommits, upTo);
+            }
+            this.fsyncing = undefined;
+            resolve();
+            if (this.flushAfterFsync) {
+              this.flushAfterFsync = false;
+              void this.flush();
+            }
+          });
+        });
+      }
+      await this.fsyncing;
+    }
+  }
+
+  /**
+   * Takes the write lock, polling every 50 µs to 2 ms with jitter instead of SQLite's busy handler:
+   * that one sleeps up to 100 ms between tries, so under several writer processes a waiter misses
+   * lock after lock (measured here: 1.2 s waits beside 0.1 ms commits). Throws SQLITE_BUSY after
+   * the busy timeout, like the handler would.
+   */
+  private beginImmediate(): void {
+    const begin = this.st("BEGIN IMMEDIATE");
+    this.st("PRAGMA busy_timeout = 0").run();
+    try {
+      const deadline = Date.now() + this.busyTimeoutMs;
+      let delayMs = 0.05;
+      for (;;) {
+        try {
+          begin.run();
+          return;
+        } catch (e) {
+          if ((e as { code?: unknown }).code !== "SQLITE_BUSY" || Date.now() >= deadline) throw e;
+        }
+        Atomics.wait(SLEEP, 0, 0, delayMs * (0.5 + Math.random()));
+        delayMs = Math.min(delayMs * 2, 2);
+      }
+    } finally {
+      this.st(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`).run();
+    }
+  }
+
+  /** Appends an event inside the caller's transaction. */
+  event(jobId: string | null, type: string, actor: string, data?: Record<string, unknown>): void {
+    this.st("INSERT INTO events (at, job_id, type, data, actor) VALUES (?, ?, ?, ?, ?)").run(
+      this.clock.now(),
+      jobId,
+      type,
+      json(data),
+      actor,
+    );
+  }
+
+  /**
+   * Group commit: writes that arrive while one is being written share the next transaction, so
+   * concurrent callers (deliveries in flight, submissions) pay one fsync between them. A write that
+   * throws is rolled back alone and answered with its error (see `flush`);
+   * every caller is answered only after the commit, and a failing commit rejects them all with
+   * nothing written.
+   */
+  batched<T>(fn: () => T, durable = true): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ fn, durable, resolve: resolve as (v: unknown) => void, reject });
+      if (this.flushQueued || this.flushAfterFsync) {
+        if (!durable && !this.flushQueued) this.queueFlush();
+        return;
+      }
+      // Durable writes that arrive while an fsync runs would wait for the next one anyway: they
+      // commit together when it ends, one transaction instead of one each.
+      if (durable && this.fsyncing) this.flushAfterFsync = true;
+      else this.queueFlush();
+    });
+  }
+
+  private queueFlush(): void {
+    this.flushQueued = true;
+    setImmediate(() => {
+      this.flushQueued = false;
+      void this.flush();
+    });
+  }
+  private async flush(): Promise<void> {
+    const batch = this.pending;
+    if (batch.length === 0) return;
+    this.pending = [];
+    let results: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+    try {
+      // Optimistically without savepoints: writes rarely throw, and a savepoint and its release
+      // are two statements per write. If one throws, the whole transaction rolls back and the
+      // batch runs again, each write in its own savepoint, so only the failing one fails. A lone
+      // write needs no savepoint at all: its error is the transaction's.
+      let opFailed = false;
+      try {
+        this.tx(() => {
+          for (const op of batch) {
+            try {
+              results.push({ ok: true, value: op.fn() });
+            } catch (error) {
+              opFailed = batch.length > 1;
+              throw error;
+            }
+          }
+        });
+      } catch (e) {
+        if (!opFailed) throw e;
+        results = [];
+        this.tx(() => {
+          for (const op of batch) {
+            this.st("SAVEPOINT op").run();
+            try {
+              results.push({ ok: true, value: op.fn() });
+              this.st("RELEASE op").run();
+            } catch (error) {
+              this.st("ROLLBACK TO op").run();
+              this.st("RELEASE op").run();
+              results.push({ ok: false, error });
+            }
+          }
+        });
+      }
+    } catch (e) {
+      for (const op of batch) op.reject(e);
+      return;
+    }
+    // Committed. Claims, leases and notes are answered now; only durable writes wait for the fsync
+    // (a claim that shared a commit with a record used to wait for the record's fsync too).
+    const answer = (op: PendingWrite, i: number) => {
+      const r = results[i] as (typeof results)[number];
+      if (r.ok) op.resolve(r.value);
+      else op.reject(r.error);
+    };
+    let durableWrites = 0;
+    batch.forEach((op, i) => {
+      if (op.durable) durableWrites += 1;
+      else answer(op, i);
+    });
+    if (durableWrites < batch.length) this.lastCoordinationAt = performance.now();
+    if (durableWrites === 0) return;
+    try {
+      await this.durable(batch.length === 1);
+    } catch (e) {
+      for (const op of batch) if (op.durable) op.reject(e);
+      return;
+    }
+    batch.forEach((op, i) => {
+      if (op.durable) answer(op, i);
+    });
+  }
+
+  /** Waits for the fsync in flight, then closes the WAL descriptor and the handle; idempotent. */
+  async close(): Promise<void> {
+    await this.fsyncing;
+    if (this.walFd !== undefined) closeSync(this.walFd);
+    this.walFd = undefined;
+    if (this.db.open) this.db.close();
+  }
+}

@@ -1,0 +1,258 @@
+import { enqueueOutcome, exhaustedDelivery, jobClaimDecision } from "../../domain/decisions.js";
+import { JOURNAL_EVENTS as E } from "../../domain/events.js";
+import { jobInput } from "../../domain/job-input.js";
+import { leaseEnd } from "../../domain/leases.js";
+import { sqlStateList, UNFINISHED_JOB_STATES } from "../../domain/states.js";
+import type {
+  EnqueueResult,
+  JobClaimResult,
+  JobLease,
+  JobRecord,
+  JournalJobs,
+} from "../../port/jobs.js";
+import { insertedRowid, type SqliteConnection } from "./connection.js";
+import { deadLetterRow } from "./dead-letters.js";
+import { heldJob } from "./held.js";
+import { JOB_WITH_INPUT, type JobRow, type JobRowWithInput, jobRecord, toJob } from "./rows.js";
+import { placeholders } from "./where.js";
+
+/** Jobs still waiting for an output, as a SQL list. */
+const UNFINISHED = sqlStateList(UNFINISHED_JOB_STATES);
+
+const insertJobInput = (c: SqliteConnection, seq: number, input: string): void => {
+  c.st("INSERT INTO job_inputs (seq, input) VALUES (?, ?)").run(seq, input);
+};
+
+/** A job with its input, read inside or outside a transaction. */
+export function jobOf(c: SqliteConnection, jobId: string): JobRecord | undefined {
+  const r = c.st(`${JOB_WITH_INPUT} WHERE job_id = ?`).get(jobId) as JobRowWithInput | undefined;
+  return r && toJob(r);
+}
+
+/** Leases `row` (read in this transaction) to `owner`; `input` is the job's, parsed. */
+function leaseJob(
+  c: SqliteConnection,
+  row: JobRow,
+  owner: string,
+  leaseMs: number,
+  now: number,
+  input: unknown,
+  /** The delivery's stream sequence; the row's own when not given. */
+  streamSeq: number | null = row.stream_seq,
+): { lease: JobLease; job: JobRecord } {
+  const token = c.ids();
+  const until = leaseEnd(now, leaseMs);
+  c.st(
+    `UPDATE jobs SET state = 'running', lease_owner = ?, lease_token = ?, lease_until = ?, due_at = ?,
+     deliveries = deliveries + 1, stream_seq = ?, updated_at = ? WHERE seq = ?`,
+  ).run(owner, token, until, until, streamSeq, now, row.seq);
+  const updated: JobRow = {
+    ...row,
+    stream_seq: streamSeq,
+    state: "running",
+    lease_owner: owner,
+    lease_token: token,
+    lease_until: until,
+    deliveries: row.deliveries + 1,
+    updated_at: now,
+  };
+  return {
+    lease: { jobId: row.job_id, token, owner, until, deliveries: updated.deliveries },
+    job: jobRecord(updated, input),
+  };
+}
+
+/** The job queue/outbox of a SQLite journal. */
+export function sqliteJobs(c: SqliteConnection): JournalJobs {
+  return {
+    async enqueue(job, options = {}) {
+      const { input, hash } = jobInput(job);
+      return c.batched((): EnqueueResult => {
+        const now = c.clock.now();
+        const created = job.createdAt === undefined ? now : Date.parse(job.createdAt);
+        const seq = insertedRowid(
+          c
+            .st(
+              `INSERT INTO jobs (job_id, agent, input_hash, state, due_at, created_at, updated_at)
+               VALUES (?, ?, ?, 'queued', ?, ?, ?) ON CONFLICT(job_id) DO NOTHING`,
+            )
+            .run(job.jobId, job.agent, hash, now, created, now),
+        );
+        if (seq !== undefined) {
+          insertJobInput(c, seq, input);
+          return { status: "enqueued", jobId: job.jobId, seq };
+        }
+        const existing = c
+          .st("SELECT seq, input_hash FROM jobs WHERE job_id = ?")
+          .get(job.jobId) as Pick<JobRow, "seq" | "input_hash">;
+        if (enqueueOutcome(existing.input_hash, hash) === "conflict") {
+          c.event(job.jobId, E.JOB_CONFLICT, options.actor ?? "enqueue", {
+            inputHash: hash,
+            existingHash: existing.input_hash,
+          });
+          return { status: "conflict", jobId: job.jobId };
+        }
+        return { status: "duplicate", jobId: job.jobId, seq: existing.seq };
+      }, options.durable ?? true);
+    },
+
+    async get(jobId) {
+      return jobOf(c, jobId);
+    },
+
+    async setStreamSeq(jobId, seq, event) {
+      return c.batched(() => {
+        c.st("UPDATE jobs SET stream_seq = ?, updated_at = ? WHERE job_id = ?").run(
+          seq,
+          c.clock.now(),
+          jobId,
+        );
+        if (event) c.event(jobId, event.type, event.actor, event.data);
+      }, false); // a note for the outbox republish, which dedups by msg id: no fsync of its own
+    },
+
+    async claimNext(options) {
+      if (
+        !c
+          .st(`SELECT 1 FROM jobs WHERE state IN ${UNFINISHED} AND due_at <= ? LIMIT 1`)
+          .get(c.clock.now())
+      ) {
+        return undefined;
+      }
+      const deadLettered: string[] = [];
+      const claimed = await c.write(() => {
+        const now = c.clock.now();
+        const agents = options.agents;
+        for (;;) {
+          const row = (
+            agents === undefined
+              ? c
+                  .st(
+                    `${JOB_WITH_INPUT} WHERE state IN ${UNFINISHED} AND due_at <= ? ORDER BY due_at, jobs.seq LIMIT 1`,
+                  )
+                  .get(now)
+              : c.db
+                  .prepare(
+                    `${JOB_WITH_INPUT} WHERE state IN ${UNFINISHED} AND due_at <= ?
+                     AND agent IN (${placeholders(agents.length)}) ORDER BY due_at, jobs.seq LIMIT 1`,
+                  )
+                  .get(now, ...agents)
+          ) as JobRowWithInput | undefined;
+          if (!row) return undefined;
+          if (c.st("SELECT 1 FROM outputs WHERE job_id = ?").get(row.job_id)) {
+            c.st("UPDATE jobs SET state = 'done', due_at = NULL, updated_at = ? WHERE seq = ?").run(
+              now,
+              row.seq,
+            );
+            continue;
+          }
+          const exhausted = exhaustedDelivery(row, options.maxDeliver);
+          if (exhausted) {
+            deadLetterRow(c, row, exhausted, options.owner);
+            deadLettered.push(row.job_id);
+            continue;
+          }
+          return leaseJob(c, row, options.owner, options.leaseMs, now, JSON.parse(row.input));
+        }
+      }, false);
+      if (deadLettered.length > 0) options.onDeadLettered?.(deadLettered);
+      return claimed;
+    },
+
+    async claim(job, options) {
+      const { input, hash } = jobInput(job);
+      const claim = await c.batched((): JobClaimResult => {
+        const now = c.clock.now();
+        // One statement: whether the output is recorded, and the jobs row, not its input in
+        // job_inputs (the caller's job holds it: same hash, or a conflict).
+        const found = c
+          .st(
+            `SELECT EXISTS (SELECT 1 FROM outputs WHERE job_id = ?) AS recorded, jobs.*
+             FROM (SELECT 1) LEFT JOIN jobs ON jobs.job_id = ?`,
+          )
+          .get(job.jobId, job.jobId) as Omit<JobRow, "seq"> & {
+          seq: number | null;
+          recorded: 0 | 1;
+        };
+        if (found.recorded === 1) return { status: "recorded" };
+        let row = found.seq === null ? undefined : (found as JobRow);
+        if (!row) {
+          row = c
+            .st(
+              `INSERT INTO jobs (job_id, agent, input_hash, state, due_at, created_at, updated_at)
+               VALUES (?, ?, ?, 'queued', ?, ?, ?) RETURNING *`,
+            )
+            .get(job.jobId, job.agent, hash, now, now, now) as JobRow;
+          insertJobInput(c, row.seq, input);
+        }
+        const decision = jobClaimDecision(row, hash, now);
+        if (decision.status !== "acquire") return decision;
+        const { lease, job: record } = leaseJob(
+          c,
+          row,
+          options.owner,
+          options.leaseMs,
+          now,
+          job.input,
+          options.streamSeq,
+        );
+        return { status: "acquired", lease, job: record };
+      }, false);
+      // A delivery is acked on "recorded": durable first, as in `outputs.has`.
+      if (claim.status === "recorded") await c.durable();
+      return claim;
+    },
+
+    async extendLease(lease, leaseMs) {
+      return c.write(() => {
+        heldJob(c, lease);
+        const now = c.clock.now();
+        const until = leaseEnd(now, leaseMs);
+        c.st("UPDATE jobs SET lease_until = ?, due_at = ?, updated_at = ? WHERE job_id = ?").run(
+          until,
+          until,
+          now,
+          lease.jobId,
+        );
+        return { ...lease, until };
+      }, false);
+    },
+
+    async fail(lease, failure) {
+      await c.write(() => {
+        heldJob(c, lease);
+        const now = c.clock.now();
+        c.st(
+          `UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_token = NULL, lease_until = NULL, due_at = ?,
+           next_at = ?, last_error = ?, last_class = ?, updated_at = ? WHERE job_id = ?`,
+        ).run(failure.nextAt, failure.nextAt, failure.error, failure.class, now, lease.jobId);
+        c.event(lease.jobId, E.JOB_FAILED, lease.owner, {
+          class: failure.class,
+          error: failure.error,
+          nextAt: failure.nextAt,
+        });
+      });
+    },
+
+    async pending(options = {}) {
+      const rows = c
+        .st(
+          // jobs_due holds exactly the queued and running jobs: the scan reads none that are done.
+          `SELECT jobs.*, job_inputs.input FROM jobs INDEXED BY jobs_due JOIN job_inputs ON job_inputs.seq = jobs.seq
+           WHERE state IN ${UNFINISHED} AND created_at >= ?
+           AND NOT EXISTS (SELECT 1 FROM outputs o WHERE o.job_id = jobs.job_id) ORDER BY jobs.seq LIMIT ?`,
+        )
+        .all(options.since ?? 0, options.limit ?? -1) as JobRowWithInput[];
+      return rows.map(toJob);
+    },
+
+    async count(options = {}) {
+      const row = (
+        options.since === undefined
+          ? c.st("SELECT COUNT(*) AS n FROM jobs").get()
+          : c.st("SELECT COUNT(*) AS n FROM jobs WHERE created_at >= ?").get(options.since)
+      ) as { n: number };
+      return row.n;
+    },
+  };
+}

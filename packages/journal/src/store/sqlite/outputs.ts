@@ -1,0 +1,148 @@
+import { type AgentOutput, canonicalJson, sha256Hex } from "@idem/schema";
+import { recordOutcome } from "../../domain/decisions.js";
+import { JOURNAL_EVENTS as E } from "../../domain/events.js";
+import type { RunState } from "../../domain/states.js";
+import type {
+  JournalOutputs,
+  OutputSummary,
+  RecordOptions,
+  RecordResult,
+} from "../../port/outputs.js";
+import { insertedRowid, type SqliteConnection } from "./connection.js";
+import { type OutputRow, type RejectionRow, toOutput, toRejection } from "./rows.js";
+import { insertRun } from "./runs.js";
+import { selectOutputs } from "./select.js";
+import { limitClause, where } from "./where.js";
+
+/** Records one output inside the caller's (batched) transaction. */
+function recordInTx(
+  c: SqliteConnection,
+  output: AgentOutput,
+  options: RecordOptions,
+  body: string,
+  hash: string,
+): RecordResult {
+  const actor = options.actor ?? options.source;
+  const now = c.clock.now();
+  const inserted = insertedRowid(
+    c
+      .st(
+        `INSERT INTO outputs (job_id, agent, content_hash, body, source, recorded_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT(job_id) DO NOTHING`,
+      )
+      .run(output.jobId, output.agent, hash, body, options.source, now),
+  );
+  if (inserted === undefined) {
+    const existing = c
+      .st("SELECT seq, content_hash FROM outputs WHERE job_id = ?")
+      .get(output.jobId) as Pick<OutputRow, "seq" | "content_hash">;
+    if (recordOutcome(existing.content_hash, hash) === "duplicate") {
+      c.event(output.jobId, E.OUTPUT_DUPLICATE, actor, { source: options.source });
+      return { status: "duplicate", jobId: output.jobId, seq: existing.seq, contentHash: hash };
+    }
+    c.st(
+      "INSERT INTO rejections (job_id, content_hash, body, source, at) VALUES (?, ?, ?, ?, ?)",
+    ).run(output.jobId, hash, body, options.source, now);
+    c.event(output.jobId, E.OUTPUT_CONFLICT, actor, {
+      source: options.source,
+      contentHash: hash,
+      existingHash: existing.content_hash,
+    });
+    return {
+      status: "conflict",
+      jobId: output.jobId,
+      contentHash: hash,
+      existingHash: existing.content_hash,
+    };
+  }
+  insertRun(c, output.jobId, 1, options.targets, false, now);
+  c.st(
+    `UPDATE jobs SET state = 'done', due_at = NULL, lease_owner = NULL, lease_token = NULL, lease_until = NULL,
+     updated_at = ? WHERE job_id = ? AND state != 'done'`,
+  ).run(now, output.jobId);
+  c.event(output.jobId, E.OUTPUT_RECORDED, actor, {
+    source: options.source,
+    seq: inserted,
+    contentHash: hash,
+  });
+  return { status: "recorded", jobId: output.jobId, seq: inserted, contentHash: hash };
+}
+
+/** The rejections of one job or all, oldest first. */
+export function rejectionsOf(c: SqliteConnection, jobId?: string) {
+  const rows = (
+    jobId === undefined
+      ? c.st("SELECT * FROM rejections ORDER BY id").all()
+      : c.st("SELECT * FROM rejections WHERE job_id = ? ORDER BY id").all(jobId)
+  ) as RejectionRow[];
+  return rows.map(toRejection);
+}
+
+/** The outputs of a SQLite journal. */
+export function sqliteOutputs(c: SqliteConnection): JournalOutputs {
+  return {
+    async record(output, options) {
+      const body = options.canonical ?? canonicalJson(output);
+      const hash = sha256Hex(body);
+      return c.batched(() => recordInTx(c, output, options, body, hash));
+    },
+
+    async get(jobId) {
+      const r = c.st("SELECT * FROM outputs WHERE job_id = ?").get(jobId) as OutputRow | undefined;
+      return r && toOutput(r);
+    },
+
+    /**
+     * A yes is durable before it is answered, since callers ack deliveries on it: the output may be
+     * another process's commit whose fsync is still under way.
+     */
+    async has(jobId) {
+      if (c.st("SELECT 1 FROM outputs WHERE job_id = ?").get(jobId) === undefined) return false;
+      await c.durable();
+      return true;
+    },
+
+    async list(filter = {}) {
+      const w = where([
+        filter.agent !== undefined && ["o.agent = ?", filter.agent],
+        filter.since !== undefined && ["o.recorded_at >= ?", filter.since],
+        filter.state !== undefined && ["r.state = ?", filter.state],
+      ]);
+      const rows = c.db
+        .prepare(
+          `SELECT o.seq, o.job_id, o.agent, o.body, o.recorded_at, r.generation, r.state
+           FROM outputs o JOIN runs r ON r.job_id = o.job_id
+             AND r.generation = (SELECT MAX(generation) FROM runs WHERE job_id = o.job_id)
+           ${w.sql}
+           ORDER BY o.seq ${limitClause(filter.limit)}`,
+        )
+        .all(...w.args) as (Pick<OutputRow, "seq" | "job_id" | "agent" | "body" | "recorded_at"> & {
+        generation: number;
+        state: RunState;
+      })[];
+      return rows.map(
+        (r): OutputSummary => ({
+          seq: r.seq,
+          jobId: r.job_id,
+          agent: r.agent,
+          effects: (JSON.parse(r.body) as AgentOutput).effects.length,
+          recordedAt: r.recorded_at,
+          generation: r.generation,
+          state: r.state,
+        }),
+      );
+    },
+
+    async select(selection) {
+      return selectOutputs(c.db, selection);
+    },
+
+    async page(selection, page) {
+      return selectOutputs(c.db, selection, page);
+    },
+
+    async rejections(jobId) {
+      return rejectionsOf(c, jobId);
+    },
+  };
+}
