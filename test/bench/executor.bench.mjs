@@ -5,8 +5,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { enqueueJob } from "@idem/core";
-import { createExecutor, silentLogger } from "@idem/executor";
+import { enqueueJob, silentLogger } from "@idem/core";
+import { createExecutor } from "@idem/executor";
 import { openJournal } from "@idem/journal";
 import { connectNats, createJobPublisher, ensureJobsStream, startMessageLoop } from "@idem/nats";
 import { parseConfig } from "@idem/schema";
@@ -95,17 +95,17 @@ async function floor(server, dir, tag, k = K) {
   const journal = await openJournal(join(dir, `journal-floor-${tag}.db`), { synchronous: "FULL" });
   try {
     return await raw(server, `floor_${tag}`, k, {
-      beforePublish: (j) => journal.enqueueJob(j, { actor: "enqueue", durable: false }),
+      beforePublish: (j) => journal.jobs.enqueue(j, { actor: "enqueue", durable: false }),
       afterPublish: (j, pa) =>
-        journal.setJobStreamSeq(j.jobId, pa.seq, {
+        journal.jobs.setStreamSeq(j.jobId, pa.seq, {
           type: "job.enqueued",
           data: { stream: pa.stream, seq: pa.seq },
           actor: "enqueue",
         }),
       beforeAck: async (j, seq) => {
-        await journal.claimJob(j, { owner: "floor", leaseMs: 900_000, streamSeq: seq });
+        await journal.jobs.claim(j, { owner: "floor", leaseMs: 900_000, streamSeq: seq });
         const output = { jobId: j.jobId, agent: j.agent, summary: "ok", effects: [] };
-        await journal.record(output, { source: "executor", targets: [], actor: "floor" });
+        await journal.outputs.record(output, { source: "executor", targets: [], actor: "floor" });
       },
     });
   } finally {
@@ -119,38 +119,63 @@ async function floor(server, dir, tag, k = K) {
  * not do.
  */
 function instrumented(journal, counts, perJob) {
-  const jobIdOf = (name, args) => (name === "setJobStreamSeq" ? args[0] : args[0]?.jobId);
-  const timedNames = new Set(["claimJob", "setJobStreamSeq", "record", "appendEvent"]);
-  const cache = new Map();
-  const wrap = (prop, v) => {
-    if (prop === "record" && !perJob) {
+  const jobIdOf = (name, args) => (name === "jobs.setStreamSeq" ? args[0] : args[0]?.jobId);
+  const timedNames = new Set([
+    "jobs.claim",
+    "jobs.setStreamSeq",
+    "outputs.record",
+    "events.append",
+  ]);
+  const wrap = (target, name, v) => {
+    if (name === "outputs.record" && !perJob) {
       return async (...args) => {
-        const result = await v.apply(journal, args);
+        const result = await v.apply(target, args);
         counts.recorded += 1;
         return result;
       };
     }
-    if (!perJob || !timedNames.has(prop)) return v.bind(journal);
+    if (!perJob || !timedNames.has(name)) return v.bind(target);
     return async (...args) => {
       const t0 = process.hrtime.bigint();
       try {
-        const result = await v.apply(journal, args);
-        if (prop === "record") counts.recorded += 1;
+        const result = await v.apply(target, args);
+        if (name === "outputs.record") counts.recorded += 1;
         return result;
       } finally {
-        const id = jobIdOf(prop, args);
+        const id = jobIdOf(name, args);
         perJob.set(id, (perJob.get(id) ?? 0) + Number(process.hrtime.bigint() - t0) / 1000);
       }
     };
   };
-  return new Proxy(journal, {
-    get(target, prop) {
-      const v = Reflect.get(target, prop);
-      if (typeof v !== "function") return v;
-      if (!cache.has(prop)) cache.set(prop, wrap(prop, v));
-      return cache.get(prop);
-    },
-  });
+  // The journal's namespaces are proxied too: their methods are the calls the executor makes per job.
+  const NAMESPACES = new Set([
+    "outputs",
+    "runs",
+    "ledger",
+    "jobs",
+    "deadLetters",
+    "events",
+    "maintenance",
+  ]);
+  const proxied = (object, prefix) => {
+    const cache = new Map();
+    return new Proxy(object, {
+      get(target, prop) {
+        const v = Reflect.get(target, prop);
+        const name = `${prefix}${String(prop)}`;
+        if (typeof v === "function") {
+          if (!cache.has(prop)) cache.set(prop, wrap(target, name, v));
+          return cache.get(prop);
+        }
+        if (prefix === "" && NAMESPACES.has(prop)) {
+          if (!cache.has(prop)) cache.set(prop, proxied(v, `${prop}.`));
+          return cache.get(prop);
+        }
+        return v;
+      },
+    });
+  };
+  return proxied(journal, "");
 }
 
 async function idem(

@@ -80,7 +80,7 @@ async function idemLoop(n) {
         },
       ],
     };
-    await journal.record(output, { source: "bench", targets: effectTargets(output, config) });
+    await journal.outputs.record(output, { source: "bench", targets: effectTargets(output, config) });
   }
   const recordRate = perSec(n, performance.now() - tr);
   const effects = createEffects(config);

@@ -323,14 +323,14 @@ async function main() {
   // --- checks ----------------------------------------------------------------------------------
   const violations = [];
   const status = await journal.status();
-  const events = await journal.countEvents([
+  const events = await journal.events.count([
     "redelivery.skipped",
     "output.conflict",
     "output.duplicate",
   ]);
   const outputs = new Map();
   for (const id of jobIds) {
-    const o = await journal.get(id);
+    const o = await journal.outputs.get(id);
     if (o) outputs.set(id, o);
   }
   const lost = jobIds.filter((id) => !outputs.has(id));

@@ -2,8 +2,8 @@ import { execFileSync } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, rmSync, unlinkSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { enqueueJob } from "@idem/core";
-import { createExecutor, silentLogger } from "@idem/executor";
+import { enqueueJob, silentLogger } from "@idem/core";
+import { createExecutor } from "@idem/executor";
 import { openJournal } from "@idem/journal";
 import { agentConsumerName, connectNats, createJobPublisher, ensureJobsStream } from "@idem/nats";
 import { parseConfig } from "@idem/schema";
@@ -92,15 +92,15 @@ describe.skipIf(!canMount())("the executor when the journal's disk fills up", ()
         for (let i = 0; i < 100 && runs === 0; i++) await sleep(50);
         expect(runs).toBe(1);
         await sleep(3000); // three ack waits: an un-heartbeated delivery would have come back by now
-        expect(await journal.has("full-1")).toBe(false);
+        expect(await journal.outputs.has("full-1")).toBe(false);
         const jsm = await jetstreamManager(nc);
         const info = await jsm.consumers.info(natsConfig.stream, agentConsumerName("writer"));
         expect(info.num_ack_pending).toBe(1);
         expect(info.num_redelivered).toBe(0);
-        expect(await journal.integrity()).toEqual([]);
+        expect(await journal.maintenance.integrity()).toEqual([]);
         unlinkSync(ballast as string); // space returns
-        for (let i = 0; i < 200 && !(await journal.has("full-1")); i++) await sleep(50);
-        expect(await journal.has("full-1")).toBe(true);
+        for (let i = 0; i < 200 && !(await journal.outputs.has("full-1")); i++) await sleep(50);
+        expect(await journal.outputs.has("full-1")).toBe(true);
         for (let i = 0; i < 100; i++) {
           const after = await jsm.consumers.info(natsConfig.stream, agentConsumerName("writer"));
           if (after.num_ack_pending === 0) break;

@@ -171,7 +171,7 @@ describe("interpreter processes on one journal", () => {
       expect(await verify(ws, journal, outputs)).toEqual(CLEAN);
       const snapshot = async () => ({
         events: (await journal.events.list()).length,
-        effects: await journal.effects("stale"),
+        effects: await journal.ledger.forJob("stale"),
         runs: await journal.runs.forJob("stale"),
         head: await git(ws.repoPath, "rev-parse", "main"),
         refs: await git(ws.repoPath, "for-each-ref"),
@@ -216,7 +216,7 @@ describe("interpreter processes on one journal", () => {
       const b = startChild(ws, { env: { IDEM_OWNER: "taker" } });
       while (held.length < 2) await sleep(20); // the taker holds the run and waits on the hook
       const snapshot = async () => ({
-        effects: await journal.effects("fenced"),
+        effects: await journal.ledger.forJob("fenced"),
         runs: (await journal.runs.forJob("fenced")).map((r) => ({
           ...r,
           leaseUntil: null,

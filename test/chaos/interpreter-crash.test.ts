@@ -50,7 +50,7 @@ describe("interpreter crash drills", () => {
         // The crashed run was finished by a takeover, not re-run from scratch.
         const takeovers = await journal.events.list({ type: "run.takeover" });
         expect(takeovers.length).toBeGreaterThanOrEqual(1);
-        expect(await journal.integrity()).toEqual([]);
+        expect(await journal.maintenance.integrity()).toEqual([]);
       } finally {
         await journal.close();
       }
@@ -75,8 +75,8 @@ describe("interpreter crash drills", () => {
       expect(last.code, last.stderr).toBe(1);
       const summary = JSON.parse(last.stdout) as { dead: { jobId: string; class: string }[] };
       expect(summary.dead).toMatchObject([{ jobId: "poison", class: "infrastructure" }]);
-      expect((await journal.latestRun("poison"))?.state).toBe("dead");
-      expect((await journal.latestRun("healthy"))?.state).toBe("done");
+      expect((await journal.runs.latest("poison"))?.state).toBe("dead");
+      expect((await journal.runs.latest("healthy"))?.state).toBe("done");
     } finally {
       await journal.close();
     }

@@ -158,7 +158,10 @@ export async function recordAll(
   outputs: AgentOutput[],
 ): Promise<void> {
   for (const o of outputs) {
-    const r = await journal.record(o, { source: "test", targets: effectTargets(o, config) });
+    const r = await journal.outputs.record(o, {
+      source: "test",
+      targets: effectTargets(o, config),
+    });
     if (r.status !== "recorded") throw new Error(`${o.jobId}: ${r.status}`);
   }
 }
@@ -202,14 +205,14 @@ export async function verify(
   const v: Verdict = { duplicates: [], missing: [], notDone: [], ledgerDisagrees: [] };
   for (const [key, n] of counts) if (n > 1) v.duplicates.push(`${key} x${n}`);
   for (const o of outputs) {
-    const run = await journal.latestRun(o.jobId);
+    const run = await journal.runs.latest(o.jobId);
     // A run not done says why (its class and last error), so that a failed drill explains itself.
     if (run?.state !== "done")
       v.notDone.push(
         `${o.jobId}: ${run?.state}${run?.lastError ? ` (${run.class}: ${run.lastError})` : ""}`,
       );
     const latest = run?.generation ?? 1;
-    const ledger = await journal.effects(o.jobId, latest);
+    const ledger = await journal.ledger.forJob(o.jobId, latest);
     o.effects.forEach((spec: EffectSpec, i) => {
       const key = effectKey(o.jobId, i);
       const row = ledger.find((r) => r.key === key);

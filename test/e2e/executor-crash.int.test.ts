@@ -67,14 +67,14 @@ async function drill(fault: "executor.after-record" | "executor.after-run") {
     const end = await exited(first);
     expect(end.signal).toBe("SIGKILL");
     expect(await runCounts(counts)).toEqual({ "crash-1": 1 });
-    expect(await journal.has("crash-1")).toBe(fault === "executor.after-record");
+    expect(await journal.outputs.has("crash-1")).toBe(fault === "executor.after-record");
 
     const second = startIdemExecutor(file);
     try {
-      await waitFor("the output", () => journal.has("crash-1"), 20_000);
+      await waitFor("the output", () => journal.outputs.has("crash-1"), 20_000);
       if (fault === "executor.after-record") {
         await waitFor("the skipped redelivery", async () => {
-          const c = await journal.countEvents(["redelivery.skipped"]);
+          const c = await journal.events.count(["redelivery.skipped"]);
           return (c["redelivery.skipped"] ?? 0) >= 1;
         });
       }
@@ -87,7 +87,7 @@ async function drill(fault: "executor.after-record" | "executor.after-run") {
       second.kill("SIGTERM");
       await exited(second);
     }
-    expect((await journal.list()).length).toBe(1);
+    expect((await journal.outputs.list()).length).toBe(1);
     return await runCounts(counts);
   } finally {
     await nc.close();

@@ -49,17 +49,20 @@ describe("interpreter with nats.publish", () => {
 
         expect((await interp.drain()).runs.done).toBe(1);
         expect(await messages()).toBe(1);
-        expect((await journal.effects("announce", 1))[0]?.state).toBe("applied");
+        expect((await journal.ledger.forJob("announce", 1))[0]?.state).toBe("applied");
 
-        await journal.replay({ jobIds: ["announce"] }, { actor: "test" });
+        await journal.runs.replay({ jobIds: ["announce"] }, { actor: "test" });
         expect((await interp.drain()).runs.done).toBe(1);
-        const g2 = await journal.effects("announce", 2);
+        const g2 = await journal.ledger.forJob("announce", 2);
         expect(g2.map((e) => e.state)).toEqual(["skipped", "present"]);
         expect(await messages()).toBe(1);
 
-        await journal.replay({ jobIds: ["announce"] }, { actor: "test", forceUnprobeable: true });
+        await journal.runs.replay(
+          { jobIds: ["announce"] },
+          { actor: "test", forceUnprobeable: true },
+        );
         expect((await interp.drain()).runs.done).toBe(1);
-        const g3 = await journal.effects("announce", 3);
+        const g3 = await journal.ledger.forJob("announce", 3);
         expect(g3[0]?.state).toBe("applied");
         expect(g3[0]?.detail?.duplicate).toBe(true);
         expect(await messages()).toBe(1);

@@ -160,7 +160,7 @@ describe("fuzzing the real surfaces: HTTP API, NATS submit subject and the CLI",
       }
       expect(surfaces.http + surfaces.nats + surfaces.cli).toBeGreaterThan(280);
       expect(counts().o).toBe(recorded);
-      expect(await journal.integrity()).toEqual([]);
+      expect(await journal.maintenance.integrity()).toEqual([]);
     } finally {
       await journal.close();
       await nc.close();

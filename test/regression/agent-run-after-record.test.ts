@@ -3,8 +3,8 @@
 // so the claim lapsed while the first delivery was still working and a redelivery took it. The
 // claim is now extended with every heartbeat, and a job in progress in a process is never started
 // again by that process.
-import { enqueueJob } from "@idem/core";
-import { createExecutor, silentLogger } from "@idem/executor";
+import { enqueueJob, silentLogger } from "@idem/core";
+import { createExecutor } from "@idem/executor";
 import { openJournal } from "@idem/journal";
 import { connectNats, createJobPublisher, ensureJobsStream } from "@idem/nats";
 import { ManualClock, parseConfig } from "@idem/schema";
@@ -59,16 +59,16 @@ describe("regression: an agent run after its output was recorded", () => {
     for (const e of executors) await e.start();
     try {
       await enqueueJob(job, { journal, publisher });
-      for (let i = 0; i < 200 && !(await journal.has(job.jobId)); i++) await sleep(25);
+      for (let i = 0; i < 200 && !(await journal.outputs.has(job.jobId)); i++) await sleep(25);
       // The second message is delivered, finds the output recorded and is acked without a run.
       const skipped = async () =>
-        (await journal.countEvents(["redelivery.skipped"]))["redelivery.skipped"] ?? 0;
+        (await journal.events.count(["redelivery.skipped"]))["redelivery.skipped"] ?? 0;
       for (let i = 0; i < 400 && (await skipped()) === 0; i++) await sleep(25);
-      expect(await journal.has(job.jobId)).toBe(true);
+      expect(await journal.outputs.has(job.jobId)).toBe(true);
       expect(runs).toBe(1);
       expect((await journal.status()).rejections).toBe(0);
       expect(
-        (await journal.countEvents(["redelivery.skipped"]))["redelivery.skipped"],
+        (await journal.events.count(["redelivery.skipped"]))["redelivery.skipped"],
       ).toBeGreaterThanOrEqual(1);
     } finally {
       for (const e of executors) await e.stop();

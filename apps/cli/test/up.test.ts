@@ -56,10 +56,10 @@ describe("idem up", () => {
         "both started",
         () => /interpreter started \(pid \d+\)/.test(out) && /executor started/.test(out),
       );
-      await fx.journal.enqueueJob({ jobId: "job-1", agent: "writer", input: { n: 1 } });
+      await fx.journal.jobs.enqueue({ jobId: "job-1", agent: "writer", input: { n: 1 } });
       await until(
         "job-1 applied",
-        async () => (await fx?.journal.latestRun("job-1"))?.state === "done",
+        async () => (await fx?.journal.runs.latest("job-1"))?.state === "done",
       );
       expect(out).toMatch(/^executor +\| /m);
       expect(out).toMatch(/^interpreter \| /m);
@@ -71,10 +71,10 @@ describe("idem up", () => {
         () => (out.match(/up interpreter started/g) ?? []).length >= 2,
       );
       expect(out, out).toContain("interpreter exited (SIGKILL); restarting");
-      await fx.journal.enqueueJob({ jobId: "job-2", agent: "writer", input: { n: 2 } });
+      await fx.journal.jobs.enqueue({ jobId: "job-2", agent: "writer", input: { n: 2 } });
       await until(
         "job-2 applied",
-        async () => (await fx?.journal.latestRun("job-2"))?.state === "done",
+        async () => (await fx?.journal.runs.latest("job-2"))?.state === "done",
       );
     } finally {
       child.kill("SIGTERM");

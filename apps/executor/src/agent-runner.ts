@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
+import type { Logger } from "@idem/core";
 import type { Config, Job } from "@idem/schema";
 import { IdemError } from "@idem/schema";
-import type { Logger } from "./logger.js";
 
 /** What an agent runner gets besides the job. */
 export interface RunContext {

@@ -1,15 +1,21 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { AddressInfo } from "node:net";
-import { type ServerType, serve } from "@hono/node-server";
-import { parseSubmission, SUBMIT_HTTP_STATUS, submitOutput } from "@idem/core";
+import {
+  type HttpServer,
+  type Logger,
+  metricsHandler,
+  parseSubmission,
+  SUBMIT_HTTP_STATUS,
+  serveHttp,
+  submitOutput,
+} from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import type { Config } from "@idem/schema";
 import { classifyError, describeError, isJobId } from "@idem/schema";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { ExecutorMetrics } from "./executor-metrics.js";
-import type { Logger } from "./logger.js";
 
+/** What the HTTP API serves from. */
 export interface ApiOptions {
   config: Config;
   journal: JournalStore;
@@ -78,12 +84,10 @@ export function createApiApp(options: ApiOptions): Hono {
     const failure = journal.failure;
     return failure ? c.json({ ok: false, error: failure.message }, 503) : c.json({ ok: true });
   });
-  app.get("/metrics", async (c) => {
-    await metrics.refresh(journal);
-    return c.text(await metrics.registry.metrics(), 200, {
-      "content-type": metrics.registry.contentType,
-    });
-  });
+  app.get(
+    "/metrics",
+    metricsHandler(metrics.registry, () => metrics.refresh(journal)),
+  );
   app.onError((e, c) => {
     logger.error({ err: describeError(e) }, "api error");
     return c.json({ error: describeError(e), class: classifyError(e) }, 503);
@@ -92,11 +96,7 @@ export function createApiApp(options: ApiOptions): Hono {
 }
 
 /** A listening API server. */
-export interface ApiServer extends AsyncDisposable {
-  readonly url: string;
-  readonly port: number;
-  close(): Promise<void>;
-}
+export type ApiServer = HttpServer;
 
 /**
  * Serves {@link createApiApp} on `api.host:api.port` (or the given port; 0 picks a free one).
@@ -105,26 +105,8 @@ export interface ApiServer extends AsyncDisposable {
 export async function startApiServer(
   options: ApiOptions & { port?: number; host?: string },
 ): Promise<ApiServer> {
-  const app = createApiApp(options);
-  const host = options.host ?? options.config.api.host;
-  const port = options.port ?? options.config.api.port;
-  const server: ServerType = await new Promise((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, port, hostname: host }, () => resolve(s));
-    s.once("error", reject);
+  return await serveHttp(createApiApp(options), {
+    host: options.host ?? options.config.api.host,
+    port: options.port ?? options.config.api.port,
   });
-  const addr = server.address() as AddressInfo;
-  let closed: Promise<void> | undefined;
-  const close = () => {
-    closed ??= new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      (server as { closeAllConnections?: () => void }).closeAllConnections?.();
-    });
-    return closed;
-  };
-  return {
-    url: `http://${host.includes(":") ? `[${host}]` : host}:${addr.port}`,
-    port: addr.port,
-    close,
-    [Symbol.asyncDispose]: close,
-  };
 }

@@ -1,6 +1,6 @@
+import type { Logger } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import type { Clock, Config } from "@idem/schema";
-import type { Logger } from "./logger.js";
 
 /**
  * Raises the dead-letter alert: a pino warn line, and a POST of `{ type, count, threshold, jobId }`

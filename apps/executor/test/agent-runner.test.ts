@@ -1,10 +1,11 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { silentLogger } from "@idem/core";
 import { isIdemError, type Job } from "@idem/schema";
 import { tempDir } from "@idem/testing";
 import { describe, expect, it } from "vitest";
 import { runWithTimeout } from "../src/agent-runner.js";
-import { createCommandRunner, silentLogger } from "../src/index.js";
+import { createCommandRunner } from "../src/index.js";
 import { testConfig, waitFor } from "./helpers.js";
 
 const job: Job = { jobId: "j-1", agent: "writer", input: {} };

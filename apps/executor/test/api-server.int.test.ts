@@ -1,6 +1,7 @@
+import { silentLogger } from "@idem/core";
 import { tempJournal } from "@idem/testing";
 import { describe, expect, it } from "vitest";
-import { createExecutorMetrics, silentLogger, startApiServer } from "../src/index.js";
+import { createExecutorMetrics, startApiServer } from "../src/index.js";
 import { testConfig } from "./helpers.js";
 
 async function setup(extra: Record<string, unknown> = {}) {
@@ -69,7 +70,7 @@ describe("the submit API over HTTP", () => {
     const body4 = await json(r4);
     expect(body4.status).toBe("invalid");
     expect(body4.issues?.map((i: { path: string }) => i.path)).toContain("effects.0.path");
-    expect(await env.tj.journal.has("h-2")).toBe(false);
+    expect(await env.tj.journal.outputs.has("h-2")).toBe(false);
     const r5 = await post(url, "{not json");
     expect(r5.status).toBe(400);
     const got = await fetch(`${url}/v1/outputs/h-1`);
@@ -99,6 +100,6 @@ describe("the submit API over HTTP", () => {
     const big = { ...output("b-1"), summary: "x".repeat(2048) };
     const r = await post(env.api.url, big);
     expect(r.status).toBe(413);
-    expect(await env.tj.journal.has("b-1")).toBe(false);
+    expect(await env.tj.journal.outputs.has("b-1")).toBe(false);
   });
 });

@@ -1,9 +1,9 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { enqueueJob } from "@idem/core";
+import { enqueueJob, silentLogger } from "@idem/core";
 import { tempJournal } from "@idem/testing";
 import { describe, expect, it } from "vitest";
-import { createExecutor, silentLogger } from "../src/index.js";
+import { createExecutor } from "../src/index.js";
 import { countFile, testConfig, waitFor } from "./helpers.js";
 
 describe("dead-letter alert on the embedded queue", () => {
@@ -34,7 +34,7 @@ describe("dead-letter alert on the embedded queue", () => {
     }
     // An executor that died while running them: their only delivery is used, its lease lapses.
     for (let i = 0; i < 2; i++) {
-      await tj.journal.claimNextJob({ owner: "dead-executor", leaseMs: 1 });
+      await tj.journal.jobs.claimNext({ owner: "dead-executor", leaseMs: 1 });
     }
     await new Promise((r) => setTimeout(r, 10));
     const ex = createExecutor({ config, journal: tj.journal, logger: silentLogger(), pollMs: 20 });

@@ -27,7 +27,7 @@ describe("enqueueJobs on the embedded queue", () => {
     expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
     expect(outcomes.filter((o) => o.duplicate).map((o) => o.jobId)).toEqual(["b-3"]);
     expect(outcomes[40]?.seq).toBe(outcomes[3]?.seq);
-    expect((await tj.journal.pendingJobs({ since: 0 })).length).toBe(40);
+    expect((await tj.journal.jobs.pending({ since: 0 })).length).toBe(40);
   });
 
   it("refuses a conflicting job alone and goes on with the rest", async () => {
@@ -41,8 +41,8 @@ describe("enqueueJobs on the embedded queue", () => {
       "JOB_CONFLICT",
       false,
     ]);
-    expect((await tj.journal.getJob("c-1"))?.input).toEqual({ n: 1 });
-    expect(await tj.journal.getJob("c-2")).toBeDefined();
+    expect((await tj.journal.jobs.get("c-1"))?.input).toEqual({ n: 1 });
+    expect(await tj.journal.jobs.get("c-2")).toBeDefined();
   });
 
   it("lets any other error through (a journal that cannot write is not a job's outcome)", async () => {

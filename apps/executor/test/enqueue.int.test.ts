@@ -1,4 +1,4 @@
-import { enqueueJob, enqueueJobs } from "@idem/core";
+import { enqueueJob, enqueueJobs, silentLogger } from "@idem/core";
 import type { SqliteJournalStore } from "@idem/journal";
 import { connectNats, createJobPublisher, ensureJobsStream } from "@idem/nats";
 import { isIdemError } from "@idem/schema";
@@ -6,7 +6,7 @@ import { type NatsServerHandle, startNatsServer, tempJournal } from "@idem/testi
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createExecutor, silentLogger } from "../src/index.js";
+import { createExecutor } from "../src/index.js";
 import { countFile, runCounts, testConfig, waitFor } from "./helpers.js";
 
 let server: NatsServerHandle;
@@ -41,7 +41,7 @@ describe("enqueueJob on JetStream with a FULL journal", () => {
     ).catch((e: unknown) => e);
     expect(isIdemError(err, "UNAVAILABLE")).toBe(true);
     expect(fsyncs()).toBeGreaterThan(before);
-    expect((await tj.journal.getJob("lost-publish"))?.state).toBe("queued");
+    expect((await tj.journal.jobs.get("lost-publish"))?.state).toBe("queued");
     expect(
       await tj.journal.events.list({ jobId: "lost-publish", type: "job.publish-failed" }),
     ).toHaveLength(1);
@@ -61,7 +61,9 @@ describe("enqueueJob on JetStream with a FULL journal", () => {
     try {
       await waitFor(
         "both outputs",
-        async () => (await tj.journal.has("lost-publish")) && (await tj.journal.has("published")),
+        async () =>
+          (await tj.journal.outputs.has("lost-publish")) &&
+          (await tj.journal.outputs.has("published")),
       );
       expect(await runCounts(countFile(tj.dir))).toEqual({ "lost-publish": 1, published: 1 });
     } finally {
@@ -94,7 +96,7 @@ describe("enqueueJob on JetStream with a FULL journal", () => {
       undefined,
       undefined,
     ]);
-    expect((await tj.journal.pendingJobs({ since: 0 })).map((j) => j.jobId).sort()).toEqual([
+    expect((await tj.journal.jobs.pending({ since: 0 })).map((j) => j.jobId).sort()).toEqual([
       "stop-0",
       "stop-1",
     ]);

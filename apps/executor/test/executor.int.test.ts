@@ -1,6 +1,6 @@
 import { fdatasync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { enqueueJob, retryDeadLetter, submitOutput } from "@idem/core";
+import { enqueueJob, retryDeadLetter, silentLogger, submitOutput } from "@idem/core";
 import { openJournal, type SqliteJournalOptions } from "@idem/journal";
 import {
   agentConsumerName,
@@ -24,7 +24,6 @@ import {
   createExecutor,
   createExecutorMetrics,
   type Executor,
-  silentLogger,
   startApiServer,
 } from "../src/index.js";
 import { countFile, runCounts, testConfig, waitFor } from "./helpers.js";
@@ -116,7 +115,7 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
     expect(second.seq).toBe(first.seq);
     expect(first.stream).toBe(transport === "embedded" ? "embedded" : env.config.nats?.stream);
     await env.startExecutor();
-    const rec = await waitFor("the output", () => env.tj.journal.get("j-1"));
+    const rec = await waitFor("the output", () => env.tj.journal.outputs.get("j-1"));
     expect(rec.output.summary).toBe("did j-1");
     expect(rec.source).toBe("executor");
     // The executor records the canonical JSON: the same output submitted with its keys in another
@@ -127,7 +126,7 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
     );
     await new Promise((r) => setTimeout(r, 300));
     expect(await runCounts(env.counts)).toEqual({ "j-1": 1 });
-    const events = await env.tj.journal.countEvents(["job.enqueued", "job.duplicate"]);
+    const events = await env.tj.journal.events.count(["job.enqueued", "job.duplicate"]);
     expect(events).toEqual({ "job.enqueued": 1, "job.duplicate": 1 });
   });
 
@@ -146,16 +145,16 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
     await env.enqueue(j);
     if (env.publisher) await env.publisher.publish(j, { msgId: "j-3-republished" });
     else await env.enqueue(j);
-    await waitFor("the output", () => env.tj.journal.has("j-3"));
+    await waitFor("the output", () => env.tj.journal.outputs.has("j-3"));
     if (env.publisher) {
       await waitFor("the skipped redelivery", async () => {
-        const c = await env.tj.journal.countEvents(["redelivery.skipped"]);
+        const c = await env.tj.journal.events.count(["redelivery.skipped"]);
         return (c["redelivery.skipped"] ?? 0) >= 1;
       });
     }
     await new Promise((r) => setTimeout(r, 300));
     expect(await runCounts(env.counts)).toEqual({ "j-3": 1 });
-    expect((await env.tj.journal.list()).length).toBe(1);
+    expect((await env.tj.journal.outputs.list()).length).toBe(1);
   });
 
   it.runIf(transport === "jetstream")(
@@ -165,8 +164,8 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
       await env.startExecutor();
       const j = job(env, "j-foreign");
       const pub = await env.publisher?.publish(j); // no idem enqueue: no outbox row before the claim
-      await waitFor("the output", () => env.tj.journal.has("j-foreign"));
-      expect(await env.tj.journal.getJob("j-foreign")).toMatchObject({
+      await waitFor("the output", () => env.tj.journal.outputs.has("j-foreign"));
+      expect(await env.tj.journal.jobs.get("j-foreign")).toMatchObject({
         state: "done",
         streamSeq: pub?.seq,
         input: j.input,
@@ -198,7 +197,7 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
       ...(env.publisher ? { publisher: env.publisher } : {}),
     });
     expect(retry.retry).toBe(1);
-    await waitFor("the output after retry", () => env.tj.journal.has("j-4"));
+    await waitFor("the output after retry", () => env.tj.journal.outputs.has("j-4"));
     expect(await runCounts(env.counts)).toEqual({ "j-4": 4 });
     expect(await env.tj.journal.deadLetters.list({ unresolved: true })).toEqual([]);
   });
@@ -216,7 +215,7 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
         return (m.values[0]?.value ?? 0) > 0;
       });
       await new Promise((r) => setTimeout(r, 2_000)); // two effective ack waits
-      expect(await env.tj.journal.has("j-5")).toBe(false);
+      expect(await env.tj.journal.outputs.has("j-5")).toBe(false);
       if (env.config.nats) {
         const jsm = await jetstreamManager(nc);
         const info = await jsm.consumers.info(env.config.nats.stream, agentConsumerName("writer"));
@@ -227,7 +226,7 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
       locker.exec("COMMIT");
       locker.close();
     }
-    await waitFor("the output", () => env.tj.journal.has("j-5"));
+    await waitFor("the output", () => env.tj.journal.outputs.has("j-5"));
     await new Promise((r) => setTimeout(r, 300));
     expect(await runCounts(env.counts)).toEqual({ "j-5": 1 });
     expect(ex.inFlight()).toBe(0);
@@ -251,7 +250,7 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
     });
     try {
       await env.enqueue(job(env, "j-ok"));
-      await waitFor("the first output", () => env.tj.journal.has("j-ok"));
+      await waitFor("the first output", () => env.tj.journal.outputs.has("j-ok"));
       expect((await fetch(`${api.url}/healthz`)).status).toBe(200);
 
       // A long agent is running beside j-f when the journal fails: it is stopped, not waited for.
@@ -309,9 +308,9 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
         });
         env.executors.push(healthy);
         await healthy.start();
-        await waitFor("j-after's output", () => other.has("j-after"));
-        await waitFor("j-f's output", () => other.has("j-f"));
-        await waitFor("j-long's output", () => other.has("j-long"));
+        await waitFor("j-after's output", () => other.outputs.has("j-after"));
+        await waitFor("j-f's output", () => other.outputs.has("j-f"));
+        await waitFor("j-long's output", () => other.outputs.has("j-long"));
         // The record of j-f reached the WAL before its fsync failed: it is not run again.
         await new Promise((r) => setTimeout(r, 300));
         expect(await runCounts(env.counts)).toEqual({

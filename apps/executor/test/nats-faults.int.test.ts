@@ -1,9 +1,9 @@
-import { enqueueJob } from "@idem/core";
+import { enqueueJob, silentLogger } from "@idem/core";
 import { connectNats, createJobPublisher, ensureJobsStream } from "@idem/nats";
 import { startNatsServer, tempJournal } from "@idem/testing";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { describe, expect, it } from "vitest";
-import { createExecutor, silentLogger } from "../src/index.js";
+import { createExecutor } from "../src/index.js";
 import { countFile, runCounts, testConfig, waitFor } from "./helpers.js";
 
 describe("executor and a nats-server killed mid-stream", () => {
@@ -40,7 +40,7 @@ describe("executor and a nats-server killed mid-stream", () => {
       await ex.stop();
       await nc.close();
     }
-    const outputs = await tj.journal.list();
+    const outputs = await tj.journal.outputs.list();
     expect(outputs.length).toBe(N);
     expect(new Set(outputs.map((o) => o.jobId)).size).toBe(N);
     const c = await runCounts(counts);

@@ -54,13 +54,13 @@ describe("createInterpreter", () => {
     expect(result.runs.done).toBe(3);
     expect(result.endedDead).toBe(false);
     expect(await verify(ws, journal, outputs)).toEqual(CLEAN);
-    const ledger = await journal.effects("job-a", 1);
+    const ledger = await journal.ledger.forJob("job-a", 1);
     expect(ledger.map((e) => e.state)).toEqual(["applied", "applied", "applied"]);
 
-    await journal.replay({ all: true }, { actor: "test" });
+    await journal.runs.replay({ all: true }, { actor: "test" });
     const again = await interp.drain();
     expect(again.runs.done).toBe(3);
-    expect((await journal.effects("job-a", 2)).map((e) => e.state)).toEqual([
+    expect((await journal.ledger.forJob("job-a", 2)).map((e) => e.state)).toEqual([
       "present",
       "present",
       "present",
@@ -114,12 +114,12 @@ describe("createInterpreter", () => {
     const result = await interp.drain();
     expect(result.endedDead).toBe(true);
     expect(result.dead.map((d) => [d.jobId, d.class])).toEqual([["bad", "conflict"]]);
-    const run = await journal.latestRun("bad");
+    const run = await journal.runs.latest("bad");
     expect(run?.state).toBe("dead");
     expect(run?.class).toBe("conflict");
     expect(run?.lastError).toContain("after-bad");
-    expect((await journal.effects("bad", 1))[0]?.state).toBe("failed");
-    expect((await journal.latestRun("after-bad"))?.state).toBe("done");
+    expect((await journal.ledger.forJob("bad", 1))[0]?.state).toBe("failed");
+    expect((await journal.runs.latest("after-bad"))?.state).toBe("done");
   });
 
   it("skips a file.write superseded by a later recorded write instead of rolling it back", async () => {
@@ -134,11 +134,11 @@ describe("createInterpreter", () => {
     await interp.drain();
     await recordAll(journal, ws.config, [w("w2", "two\n")]);
     await interp.drain();
-    await journal.replay({ jobIds: ["w1"] }, { actor: "test" });
+    await journal.runs.replay({ jobIds: ["w1"] }, { actor: "test" });
     await interp.drain();
     const { readFileSync } = await import("node:fs");
     expect(readFileSync(`${ws.outboxPath}/same.txt`, "utf8")).toBe("two\n");
-    const row = (await journal.effects("w1", 2))[0];
+    const row = (await journal.ledger.forJob("w1", 2))[0];
     expect(row?.state).toBe("skipped");
     expect(String(row?.detail?.reason)).toContain("w2");
   });
@@ -173,7 +173,7 @@ describe("createInterpreter", () => {
     const result = await interp.drain();
     expect(result.runs.failed).toBe(2);
     expect(result.runs.dead).toBe(1);
-    const run = await journal.latestRun("missing");
+    const run = await journal.runs.latest("missing");
     expect(run?.state).toBe("dead");
     expect(run?.attempts).toBe(3);
     expect(["transient", "infrastructure"]).toContain(run?.class);
@@ -256,18 +256,21 @@ describe("createInterpreter", () => {
     const interp = createInterpreter({ config: ws.config, journal, effects, logger: silent });
     const first = await interp.drain();
     expect(first.dead.map((d) => [d.jobId, d.class])).toEqual([["hook", "uncertain"]]);
-    expect((await journal.effects("hook", 1))[0]?.state).toBe("uncertain");
+    expect((await journal.ledger.forJob("hook", 1))[0]?.state).toBe("uncertain");
     expect(hits).toEqual(["hook/0"]);
 
     // Nothing is re-sent while it waits for a human.
     expect((await interp.drain()).runs.done).toBe(0);
     expect(hits).toHaveLength(1);
 
-    await journal.resolve("hook", "applied", "the hook's log shows it arrived", "tester");
+    await journal.ledger.resolve("hook", "applied", "the hook's log shows it arrived", "tester");
     const second = await interp.drain();
     expect(second.runs.done).toBe(1);
     expect(hits).toHaveLength(1);
-    expect((await journal.effects("hook", 1)).map((e) => e.state)).toEqual(["applied", "applied"]);
+    expect((await journal.ledger.forJob("hook", 1)).map((e) => e.state)).toEqual([
+      "applied",
+      "applied",
+    ]);
   });
 
   it("releases its lease on stop and another interpreter finishes the run", async () => {

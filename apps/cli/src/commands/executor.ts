@@ -1,10 +1,5 @@
-import {
-  assertConfigInvariants,
-  createExecutor,
-  createLogger,
-  type Executor,
-  startApiServer,
-} from "@idem/executor";
+import { assertConfigInvariants, createLogger } from "@idem/core";
+import { type ApiServer, createExecutor, type Executor, startApiServer } from "@idem/executor";
 import { createFaultHook, type FaultPoint } from "@idem/schema";
 import type { Command } from "commander";
 import { CliError, EXIT, loadConfig, openConfiguredJournal } from "../context.js";
@@ -46,10 +41,10 @@ export function register(program: Command): void {
       } catch (e) {
         throw new CliError((e as Error).message, EXIT.USAGE);
       }
-      const logger = createLogger();
+      const logger = createLogger({ name: "idem-executor" });
       const journal = await openConfiguredJournal(config);
       let executor: Executor | undefined;
-      let api: Awaited<ReturnType<typeof startApiServer>> | undefined;
+      let api: ApiServer | undefined;
       try {
         executor = createExecutor({ config, journal, logger, fault });
         const signal = untilSignal();

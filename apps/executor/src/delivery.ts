@@ -1,0 +1,294 @@
+import { type Logger, retryAfter, scheduledDelay } from "@idem/core";
+import type { JobClaimResult, JobLease, JournalStore, RecordResult } from "@idem/journal";
+import {
+  type AgentOutput,
+  type Clock,
+  type Config,
+  canonicalJson,
+  classifyError,
+  describeError,
+  effectTargets,
+  type FaultHook,
+  IdemError,
+  type Job,
+  validateOutput,
+} from "@idem/schema";
+import { type AgentRunner, runWithTimeout } from "./agent-runner.js";
+import { checkDeadLetterRate } from "./dead-letter-alert.js";
+import type { ExecutorMetrics } from "./executor-metrics.js";
+
+/** One delivery of one job, whatever the transport. */
+export interface Delivery {
+  readonly job: Job;
+  /** Deliveries of this job on its transport, this one included. */
+  readonly deliveries: number;
+  claim(): Promise<JobClaimResult>;
+  heartbeat(lease: JobLease | undefined): Promise<void>;
+  /** The output is recorded (or was already): settle the delivery for good. */
+  ack(): Promise<void>;
+  /** Give the delivery back to be redelivered after `delayMs`. */
+  later(delayMs: number): Promise<void>;
+  /** Never deliver this message again (dead-lettered). */
+  giveUp(): Promise<void>;
+}
+
+/** What the delivery logic works with; built once per executor. */
+export interface DeliveryHandlerOptions {
+  config: Config;
+  journal: JournalStore;
+  runner: AgentRunner;
+  log: Logger;
+  metrics: ExecutorMetrics;
+  fault: FaultHook;
+  clock: Clock;
+  owner: string;
+  transport: "jetstream" | "embedded";
+  /** The agent's timeout (`agents.<name>.timeoutMs`, else the executor's default). */
+  timeoutOf(agent: string): number;
+  /**
+   * True when the journal has failed for good; the first call stops the executor taking
+   * deliveries and aborts `fatalSignal`.
+   */
+  journalFailed(): boolean;
+  /** Aborted when the journal fails for good: agents still running are stopped, not waited for. */
+  fatalSignal: AbortSignal;
+}
+
+/** The executor's decision for each delivery: record before ack (DESIGN.md invariants 3 and 4). */
+export interface DeliveryHandler {
+  /**
+   * Works on one delivery and settles it: a job whose output is recorded is acked without running
+   * the agent (with a `redelivery.skipped` event); one held by another delivery, or in progress in
+   * this process, is given back for later; otherwise the job's in-progress claim is taken, the
+   * agent runs once with heartbeats every `heartbeatMs`, its output is validated and recorded
+   * (retried for as long as the journal is briefly unavailable) and only then acked. A failed run
+   * is given back after `queue.backoffMs`, and dead-lettered at `queue.maxDeliver`. When the
+   * journal has failed for good the delivery is left unsettled for a healthy executor.
+   * @throws what the journal throws when it cannot claim or note the skip; the caller logs it.
+   */
+  handle(d: Delivery, heartbeatMs: number): Promise<void>;
+  /** True while this process runs (or records) the job: a second delivery must not run it. */
+  isWorking(jobId: string): boolean;
+  /** Counts a dead letter and raises the dead-letter alert when due. Never throws. */
+  deadLettered(jobId: string): Promise<void>;
+}
+
+/** Fills in `jobId` and `agent` per the agent command protocol; present ones must match the job. */
+function completeOutput(raw: unknown, job: Job): unknown {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return raw;
+  const o = raw as Record<string, unknown>;
+  const issues = [];
+  if (o.jobId !== undefined && o.jobId !== job.jobId)
+    issues.push({ path: "jobId", message: `is "${String(o.jobId)}", the job is "${job.jobId}"` });
+  if (o.agent !== undefined && o.agent !== job.agent)
+    issues.push({
+      path: "agent",
+      message: `is "${String(o.agent)}", the job's agent is "${job.agent}"`,
+    });
+  if (issues.length > 0) {
+    throw new IdemError(
+      "INVALID_INPUT",
+      `the agent's output does not match its job: ${issues.map((i) => `${i.path} ${i.message}`).join("; ")}`,
+      {
+        details: { issues },
+      },
+    );
+  }
+  return { ...o, jobId: job.jobId, agent: job.agent };
+}
+
+/** Creates the delivery logic shared by every transport. */
+export function createDeliveryHandler(options: DeliveryHandlerOptions): DeliveryHandler {
+  const { config, journal, runner, log, metrics, fault, clock, owner, transport } = options;
+  const { timeoutOf, journalFailed, fatalSignal } = options;
+  const queue = config.queue;
+  /** Job IDs this executor is working on (invariant 3 within one process). */
+  const working = new Set<string>();
+
+  async function deadLettered(jobId: string) {
+    metrics.deadLetters.inc();
+    await checkDeadLetterRate({ journal, config, clock, log, jobId });
+  }
+
+  /** Records the output, retrying for as long as the journal refuses it (invariant 4). */
+  async function recordDurably(
+    output: AgentOutput,
+    canonical: string,
+    log: Logger,
+  ): Promise<RecordResult> {
+    const options = {
+      source: "executor",
+      targets: effectTargets(output, config),
+      actor: owner,
+      canonical,
+    } as const;
+    try {
+      return await journal.outputs.record(output, options);
+    } catch (e) {
+      // The slow path: the shared backoff retries the record until it is taken.
+      return await retryAfter(e, () => journal.outputs.record(output, options), {
+        initialMs: 50,
+        maxMs: 1_000,
+        // Not a hiccup: no retry in this process can make it durable. Unacked, the delivery goes
+        // to a healthy executor once its ack wait ends.
+        retryable: () => !journalFailed(),
+        onRetry: (err, delay) => {
+          metrics.recordRetries.inc();
+          log.warn(
+            { err: describeError(err), class: classifyError(err), retryInMs: delay },
+            "the journal could not take the output; keeping it and retrying (not acked)",
+          );
+        },
+      });
+    }
+  }
+
+  async function handle(d: Delivery, heartbeatMs: number): Promise<void> {
+    const job = d.job;
+    const jlog = log.child({ jobId: job.jobId, agent: job.agent, delivery: d.deliveries });
+    metrics.deliveries.inc({ transport });
+    if (working.has(job.jobId)) {
+      // This process is running this job already (a redelivery overtook a slow delivery): never run
+      // the agent twice, whatever the journal claim says.
+      jlog.info("this job is in progress here: waiting");
+      metrics.naks.inc({ reason: "held" });
+      await d.later(Math.max(100, heartbeatMs * 3));
+      return;
+    }
+    // The claim checks the journal first: a recorded output (durable before the answer) means a
+    // redelivery, acked without running the agent.
+    const claim = await d.claim();
+    if (claim.status === "recorded") {
+      metrics.skippedRedeliveries.inc();
+      jlog.info("output already recorded: acking the redelivery without running the agent");
+      await journal.events.append({
+        jobId: job.jobId,
+        type: "redelivery.skipped",
+        data: { deliveries: d.deliveries, transport },
+        actor: owner,
+      });
+      await d.ack();
+      return;
+    }
+    if (claim.status === "held") {
+      const delay = Math.max(100, claim.until - clock.now() + 50);
+      jlog.info({ retryInMs: delay }, "another delivery of this job is in progress: waiting");
+      metrics.naks.inc({ reason: "held" });
+      await d.later(delay);
+      return;
+    }
+    if (claim.status === "dead" || claim.status === "conflict") {
+      jlog.warn(
+        { status: claim.status },
+        claim.status === "dead"
+          ? "job is dead-lettered: dropping this delivery (use idem dlq retry)"
+          : "a job with this ID but another input is already known: dropping this delivery",
+      );
+      await d.ack();
+      return;
+    }
+    const lease = claim.lease;
+    working.add(job.jobId);
+
+    // Heartbeats keep the delivery (and the claim) alive while the agent runs and while the record
+    // is retried.
+    const beat = setInterval(() => {
+      d.heartbeat(lease).catch((e) => {
+        if (!journalFailed()) jlog.warn({ err: describeError(e) }, "heartbeat failed");
+      });
+    }, heartbeatMs);
+    try {
+      let output: AgentOutput;
+      let canonical: string;
+      const started = performance.now();
+      try {
+        const raw = await runWithTimeout(runner, job, timeoutOf(job.agent), jlog, fatalSignal);
+        fault("executor.after-run");
+        const v = validateOutput(completeOutput(raw, job), config);
+        if (!v.ok) {
+          metrics.invalid.inc({ source: "executor" });
+          throw new IdemError(
+            "INVALID_INPUT",
+            `invalid output: ${v.issues.map((i) => `${i.path || "(root)"} ${i.message}`).join("; ")}`,
+            { details: { issues: v.issues } },
+          );
+        }
+        output = v.value;
+        // The canonical JSON is what the journal stores: measured here, handed to the record.
+        canonical = canonicalJson(output);
+        const size = Buffer.byteLength(canonical, "utf8");
+        if (size > config.limits.maxOutputBytes) {
+          throw new IdemError(
+            "OUTPUT_TOO_LARGE",
+            `the output is ${size} bytes; limits.maxOutputBytes is ${config.limits.maxOutputBytes}`,
+          );
+        }
+        metrics.agentRunSeconds.observe(
+          { agent: job.agent, outcome: "ok" },
+          (performance.now() - started) / 1000,
+        );
+      } catch (e) {
+        metrics.agentRunSeconds.observe(
+          { agent: job.agent, outcome: "failed" },
+          (performance.now() - started) / 1000,
+        );
+        await fail(d, lease, e, jlog);
+        return;
+      }
+      const result = await recordDurably(output, canonical, jlog);
+      metrics.records.inc({ source: "executor", status: result.status });
+      if (result.status === "conflict") {
+        metrics.conflicts.inc({ source: "executor" });
+        jlog.warn(
+          { existingHash: result.existingHash },
+          "another output for this job was recorded first; this one is kept in rejections",
+        );
+      }
+      fault("executor.after-record");
+      clearInterval(beat);
+      await d.ack();
+      jlog.info({ status: result.status }, "output recorded and acked");
+    } finally {
+      clearInterval(beat);
+      working.delete(job.jobId);
+    }
+  }
+
+  async function fail(d: Delivery, lease: JobLease, e: unknown, jlog: Logger): Promise<void> {
+    // Not the job's failure: the delivery is left unacked, for a healthy executor, uncounted here.
+    if (journalFailed()) return;
+    const cls = classifyError(e);
+    const error = describeError(e);
+    const job = d.job;
+    if (d.deliveries >= queue.maxDeliver) {
+      jlog.error({ class: cls, err: error }, "delivery failed for the last time: dead letter");
+      try {
+        await journal.deadLetters.add(
+          job.jobId,
+          { class: cls, error, deliveries: d.deliveries, agent: job.agent },
+          lease,
+        );
+        await deadLettered(job.jobId);
+      } catch (dlErr) {
+        // On JetStream the MAX_DELIVERIES/MSG_TERMINATED advisory records it later.
+        jlog.error({ err: describeError(dlErr) }, "could not record the dead letter");
+      }
+      await d.giveUp();
+      return;
+    }
+    const delay = scheduledDelay(queue.backoffMs, d.deliveries - 1, 0);
+    jlog.warn(
+      { class: cls, err: error, retryInMs: delay },
+      "delivery failed: retrying after backoff",
+    );
+    metrics.naks.inc({ reason: "failed" });
+    try {
+      await journal.jobs.fail(lease, { class: cls, error, nextAt: clock.now() + delay });
+    } catch (fErr) {
+      jlog.error({ err: describeError(fErr) }, "could not record the failed delivery");
+    }
+    await d.later(delay);
+  }
+
+  return { handle, isWorking: (jobId) => working.has(jobId), deadLettered };
+}

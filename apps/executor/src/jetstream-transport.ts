@@ -1,0 +1,173 @@
+import type { JobClaimResult, JobLease } from "@idem/journal";
+import {
+  type DeadLetterAdvisory,
+  type JetStreamJobMessage,
+  type JetStreamJobs,
+  type JobPublisher,
+  type NatsConnection,
+  openJetStreamJobs,
+} from "@idem/nats";
+import { describeError, FAILURE_CLASSES, type FailureClass, type Job } from "@idem/schema";
+import type { Delivery } from "./delivery.js";
+import type { ExecutorTransport, TransportContext } from "./transport.js";
+
+/** A JetStream transport, with the publisher it opened (after `start()`). */
+export interface JetStreamTransport extends ExecutorTransport {
+  /** The jobs stream's publisher, once started (the outbox republish, `idem enqueue`). */
+  readonly publisher: JobPublisher | undefined;
+}
+
+/**
+ * One JetStream delivery: the message's settlement plus the job's in-progress claim in the
+ * journal, which lives as long as the delivery does (extended by the heartbeats once half of it
+ * has passed; it expires only when this executor is gone).
+ */
+class JetStreamDelivery implements Delivery {
+  readonly job: Job;
+  readonly deliveries: number;
+  #claimUntil = 0;
+
+  constructor(
+    private readonly message: JetStreamJobMessage,
+    private readonly context: TransportContext,
+  ) {
+    this.job = message.job;
+    this.deliveries = message.deliveries;
+  }
+
+  async claim(): Promise<JobClaimResult> {
+    const { job, context } = this;
+    // The claim notes the delivery's stream sequence (a job published by another client has no
+    // outbox row before it), so the outbox republish finds the job in the stream.
+    const c = await context.journal.jobs.claim(job, {
+      owner: context.owner,
+      leaseMs: context.timeoutOf(job.agent),
+      streamSeq: this.message.streamSeq,
+    });
+    if (c.status === "acquired") this.#claimUntil = c.lease.until;
+    return c;
+  }
+
+  async heartbeat(lease: JobLease | undefined): Promise<void> {
+    this.message.working();
+    const { context } = this;
+    const leaseMs = context.timeoutOf(this.job.agent);
+    if (lease && context.clock.now() > this.#claimUntil - leaseMs / 2) {
+      this.#claimUntil = (await context.journal.jobs.extendLease(lease, leaseMs)).until;
+    }
+  }
+
+  async ack(): Promise<void> {
+    try {
+      await this.message.ack();
+    } catch (e) {
+      // Harmless: the redelivery finds the output recorded and is acked then.
+      this.context.log.warn({ jobId: this.job.jobId, err: describeError(e) }, "ack not confirmed");
+    }
+  }
+
+  async later(delayMs: number): Promise<void> {
+    this.message.nak(delayMs);
+  }
+
+  async giveUp(): Promise<void> {
+    this.message.term();
+  }
+}
+
+/**
+ * JetStream: provisions the jobs stream, the dead-letter stream and one consumer per agent,
+ * republishes outbox jobs missing from the stream, then consumes (at most `queue.maxAckPending` in
+ * flight per consumer) and records the dead letters JetStream reports. `nc` stays open on stop.
+ */
+export function createJetStreamTransport(
+  context: TransportContext,
+  nc: NatsConnection,
+): JetStreamTransport {
+  const { config, journal, log, clock } = context;
+  let jobs: JetStreamJobs | undefined;
+
+  async function onDeadLetterAdvisory(a: DeadLetterAdvisory): Promise<void> {
+    if (!a.job) {
+      log.warn(
+        { advisory: a.kind, streamSeq: a.streamSeq },
+        "dead letter for a message that is gone or not a job",
+      );
+      return;
+    }
+    const jobId = a.job.jobId;
+    if (await journal.outputs.has(jobId)) return;
+    const row = await journal.jobs.get(jobId);
+    if (row?.state === "dead") return;
+    if (row?.state === "running" && row.leaseUntil !== null && row.leaseUntil > clock.now()) return;
+    const failed = await journal.events.list({ jobId, type: "job.failed" });
+    const lastClass = failed.at(-1)?.data?.class;
+    const cls: FailureClass =
+      typeof lastClass === "string" && (FAILURE_CLASSES as readonly string[]).includes(lastClass)
+        ? (lastClass as FailureClass)
+        : "infrastructure";
+    const error =
+      row?.lastError ??
+      `${a.kind === "terminated" ? "terminated" : "max deliveries reached"} after ${a.deliveries} deliveries without a recorded failure (ack wait expired: crash or stall)`;
+    await journal.deadLetters.add(jobId, {
+      class: cls,
+      error,
+      deliveries: a.deliveries,
+      agent: a.job.agent,
+    });
+    log.error(
+      { jobId, advisory: a.kind, class: cls, err: error },
+      "job dead-lettered by JetStream",
+    );
+    await context.deadLettered(jobId);
+  }
+
+  /** Republishes outbox jobs younger than max_age that are missing from the stream (same msg id). */
+  async function republishOutbox(opened: JetStreamJobs, maxAgeMs: number): Promise<void> {
+    const pending = await journal.jobs.pending({ since: clock.now() - maxAgeMs });
+    let republished = 0;
+    for (const row of pending) {
+      if (row.streamSeq !== null && (await opened.holds(row.streamSeq, row.jobId))) continue;
+      const pub = await opened.publisher.publish({
+        jobId: row.jobId,
+        agent: row.agent,
+        input: row.input as Job["input"],
+      });
+      await journal.jobs.setStreamSeq(row.jobId, pub.seq);
+      republished += 1;
+    }
+    if (republished > 0)
+      log.info({ republished }, "republished outbox jobs missing from the stream");
+  }
+
+  return {
+    get publisher() {
+      return jobs?.publisher;
+    },
+    async start() {
+      const nats = config.nats;
+      if (!nats) return;
+      const opened = await openJetStreamJobs({
+        nc,
+        config: { nats, queue: config.queue },
+        agents: context.agents,
+        clock,
+      });
+      jobs = opened;
+      await republishOutbox(opened, nats.maxAgeMs);
+      await opened.consume({
+        deliver: (message, heartbeatMs) =>
+          context.deliver(new JetStreamDelivery(message, context), heartbeatMs),
+        onInvalid: ({ subject, seq, issues }) =>
+          log.error({ subject, seq, issues }, "not a valid job for this consumer: terminated"),
+        onError: (e, consumer) => log.warn({ err: describeError(e), consumer }, "consumer loop"),
+        onDeadLetter: onDeadLetterAdvisory,
+        onDeadLetterError: (e) => log.warn({ err: describeError(e) }, "dead-letter monitor"),
+        onStatus: (status) => log.warn({ nats: status }, "NATS connection"),
+      });
+    },
+    async stop() {
+      await jobs?.stop();
+    },
+  };
+}

@@ -1,0 +1,52 @@
+import { parseSubmission, type SubmitMetrics, submitOutput } from "@idem/core";
+import { type NatsConnection, type SubmitResponder, startSubmitResponder } from "@idem/nats";
+import { classifyError, describeError } from "@idem/schema";
+import type { ExecutorTransport, TransportContext } from "./transport.js";
+
+/**
+ * The NATS submit responder: answers `<prefix>.submit` requests (one executor of the queue group
+ * each) as `POST /v1/outputs` would, with the submit result as JSON: a body over
+ * `api.maxBodyBytes` or not valid is `invalid`, a journal error `{ status: "error", error, class }`.
+ */
+export function createNatsSubmitTransport(
+  context: TransportContext,
+  nc: NatsConnection,
+  metrics: SubmitMetrics,
+): ExecutorTransport {
+  const { config, journal } = context;
+  let responder: SubmitResponder | undefined;
+
+  async function answer(request: { size: number; text(): string }): Promise<unknown> {
+    if (request.size > config.api.maxBodyBytes) {
+      return {
+        status: "invalid",
+        jobId: null,
+        issues: [
+          { path: "", message: `is larger than api.maxBodyBytes (${config.api.maxBodyBytes})` },
+        ],
+      };
+    }
+    const parsed = parseSubmission(request.text(), config.limits.maxOutputBytes);
+    try {
+      return parsed.ok
+        ? await submitOutput(journal, config, parsed.value, "nats", metrics)
+        : parsed.result;
+    } catch (e) {
+      return { status: "error", error: describeError(e), class: classifyError(e) };
+    }
+  }
+
+  return {
+    async start() {
+      if (!config.nats) return;
+      responder = await startSubmitResponder({
+        nc,
+        subjectPrefix: config.nats.subjectPrefix,
+        answer,
+      });
+    },
+    async stop() {
+      responder?.stop();
+    },
+  };
+}
