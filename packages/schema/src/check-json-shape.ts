@@ -1,14 +1,19 @@
 import type { ValidationIssue } from "./records.js";
 
-/** Deepest nesting accepted in a submission: deeper input is refused before zod recurses into it. */
+/** The deepest nesting accepted in a submission; deeper input is refused before zod recurses. */
 export const MAX_JSON_DEPTH = 64;
 const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
 
 /**
- * Checks the raw shape of submitted JSON before any schema runs, without recursion: nesting at most
- * MAX_JSON_DEPTH, every string and key well-formed Unicode (a lone surrogate would be stored as
- * U+FFFD, so two different outputs could share a content hash), and no prototype-polluting keys
- * (zod would silently drop `__proto__`, recording something other than what was sent).
+ * Checks the raw shape of submitted JSON before any schema runs, without recursion.
+ *
+ * Refused: nesting deeper than MAX_JSON_DEPTH, a string or key that is not well-formed Unicode (a
+ * lone surrogate would be stored as U+FFFD, so two different outputs could share a content hash),
+ * and prototype-polluting keys (zod would silently drop `__proto__`, recording something other than
+ * what was sent).
+ *
+ * Returns the issues found (at most about 20, then it stops looking); never throws, whatever the
+ * input, so a hostile submission costs one bounded walk.
  */
 export function checkJsonShape(raw: unknown, maxDepth = MAX_JSON_DEPTH): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
@@ -54,8 +59,10 @@ function isWellFormed(s: string): boolean {
 }
 
 /**
- * Names where a JSON text is broken: "at line L, column C: <parser message>" when the parser gives
- * a position, else its message alone.
+ * Names where a JSON text is broken, for messages to the sender.
+ *
+ * "at line L, column C: <parser message>" when the parser's error gives a position, else its
+ * message alone. Never throws.
  */
 export function describeJsonError(text: string, error: unknown): string {
   const msg = error instanceof Error ? error.message : String(error);

@@ -14,6 +14,11 @@ const AuthorSchema = z.strictObject({
   email: z.string().min(1).default("idem@localhost"),
 });
 
+/**
+ * `repos.<alias>`: a git working tree that git effects commit to.
+ *
+ * Its default branch, the other branches agents may name, the commit author.
+ */
 export const RepoConfigSchema = z.strictObject({
   path: z.string().min(1),
   branch: z.string().min(1).default("main"),
@@ -21,8 +26,10 @@ export const RepoConfigSchema = z.strictObject({
   author: AuthorSchema.default({ name: "idem", email: "idem@localhost" }),
 });
 
+/** `roots.<alias>`: a folder that `file.write` effects write under. */
 export const RootConfigSchema = z.strictObject({ path: z.string().min(1) });
 
+/** `publish.<alias>`: a subject prefix and the stream that must capture it, for `nats.publish`. */
 export const PublishTargetSchema = z.strictObject({
   subjectPrefix: z
     .string()
@@ -31,6 +38,11 @@ export const PublishTargetSchema = z.strictObject({
   url: z.string().nullable().default(null),
 });
 
+/**
+ * `http.targets.<alias>`: a base URL that `http.request` effects call.
+ *
+ * Whether it deduplicates by Idempotency-Key, and the URL that probes it.
+ */
 export const HttpTargetSchema = z.strictObject({
   baseUrl: z.url({ protocol: /^https?$/ }),
   idempotencyKeys: z.boolean().default(false),
@@ -38,11 +50,15 @@ export const HttpTargetSchema = z.strictObject({
   timeoutMs: positiveMs.default(10_000),
 });
 
+/** `agents.<name>`: the command the executor runs for a job of that agent, and its timeout. */
 export const AgentConfigSchema = z.strictObject({
   command: z.array(z.string().min(1)).min(1, "must name the program to run"),
   timeoutMs: positiveMs.default(900_000),
 });
 
+/**
+ * `nats`: JetStream as the transport (URL, stream, subject prefix, duplicate window, retention).
+ */
 export const NatsConfigSchema = z.strictObject({
   url: z.string().min(1).default("nats://127.0.0.1:4222"),
   stream: z
@@ -81,7 +97,12 @@ const interpreterDefaults = {
 };
 const apiDefaults = { host: "127.0.0.1", port: 7070, token: null, maxBodyBytes: 1_048_576 };
 
-/** The whole `idem.config.json` as written by a person: every field optional, unknown keys refused. */
+/**
+ * The whole `idem.config.json` as written by a person.
+ *
+ * Every field optional with its default, unknown keys refused. Use `parseConfig`, which also
+ * resolves paths and checks what zod cannot.
+ */
 export const ConfigFileSchema = z.strictObject({
   journal: z
     .strictObject({
@@ -144,28 +165,37 @@ export const ConfigFileSchema = z.strictObject({
 });
 
 type ParsedConfig = z.infer<typeof ConfigFileSchema>;
+/** A parsed `repos.<alias>`, its path absolute. */
 export type RepoConfig = z.infer<typeof RepoConfigSchema>;
+/** A parsed `roots.<alias>`, its path absolute. */
 export type RootConfig = z.infer<typeof RootConfigSchema>;
+/** A parsed `publish.<alias>`. */
 export type PublishTarget = z.infer<typeof PublishTargetSchema>;
+/** A parsed `http.targets.<alias>`. */
 export type HttpTarget = z.infer<typeof HttpTargetSchema>;
+/** A parsed `agents.<name>`. */
 export type AgentConfig = z.infer<typeof AgentConfigSchema>;
+/** A parsed `nats` section, defaults filled. */
 export type NatsConfig = z.infer<typeof NatsConfigSchema>;
 
 /** A loaded config: defaults filled, paths absolute, `dir` the folder of the config file. */
 export type Config = ParsedConfig & { dir: string; file: string | null };
 
+/** One problem with a config, named by its key path (`repos.site.branch`). */
 export interface ConfigIssue {
   path: string;
   message: string;
 }
 
+/** What `parseConfig` answers: the config, or every issue found (never an exception). */
 export type ConfigResult = { ok: true; config: Config } | { ok: false; issues: ConfigIssue[] };
 
-/** Formats a zod issue path as `effects.0.repo`. */
+/** Formats a zod issue path as `effects.0.repo` (empty for the whole value). Never throws. */
 export function issuePath(path: readonly PropertyKey[]): string {
   return path.map((p) => String(p)).join(".");
 }
 
+/** Where a config came from and what of the environment it takes in. */
 export interface ParseConfigOptions {
   /** The folder the config's relative paths are resolved against. */
   dir: string;
@@ -176,9 +206,14 @@ export interface ParseConfigOptions {
 }
 
 /**
- * Validates a config object (already parsed from JSON), fills defaults, refuses unknown keys and
- * resolves every path relative to `dir`. Pure: it never touches the disk, so a configured target
- * that does not exist is a `doctor` finding, not a load error.
+ * Validates a config object (already parsed from JSON) into a Config.
+ *
+ * It fills defaults, refuses unknown keys and resolves every path relative to `dir` (and an agent
+ * program named `./x` or `../x`).
+ *
+ * Never throws: every problem comes back as an issue with its key path. Pure: it never touches the
+ * disk, so a configured target that does not exist is a `doctor` finding, not a load error. The
+ * invariants between keys are `checkConfigInvariants`, a separate step.
  */
 export function parseConfig(raw: unknown, options: ParseConfigOptions): ConfigResult {
   const parsed = ConfigFileSchema.safeParse(raw ?? {});
@@ -227,7 +262,10 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions): ConfigRe
   return { ok: true, config: { ...c, dir, file: options.file ?? null } };
 }
 
-/** A default config (every default filled) rooted at `dir`. */
+/**
+ * A default config (every default filled) rooted at `dir`, as `idem init` writes it.
+ * @throws Error only if the defaults themselves were invalid: a bug in this package.
+ */
 export function defaultConfig(dir: string): Config {
   const r = parseConfig({}, { dir });
   if (!r.ok) throw new Error("the default config is invalid");
@@ -235,8 +273,11 @@ export function defaultConfig(dir: string): Config {
 }
 
 /**
+ * Whether a branch name is safe for git and for idem.
+ *
  * A static approximation of `git check-ref-format --branch`, plus idem's own rule that a branch may
- * not look like an option. The effects package also asks git itself before writing.
+ * not look like an option (`-x`). The effects package also asks git itself before writing. Never
+ * throws.
  */
 export function isSafeBranchName(b: string): boolean {
   if (b.length === 0 || b.length > 200) return false;
@@ -255,12 +296,19 @@ export function isSafeBranchName(b: string): boolean {
     .every((part) => part.length > 0 && !part.startsWith(".") && !part.endsWith(".lock"));
 }
 
-/** The redelivery horizon H of invariant 7: maxDeliver x the largest of ackWait, every backoff, the largest agent timeout. */
+/**
+ * The redelivery horizon H of invariant 7, in milliseconds.
+ *
+ * `queue.maxDeliver` times the largest of `queue.ackWaitMs`, every `queue.backoffMs` step and the
+ * longest agent timeout. A job can come back until H has passed, so nothing that dedups it may be
+ * forgotten sooner.
+ */
 export function redeliveryHorizonMs(c: Config): number {
   const agentMax = Math.max(0, ...Object.values(c.agents).map((a) => a.timeoutMs));
   return c.queue.maxDeliver * Math.max(c.queue.ackWaitMs, ...c.queue.backoffMs, agentMax);
 }
 
+/** A broken invariant of a config, with the key at fault and the fix. */
 export interface InvariantViolation {
   /** The config key at fault. */
   key: string;
@@ -270,8 +318,13 @@ export interface InvariantViolation {
 }
 
 /**
- * DESIGN.md invariant 7: nothing is forgotten while it can still come back. Pure; checked before
- * any connection by the executor, and by `idem doctor`.
+ * Checks DESIGN.md invariant 7: nothing is forgotten while it can still come back.
+ *
+ * Retention must be longer than H (plus `nats.maxAgeMs`), the duplicate window must cover publish
+ * retries and fit in the stream's max age, and JetStream needs more deliveries than backoff steps.
+ *
+ * Returns the violations (empty when the config is sound); never throws. Pure; checked before any
+ * connection by the executor, by `idem prune` and by `idem doctor`.
  */
 export function checkConfigInvariants(c: Config): InvariantViolation[] {
   const out: InvariantViolation[] = [];

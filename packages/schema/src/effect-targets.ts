@@ -2,8 +2,13 @@ import type { Config } from "./config.js";
 import type { AgentOutput, EffectSpec } from "./records.js";
 
 /**
- * The ordering targets an output's effects touch: `repo:<alias>@<branch>` for git effects and
- * `root:<alias>` for file writes. Runs that share a target are applied in recording order.
+ * The ordering targets an output's effects touch, sorted and without repeats.
+ *
+ * `repo:<alias>@<branch>` for git effects (the configured branch when none is given) and
+ * `root:<alias>` for file writes.
+ *
+ * Runs that share a target are applied in recording order, so the same outputs replayed give the
+ * same history. Pure; an alias missing from the config still gives a target (branch `main`).
  */
 export function effectTargets(output: AgentOutput, config: Config): string[] {
   const set = new Set<string>();
@@ -14,7 +19,9 @@ export function effectTargets(output: AgentOutput, config: Config): string[] {
   return [...set].sort();
 }
 
-/** The ordering target of one effect, if it has one. */
+/**
+ * The ordering target of one effect, or undefined for kinds applied in any order (publish, http).
+ */
 export function effectTarget(e: EffectSpec, config: Config): string | undefined {
   if (e.kind === "git.commit" || e.kind === "git.patch") {
     return `repo:${e.repo}@${e.branch ?? config.repos[e.repo]?.branch ?? "main"}`;

@@ -1,4 +1,11 @@
-/** The failure classes of DESIGN.md, one enum everywhere. */
+/**
+ * The failure classes of DESIGN.md, one enum everywhere.
+ *
+ * `transient` (I/O, lock, timeout, unavailable), `infrastructure` (crash, lost lease, out of disk),
+ * `validation` (the output or spec is impossible), `conflict` (the target moved), `uncertain` (the
+ * outcome is unknown: a human decides), `logic` (anything else). Only `transient` and
+ * `infrastructure` are retried.
+ */
 export const FAILURE_CLASSES = [
   "transient",
   "infrastructure",
@@ -7,16 +14,24 @@ export const FAILURE_CLASSES = [
   "uncertain",
   "logic",
 ] as const;
+/** One of FAILURE_CLASSES. */
 export type FailureClass = (typeof FAILURE_CLASSES)[number];
 
-/** Retryable classes: a run or delivery failing with one of these is tried again after a backoff. */
+/**
+ * Whether a failure class is retried.
+ *
+ * A run or delivery failing with `transient` or `infrastructure` is tried again after a backoff;
+ * every other class ends the attempt for good (dead run, dead letter or a human decision). Pure.
+ */
 export function isRetryableClass(c: FailureClass): boolean {
   return c === "transient" || c === "infrastructure";
 }
 
 /**
- * One table of error codes. Each code carries its failure class; retryability follows
- * from the class. The CLI maps codes to exit codes in one table of its own.
+ * The one table of error codes: each code with its failure class, from which retryability follows.
+ *
+ * A new code is added here and nowhere else; the CLI maps codes to exit codes in one table of its
+ * own, and tests assert on codes, never on message text.
  */
 export const ERROR_CODES = {
   INVALID_INPUT: { class: "validation" },
@@ -43,16 +58,25 @@ export const ERROR_CODES = {
   AGENT_FAILED: { class: "transient" },
   INTEGRITY: { class: "logic" },
 } as const satisfies Record<string, { class: FailureClass }>;
+/** A key of ERROR_CODES. */
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+/** What an IdemError carries besides its code and message. */
 export interface IdemErrorOptions {
+  /** The error this one wraps (a third-party error caught at an adapter's boundary). */
   cause?: unknown;
+  /** Structured facts for logs and `--json` output (IDs, paths, counts), never secrets. */
   details?: Record<string, unknown>;
   /** Overrides the code's default class (e.g. an I/O error known to be permanent). */
   class?: FailureClass;
 }
 
-/** The one error class of idem: a code, a failure class and a retry decision. */
+/**
+ * The one error class of idem: a code, a failure class and a retry decision.
+ *
+ * Its class is the code's unless the thrower overrides it; `retryable` follows from the class.
+ * Identify it with `isIdemError(e, code)`, not `instanceof`, so two copies of this package agree.
+ */
 export class IdemError extends Error {
   override readonly name = "IdemError";
   readonly code: ErrorCode;
@@ -66,12 +90,19 @@ export class IdemError extends Error {
     this.details = options.details;
   }
 
+  /** Whether the failure is worth another attempt: `isRetryableClass(this.class)`. */
   get retryable(): boolean {
     return isRetryableClass(this.class);
   }
 }
 
-/** Identity check that survives two copies of this package: compares the name and code, not the prototype. */
+/**
+ * Whether a value is an IdemError (with the given code, when one is given).
+ *
+ * It compares the `name` and `code` fields, not the prototype, so it holds across two copies of
+ * this package and for errors that crossed a process boundary with those fields intact. Never
+ * throws.
+ */
 export function isIdemError(e: unknown, code?: ErrorCode): e is IdemError {
   if (typeof e !== "object" || e === null) return false;
   const err = e as { name?: unknown; code?: unknown };
@@ -102,7 +133,14 @@ const NODE_IO_CLASSES: Record<string, FailureClass> = {
   SQLITE_CANTOPEN: "transient",
 };
 
-/** Classifies any thrown value with DESIGN.md's failure classes. Unknown errors are `logic`. */
+/**
+ * Classifies any thrown value with DESIGN.md's failure classes.
+ *
+ * An IdemError keeps its class; a Node or SQLite error is classified by its `code` (ENOSPC and
+ * SQLITE_FULL `infrastructure`, EBUSY, ECONNRESET, SQLITE_BUSY and the like `transient`, extended
+ * SQLite codes by their prefix); anything else is `logic`, so an unknown failure is never retried
+ * blindly. Never throws.
+ */
 export function classifyError(e: unknown): FailureClass {
   if (isIdemError(e)) return e.class;
   if (typeof e === "object" && e !== null) {
@@ -117,7 +155,12 @@ export function classifyError(e: unknown): FailureClass {
   return "logic";
 }
 
-/** A short one-line description of any thrown value, for journal `last_error` columns and logs. */
+/**
+ * A one-line description of any thrown value, for `last_error` columns and logs.
+ *
+ * The message, prefixed with the error's `code` when the message does not already name it. Never
+ * throws.
+ */
 export function describeError(e: unknown): string {
   if (e instanceof Error) {
     const code = (e as { code?: unknown }).code;

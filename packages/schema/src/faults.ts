@@ -1,4 +1,9 @@
-/** The named crash windows of DESIGN.md. `IDEM_FAULT=<point>[:<n>]` kills the process the n-th time it reaches one. */
+/**
+ * The named crash windows of DESIGN.md.
+ *
+ * Each is a point where a crash must leave the journal and the targets recoverable.
+ * `IDEM_FAULT=<point>[:<n>]` kills the process the n-th time it reaches one.
+ */
 export const FAULT_POINTS = {
   EXECUTOR_AFTER_RUN: "executor.after-run",
   EXECUTOR_AFTER_RECORD: "executor.after-record",
@@ -8,17 +13,21 @@ export const FAULT_POINTS = {
   INTERPRETER_AFTER_EFFECT_RECORD: "interpreter.after-effect-record",
   INTERPRETER_BEFORE_DONE: "interpreter.before-done",
 } as const;
+/** One of the values of FAULT_POINTS, as written in `IDEM_FAULT`. */
 export type FaultPoint = (typeof FAULT_POINTS)[keyof typeof FAULT_POINTS];
 const ALL_POINTS = new Set<string>(Object.values(FAULT_POINTS));
 
 /** Called at every fault point; a no-op unless a fault is armed. */
 export type FaultHook = (point: FaultPoint) => void;
 
+/** The hook of a process without a drill: does nothing at every point. */
 export const noFault: FaultHook = () => {};
 
 /**
- * Builds the hook for `IDEM_FAULT=<point>[:<n>]`. `onHit` runs the n-th time the point is reached
- * (the apps pass a SIGKILL of their own process). Unset or empty: the no-op hook.
+ * Builds the fault hook for `IDEM_FAULT=<point>[:<n>]`.
+ *
+ * `onHit` runs the n-th time the point is reached (the apps pass a SIGKILL of their own process),
+ * and never again. Unset or empty: `noFault`.
  * @throws TypeError on an unknown point or a bad count, so a typo never silently disarms a drill.
  */
 export function createFaultHook(

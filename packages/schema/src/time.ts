@@ -1,19 +1,26 @@
-/** The source of time for everything in idem that would call Date.now(). Tests pass a manual clock. */
+/**
+ * The source of time for everything in idem that would call Date.now(). Tests pass a manual clock.
+ */
 export interface Clock {
+  /** The current time in epoch milliseconds. */
   now(): number;
 }
 
+/** The wall clock, `Date.now()`: what the apps pass; packages never read the time otherwise. */
 export const systemClock: Clock = { now: () => Date.now() };
 
-/** A clock that moves only when told to. */
+/** A clock that moves only when told to, for tests: starts at 2023-11-14T22:13:20Z by default. */
 export class ManualClock implements Clock {
   constructor(private current = 1_700_000_000_000) {}
+  /** The time it was last set or advanced to, in epoch milliseconds. */
   now(): number {
     return this.current;
   }
+  /** Moves the clock forward (or back, with a negative `ms`). */
   advance(ms: number): void {
     this.current += ms;
   }
+  /** Sets the clock to an epoch millisecond. */
   set(ms: number): void {
     this.current = ms;
   }
@@ -28,7 +35,12 @@ const UNITS: Record<string, number> = {
   w: 604_800_000,
 };
 
-/** Parses `90s`, `15m`, `2h`, `7d`, `500ms` into milliseconds, or undefined. */
+/**
+ * Parses a duration such as `90s`, `15m`, `2h`, `7d`, `1w` or `500ms` into milliseconds.
+ *
+ * Decimals are allowed and the result is rounded; undefined when the text is not such a duration.
+ * Never throws.
+ */
 export function parseDuration(s: string): number | undefined {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$/.exec(s.trim());
   if (!m) return undefined;
@@ -36,8 +48,10 @@ export function parseDuration(s: string): number | undefined {
 }
 
 /**
- * Parses a time given as ISO-8601 or as a duration back from `now`, into epoch milliseconds.
- * @throws TypeError when it is neither.
+ * Parses a time given as ISO-8601 or as a duration back from `now` (`--since 2h`).
+ *
+ * The answer is in epoch milliseconds.
+ * @throws TypeError when it is neither, with a message fit for the user.
  */
 export function parseSince(s: string, now: number): number {
   const d = parseDuration(s);

@@ -1,4 +1,10 @@
-/** Why a relative path is unsafe, or undefined when it is fine (absolute, `..`, `.git`, NUL, backslash). */
+/**
+ * Why a path relative to a repo or root is unsafe, or undefined when it is fine.
+ *
+ * Refused: NUL, absolute paths (also `C:`), backslashes, `..`, `.git` in any case, empty or `.`
+ * segments and a leading `-`. A static check of the text only; the effects check the file system
+ * (symlinks) again before writing. Never throws.
+ */
 export function unsafeRelativePath(p: string): string | undefined {
   if (p.includes("\0")) return "may not contain NUL";
   if (p.startsWith("/") || /^[A-Za-z]:/.test(p)) return "must be relative, not absolute";
@@ -11,7 +17,12 @@ export function unsafeRelativePath(p: string): string | undefined {
   return undefined;
 }
 
-/** Why an http path would leave its target's base URL, or undefined. */
+/**
+ * Why an `http.request` path would leave its target's base URL, or undefined.
+ *
+ * Refused: a path not starting with `/`, `//`, whitespace, backslashes, NUL, dot segments (also
+ * percent-encoded `.` or `/`) and absolute URLs. Never throws.
+ */
 export function unsafeUrlPath(p: string): string | undefined {
   if (p !== "" && !p.startsWith("/")) return "must start with /";
   if (p.startsWith("//")) return "may not start with //";

@@ -9,7 +9,12 @@ function zodIssues(error: z.ZodError, prefix: (string | number)[] = []): Validat
   return error.issues.map((i) => ({ path: issuePath([...prefix, ...i.path]), message: i.message }));
 }
 
-/** Validates a Job. */
+/**
+ * Validates a Job as sent by a client: first its raw JSON shape (`checkJsonShape`), then JobSchema.
+ *
+ * Never throws: every problem comes back as an issue with its field path, and nothing is written.
+ * Whether the job ID is already enqueued (duplicate or JOB_CONFLICT) is the journal's question.
+ */
 export function validateJob(raw: unknown): Validated<Job> {
   const shape = checkJsonShape(raw);
   if (shape.length > 0) return { ok: false, issues: shape };
@@ -18,9 +23,16 @@ export function validateJob(raw: unknown): Validated<Job> {
 }
 
 /**
- * Validates an AgentOutput against its schema and the config: every alias configured, branches
- * allowed, limits kept, nothing outside a target's sandbox by its text alone. Returns every issue,
- * each with its field path. Pure: the effects package checks the file system again before writing.
+ * Validates an AgentOutput against its schema and the config.
+ *
+ * Checked: its raw JSON shape, every alias configured, branches allowed, limits kept (`maxEffects`,
+ * `maxFileBytes`), base64 well-formed, no publish on idem's own subjects, nothing outside a
+ * target's sandbox by its text alone.
+ *
+ * Never throws: every issue comes back with its field path (an invalid submission writes nothing).
+ * Pure and deterministic, so the executor, the HTTP API and `idem submit` refuse the same outputs;
+ * the effects package checks the file system again before writing. `limits.maxOutputBytes` is the
+ * caller's check on the raw text, before parsing.
  */
 export function validateOutput(raw: unknown, config: Config): Validated<AgentOutput> {
   const shape = checkJsonShape(raw);
