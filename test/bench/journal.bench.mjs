@@ -84,7 +84,7 @@ async function journalRecord(dir, sync) {
   for (let i = 0; i < N; i++) {
     const o = output(i, "rec");
     const t0 = process.hrtime.bigint();
-    await j.record(o, { source: "bench", targets: ["root:out"] });
+    await j.outputs.record(o, { source: "bench", targets: ["root:out"] });
     lat.push(us(t0));
   }
   await j.close();
@@ -122,12 +122,12 @@ async function atScale(dir, n) {
   const claim = [];
   for (let i = 0; i < 1000; i++) {
     let t0 = process.hrtime.bigint();
-    await j.record(output(i, `s${n}`), { source: "bench", targets: ["root:out"] });
+    await j.outputs.record(output(i, `s${n}`), { source: "bench", targets: ["root:out"] });
     rec.push(us(t0));
     t0 = process.hrtime.bigint();
-    const c = await j.claim({ owner: "bench", leaseMs: 60_000, maxLeaseExpiries: 50 });
+    const c = await j.runs.claim({ owner: "bench", leaseMs: 60_000, maxLeaseExpiries: 50 });
     claim.push(us(t0));
-    await j.complete(c.lease);
+    await j.runs.complete(c.lease);
   }
   await j.close();
   return { rec, claim };

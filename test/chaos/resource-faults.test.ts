@@ -47,7 +47,7 @@ describe("the journal under resource faults", () => {
         let i = 0;
         for (; i < 1000; i++) {
           try {
-            await journal.record(out(i), { source: "test", targets: [`root:${i % 2}`] });
+            await journal.outputs.record(out(i), { source: "test", targets: [`root:${i % 2}`] });
           } catch (e) {
             full = e;
             break;
@@ -65,15 +65,18 @@ describe("the journal under resource faults", () => {
             .get() as { o: number; r: number; e: number };
         const afterFull = counts();
         expect(afterFull).toEqual({ o: i, r: i, e: i });
-        expect(await journal.has(`job-${i}`)).toBe(false);
+        expect(await journal.outputs.has(`job-${i}`)).toBe(false);
         small.grow(8192);
-        const retried = await journal.record(out(i), { source: "test", targets: ["root:0"] });
+        const retried = await journal.outputs.record(out(i), {
+          source: "test",
+          targets: ["root:0"],
+        });
         expect(retried.status).toBe("recorded");
-        expect((await journal.record(out(i), { source: "test", targets: ["root:0"] })).status).toBe(
-          "duplicate",
-        );
+        expect(
+          (await journal.outputs.record(out(i), { source: "test", targets: ["root:0"] })).status,
+        ).toBe("duplicate");
         expect(counts()).toEqual({ o: i + 1, r: i + 1, e: i + 1 });
-        expect(await journal.integrity()).toEqual([]);
+        expect(await journal.maintenance.integrity()).toEqual([]);
         await journal.close();
       } finally {
         small.unmount();
@@ -102,7 +105,7 @@ describe("the journal under resource faults", () => {
       await (await openJournal(path)).close();
       const patient = await openJournal(path, { busyTimeoutMs: 10_000 });
       const released = await hold(1000);
-      const r = await patient.record(
+      const r = await patient.outputs.record(
         { jobId: "a", agent: "w", effects: [] },
         { source: "test", targets: [] },
       );
@@ -110,16 +113,16 @@ describe("the journal under resource faults", () => {
       await released.exited;
       const hasty = await openJournal(path, { busyTimeoutMs: 100 });
       const releasedAgain = await hold(1500);
-      const err = await hasty
+      const err = await hasty.outputs
         .record({ jobId: "b", agent: "w", effects: [] }, { source: "test", targets: [] })
         .catch((e) => e);
       expect((err as { code?: string }).code).toMatch(/^SQLITE_BUSY/);
       expect(classifyError(err)).toBe("transient");
       await releasedAgain.exited;
-      expect(await hasty.has("b")).toBe(false);
+      expect(await hasty.outputs.has("b")).toBe(false);
       expect(
         (
-          await hasty.record(
+          await hasty.outputs.record(
             { jobId: "b", agent: "w", effects: [] },
             { source: "test", targets: [] },
           )

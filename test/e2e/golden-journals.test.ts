@@ -15,23 +15,23 @@ describe("golden journals", () => {
         const path = join(dir, file);
         copyFileSync(join(V1, file), path);
         const j = await openJournal(path);
-        expect(await j.integrity()).toEqual([]);
+        expect(await j.maintenance.integrity()).toEqual([]);
         const s = await j.status();
         expect(s).toMatchObject({ outputs: 3, rejections: 1, deadLetters: 1 });
         expect(s.runs).toMatchObject({ done: 1, dead: 1, pending: 1 });
-        expect((await j.get("done-1"))?.output.summary).toBe("one");
-        expect((await j.effects("done-1"))[0]).toMatchObject({
+        expect((await j.outputs.get("done-1"))?.output.summary).toBe("one");
+        expect((await j.ledger.forJob("done-1"))[0]).toMatchObject({
           state: "applied",
           detail: { commit: "c1" },
         });
-        expect((await j.latestRun("dead-2"))?.class).toBe("conflict");
+        expect((await j.runs.latest("dead-2"))?.class).toBe("conflict");
         // Migration 0004 carried the job's input over to job_inputs.
-        expect(await j.getJob("queued-4")).toMatchObject({
+        expect(await j.jobs.get("queued-4")).toMatchObject({
           state: "queued",
           input: { topic: "x" },
         });
         // Today's input hash is the one the old journal holds: the same job claims, not conflicts.
-        const claimed = await j.claimJob(
+        const claimed = await j.jobs.claim(
           { jobId: "queued-4", agent: "writer", input: { topic: "x" } },
           { owner: "today", leaseMs: 1000 },
         );
@@ -41,9 +41,11 @@ describe("golden journals", () => {
           { target: "repo:site@main", run_id: 3 },
         ]);
         // The history goes on: the pending run is claimable and a replay adds generation 2.
-        const c = await j.claim({ owner: "today", leaseMs: 1000, maxLeaseExpiries: 5 });
+        const c = await j.runs.claim({ owner: "today", leaseMs: 1000, maxLeaseExpiries: 5 });
         expect(c?.output.jobId).toBe("pending-3");
-        expect((await j.replay({ jobIds: ["done-1"] }, { actor: "test" }))[0]?.generation).toBe(2);
+        expect(
+          (await j.runs.replay({ jobIds: ["done-1"] }, { actor: "test" }))[0]?.generation,
+        ).toBe(2);
         await j.close();
       } finally {
         rmSync(dir, { recursive: true, force: true });

@@ -39,7 +39,10 @@ describe("SqliteJournalStore under any interleaving", () => {
           switch (op.t) {
             case "submit": {
               const o = output(`job-${op.job}`, `content-${op.content}`);
-              const r = await j.record(o, { source: "prop", targets: [`root:${op.job % 2}`] });
+              const r = await j.outputs.record(o, {
+                source: "prop",
+                targets: [`root:${op.job % 2}`],
+              });
               const h = contentHash(o);
               const expected = !first.has(o.jobId)
                 ? "recorded"
@@ -51,7 +54,7 @@ describe("SqliteJournalStore under any interleaving", () => {
               break;
             }
             case "claim": {
-              const c = await j.claim({
+              const c = await j.runs.claim({
                 owner: `o${op.owner}`,
                 leaseMs: 1000,
                 maxLeaseExpiries: 100,
@@ -74,17 +77,17 @@ describe("SqliteJournalStore under any interleaving", () => {
               const isCurrent = current.get(lease.runId) === lease.token;
               let ok = true;
               try {
-                if (op.t === "complete") await j.complete(lease);
+                if (op.t === "complete") await j.runs.complete(lease);
                 else if (op.t === "fail")
-                  await j.fail(lease, {
+                  await j.runs.fail(lease, {
                     class: "transient",
                     error: "x",
                     nextAt: t.clock.now() + 100,
                   });
-                else if (op.t === "extend") await j.extendLease(lease, 1000);
-                else if (op.t === "release") await j.release(lease);
+                else if (op.t === "extend") await j.runs.extendLease(lease, 1000);
+                else if (op.t === "release") await j.runs.release(lease);
                 else
-                  await j.intend(lease, {
+                  await j.ledger.intend(lease, {
                     key: `${lease.jobId}/0`,
                     idx: 0,
                     kind: "git.commit",
@@ -119,7 +122,7 @@ describe("SqliteJournalStore under any interleaving", () => {
           lease_token: string;
         }[];
         for (const r of running) expect(current.get(r.id)).toBe(r.lease_token);
-        expect(await j.integrity()).toEqual([]);
+        expect(await j.maintenance.integrity()).toEqual([]);
       }),
       { numRuns: 60 },
     );

@@ -31,7 +31,7 @@ describe("SqliteJournalStore shared by processes", () => {
       expect(s.runs.done).toBe(jobs);
       const recorded = await journal.events.list({ type: "output.recorded" });
       expect(recorded).toHaveLength(jobs);
-      expect(await journal.integrity()).toEqual([]);
+      expect(await journal.maintenance.integrity()).toEqual([]);
       await journal.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

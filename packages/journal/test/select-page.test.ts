@@ -2,20 +2,20 @@ import type { ReplaySelection } from "@idem/journal";
 import { describe, expect, it } from "vitest";
 import { CLAIM, output, tempJournal } from "./helpers.js";
 
-describe("SqliteJournalStore selectPage", () => {
+describe("SqliteJournalStore outputs.page", () => {
   it("reads page after page exactly what select reads, for every kind of selection", async () => {
     await using t = await tempJournal();
     for (let i = 0; i < 23; i++) {
       t.clock.advance(1000);
-      await t.journal.record(
+      await t.journal.outputs.record(
         { ...output(`j${i}`), agent: i % 3 === 0 ? "reviewer" : "writer" },
         { source: "cli", targets: [] },
       );
     }
     for (let i = 0; i < 5; i++) {
-      const claim = await t.journal.claim(CLAIM);
+      const claim = await t.journal.runs.claim(CLAIM);
       if (!claim) throw new Error("no claim");
-      await t.journal.complete(claim.lease);
+      await t.journal.runs.complete(claim.lease);
     }
     const selections: ReplaySelection[] = [
       { all: true },
@@ -28,11 +28,11 @@ describe("SqliteJournalStore selectPage", () => {
       {},
     ];
     for (const selection of selections) {
-      const all = await t.journal.select(selection);
+      const all = await t.journal.outputs.select(selection);
       for (const limit of [1, 4, 100]) {
         const paged = [];
         for (let afterSeq = 0; ; ) {
-          const page = await t.journal.selectPage(selection, { afterSeq, limit });
+          const page = await t.journal.outputs.page(selection, { afterSeq, limit });
           expect(page.length).toBeLessThanOrEqual(limit);
           paged.push(...page);
           if (page.length < limit) break;
@@ -41,7 +41,7 @@ describe("SqliteJournalStore selectPage", () => {
         expect(paged).toEqual(all);
       }
     }
-    expect((await t.journal.select({ agent: "reviewer" })).map((o) => o.jobId)).toEqual([
+    expect((await t.journal.outputs.select({ agent: "reviewer" })).map((o) => o.jobId)).toEqual([
       "j0",
       "j3",
       "j6",
@@ -51,6 +51,36 @@ describe("SqliteJournalStore selectPage", () => {
       "j18",
       "j21",
     ]);
-    expect(await t.journal.selectPage({ all: true }, { afterSeq: 0, limit: 0 })).toEqual([]);
+    expect(await t.journal.outputs.page({ all: true }, { afterSeq: 0, limit: 0 })).toEqual([]);
+  });
+
+  it("selects, pages and replays a selection of more job IDs than SQLite binds in one statement", async () => {
+    await using t = await tempJournal();
+    for (let i = 0; i < 30; i++) {
+      await t.journal.outputs.record(output(`j${i}`), { source: "cli", targets: [] });
+    }
+    // 40,000 IDs (over SQLite's 32,766 bound parameters), the recorded ones among them twice.
+    const ids = [
+      ...Array.from({ length: 39_940 }, (_, i) => `missing-${i}`),
+      ...Array.from({ length: 30 }, (_, i) => `j${29 - i}`),
+      ...Array.from({ length: 30 }, (_, i) => `j${i}`),
+    ];
+    const expected = Array.from({ length: 30 }, (_, i) => `j${i}`);
+    expect((await t.journal.outputs.select({ jobIds: ids })).map((o) => o.jobId)).toEqual(expected);
+    const paged = [];
+    for (let afterSeq = 0; ; ) {
+      const page = await t.journal.outputs.page({ jobIds: ids }, { afterSeq, limit: 7 });
+      paged.push(...page);
+      if (page.length < 7) break;
+      afterSeq = page[page.length - 1]?.seq ?? afterSeq;
+    }
+    expect(paged.map((o) => o.jobId)).toEqual(expected);
+    for (let i = 0; i < 30; i++) {
+      const claim = await t.journal.runs.claim(CLAIM);
+      if (!claim) throw new Error("no claim");
+      await t.journal.runs.complete(claim.lease);
+    }
+    const replayed = await t.journal.runs.replay({ jobIds: ids }, { actor: "test" });
+    expect(replayed.map((r) => [r.jobId, r.generation])).toEqual(expected.map((id) => [id, 2]));
   });
 });

@@ -9,11 +9,11 @@ import { CLAIM, output, tempJournal } from "./helpers.js";
 describe("SqliteJournalStore outputs", () => {
   it("records an output once; the same content again is a duplicate", async () => {
     await using t = await tempJournal();
-    const first = await t.journal.record(output("j1"), {
+    const first = await t.journal.outputs.record(output("j1"), {
       source: "cli",
       targets: ["repo:site@main"],
     });
-    const again = await t.journal.record(output("j1"), {
+    const again = await t.journal.outputs.record(output("j1"), {
       source: "http",
       targets: ["repo:site@main"],
     });
@@ -28,15 +28,18 @@ describe("SqliteJournalStore outputs", () => {
 
   it("refuses a conflicting output and leaves the first byte-for-byte unchanged, with a rejection row", async () => {
     await using t = await tempJournal();
-    await t.journal.record(output("j1", "first"), { source: "cli", targets: [] });
+    await t.journal.outputs.record(output("j1", "first"), { source: "cli", targets: [] });
     const before = t.journal.database.prepare("SELECT * FROM outputs").all();
-    const r = await t.journal.record(output("j1", "second"), { source: "cli", targets: [] });
+    const r = await t.journal.outputs.record(output("j1", "second"), {
+      source: "cli",
+      targets: [],
+    });
     expect(r.status).toBe("conflict");
     expect(t.journal.database.prepare("SELECT * FROM outputs").all()).toEqual(before);
-    const rej = await t.journal.rejections("j1");
+    const rej = await t.journal.outputs.rejections("j1");
     expect(rej).toHaveLength(1);
     expect(JSON.parse(rej[0]?.body ?? "{}").summary).toBe("second");
-    expect((await t.journal.get("j1"))?.output.summary).toBe("first");
+    expect((await t.journal.outputs.get("j1"))?.output.summary).toBe("first");
   });
 
   it("answers concurrent records sharing one commit each as if alone: first call wins", async () => {
@@ -45,12 +48,12 @@ describe("SqliteJournalStore outputs", () => {
       output(`job-${i % 20}`, `v${Math.floor(i / 20) % 2}`),
     );
     const results = await Promise.all(
-      calls.map((o) => t.journal.record(o, { source: "cli", targets: [] })),
+      calls.map((o) => t.journal.outputs.record(o, { source: "cli", targets: [] })),
     );
     expect(results.slice(0, 20).every((r) => r.status === "recorded")).toBe(true);
     expect(results.slice(20, 40).every((r) => r.status === "conflict")).toBe(true);
     expect(results.slice(40).every((r) => r.status === "duplicate")).toBe(true);
-    expect((await t.journal.get("job-3"))?.output.summary).toBe("v0");
+    expect((await t.journal.outputs.get("job-3"))?.output.summary).toBe("v0");
     expect((await t.journal.status()).rejections).toBe(20);
   });
 
@@ -60,10 +63,10 @@ describe("SqliteJournalStore outputs", () => {
     // inserted: the write must leave neither behind, and its neighbours must not suffer for it.
     const unbindable = [{}] as unknown as string[];
     const results = await Promise.allSettled([
-      t.journal.record(output("a"), { source: "cli", targets: ["repo:site@main"] }),
-      t.journal.record(output("half"), { source: "cli", targets: unbindable }),
-      t.journal.record(output("b"), { source: "cli", targets: ["repo:site@main"] }),
-      t.journal.appendEvent({ jobId: "a", type: "note", actor: "test" }),
+      t.journal.outputs.record(output("a"), { source: "cli", targets: ["repo:site@main"] }),
+      t.journal.outputs.record(output("half"), { source: "cli", targets: unbindable }),
+      t.journal.outputs.record(output("b"), { source: "cli", targets: ["repo:site@main"] }),
+      t.journal.events.append({ jobId: "a", type: "note", actor: "test" }),
     ]);
     expect(results.map((r) => r.status)).toEqual([
       "fulfilled",
@@ -71,7 +74,7 @@ describe("SqliteJournalStore outputs", () => {
       "fulfilled",
       "fulfilled",
     ]);
-    expect(await t.journal.has("half")).toBe(false);
+    expect(await t.journal.outputs.has("half")).toBe(false);
     expect(await t.journal.events.list({ jobId: "half" })).toEqual([]);
     expect((await t.journal.status()).outputs).toBe(2);
     const runs = t.journal.database.prepare("SELECT job_id FROM runs ORDER BY job_id").all();
@@ -84,23 +87,23 @@ describe("SqliteJournalStore outputs", () => {
 
   it("refuses UPDATE and DELETE of outputs at the database (invariant 2)", async () => {
     await using t = await tempJournal();
-    await t.journal.record(output("j1"), { source: "cli", targets: [] });
+    await t.journal.outputs.record(output("j1"), { source: "cli", targets: [] });
     const db = t.journal.database;
     expect(() => db.prepare("UPDATE outputs SET body = 'x'").run()).toThrow(/immutable/);
     expect(() => db.prepare("DELETE FROM outputs").run()).toThrow(/prune/);
     expect(() => db.prepare("UPDATE events SET type = 'x'").run()).toThrow(/append-only/);
-    await t.journal.record(output("j1", "other"), { source: "cli", targets: [] });
+    await t.journal.outputs.record(output("j1", "other"), { source: "cli", targets: [] });
     expect(() => db.prepare("DELETE FROM rejections").run()).toThrow(/prune/);
-    await t.journal.enqueueJob({ jobId: "q", agent: "writer", input: { a: 1 } });
+    await t.journal.jobs.enqueue({ jobId: "q", agent: "writer", input: { a: 1 } });
     expect(() => db.prepare("UPDATE job_inputs SET input = '{}'").run()).toThrow(/immutable/);
     expect(() => db.prepare("DELETE FROM job_inputs").run()).toThrow(/prune/);
-    expect((await t.journal.getJob("q"))?.input).toEqual({ a: 1 });
-    expect(await t.journal.integrity()).toEqual([]);
+    expect((await t.journal.jobs.get("q"))?.input).toEqual({ a: 1 });
+    expect(await t.journal.maintenance.integrity()).toEqual([]);
     // Past the guard (as only prune may), a job without its input is reported, like a lost trigger.
     db.prepare("INSERT INTO prune_guard (id) VALUES (1)").run();
     db.prepare("DELETE FROM job_inputs").run();
     db.prepare("DROP TRIGGER events_no_update").run();
-    expect(await t.journal.integrity()).toEqual([
+    expect(await t.journal.maintenance.integrity()).toEqual([
       "trigger events_no_update is missing: outputs are not protected",
       "job q has no input",
     ]);
@@ -108,38 +111,45 @@ describe("SqliteJournalStore outputs", () => {
 
   it("prunes only through the guard and keeps what is still active", async () => {
     await using t = await tempJournal();
-    await t.journal.record(output("old"), { source: "cli", targets: [] });
-    await t.journal.record(output("busy"), { source: "cli", targets: ["repo:site@main"] });
-    const c = await t.journal.claim(CLAIM);
+    await t.journal.outputs.record(output("old"), { source: "cli", targets: [] });
+    await t.journal.outputs.record(output("busy"), { source: "cli", targets: ["repo:site@main"] });
+    const c = await t.journal.runs.claim(CLAIM);
     expect(c?.output.jobId).toBe("old");
-    if (c) await t.journal.complete(c.lease);
+    if (c) await t.journal.runs.complete(c.lease);
     t.clock.advance(10_000);
     const archived: string[] = [];
-    const r = await t.journal.prune({
+    const r = await t.journal.maintenance.prune({
       before: t.clock.now(),
       archive: (e) => void archived.push(e.output.jobId),
     });
     expect(r.outputs).toBe(1);
     expect(archived).toEqual(["old"]);
-    expect(await t.journal.has("old")).toBe(false);
-    expect(await t.journal.has("busy")).toBe(true);
+    expect(await t.journal.outputs.has("old")).toBe(false);
+    expect(await t.journal.outputs.has("busy")).toBe(true);
     expect(() => t.journal.database.prepare("DELETE FROM outputs").run()).toThrow(/prune/);
   });
 
   it("lists outputs with their latest run state, filtered", async () => {
     await using t = await tempJournal();
-    await t.journal.record(output("a"), { source: "cli", targets: [] });
+    await t.journal.outputs.record(output("a"), { source: "cli", targets: [] });
     t.clock.advance(1000);
-    await t.journal.record({ ...output("b"), agent: "reviewer" }, { source: "cli", targets: [] });
-    const c = await t.journal.claim(CLAIM);
-    if (c) await t.journal.complete(c.lease);
-    expect((await t.journal.list()).map((o) => [o.jobId, o.state])).toEqual([
+    await t.journal.outputs.record(
+      { ...output("b"), agent: "reviewer" },
+      { source: "cli", targets: [] },
+    );
+    const c = await t.journal.runs.claim(CLAIM);
+    if (c) await t.journal.runs.complete(c.lease);
+    expect((await t.journal.outputs.list()).map((o) => [o.jobId, o.state])).toEqual([
       ["a", "done"],
       ["b", "pending"],
     ]);
-    expect((await t.journal.list({ agent: "reviewer" })).map((o) => o.jobId)).toEqual(["b"]);
-    expect((await t.journal.list({ since: t.clock.now() })).map((o) => o.jobId)).toEqual(["b"]);
-    expect((await t.journal.list({ state: "done" })).map((o) => o.jobId)).toEqual(["a"]);
+    expect((await t.journal.outputs.list({ agent: "reviewer" })).map((o) => o.jobId)).toEqual([
+      "b",
+    ]);
+    expect((await t.journal.outputs.list({ since: t.clock.now() })).map((o) => o.jobId)).toEqual([
+      "b",
+    ]);
+    expect((await t.journal.outputs.list({ state: "done" })).map((o) => o.jobId)).toEqual(["a"]);
     const s = await t.journal.status();
     expect(s.runs).toMatchObject({ done: 1, pending: 1 });
   });
@@ -148,90 +158,96 @@ describe("SqliteJournalStore outputs", () => {
 describe("SqliteJournalStore runs", () => {
   it("claims in recording order per target and lets other targets proceed", async () => {
     await using t = await tempJournal();
-    await t.journal.record(output("a"), { source: "cli", targets: ["repo:site@main"] });
-    await t.journal.record(output("b"), { source: "cli", targets: ["repo:site@main"] });
-    await t.journal.record(output("c"), { source: "cli", targets: ["root:outbox"] });
-    const first = await t.journal.claim(CLAIM);
-    const second = await t.journal.claim(CLAIM);
-    const third = await t.journal.claim(CLAIM);
+    await t.journal.outputs.record(output("a"), { source: "cli", targets: ["repo:site@main"] });
+    await t.journal.outputs.record(output("b"), { source: "cli", targets: ["repo:site@main"] });
+    await t.journal.outputs.record(output("c"), { source: "cli", targets: ["root:outbox"] });
+    const first = await t.journal.runs.claim(CLAIM);
+    const second = await t.journal.runs.claim(CLAIM);
+    const third = await t.journal.runs.claim(CLAIM);
     expect([first?.output.jobId, second?.output.jobId, third]).toEqual(["a", "c", undefined]);
-    if (first) await t.journal.complete(first.lease);
-    expect((await t.journal.claim(CLAIM))?.output.jobId).toBe("b");
+    if (first) await t.journal.runs.complete(first.lease);
+    expect((await t.journal.runs.claim(CLAIM))?.output.jobId).toBe("b");
   });
 
   it("holds a run with several targets ahead on each of them, and forgets the targets of finished runs", async () => {
     await using t = await tempJournal();
-    await t.journal.record(output("a"), { source: "cli", targets: ["root:x", "root:y"] });
-    await t.journal.record(output("b"), { source: "cli", targets: ["root:y"] });
-    await t.journal.record(output("c"), { source: "cli", targets: ["root:x"] });
-    await t.journal.record(output("d"), { source: "cli", targets: ["root:z"] });
-    const a = await t.journal.claim(CLAIM);
+    await t.journal.outputs.record(output("a"), { source: "cli", targets: ["root:x", "root:y"] });
+    await t.journal.outputs.record(output("b"), { source: "cli", targets: ["root:y"] });
+    await t.journal.outputs.record(output("c"), { source: "cli", targets: ["root:x"] });
+    await t.journal.outputs.record(output("d"), { source: "cli", targets: ["root:z"] });
+    const a = await t.journal.runs.claim(CLAIM);
     expect(a?.output.jobId).toBe("a");
-    expect((await t.journal.claim(CLAIM))?.output.jobId).toBe("d");
-    expect(await t.journal.claim(CLAIM)).toBeUndefined();
-    if (a) await t.journal.complete(a.lease);
-    const next = [await t.journal.claim(CLAIM), await t.journal.claim(CLAIM)];
+    expect((await t.journal.runs.claim(CLAIM))?.output.jobId).toBe("d");
+    expect(await t.journal.runs.claim(CLAIM)).toBeUndefined();
+    if (a) await t.journal.runs.complete(a.lease);
+    const next = [await t.journal.runs.claim(CLAIM), await t.journal.runs.claim(CLAIM)];
     expect(next.map((c) => c?.output.jobId)).toEqual(["b", "c"]);
-    for (const c of next) if (c) await t.journal.complete(c.lease);
+    for (const c of next) if (c) await t.journal.runs.complete(c.lease);
     const active = t.journal.database.prepare("SELECT target, run_id FROM active_targets").all();
     expect(active).toEqual([{ target: "root:z", run_id: 4 }]);
   });
 
   it("puts a resolved run back in its place on its target, ahead of runs recorded after it", async () => {
     await using t = await tempJournal();
-    await t.journal.record(output("a"), { source: "cli", targets: ["root:x"] });
-    const c = await t.journal.claim(CLAIM);
+    await t.journal.outputs.record(output("a"), { source: "cli", targets: ["root:x"] });
+    const c = await t.journal.runs.claim(CLAIM);
     if (!c) throw new Error("claim");
-    await t.journal.intend(c.lease, { key: "a/0", idx: 0, kind: "http.request", specHash: "h" });
-    await t.journal.settle(c.lease, "a/0", "uncertain");
-    await t.journal.dead(c.lease, { class: "uncertain", error: "timeout after send" });
-    await t.journal.record(output("b"), { source: "cli", targets: ["root:x"] });
-    await t.journal.resolve("a", "applied", "saw it in the webhook logs", "oncall");
+    await t.journal.ledger.intend(c.lease, {
+      key: "a/0",
+      idx: 0,
+      kind: "http.request",
+      specHash: "h",
+    });
+    await t.journal.ledger.settle(c.lease, "a/0", "uncertain");
+    await t.journal.runs.markDead(c.lease, { class: "uncertain", error: "timeout after send" });
+    await t.journal.outputs.record(output("b"), { source: "cli", targets: ["root:x"] });
+    await t.journal.ledger.resolve("a", "applied", "saw it in the webhook logs", "oncall");
     // a is pending again and first on root:x: b waits until a is done.
-    const again = await t.journal.claim(CLAIM);
+    const again = await t.journal.runs.claim(CLAIM);
     expect(again?.output.jobId).toBe("a");
-    expect(await t.journal.claim(CLAIM)).toBeUndefined();
-    if (again) await t.journal.complete(again.lease);
-    expect((await t.journal.claim(CLAIM))?.output.jobId).toBe("b");
+    expect(await t.journal.runs.claim(CLAIM)).toBeUndefined();
+    if (again) await t.journal.runs.complete(again.lease);
+    expect((await t.journal.runs.claim(CLAIM))?.output.jobId).toBe("b");
   });
 
   it("refuses a stale lease holder after a takeover and counts the expiry, not an attempt", async () => {
     await using t = await tempJournal();
-    await t.journal.record(output("a"), { source: "cli", targets: [] });
-    const stale = await t.journal.claim(CLAIM);
+    await t.journal.outputs.record(output("a"), { source: "cli", targets: [] });
+    const stale = await t.journal.runs.claim(CLAIM);
     expect(stale).toBeDefined();
-    expect(await t.journal.claim(CLAIM)).toBeUndefined();
+    expect(await t.journal.runs.claim(CLAIM)).toBeUndefined();
     t.clock.advance(1001);
-    const fresh = await t.journal.claim({ ...CLAIM, owner: "other" });
+    const fresh = await t.journal.runs.claim({ ...CLAIM, owner: "other" });
     expect(fresh?.takeover).toBe(true);
     expect(fresh?.run.leaseExpiries).toBe(1);
     expect(fresh?.run.attempts).toBe(0);
     if (!stale || !fresh) return;
     const key = "a/0";
     for (const write of [
-      () => t.journal.complete(stale.lease),
-      () => t.journal.intend(stale.lease, { key, idx: 0, kind: "git.commit", specHash: "h" }),
-      () => t.journal.fail(stale.lease, { class: "transient", error: "x", nextAt: 0 }),
-      () => t.journal.extendLease(stale.lease, 1000),
+      () => t.journal.runs.complete(stale.lease),
+      () =>
+        t.journal.ledger.intend(stale.lease, { key, idx: 0, kind: "git.commit", specHash: "h" }),
+      () => t.journal.runs.fail(stale.lease, { class: "transient", error: "x", nextAt: 0 }),
+      () => t.journal.runs.extendLease(stale.lease, 1000),
     ]) {
       await expect(write()).rejects.toSatisfy((e) => isIdemError(e, "LEASE_LOST"));
     }
-    await t.journal.complete(fresh.lease);
-    expect((await t.journal.latestRun("a"))?.state).toBe("done");
+    await t.journal.runs.complete(fresh.lease);
+    expect((await t.journal.runs.latest("a"))?.state).toBe("done");
   });
 
   it("goes dead after maxLeaseExpiries takeovers and releases its target, naming the runs that went ahead", async () => {
     await using t = await tempJournal();
-    await t.journal.record(output("a"), { source: "cli", targets: ["root:x"] });
-    await t.journal.record(output("b"), { source: "cli", targets: ["root:x"] });
+    await t.journal.outputs.record(output("a"), { source: "cli", targets: ["root:x"] });
+    await t.journal.outputs.record(output("b"), { source: "cli", targets: ["root:x"] });
     for (let i = 0; i < 3; i++) {
-      const c = await t.journal.claim(CLAIM);
+      const c = await t.journal.runs.claim(CLAIM);
       expect(c?.output.jobId).toBe(i < 3 ? "a" : "b");
       t.clock.advance(1001);
     }
-    const next = await t.journal.claim(CLAIM);
+    const next = await t.journal.runs.claim(CLAIM);
     expect(next?.output.jobId).toBe("b");
-    const a = await t.journal.latestRun("a");
+    const a = await t.journal.runs.latest("a");
     expect(a?.state).toBe("dead");
     expect(a?.class).toBe("infrastructure");
     expect(a?.lastError).toMatch(/go ahead: b/);
@@ -239,28 +255,28 @@ describe("SqliteJournalStore runs", () => {
 
   it("fails with a retry time, then is due again", async () => {
     await using t = await tempJournal();
-    await t.journal.record(output("a"), { source: "cli", targets: [] });
-    const c = await t.journal.claim(CLAIM);
+    await t.journal.outputs.record(output("a"), { source: "cli", targets: [] });
+    const c = await t.journal.runs.claim(CLAIM);
     if (!c) throw new Error("claim");
-    await t.journal.fail(c.lease, {
+    await t.journal.runs.fail(c.lease, {
       class: "transient",
       error: "locked",
       nextAt: t.clock.now() + 500,
     });
-    expect(await t.journal.claim(CLAIM)).toBeUndefined();
-    expect(await t.journal.nextDueAt()).toBe(t.clock.now() + 500);
+    expect(await t.journal.runs.claim(CLAIM)).toBeUndefined();
+    expect(await t.journal.runs.nextDueAt()).toBe(t.clock.now() + 500);
     t.clock.advance(500);
-    const again = await t.journal.claim(CLAIM);
+    const again = await t.journal.runs.claim(CLAIM);
     expect(again?.run.attempts).toBe(1);
     expect(again?.takeover).toBe(false);
   });
 
   it("keeps an effects ledger per generation and replays into an empty one", async () => {
     await using t = await tempJournal();
-    await t.journal.record(output("a"), { source: "cli", targets: ["repo:site@main"] });
-    const c = await t.journal.claim(CLAIM);
+    await t.journal.outputs.record(output("a"), { source: "cli", targets: ["repo:site@main"] });
+    const c = await t.journal.runs.claim(CLAIM);
     if (!c) throw new Error("claim");
-    const e = await t.journal.intend(c.lease, {
+    const e = await t.journal.ledger.intend(c.lease, {
       key: "a/0",
       idx: 0,
       kind: "git.commit",
@@ -268,7 +284,7 @@ describe("SqliteJournalStore runs", () => {
       detail: { base: "b1" },
     });
     expect(e.state).toBe("intended");
-    const again = await t.journal.intend(c.lease, {
+    const again = await t.journal.ledger.intend(c.lease, {
       key: "a/0",
       idx: 0,
       kind: "git.commit",
@@ -276,32 +292,42 @@ describe("SqliteJournalStore runs", () => {
     });
     expect(again.attempts).toBe(2);
     expect(again.detail).toEqual({ base: "b1" });
-    await t.journal.settle(c.lease, "a/0", "applied", { commit: "c1" });
-    await t.journal.complete(c.lease);
-    const runs = await t.journal.replay({ all: true }, { actor: "human" });
+    await t.journal.ledger.settle(c.lease, "a/0", "applied", { commit: "c1" });
+    await t.journal.runs.complete(c.lease);
+    const runs = await t.journal.runs.replay({ all: true }, { actor: "human" });
     expect(runs.map((r) => r.generation)).toEqual([2]);
-    expect(await t.journal.effects("a", 2)).toEqual([]);
-    expect((await t.journal.effectHistory("a/0")).map((x) => [x.generation, x.state])).toEqual([
+    expect(await t.journal.ledger.forJob("a", 2)).toEqual([]);
+    expect((await t.journal.ledger.history("a/0")).map((x) => [x.generation, x.state])).toEqual([
       [1, "applied"],
     ]);
     // An active run is not replayed again beside itself.
-    expect(await t.journal.replay({ jobIds: ["a"] }, { actor: "human" })).toEqual([]);
+    expect(await t.journal.runs.replay({ jobIds: ["a"] }, { actor: "human" })).toEqual([]);
   });
 
   it("resolves an uncertain effect of a dead run with a reason and returns the run to pending", async () => {
     await using t = await tempJournal();
-    await t.journal.record(output("a"), { source: "cli", targets: [] });
-    const c = await t.journal.claim(CLAIM);
+    await t.journal.outputs.record(output("a"), { source: "cli", targets: [] });
+    const c = await t.journal.runs.claim(CLAIM);
     if (!c) throw new Error("claim");
-    await t.journal.intend(c.lease, { key: "a/0", idx: 0, kind: "http.request", specHash: "h" });
-    await t.journal.settle(c.lease, "a/0", "uncertain");
-    await t.journal.dead(c.lease, { class: "uncertain", error: "timeout after send" });
-    await expect(t.journal.resolve("a", "applied", " ", "oncall")).rejects.toSatisfy((e) =>
+    await t.journal.ledger.intend(c.lease, {
+      key: "a/0",
+      idx: 0,
+      kind: "http.request",
+      specHash: "h",
+    });
+    await t.journal.ledger.settle(c.lease, "a/0", "uncertain");
+    await t.journal.runs.markDead(c.lease, { class: "uncertain", error: "timeout after send" });
+    await expect(t.journal.ledger.resolve("a", "applied", " ", "oncall")).rejects.toSatisfy((e) =>
       isIdemError(e, "INVALID_INPUT"),
     );
-    const r = await t.journal.resolve("a", "applied", "saw it in the webhook logs", "oncall");
+    const r = await t.journal.ledger.resolve(
+      "a",
+      "applied",
+      "saw it in the webhook logs",
+      "oncall",
+    );
     expect(r.state).toBe("applied");
-    expect((await t.journal.latestRun("a"))?.state).toBe("pending");
+    expect((await t.journal.runs.latest("a"))?.state).toBe("pending");
     const ev = (await t.journal.events.list({ jobId: "a", type: "effect.resolved" }))[0];
     expect(ev?.actor).toBe("oncall");
     expect(ev?.data?.reason).toBe("saw it in the webhook logs");
@@ -312,86 +338,87 @@ describe("SqliteJournalStore jobs", () => {
   it("enqueues once, refuses another input under the same ID, and delivers with a lease", async () => {
     await using t = await tempJournal();
     const job = { jobId: "j1", agent: "writer", input: { n: 1 } };
-    expect((await t.journal.enqueueJob(job)).status).toBe("enqueued");
-    expect((await t.journal.enqueueJob(job)).status).toBe("duplicate");
-    expect((await t.journal.enqueueJob({ ...job, input: { n: 2 } })).status).toBe("conflict");
-    const d = await t.journal.claimNextJob({ owner: "x", leaseMs: 100 });
+    expect((await t.journal.jobs.enqueue(job)).status).toBe("enqueued");
+    expect((await t.journal.jobs.enqueue(job)).status).toBe("duplicate");
+    expect((await t.journal.jobs.enqueue({ ...job, input: { n: 2 } })).status).toBe("conflict");
+    const d = await t.journal.jobs.claimNext({ owner: "x", leaseMs: 100 });
     expect(d?.lease.deliveries).toBe(1);
-    expect(await t.journal.claimNextJob({ owner: "x", leaseMs: 100 })).toBeUndefined();
-    expect((await t.journal.claimJob(job, { owner: "y", leaseMs: 100 })).status).toBe("held");
-    await t.journal.record(
+    expect(await t.journal.jobs.claimNext({ owner: "x", leaseMs: 100 })).toBeUndefined();
+    expect((await t.journal.jobs.claim(job, { owner: "y", leaseMs: 100 })).status).toBe("held");
+    await t.journal.outputs.record(
       { jobId: "j1", agent: "writer", effects: [] },
       { source: "executor", targets: [] },
     );
-    expect((await t.journal.getJob("j1"))?.state).toBe("done");
-    expect((await t.journal.claimJob(job, { owner: "y", leaseMs: 100 })).status).toBe("recorded");
+    expect((await t.journal.jobs.get("j1"))?.state).toBe("done");
+    expect((await t.journal.jobs.claim(job, { owner: "y", leaseMs: 100 })).status).toBe("recorded");
     t.clock.advance(200);
-    expect(await t.journal.claimNextJob({ owner: "x", leaseMs: 100 })).toBeUndefined();
+    expect(await t.journal.jobs.claimNext({ owner: "x", leaseMs: 100 })).toBeUndefined();
   });
 
   it("redelivers after a lost lease and dead-letters after maxDeliver, then retries", async () => {
     await using t = await tempJournal();
-    await t.journal.enqueueJob({ jobId: "j1", agent: "writer", input: null });
-    const first = await t.journal.claimNextJob({ owner: "x", leaseMs: 100, maxDeliver: 2 });
+    await t.journal.jobs.enqueue({ jobId: "j1", agent: "writer", input: null });
+    const first = await t.journal.jobs.claimNext({ owner: "x", leaseMs: 100, maxDeliver: 2 });
     if (!first) throw new Error("deliver");
-    await t.journal.failJob(first.lease, {
+    await t.journal.jobs.fail(first.lease, {
       class: "transient",
       error: "exit 1",
       nextAt: t.clock.now() + 50,
     });
-    expect((await t.journal.getJob("j1"))?.lastClass).toBe("transient");
+    expect((await t.journal.jobs.get("j1"))?.lastClass).toBe("transient");
     t.clock.advance(50);
-    const second = await t.journal.claimNextJob({ owner: "x", leaseMs: 100, maxDeliver: 2 });
+    const second = await t.journal.jobs.claimNext({ owner: "x", leaseMs: 100, maxDeliver: 2 });
     expect(second?.lease.deliveries).toBe(2);
     t.clock.advance(101);
     expect(
-      await t.journal.claimNextJob({ owner: "x", leaseMs: 100, maxDeliver: 2 }),
+      await t.journal.jobs.claimNext({ owner: "x", leaseMs: 100, maxDeliver: 2 }),
     ).toBeUndefined();
     const dl = await t.journal.deadLetters.list({ unresolved: true });
     expect(dl.map((d) => [d.jobId, d.class, d.deliveries])).toEqual([["j1", "infrastructure", 2]]);
     expect((await t.journal.status()).deadLetters).toBe(1);
     expect(
-      (await t.journal.resolveDeadLetter("j1", { action: "retry", actor: "me" })).retries,
+      (await t.journal.deadLetters.resolve("j1", { action: "retry", actor: "me" })).retries,
     ).toBe(1);
     expect(
-      (await t.journal.claimNextJob({ owner: "x", leaseMs: 100, maxDeliver: 2 }))?.lease.deliveries,
+      (await t.journal.jobs.claimNext({ owner: "x", leaseMs: 100, maxDeliver: 2 }))?.lease
+        .deliveries,
     ).toBe(1);
   });
 
   it("answers a claim 'recorded' for a job whose output was submitted before any delivery, writing nothing", async () => {
     await using t = await tempJournal();
-    await t.journal.record(
+    await t.journal.outputs.record(
       { jobId: "s1", agent: "writer", effects: [] },
       { source: "http", targets: [] },
     );
     const job = { jobId: "s1", agent: "writer", input: { n: 1 } };
-    expect((await t.journal.claimJob(job, { owner: "x", leaseMs: 60_000 })).status).toBe(
+    expect((await t.journal.jobs.claim(job, { owner: "x", leaseMs: 60_000 })).status).toBe(
       "recorded",
     );
-    expect(await t.journal.getJob("s1")).toBeUndefined();
+    expect(await t.journal.jobs.get("s1")).toBeUndefined();
   });
 
   it("lists for the outbox republish the queued and running jobs without an output, since a time", async () => {
     await using t = await tempJournal();
     const job = (jobId: string) => ({ jobId, agent: "writer", input: { jobId } });
-    await t.journal.enqueueJob(job("old"));
+    await t.journal.jobs.enqueue(job("old"));
     t.clock.advance(1_000);
     const since = t.clock.now();
-    for (const id of ["queued", "running", "done", "dead"]) await t.journal.enqueueJob(job(id));
-    const running = await t.journal.claimJob(job("running"), { owner: "x", leaseMs: 60_000 });
+    for (const id of ["queued", "running", "done", "dead"]) await t.journal.jobs.enqueue(job(id));
+    const running = await t.journal.jobs.claim(job("running"), { owner: "x", leaseMs: 60_000 });
     expect(running.status).toBe("acquired");
-    await t.journal.claimJob(job("done"), { owner: "x", leaseMs: 60_000 });
-    await t.journal.record(
+    await t.journal.jobs.claim(job("done"), { owner: "x", leaseMs: 60_000 });
+    await t.journal.outputs.record(
       { jobId: "done", agent: "writer", effects: [] },
       { source: "executor", targets: [] },
     );
-    await t.journal.deadLetterJob("dead", { class: "logic", error: "broke", deliveries: 3 });
-    const pending = await t.journal.pendingJobs({ since });
+    await t.journal.deadLetters.add("dead", { class: "logic", error: "broke", deliveries: 3 });
+    const pending = await t.journal.jobs.pending({ since });
     expect(pending.map((j) => [j.jobId, j.state, j.input])).toEqual([
       ["queued", "queued", { jobId: "queued" }],
       ["running", "running", { jobId: "running" }],
     ]);
-    expect((await t.journal.pendingJobs()).map((j) => j.jobId)).toEqual([
+    expect((await t.journal.jobs.pending()).map((j) => j.jobId)).toEqual([
       "old",
       "queued",
       "running",
@@ -432,16 +459,16 @@ describe("SqliteJournalStore group fsync (synchronous FULL)", () => {
     const held = heldFsync();
     const j = await openJournal(join(dir, "j.db"), { fdatasync: held.fdatasync });
     try {
-      const first = j.record(output("a"), { source: "cli", targets: [] });
+      const first = j.outputs.record(output("a"), { source: "cli", targets: [] });
       expect(await settled(first)).toBe(false);
       expect(held.waiting).toHaveLength(1);
       // Committed already (another process could read it), answered only after the fsync.
       const reader = await openJournal(join(dir, "j.db"), { readonly: true });
-      expect(await reader.has("a")).toBe(true);
+      expect(await reader.outputs.has("a")).toBe(true);
       await reader.close();
       // Writes that commit while that fsync runs wait for the next one, all of them together.
       const more = Array.from({ length: 20 }, (_, i) =>
-        j.record(output(`b${i}`), { source: "cli", targets: [] }),
+        j.outputs.record(output(`b${i}`), { source: "cli", targets: [] }),
       );
       expect(await settled(Promise.all(more))).toBe(false);
       held.release(); // the first fsync: answers "a" only
@@ -452,7 +479,7 @@ describe("SqliteJournalStore group fsync (synchronous FULL)", () => {
       expect((await Promise.all(more)).every((r) => r.status === "recorded")).toBe(true);
       expect(j.fsyncs).toBe(2);
       // Claims and leases do not wait for an fsync of their own.
-      const c = await j.claim({ owner: "t", leaseMs: 60_000, maxLeaseExpiries: 3 });
+      const c = await j.runs.claim({ owner: "t", leaseMs: 60_000, maxLeaseExpiries: 3 });
       expect(c?.output.jobId).toBe("a");
       expect(j.fsyncs).toBe(2);
     } finally {
@@ -468,12 +495,12 @@ describe("SqliteJournalStore group fsync (synchronous FULL)", () => {
     const j = await openJournal(join(dir, "j.db"), { fdatasync: held.fdatasync });
     try {
       const job = { jobId: "c", agent: "writer", input: { n: 1 } };
-      await j.enqueueJob(job, { durable: false });
+      await j.jobs.enqueue(job, { durable: false });
       expect(held.waiting).toHaveLength(0);
       // One batch: a durable record, a claim and a stream-seq note.
-      const rec = j.record(output("a"), { source: "cli", targets: [] });
-      const claim = j.claimJob(job, { owner: "t", leaseMs: 60_000, streamSeq: 7 });
-      const note = j.setJobStreamSeq("c", 7);
+      const rec = j.outputs.record(output("a"), { source: "cli", targets: [] });
+      const claim = j.jobs.claim(job, { owner: "t", leaseMs: 60_000, streamSeq: 7 });
+      const note = j.jobs.setStreamSeq("c", 7);
       expect(await settled(claim)).toBe(true);
       expect(await settled(note)).toBe(true);
       expect((await claim).status).toBe("acquired");
@@ -492,15 +519,15 @@ describe("SqliteJournalStore group fsync (synchronous FULL)", () => {
   it("makes a yes from has() durable before answering it: a redelivery is acked on it", async () => {
     const dir = mkdtempSync(join(tmpdir(), "idem-fsync-"));
     const writer = await openJournal(join(dir, "j.db"), { synchronous: "NORMAL" });
-    await writer.record(output("a"), { source: "cli", targets: [] });
+    await writer.outputs.record(output("a"), { source: "cli", targets: [] });
     const held = heldFsync();
     const j = await openJournal(join(dir, "j.db"), { fdatasync: held.fdatasync });
     try {
-      expect(await j.has("nope")).toBe(false);
+      expect(await j.outputs.has("nope")).toBe(false);
       expect(held.waiting).toHaveLength(0);
-      const yes = j.has("a");
+      const yes = j.outputs.has("a");
       expect(await settled(yes)).toBe(false);
-      const claim = j.claimJob(
+      const claim = j.jobs.claim(
         { jobId: "a", agent: "writer", input: {} },
         { owner: "t", leaseMs: 1 },
       );
@@ -527,18 +554,18 @@ describe("SqliteJournalStore group fsync (synchronous FULL)", () => {
     });
     try {
       expect(j.failure).toBeUndefined();
-      await expect(j.record(output("a"), { source: "cli", targets: [] })).rejects.toSatisfy(
+      await expect(j.outputs.record(output("a"), { source: "cli", targets: [] })).rejects.toSatisfy(
         (e) => isIdemError(e, "IO") && /fsync failed \(EIO\)/.test((e as Error).message),
       );
       // Sticky: the handle says why it is done, for health checks and the processes' loops.
       expect(j.failure).toMatchObject({ code: "IO", message: expect.stringMatching(/restart/) });
-      await expect(j.record(output("b"), { source: "cli", targets: [] })).rejects.toSatisfy((e) =>
-        isIdemError(e, "IO"),
-      );
-      await expect(j.enqueueJob({ jobId: "c", agent: "writer", input: {} })).rejects.toSatisfy(
+      await expect(j.outputs.record(output("b"), { source: "cli", targets: [] })).rejects.toSatisfy(
         (e) => isIdemError(e, "IO"),
       );
-      expect(await j.has("b")).toBe(false); // nothing written after the failure
+      await expect(j.jobs.enqueue({ jobId: "c", agent: "writer", input: {} })).rejects.toSatisfy(
+        (e) => isIdemError(e, "IO"),
+      );
+      expect(await j.outputs.has("b")).toBe(false); // nothing written after the failure
     } finally {
       await j.close();
       rmSync(dir, { recursive: true, force: true });
@@ -547,10 +574,10 @@ describe("SqliteJournalStore group fsync (synchronous FULL)", () => {
 
   it("fsyncs a write that comes alone once, before answering it", async () => {
     await using t = await tempJournal({ synchronous: "FULL" });
-    await t.journal.record(output("a"), { source: "cli", targets: [] });
+    await t.journal.outputs.record(output("a"), { source: "cli", targets: [] });
     expect(t.journal.fsyncs).toBe(1);
-    await t.journal.record(output("b"), { source: "cli", targets: [] });
-    await t.journal.claim(CLAIM); // a claim waits for no fsync
+    await t.journal.outputs.record(output("b"), { source: "cli", targets: [] });
+    await t.journal.runs.claim(CLAIM); // a claim waits for no fsync
     expect(t.journal.fsyncs).toBe(2);
     expect(t.journal.inlineFsyncs).toBe(2); // nothing else was going on: inline, as SQLite would
   });
@@ -558,23 +585,23 @@ describe("SqliteJournalStore group fsync (synchronous FULL)", () => {
   it("fsyncs off the event loop in a pipeline: a lone write just after a claim or note does not block it", async () => {
     await using t = await tempJournal({ synchronous: "FULL" });
     const job = { jobId: "j", agent: "writer", input: {} };
-    await t.journal.enqueueJob(job, { durable: false });
-    const claim = await t.journal.claimJob(job, { owner: "o", leaseMs: 60_000 });
+    await t.journal.jobs.enqueue(job, { durable: false });
+    const claim = await t.journal.jobs.claim(job, { owner: "o", leaseMs: 60_000 });
     expect(claim.status).toBe("acquired");
     expect(t.journal.fsyncs).toBe(0);
-    await t.journal.record(output("j"), { source: "executor", targets: [] });
+    await t.journal.outputs.record(output("j"), { source: "executor", targets: [] });
     expect(t.journal.fsyncs).toBe(1);
     expect(t.journal.inlineFsyncs).toBe(0);
     // The fsync covered the claim too, and a lone write with no claim in the last 10 ms is inline.
     await new Promise((r) => setTimeout(r, 20));
-    await t.journal.record(output("k"), { source: "cli", targets: [] });
+    await t.journal.outputs.record(output("k"), { source: "cli", targets: [] });
     expect(t.journal.inlineFsyncs).toBe(1);
   });
 
   it("leaves NORMAL to SQLite: no fsync of its own", async () => {
     await using t = await tempJournal({ synchronous: "NORMAL" });
-    await t.journal.record(output("a"), { source: "cli", targets: [] });
-    expect(await t.journal.has("a")).toBe(true);
+    await t.journal.outputs.record(output("a"), { source: "cli", targets: [] });
+    expect(await t.journal.outputs.has("a")).toBe(true);
     expect(t.journal.fsyncs).toBe(0);
   });
 });

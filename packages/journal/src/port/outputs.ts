@@ -100,7 +100,7 @@ export interface JournalOutputs {
   has(jobId: string): Promise<boolean>;
   /** Outputs with their latest run, in recording order. */
   list(filter?: ListFilter): Promise<OutputSummary[]>;
-  /** Outputs a replay selection matches, in recording order. */
+  /** Outputs a replay selection matches, in recording order; `jobIds` may be of any size. */
   select(selection: ReplaySelection): Promise<OutputRecord[]>;
   /**
    * One page of `select(selection)`: the matching outputs recorded after seq `afterSeq`, at most

@@ -7,6 +7,8 @@ import { type Condition, placeholders, where } from "./where.js";
 type OutputTuple = [number, string, string, string, string, OutputSource, number];
 
 const COLUMNS = "o.seq, o.job_id, o.agent, o.content_hash, o.body, o.source, o.recorded_at";
+/** Job IDs bound in one statement: well under SQLite's bound-parameter limit, with room to spare. */
+const IDS_PER_STATEMENT = 5000;
 
 /**
  * The outputs a replay selection matches, in recording order (`outputs.select`), or one page
@@ -20,6 +22,18 @@ export function selectOutputs(
   page?: { afterSeq: number; limit: number },
 ): OutputRecord[] {
   if (selection.jobIds !== undefined && selection.jobIds.length === 0) return [];
+  if (selection.jobIds !== undefined && selection.jobIds.length > IDS_PER_STATEMENT) {
+    // A selection of any size: one statement per chunk of IDs, merged in recording order (each
+    // chunk's first page holds every row of the merged first page that the chunk matches).
+    const ids = [...new Set(selection.jobIds)];
+    const parts: OutputRecord[][] = [];
+    for (let i = 0; i < ids.length; i += IDS_PER_STATEMENT) {
+      const chunk = ids.slice(i, i + IDS_PER_STATEMENT);
+      parts.push(selectOutputs(db, { ...selection, jobIds: chunk }, page));
+    }
+    const merged = parts.flat().sort((a, b) => a.seq - b.seq);
+    return page ? merged.slice(0, Math.max(0, page.limit)) : merged;
+  }
   const conditions: Condition[] = [
     selection.jobIds !== undefined && [
       `o.job_id IN (${placeholders(selection.jobIds.length)})`,
