@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { createEffects } from "@idem/effects";
+import { openTargets } from "@idem/core";
 import { createInterpreter } from "@idem/interpreter";
 import { openJournal } from "@idem/journal";
 import { effectTargets, parseConfig } from "@idem/schema";
@@ -80,10 +80,13 @@ async function idemLoop(n) {
         },
       ],
     };
-    await journal.outputs.record(output, { source: "bench", targets: effectTargets(output, config) });
+    await journal.outputs.record(output, {
+      source: "bench",
+      targets: effectTargets(output, config),
+    });
   }
   const recordRate = perSec(n, performance.now() - tr);
-  const effects = createEffects(config);
+  const effects = openTargets(config);
   const interpreter = createInterpreter({
     config,
     journal,

@@ -3,8 +3,8 @@
 // usage: node interpreter-child.mjs CONFIG [--concurrency N] [--long]
 import { readFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { createEffects } from "@idem/effects";
-import { createInterpreter, createInterpreterLogger } from "@idem/interpreter";
+import { createLogger, openTargets } from "@idem/core";
+import { createInterpreter } from "@idem/interpreter";
 import { openJournal } from "@idem/journal";
 import { createFaultHook, parseConfig } from "@idem/schema";
 
@@ -19,14 +19,14 @@ const at = args.indexOf("--concurrency");
 const concurrency = at >= 0 ? Number(args[at + 1]) : 1;
 const fault = createFaultHook(process.env.IDEM_FAULT, () => process.kill(process.pid, "SIGKILL"));
 const journal = await openJournal(config.journal.path, { synchronous: config.journal.synchronous });
-const effects = createEffects(config);
+const effects = openTargets(config);
 const interpreter = createInterpreter({
   config,
   journal,
   effects,
   fault,
   concurrency,
-  logger: createInterpreterLogger(),
+  logger: createLogger({ name: "idem-interpreter" }),
   owner: process.env.IDEM_OWNER,
 });
 const onSignal = () => void interpreter.stop();

@@ -1,11 +1,6 @@
-export type {
-  DrainResult,
-  Interpreter,
-  InterpreterOptions,
-  RunOutcome,
-} from "./interpreter.js";
-export { createInterpreter } from "./interpreter.js";
-export type { Logger } from "./interpreter-logger.js";
-export { createInterpreterLogger } from "./interpreter-logger.js";
+// @idem/interpreter: the interpreter process's library, run by `idem interpreter` (and `idem up`).
+export type { RunOutcome } from "./interpret-run.js";
+export type { DrainResult, Interpreter, InterpreterOptions } from "./interpreter.js";
+export { createInterpreter, createInterpreterLogger } from "./interpreter.js";
 export type { InterpreterMetrics } from "./interpreter-metrics.js";
-export { createInterpreterMetrics, serveMetrics } from "./interpreter-metrics.js";
+export { createInterpreterMetrics } from "./interpreter-metrics.js";

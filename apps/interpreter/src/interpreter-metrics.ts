@@ -1,5 +1,3 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { Counter, Registry } from "prom-client";
 
 /** The interpreter's Prometheus counters, on a registry of their own (several interpreters per process are fine). */
@@ -29,42 +27,5 @@ export function createInterpreterMetrics(): InterpreterMetrics {
       labelNames: ["kind", "outcome"],
       registers,
     }),
-  };
-}
-
-/**
- * Serves `GET /metrics` (Prometheus text) on `host:port` (port 0 picks a free one). Resolves once
- * listening. @throws the listen error (EADDRINUSE) as is.
- */
-export async function serveMetrics(
-  registry: Registry,
-  port: number,
-  host = "127.0.0.1",
-): Promise<{ server: Server; port: number; close(): Promise<void> }> {
-  const server = createServer((req, res) => {
-    if (req.method !== "GET" || req.url?.split("?")[0] !== "/metrics") {
-      res.writeHead(404).end();
-      return;
-    }
-    registry.metrics().then(
-      (text) => res.writeHead(200, { "content-type": registry.contentType }).end(text),
-      (e: unknown) => res.writeHead(500).end(String(e)),
-    );
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, host, () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  return {
-    server,
-    port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
   };
 }

@@ -3,7 +3,8 @@ import { existsSync, fdatasync, mkdirSync, rmSync, writeFileSync } from "node:fs
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { createEffects, type Effects } from "@idem/effects";
+import { openTargets } from "@idem/core";
+import type { Effects } from "@idem/effects";
 import { type JournalStore, openJournal } from "@idem/journal";
 import { tempDir } from "@idem/testing";
 import { pino } from "pino";
@@ -35,7 +36,7 @@ async function setup(
   const dir = await tempDir("idem-interp-");
   const ws = await createWorkspace(dir.path, interpreter, extra);
   const journal = await openWorkspaceJournal(ws);
-  const effects = createEffects(ws.config);
+  const effects = openTargets(ws.config);
   cleanup.push(async () => {
     await effects.close();
     await journal.close();
@@ -167,7 +168,7 @@ describe("createInterpreter", () => {
     const interp = createInterpreter({
       config: parsed,
       journal,
-      effects: createEffects(parsed),
+      effects: openTargets(parsed),
       logger: silent,
     });
     const result = await interp.drain();
@@ -182,7 +183,7 @@ describe("createInterpreter", () => {
 
   it("retries a repo locked by another process (transient), then succeeds once the lock is free", async () => {
     const { ws, journal } = await setup({ maxAttempts: 20, backoffMs: [100] });
-    const effects = createEffects(ws.config, { lockTimeoutMs: 150 });
+    const effects = openTargets(ws.config, { lockTimeoutMs: 150 });
     cleanup.push(() => effects.close());
     // Another process holds the repo's lock for a second: every apply meanwhile fails LOCKED.
     mkdirSync(join(ws.repoPath, ".git/idem"), { recursive: true });

@@ -1,10 +1,5 @@
-import { createEffects } from "@idem/effects";
-import {
-  createInterpreter,
-  createInterpreterLogger,
-  createInterpreterMetrics,
-  serveMetrics,
-} from "@idem/interpreter";
+import { createLogger, type HttpServer, openTargets, startMetricsServer } from "@idem/core";
+import { createInterpreter, createInterpreterMetrics } from "@idem/interpreter";
 import { createFaultHook } from "@idem/schema";
 import type { Command } from "commander";
 import { CliError, EXIT, exitHolder, loadConfig, openConfiguredJournal } from "../context.js";
@@ -46,9 +41,9 @@ export function register(program: Command): void {
       } catch (e) {
         throw new CliError((e as Error).message, EXIT.USAGE);
       }
-      const logger = createInterpreterLogger();
+      const logger = createLogger({ name: "idem-interpreter" });
       const journal = await openConfiguredJournal(config);
-      const effects = createEffects(config);
+      const effects = openTargets(config);
       const metrics = createInterpreterMetrics();
       const interpreter = createInterpreter({
         config,
@@ -59,7 +54,7 @@ export function register(program: Command): void {
         metrics,
         concurrency,
       });
-      let server: Awaited<ReturnType<typeof serveMetrics>> | undefined;
+      let server: HttpServer | undefined;
       let stopRequested: (() => void) | undefined;
       const stopped = new Promise<void>((resolve) => {
         stopRequested = resolve;
@@ -73,7 +68,10 @@ export function register(program: Command): void {
       process.on("SIGINT", onSignal);
       try {
         if (config.interpreter.metricsPort !== null) {
-          server = await serveMetrics(metrics.registry, config.interpreter.metricsPort);
+          server = await startMetricsServer({
+            registry: metrics.registry,
+            port: config.interpreter.metricsPort,
+          });
           logger.info({ event: "metrics.listening", port: server.port }, "metrics on /metrics");
         }
         if (opts.once) {
