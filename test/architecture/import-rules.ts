@@ -17,7 +17,9 @@ export const PART_FOLDERS = {
 } as const;
 export type Part = keyof typeof PART_FOLDERS;
 
-/** The whiteboard's "never" arrows between parts that have a folder: `from` must not import `to`. */
+/**
+ * The whiteboard's "never" arrows between parts that have a folder: `from` must not import `to`.
+ */
 export const NEVER: readonly { from: Part; to: Part; why: string }[] = [
   { from: "interpreter", to: "executor", why: "they share only the journal and the schema" },
   { from: "executor", to: "interpreter", why: "they share only the journal and the schema" },
@@ -92,6 +94,16 @@ export const IMPORT_RULES: IForbiddenRuleType[] = [
     severity: "error",
     from: { path: SRC, pathNot: under(PART_FOLDERS.nats) },
     to: { path: "(^|/)@nats-io/" },
+  },
+  {
+    name: "schema-has-no-io",
+    comment:
+      "the vocabulary has no I/O: its src imports only itself, zod, canonicalize, crypto, path",
+    severity: "error",
+    from: { path: under(PART_FOLDERS.schema) },
+    to: {
+      pathNot: ["^packages/schema/src/", "^(node:)?(crypto|path)$", "(^|/)(zod|canonicalize)(/|$)"],
+    },
   },
   {
     name: "testing-only-in-tests",

@@ -79,8 +79,11 @@ export interface IdemErrorOptions {
  */
 export class IdemError extends Error {
   override readonly name = "IdemError";
+  /** What went wrong, from the one table: what callers branch on and the CLI maps to exit codes. */
   readonly code: ErrorCode;
+  /** The failure class: the code's, unless the thrower knew better (IdemErrorOptions.class). */
   readonly class: FailureClass;
+  /** Structured facts about the failure, if any. */
   readonly details: Record<string, unknown> | undefined;
 
   constructor(code: ErrorCode, message: string, options: IdemErrorOptions = {}) {

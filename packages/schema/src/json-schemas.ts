@@ -6,6 +6,7 @@ export type JsonSchemaDocument = Record<string, unknown>;
 
 /** The names of the published JSON Schemas: `docs/schemas/<name>.schema.json`. */
 export const JSON_SCHEMA_NAMES = ["agent-output", "job"] as const;
+/** One of JSON_SCHEMA_NAMES. */
 export type JsonSchemaName = (typeof JSON_SCHEMA_NAMES)[number];
 
 const SOURCES = {
