@@ -17,6 +17,11 @@ function untilSignal(): Promise<NodeJS.Signals> {
   });
 }
 
+/**
+ * Registers `idem executor`: runs the executor (and the HTTP API unless `--no-api`) until SIGTERM
+ * or SIGINT, then drains. Exit 3 for a config that breaks invariant 7 (before any connection), 2
+ * for a bad `--port` or `IDEM_FAULT`, 1 when the journal fails for good (a supervisor restarts it).
+ */
 export function register(program: Command): void {
   program
     .command("executor")

@@ -11,6 +11,12 @@ interface InterpreterCommandOptions {
   config?: string;
 }
 
+/**
+ * Registers `idem interpreter`: the claim loops until SIGTERM/SIGINT (finish the current effect,
+ * release, exit 0), or with `--once` until no run is left (exit 1 if one ended dead). Serves
+ * `/metrics` on `interpreter.metricsPort` when set. Exit 2 for a bad `--concurrency` or
+ * `IDEM_FAULT`, 1 when the journal fails for good.
+ */
 export function register(program: Command): void {
   program
     .command("interpreter")

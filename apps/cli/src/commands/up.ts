@@ -4,6 +4,11 @@ import { supervise } from "../ops/supervisor.js";
 
 const PREFIX_COLORS = [color.cyan, color.magenta] as const;
 
+/**
+ * Registers `idem up`: the executor and the interpreter as two supervised child processes with
+ * prefixed logs, restarted with backoff, stopped together on Ctrl-C; a child exiting 2 or 3 (a
+ * restart cannot fix it) stops both with its code.
+ */
 export function register(program: Command): void {
   program
     .command("up")

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { dirname, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { createBackoff, sleep } from "@idem/core";
 
 /** The committed bin shim of this CLI, so children run exactly this build. */
 export const IDEM_BIN = resolve(dirname(fileURLToPath(import.meta.url)), "../../bin/idem.js");
@@ -53,6 +54,7 @@ export function spawnIdem(
   return { name, child, exited };
 }
 
+/** What `supervise` runs and whom it tells. */
 export interface SupervisorOptions {
   processes: { name: string; args: string[] }[];
   config: string | null;
@@ -85,23 +87,13 @@ export function supervise(options: SupervisorOptions): { stop(): Promise<void> }
   let stopping = false;
   const current = new Map<string, IdemChild>();
   const loops: Promise<void>[] = [];
-  const wakers = new Set<() => void>();
-
-  const wait = (ms: number) =>
-    new Promise<void>((r) => {
-      const done = () => {
-        clearTimeout(t);
-        wakers.delete(done);
-        r();
-      };
-      const t = setTimeout(done, ms);
-      wakers.add(done);
-    });
+  /** Aborted by `stop()`: a restart delay being waited out ends at once. */
+  const stopped = new AbortController();
 
   for (const p of options.processes) {
     loops.push(
       (async () => {
-        let delay = backoff;
+        const delays = createBackoff({ initialMs: backoff, maxMs: maxBackoff });
         while (!stopping) {
           const started = Date.now();
           const c = spawnIdem(p.name, p.args, { config: options.config, onLine: options.onLine });
@@ -118,12 +110,12 @@ export function supervise(options: SupervisorOptions): { stop(): Promise<void> }
             options.onFatal?.(p.name, code);
             return;
           }
-          if (Date.now() - started >= healthyAfter) delay = backoff;
+          if (Date.now() - started >= healthyAfter) delays.reset();
+          const delay = delays.next();
           options.onEvent(
             `${p.name} exited (${signal ?? `code ${code}`}); restarting in ${delay} ms`,
           );
-          await wait(delay);
-          delay = Math.min(maxBackoff, delay * 2);
+          await sleep(delay, stopped.signal);
         }
       })(),
     );
@@ -133,7 +125,7 @@ export function supervise(options: SupervisorOptions): { stop(): Promise<void> }
     async stop() {
       if (stopping) return;
       stopping = true;
-      for (const w of wakers) w();
+      stopped.abort();
       for (const c of current.values()) c.child.kill("SIGTERM");
       const killer = setTimeout(() => {
         for (const c of current.values()) c.child.kill("SIGKILL");
