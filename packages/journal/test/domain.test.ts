@@ -91,8 +91,8 @@ describe("the journal's dialect-free domain", () => {
   it("defines settled and active states once, and transitions only between known states", () => {
     expect([...SETTLED_EFFECT_STATES]).toEqual(["applied", "present", "skipped"]);
     for (const s of EFFECT_STATES)
-      expect(isSettledEffect(s)).toBe(SETTLED_EFFECT_STATES.includes(s as never));
-    for (const s of RUN_STATES) expect(isActiveRun(s)).toBe(ACTIVE_RUN_STATES.includes(s as never));
+      expect(isSettledEffect(s)).toBe(SETTLED_EFFECT_STATES.includes(s));
+    for (const s of RUN_STATES) expect(isActiveRun(s)).toBe(ACTIVE_RUN_STATES.includes(s));
     for (const [from, tos] of Object.entries(RUN_TRANSITIONS)) {
       expect(RUN_STATES).toContain(from);
       for (const to of tos) expect(RUN_STATES).toContain(to);

@@ -11,13 +11,9 @@ export type RunState = (typeof RUN_STATES)[number];
  * Active runs: still being interpreted. A replay never creates a generation beside one, a prune
  * keeps its output, and only active runs hold their place in the per-target order.
  */
-export const ACTIVE_RUN_STATES = [
-  "pending",
-  "running",
-  "failed",
-] as const satisfies readonly RunState[];
+export const ACTIVE_RUN_STATES: readonly RunState[] = ["pending", "running", "failed"];
 /** A run that is still being interpreted. */
-export type ActiveRunState = (typeof ACTIVE_RUN_STATES)[number];
+export type ActiveRunState = "pending" | "running" | "failed";
 /** Whether a run in `state` is still being interpreted (pending, running or failed). */
 export const isActiveRun = (state: RunState): state is ActiveRunState =>
   state === "pending" || state === "running" || state === "failed";
@@ -50,36 +46,25 @@ export type EffectState = (typeof EFFECT_STATES)[number];
  * Settled effect states: nothing more to do in this generation. A run completes only when every
  * effect of its generation is settled. Defined here once: everyone branching on it imports it.
  */
-export const SETTLED_EFFECT_STATES = [
-  "applied",
-  "present",
-  "skipped",
-] as const satisfies readonly EffectState[];
+export const SETTLED_EFFECT_STATES: readonly EffectState[] = ["applied", "present", "skipped"];
 /** A settled effect state: applied, present or skipped. */
-export type SettledEffectState = (typeof SETTLED_EFFECT_STATES)[number];
+export type SettledEffectState = "applied" | "present" | "skipped";
 /** Whether an effect in `state` needs nothing more in its generation (applied, present, skipped). */
 export const isSettledEffect = (state: EffectState): state is SettledEffectState =>
   state === "applied" || state === "present" || state === "skipped";
 /** Effect states an `intend` reopens (another attempt); any other state is answered as it is. */
-export const REINTENDABLE_EFFECT_STATES = [
-  "intended",
-  "failed",
-] as const satisfies readonly EffectState[];
+export const REINTENDABLE_EFFECT_STATES: readonly EffectState[] = ["intended", "failed"];
 /** The effect a human's resolution of a dead run settles: the first in this order of states. */
-export const RESOLVABLE_EFFECT_STATES = [
-  "uncertain",
-  "failed",
-  "intended",
-] as const satisfies readonly EffectState[];
+export const RESOLVABLE_EFFECT_STATES: readonly EffectState[] = ["uncertain", "failed", "intended"];
 /** Effect states that keep a resolved run dead: once none is left, the run is pending again. */
-export const BLOCKING_EFFECT_STATES = ["uncertain"] as const satisfies readonly EffectState[];
+export const BLOCKING_EFFECT_STATES: readonly EffectState[] = ["uncertain"];
 
 /** The states of a job in the queue/outbox. */
 export const JOB_STATES = ["queued", "running", "done", "dead"] as const;
 /** A job's state: queued (due at a time), running (a delivery holds it), done (output recorded), dead. */
 export type JobState = (typeof JOB_STATES)[number];
 /** Jobs still waiting for an output: queued, or running under a delivery's lease (maybe expired). */
-export const UNFINISHED_JOB_STATES = ["queued", "running"] as const satisfies readonly JobState[];
+export const UNFINISHED_JOB_STATES: readonly JobState[] = ["queued", "running"];
 
 /**
  * The moves a job makes, from each state. `running -> running` is a new delivery after the lease

@@ -15,7 +15,7 @@ import { type EffectRow, type RunRow, toEffect } from "./rows.js";
 import { activate } from "./runs.js";
 
 const BLOCKING = sqlStateList(BLOCKING_EFFECT_STATES);
-const REINTENDABLE: readonly EffectState[] = REINTENDABLE_EFFECT_STATES;
+
 /** Below this many outputs, `ofJobs` asks output by output; from it on, it reads the table in pages. */
 const BULK_FROM = 256;
 
@@ -63,7 +63,7 @@ export function sqliteLedger(c: SqliteConnection): JournalLedger {
         const existing = c
           .st("SELECT * FROM effects WHERE key = ? AND generation = ?")
           .get(effect.key, lease.generation) as EffectRow;
-        if (REINTENDABLE.includes(existing.state)) {
+        if (REINTENDABLE_EFFECT_STATES.includes(existing.state)) {
           const again = c
             .st(
               `UPDATE effects SET state = 'intended', attempts = attempts + 1, detail = COALESCE(?, detail), updated_at = ?

@@ -34,6 +34,7 @@ export type EventRow = RowOf<typeof tables.events>;
 /** A `rejections` row. */
 export type RejectionRow = RowOf<typeof tables.rejections>;
 
+/** An output record from its row (the body parsed). */
 export const toOutput = (r: OutputRow): OutputRecord => ({
   seq: r.seq,
   jobId: r.job_id,
@@ -43,6 +44,7 @@ export const toOutput = (r: OutputRow): OutputRecord => ({
   source: r.source,
   recordedAt: r.recorded_at,
 });
+/** A run record from its row (targets parsed, force_unprobeable as a boolean). */
 export const toRun = (r: RunRow): RunRecord => ({
   id: r.id,
   jobId: r.job_id,
@@ -60,6 +62,7 @@ export const toRun = (r: RunRow): RunRecord => ({
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
+/** An effect record from its row (detail parsed). */
 export const toEffect = (r: EffectRow): EffectRecord => ({
   key: r.key,
   generation: r.generation,
@@ -72,6 +75,7 @@ export const toEffect = (r: EffectRow): EffectRecord => ({
   attempts: r.attempts,
   updatedAt: r.updated_at,
 });
+/** A job record from a jobs row joined with its input. */
 export const toJob = (r: JobRowWithInput): JobRecord =>
   jobRecord(r, JSON.parse(r.input) as unknown);
 /** A job record from a jobs row and its parsed input. */
@@ -91,6 +95,7 @@ export const jobRecord = (r: JobRow, input: unknown): JobRecord => ({
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
+/** A dead-letter record from its row. */
 export const toDeadLetter = (r: DeadLetterRow): DeadLetterRecord => ({
   id: r.id,
   jobId: r.job_id,
@@ -102,6 +107,7 @@ export const toDeadLetter = (r: DeadLetterRow): DeadLetterRecord => ({
   resolvedAt: r.resolved_at,
   resolution: r.resolution,
 });
+/** An event record from its row (data parsed). */
 export const toEvent = (r: EventRow): EventRecord => ({
   id: r.id,
   at: r.at,
@@ -110,6 +116,7 @@ export const toEvent = (r: EventRow): EventRecord => ({
   data: r.data === null ? null : (JSON.parse(r.data) as Record<string, unknown>),
   actor: r.actor,
 });
+/** A rejection record from its row. */
 export const toRejection = (r: RejectionRow): RejectionRecord => ({
   jobId: r.job_id,
   contentHash: r.content_hash,

@@ -93,10 +93,12 @@ export class SqliteJournalStore extends LegacyFlatDelegates implements JournalSt
     return this.c.db;
   }
 
+  /** Counts of outputs, latest runs, effects, rejections, open dead letters and jobs by state. */
   async status(): Promise<JournalStatus> {
     return readStatus(this.c);
   }
 
+  /** Waits for the fsync in flight, then closes the handle; idempotent. */
   async close(): Promise<void> {
     await this.c.close();
   }
