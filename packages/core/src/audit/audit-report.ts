@@ -1,10 +1,9 @@
 import type { Effects } from "@idem/effects";
 import {
   type EffectRecord,
-  type EffectState,
+  isSettledEffect,
   type JournalStore,
   type OutputRecord,
-  SETTLED_EFFECT_STATES,
 } from "@idem/journal";
 import { type Config, describeError, type EffectSpec, effectKey } from "@idem/schema";
 import { FileWriteIndex } from "../decide/file-write-index.js";
@@ -126,8 +125,7 @@ export async function buildAudit(
 function latestSettled(ledger: readonly EffectRecord[], idx: number): EffectRecord | undefined {
   let best: EffectRecord | undefined;
   for (const r of ledger) {
-    if (r.idx !== idx || !(SETTLED_EFFECT_STATES as readonly EffectState[]).includes(r.state))
-      continue;
+    if (r.idx !== idx || !isSettledEffect(r.state)) continue;
     if (!best || r.generation > best.generation) best = r;
   }
   return best;

@@ -1,4 +1,4 @@
-import type { EffectRecord, EffectState } from "@idem/journal";
+import { type EffectRecord, type EffectState, isSettledEffect } from "@idem/journal";
 import type { EffectSpec } from "@idem/schema";
 
 /**
@@ -36,7 +36,6 @@ export interface DecideEffectInput {
   supersededBy?: string;
 }
 
-const SETTLED: readonly EffectState[] = ["applied", "present", "skipped"];
 /** An intent whose outcome was never learned: the effect may or may not have happened. */
 const UNKNOWN_OUTCOME: readonly EffectState[] = ["intended", "uncertain"];
 
@@ -54,7 +53,7 @@ const UNKNOWN_OUTCOME: readonly EffectState[] = ["intended", "uncertain"];
 export function decideEffect(input: DecideEffectInput): EffectDecision {
   const { spec, generation, ledger, effects } = input;
   const current = ledger.find((r) => r.generation === generation);
-  if (current && SETTLED.includes(current.state)) {
+  if (current && isSettledEffect(current.state)) {
     return { action: "skip", reason: `settled ${current.state} in generation ${generation}` };
   }
   if (current?.state === "uncertain") {

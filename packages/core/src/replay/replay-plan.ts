@@ -1,5 +1,11 @@
 import type { Effects, ProbeResult } from "@idem/effects";
-import type { JournalStore, OutputRecord, ReplaySelection } from "@idem/journal";
+import {
+  isActiveRun,
+  type JournalStore,
+  type LedgerEntry,
+  type OutputRecord,
+  type ReplaySelection,
+} from "@idem/journal";
 import { type Config, describeError, type EffectSpec, effectKey, effectTarget } from "@idem/schema";
 import { decideEffect } from "../decide/decide-effect.js";
 import { FileWriteIndex } from "../decide/file-write-index.js";
@@ -30,10 +36,9 @@ export interface ReplayPlan {
   busy: string[];
 }
 
-const ACTIVE = new Set(["pending", "running", "failed"]);
 /** Outputs read, or decided, between two looks at the event loop (so early git processes move on). */
 const PAGE = 250;
-const NO_LEDGER: readonly never[] = [];
+const NO_LEDGER: readonly LedgerEntry[] = [];
 
 type ProbeItem = { spec: EffectSpec; key: string };
 /** A batch probe's answers, or why the batch failed as a whole. */
@@ -92,7 +97,7 @@ export async function buildReplayPlan(options: {
       if (n % PAGE === PAGE - 1) await nextTurn();
       const o = outputs[n] as OutputRecord;
       const latest = latestRuns.get(o.jobId);
-      if (latest && ACTIVE.has(latest.state)) {
+      if (latest && isActiveRun(latest.state)) {
         busy.push(o.jobId);
         continue;
       }

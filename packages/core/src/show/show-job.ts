@@ -4,13 +4,11 @@ import type {
   EventRecord,
   JournalStore,
   OutputRecord,
+  RejectionRecord,
   RunRecord,
 } from "@idem/journal";
 import { IdemError } from "@idem/schema";
 import { findInArchive } from "../archive/find-in-archive.js";
-
-/** A refused conflicting submission of the job, kept as evidence. */
-type RejectionRecord = ArchivedOutput["rejections"][number];
 
 /** One effect ledger row as `idem show` lists it. */
 export interface ShownEffect {
