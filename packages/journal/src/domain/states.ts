@@ -26,7 +26,7 @@ export const isActiveRun = (state: RunState): state is ActiveRunState =>
 export const RUN_TRANSITIONS: Readonly<Record<RunState, readonly RunState[]>> = {
   pending: ["running"],
   running: ["running", "pending", "failed", "done", "dead"],
-  failed: ["running", "dead"],
+  failed: ["running"],
   done: [],
   dead: ["pending"],
 };
@@ -68,14 +68,14 @@ export const UNFINISHED_JOB_STATES: readonly JobState[] = ["queued", "running"];
 
 /**
  * The moves a job makes, from each state. `running -> running` is a new delivery after the lease
- * expired; `dead -> queued` is a dead letter retried; any state but dead moves to done when the
- * job's output is recorded.
+ * expired; `dead -> queued` is a dead letter retried; every state moves to done when the job's output
+ * is recorded.
  */
 export const JOB_TRANSITIONS: Readonly<Record<JobState, readonly JobState[]>> = {
   queued: ["running", "done", "dead"],
   running: ["running", "queued", "done", "dead"],
   done: [],
-  dead: ["queued"],
+  dead: ["queued", "done"],
 };
 
 /** A SQL list literal of state names, e.g. `('pending','running','failed')`, for IN clauses. */
