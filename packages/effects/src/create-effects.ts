@@ -9,24 +9,16 @@ import {
   type GitCommitSpec,
   type GitPatchSpec,
   IdemError,
-  isIdemError,
   systemClock,
 } from "@idem/schema";
 import type { EffectHandler, Effects, ProbeHint, ProbeResult } from "./effect-handler.js";
 import { createFileWriteHandler, fileWriteBytes } from "./file-write-effect.js";
-import { createGitCommitHandler, gitCommitChanges, rewriteTree } from "./git/git-commit-effect.js";
-import {
-  appliedInReverse,
-  checkPatchSpec,
-  createGitPatchHandler,
-  modeChangesDone,
-  patchApplies,
-  ScratchIndexes,
-  writeTree,
-} from "./git/git-patch-effect.js";
+import { createGitCommitHandler } from "./git/git-commit-effect.js";
+import { createGitPatchHandler } from "./git/git-patch-effect.js";
+import { isValidationError, probeGitGroup } from "./git/git-probe-batch.js";
 import type { GitRepo } from "./git/git-repo.js";
 import { GitTargets } from "./git/git-targets.js";
-import { runGit } from "./git/plumbing/run-git.js";
+import { ScratchIndexes } from "./git/patch/scratch-indexes.js";
 import { createHttpRequestHandler } from "./http-request-effect.js";
 import { createNatsPublishHandler, PublishStreamChecks } from "./nats-publish-effect.js";
 import type { PublishTransport } from "./publish-transport.js";
@@ -50,10 +42,6 @@ export interface CreateEffectsOptions {
   lockTimeoutMs?: number;
   /** Keep a repo's OS lock this long after an apply so a burst pays for it once (default 200 ms). */
   lockLingerMs?: number;
-}
-
-function isValidationError(e: unknown): e is IdemError {
-  return isIdemError(e) && e.class === "validation";
 }
 
 /**
@@ -96,74 +84,6 @@ export function createEffects(config: Config, options: CreateEffectsOptions = {}
     return h;
   };
   const of = (spec: EffectSpec) => handler(spec.kind);
-
-  /** Replay of many git effects on one branch: one scan of the branch answers every key. */
-  const probeGitGroup = async (
-    repo: GitRepo,
-    branch: string,
-    items: { spec: GitCommitSpec | GitPatchSpec; key: string }[],
-    simulate: boolean,
-    out: Map<string, ProbeResult>,
-  ) => {
-    await repo.checkBranch(branch);
-    const head = await repo.head(branch);
-    if (head === null) {
-      for (const it of items) out.set(it.key, await of(it.spec).probe(it.spec, it.key));
-      return;
-    }
-    const keys = await repo.lookupKeys(
-      branch,
-      head,
-      items.map((it) => it.key),
-    );
-    const headTree = (await repo.commit(head))?.tree ?? null;
-    let simTree = headTree;
-    for (const it of items) {
-      try {
-        const commit = keys.get(it.key);
-        if (commit) {
-          out.set(it.key, { status: "present", detail: { commit } });
-          continue;
-        }
-        if (it.spec.kind === "git.commit") {
-          const changes = gitCommitChanges(it.spec, maxFileBytes);
-          if (simulate) simTree = await rewriteTree(repo, simTree, changes);
-          out.set(it.key, { status: "absent", detail: { base: head } });
-          continue;
-        }
-        const files = checkPatchSpec(it.spec, maxFileBytes);
-        const spec = it.spec;
-        const result = await scratch.probeLock.run(async (): Promise<ProbeResult> => {
-          const file = await scratch.probeIndex(repo);
-          await scratch.load(repo, file, simulate ? simTree : headTree);
-          const fwd = await patchApplies(repo, file, spec.patch, false);
-          const simTreeNow = simulate ? simTree : headTree;
-          if (fwd.ok && !(await modeChangesDone(repo, simTreeNow, files))) {
-            if (simulate) {
-              scratch.forget(file);
-              await runGit(repo.config.path, ["apply", "--cached", "--whitespace=nowarn"], {
-                input: spec.patch,
-                env: { GIT_INDEX_FILE: file },
-              });
-              simTree = await writeTree(repo, file);
-              await scratch.set(file, simTree);
-            }
-            return { status: "absent", detail: { base: head } };
-          }
-          if (await appliedInReverse(repo, file, simTreeNow, spec.patch))
-            return { status: "present", detail: { commit: null, reversed: true, base: head } };
-          return {
-            status: "conflict",
-            reason: `the patch does not apply, nor in reverse: ${fwd.reason}`,
-          };
-        });
-        out.set(it.key, result);
-      } catch (e) {
-        if (!isValidationError(e)) throw e;
-        out.set(it.key, { status: "conflict", reason: `${e.code}: ${e.message}` });
-      }
-    }
-  };
 
   return {
     handler,
@@ -220,18 +140,19 @@ export function createEffects(config: Config, options: CreateEffectsOptions = {}
           out.set(key, { status: "conflict", reason: `${e.code}: ${e.message}` });
         }
       }
+      const ctx = {
+        scratch,
+        maxFileBytes,
+        probeOne: (spec: EffectSpec, key: string) => of(spec).probe(spec, key),
+      };
       for (const g of gitGroups.values())
-        await probeGitGroup(g.repo, g.branch, g.items, simulate, out);
+        await probeGitGroup(g.repo, g.branch, g.items, simulate, out, ctx);
       return out;
     },
 
     async scanTrailers(repoAlias, branch) {
       const repo = git.get(repoAlias);
-      const b = branch ?? repo.config.branch;
-      await repo.checkBranch(b);
-      const head = await repo.head(b);
-      if (head === null) return new Map();
-      return repo.scanRange([head]);
+      return repo.trailers(branch ?? repo.config.branch);
     },
 
     async close() {

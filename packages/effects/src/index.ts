@@ -1,7 +1,7 @@
 export type { CreateEffectsOptions } from "./create-effects.js";
 export { createEffects } from "./create-effects.js";
 export type { EffectHandler, Effects, ProbeHint, ProbeResult } from "./effect-handler.js";
-export { keyRef } from "./git/git-repo.js";
+export { keyRef } from "./git/key-index.js";
 export { parsePatchFiles } from "./git/patch/patch-paths.js";
 export type {
   PublishTransport,

@@ -2,13 +2,13 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { applyPlainPatch } from "../src/git/patch/patch-apply.js";
 import {
-  applyPlainPatch,
   type BaseFile,
   isPlainPath,
   type PlainResult,
   parsePlainPatch,
-} from "../src/git/patch/patch-apply.js";
+} from "../src/git/patch/patch-parse.js";
 import { parseIndex } from "../src/git/plumbing/git-index.js";
 import {
   objectId,

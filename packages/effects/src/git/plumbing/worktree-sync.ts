@@ -4,32 +4,20 @@ import {
   promises as fs,
   fstatSync,
   lstatSync,
-  mkdirSync,
   openSync,
   readFileSync,
-  renameSync,
-  rmdirSync,
-  rmSync,
   type Stats,
-  statSync,
-  writeFileSync,
-  writeSync,
 } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import { homedir } from "node:os";
-import { basename, dirname, join } from "node:path";
+import { join } from "node:path";
 import { IdemError } from "@idem/schema";
 import { refuse } from "../../sandbox.js";
-import type { GitRepo } from "../git-repo.js";
 import {
   type CacheTreeNode,
   cacheTreeValid,
-  findEntry,
   type GitIndex,
   type IndexEntry,
   parseIndex,
-  serializeIndex,
-  updateCacheTree,
 } from "./git-index.js";
 import {
   EXEC_MODE,
@@ -39,7 +27,9 @@ import {
   TREE_MODE,
   type TreeEntry,
 } from "./git-objects.js";
-import { runGit } from "./run-git.js";
+import { type Change, PreparedSync } from "./prepared-sync.js";
+import type { RepoObjects } from "./repo-objects.js";
+import { WorktreeConfig } from "./worktree-config.js";
 
 /**
  * Keeps a checked-out branch's index and working tree in step with an effect commit without a git
@@ -69,46 +59,12 @@ export type PrepareResult =
   | { kind: "done" }
   | { kind: "fallback"; reason: string };
 
-interface Change {
-  path: string;
-  old: TreeEntry | undefined;
-  next: TreeEntry | undefined;
-}
-
-interface ConfigSnapshot {
-  stamp: string;
-  at: number;
-  volatile: boolean;
-  reason: string | null;
-  fileMode: boolean;
-  attributesFile: string | null;
-  /** Why `git apply --cached` could answer differently from the in-process apply, or null. */
-  applyReason: string | null;
-}
-
-const FALSEY = new Set(["false", "no", "off", "0"]);
-const TRUTHY = new Set(["true", "yes", "on", "1", ""]);
-
 function blobId(format: ObjectFormat, content: Buffer): string {
   return createHash(format).update(`blob ${content.length}\0`).update(content).digest("hex");
 }
 
 function lstatOrUndefined(file: string): Stats | undefined {
   return lstatSync(file, { throwIfNoEntry: false });
-}
-
-function stampOf(file: string): string {
-  const st = statSync(file, { throwIfNoEntry: false });
-  return st ? `${st.ino}:${st.size}:${st.mtimeMs}` : "-";
-}
-
-function exists(file: string): boolean {
-  return lstatOrUndefined(file) !== undefined;
-}
-
-/** The temporary name idem writes a working tree file under before renaming it into place. */
-export function tempName(path: string, nonce: string): string {
-  return join(dirname(path), `.${basename(path)}.idem-${nonce}`);
 }
 
 /** The folders on the way to `path`, the root ("") first. */
@@ -120,9 +76,11 @@ function ancestors(path: string): string[] {
 }
 
 export class WorktreeSync {
-  private snapshot: ConfigSnapshot | undefined;
+  readonly config: WorktreeConfig;
 
-  constructor(private readonly repo: GitRepo) {}
+  constructor(private readonly repo: RepoObjects) {
+    this.config = new WorktreeConfig(repo.path);
+  }
 
   /**
    * Why the configuration rules out applying a patch in process (see patch-apply.ts), or null:
@@ -131,93 +89,7 @@ export class WorktreeSync {
    */
   async applyReason(): Promise<string | null> {
     const { gitDir } = await this.repo.layout();
-    return (await this.configSnapshot(gitDir)).applyReason;
-  }
-
-  /** Why the configuration rules the in-process sync out, or null. */
-  private async configReason(
-    gitDir: string,
-  ): Promise<{ reason: string | null; fileMode: boolean }> {
-    const snap = await this.configSnapshot(gitDir);
-    if (snap.reason) return { reason: snap.reason, fileMode: snap.fileMode };
-    const attrFiles = [join(gitDir, "info", "attributes")];
-    if (snap.attributesFile) attrFiles.push(snap.attributesFile);
-    if (!process.env.GIT_ATTR_NOSYSTEM) attrFiles.push("/etc/gitattributes");
-    for (const f of attrFiles) {
-      if (exists(f)) return { reason: `attributes file ${f}`, fileMode: snap.fileMode };
-    }
-    return { reason: null, fileMode: snap.fileMode };
-  }
-
-  /** The configuration as it matters here, read again when a config file changed. */
-  private async configSnapshot(gitDir: string): Promise<ConfigSnapshot> {
-    const home = process.env.HOME ?? homedir();
-    const xdg = process.env.XDG_CONFIG_HOME || join(home, ".config");
-    const files = [
-      join(gitDir, "config"),
-      join(gitDir, "config.worktree"),
-      process.env.GIT_CONFIG_GLOBAL ?? join(home, ".gitconfig"),
-      join(xdg, "git", "config"),
-      process.env.GIT_CONFIG_SYSTEM ?? "/etc/gitconfig",
-    ];
-    const stamp = files.map(stampOf).join("|");
-    let snap = this.snapshot;
-    const now = Date.now();
-    if (!snap || snap.stamp !== stamp || (snap.volatile && now - snap.at > 1000)) {
-      const out = await runGit(this.repo.config.path, ["config", "-z", "--list"]);
-      const cfg = new Map<string, string>();
-      let volatile = false;
-      for (const item of out.stdout.toString("utf8").split("\0")) {
-        if (!item) continue;
-        const nl = item.indexOf("\n");
-        const key = (nl < 0 ? item : item.slice(0, nl)).toLowerCase();
-        const value = nl < 0 ? "" : item.slice(nl + 1);
-        if (key === "include.path" || (key.startsWith("includeif.") && key.endsWith(".path")))
-          volatile = true;
-        cfg.set(key, value);
-      }
-      const isTrue = (k: string) => cfg.has(k) && TRUTHY.has((cfg.get(k) as string).toLowerCase());
-      const isSet = (k: string) => cfg.has(k) && !FALSEY.has((cfg.get(k) as string).toLowerCase());
-      let reason: string | null = null;
-      for (const k of ["core.autocrlf", "core.fsmonitor", "core.worktree"]) {
-        if (isSet(k)) reason ??= `${k} is set`;
-      }
-      for (const k of [
-        "core.splitindex",
-        "core.sparsecheckout",
-        "core.ignorecase",
-        "core.precomposeunicode",
-        "index.skiphash",
-        "index.sparse",
-      ]) {
-        if (isTrue(k)) reason ??= `${k} is on`;
-      }
-      let attributesFile = cfg.get("core.attributesfile") ?? join(xdg, "git", "attributes");
-      if (attributesFile.startsWith("~/")) attributesFile = join(home, attributesFile.slice(2));
-      let applyReason: string | null = null;
-      const ignoreWs = cfg.get("apply.ignorewhitespace");
-      if (ignoreWs !== undefined && !["no", "false", "never", "none"].includes(ignoreWs))
-        applyReason = "apply.ignoreWhitespace is set";
-      const ws = cfg.get("apply.whitespace");
-      if (
-        ws !== undefined &&
-        !["warn", "nowarn", "error", "error-all", "strip", "fix"].includes(ws)
-      )
-        applyReason ??= "apply.whitespace has a value git rejects";
-      // git reads any value but false as on here (adjusting folder names to the index case).
-      if (isSet("core.ignorecase")) applyReason ??= "core.ignorecase is on";
-      snap = {
-        stamp,
-        at: now,
-        volatile,
-        reason,
-        fileMode: !(cfg.has("core.filemode") && FALSEY.has(cfg.get("core.filemode") as string)),
-        attributesFile,
-        applyReason,
-      };
-      this.snapshot = snap;
-    }
-    return snap;
+    return this.config.applyReason(gitDir);
   }
 
   /** The blob entry at `path`; undefined for none (or a folder); null for a symlink or submodule. */
@@ -245,7 +117,7 @@ export class WorktreeSync {
     const repo = this.repo;
     const { gitDir, workTree, format } = await repo.layout();
     if (!workTree) return { kind: "fallback", reason: "bare repository" };
-    const cfg = await this.configReason(gitDir);
+    const cfg = await this.config.configReason(gitDir);
     if (cfg.reason) return { kind: "fallback", reason: cfg.reason };
     const changes: Change[] = [];
     const dirs = new Map<string, string | null>();
@@ -455,116 +327,5 @@ export class WorktreeSync {
     if (typeof root === "string") return { mismatch: root };
     if (pos !== entries.length) return { mismatch: (entries[pos] as IndexEntry).path };
     return { node: root };
-  }
-}
-
-/** A checked sync holding git's index.lock: `commit()` writes the files and the index. */
-export class PreparedSync {
-  constructor(
-    private readonly repo: GitRepo,
-    private readonly workTree: string,
-    private readonly format: ObjectFormat,
-    private readonly index: GitIndex,
-    private readonly indexMtimeSec: number,
-    private readonly changes: Change[],
-    private readonly dirs: Map<string, string | null>,
-    private readonly files: {
-      lock: FileHandle;
-      lockPath: string;
-      indexPath: string;
-      release: () => Promise<void>;
-    },
-  ) {}
-
-  /** Gives up without changing anything (releases index.lock). */
-  abort(): Promise<void> {
-    return this.files.release();
-  }
-
-  /**
-   * Writes the new versions of the touched files and the index. On failure index.lock is released
-   * and the index is left as it was; the caller's crash marker lets the next holder finish.
-   */
-  async commit(nonce: string): Promise<void> {
-    try {
-      await this.write(nonce);
-    } catch (e) {
-      await this.files.release();
-      throw e;
-    }
-  }
-
-  private async write(nonce: string): Promise<void> {
-    const entries = this.index.entries;
-    for (const e of entries) {
-      // What git does when it writes an index: an entry not older than the index it read could
-      // be racily clean, so it must be compared by content later, never trusted by its stat.
-      if ((e.stat[2] as number) >= this.indexMtimeSec) e.stat[9] = 0;
-    }
-    for (const c of this.changes) {
-      if (c.next) continue;
-      const file = join(this.workTree, c.path);
-      rmSync(file, { force: true });
-      let dir = dirname(c.path);
-      while (dir !== "." && dir !== "") {
-        try {
-          rmdirSync(join(this.workTree, dir));
-        } catch {
-          break;
-        }
-        dir = dirname(dir);
-      }
-    }
-    for (const c of this.changes) {
-      const pathBytes = Buffer.from(c.path, "utf8");
-      const at = findEntry(entries, pathBytes);
-      if (!c.next) {
-        if (at >= 0) entries.splice(at, 1);
-        continue;
-      }
-      const o = await this.repo.catFile.read(c.next.oid);
-      if (o?.type !== "blob")
-        throw new IdemError(
-          "INTEGRITY",
-          `blob ${c.next.oid} is missing from repo "${this.repo.alias}"`,
-        );
-      const file = join(this.workTree, c.path);
-      const tmp = tempName(file, nonce);
-      mkdirSync(dirname(file), { recursive: true });
-      rmSync(tmp, { force: true });
-      writeFileSync(tmp, o.content, {
-        flag: "wx",
-        mode: c.next.mode === EXEC_MODE ? 0o777 : 0o666,
-      });
-      renameSync(tmp, file);
-      const st = lstatSync(file, { bigint: true });
-      const u32 = (n: bigint) => Number(n & 0xffffffffn);
-      const entry: IndexEntry = {
-        path: c.path,
-        pathBytes,
-        stat: [
-          u32(st.ctimeNs / 1_000_000_000n),
-          u32(st.ctimeNs % 1_000_000_000n),
-          u32(st.mtimeNs / 1_000_000_000n),
-          u32(st.mtimeNs % 1_000_000_000n),
-          u32(st.dev),
-          u32(st.ino),
-          c.next.mode === EXEC_MODE ? 0o100755 : 0o100644,
-          u32(st.uid),
-          u32(st.gid),
-          0, // smudged: git compares the content once instead of trusting this stat
-        ],
-        oid: c.next.oid,
-        flags: 0,
-      };
-      const pos = findEntry(entries, pathBytes);
-      if (pos >= 0) entries[pos] = entry;
-      else entries.splice(-pos - 1, 0, entry);
-    }
-    if (this.index.tree) updateCacheTree(this.index.tree, this.dirs, entries);
-    const data = serializeIndex(this.index, this.format);
-    writeSync(this.files.lock.fd, data);
-    await this.files.lock.close();
-    renameSync(this.files.lockPath, this.files.indexPath);
   }
 }

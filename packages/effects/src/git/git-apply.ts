@@ -1,0 +1,117 @@
+import type { GitCommitSpec, GitPatchSpec } from "@idem/schema";
+import { IdemError } from "@idem/schema";
+import type { ProbeHint, ProbeResult } from "../effect-handler.js";
+import type { GitRepo } from "./git-repo.js";
+import type { GitTargets } from "./git-targets.js";
+
+/** The repository and branch a git effect acts on, checked. */
+export interface GitTarget {
+  repo: GitRepo;
+  branch: string;
+}
+
+/**
+ * Resolves the repo alias and the branch (the repo's default when the spec names none) of a git
+ * effect and checks the branch at the target.
+ * @throws IdemError UNKNOWN_ALIAS, SANDBOX_VIOLATION.
+ */
+export async function gitTarget(
+  targets: GitTargets,
+  spec: GitCommitSpec | GitPatchSpec,
+): Promise<GitTarget> {
+  const repo = targets.get(spec.repo);
+  const branch = spec.branch ?? repo.config.branch;
+  await repo.checkBranch(branch);
+  return { repo, branch };
+}
+
+/**
+ * The probe every git effect starts with: the key on the branch, and when it is absent, the
+ * probed head's tree with `paths` checked against it.
+ * @throws IdemError TARGET_MISSING, SANDBOX_VIOLATION (a path through a symlink, file or submodule).
+ */
+export async function probeOnBranch(
+  { repo, branch }: GitTarget,
+  key: string,
+  hint: ProbeHint | undefined,
+  paths: string[],
+): Promise<{ result: ProbeResult; base?: string | null; tree?: string | null }> {
+  const result = await repo.probeKey(branch, key, hint);
+  if (result.status !== "absent") return { result };
+  const base = result.detail.base as string | null;
+  const tree = await repo.objects.treeOf(base);
+  await repo.checkTreePaths(tree, paths);
+  return { result, base, tree };
+}
+
+/**
+ * The base an apply must move the branch from: the probed one (and the branch must still be there),
+ * or, without a probe, a probe taken now under the lock.
+ * @throws IdemError TARGET_CONFLICT (the probe said conflict), TARGET_MOVED, INVALID_STATE.
+ */
+async function baseForApply(
+  { repo, branch }: GitTarget,
+  probed: ProbeResult | undefined,
+  probeNow: () => Promise<ProbeResult>,
+): Promise<{ base: string | null } | { done: Record<string, unknown> }> {
+  const p = probed ?? (await probeNow());
+  if (p.status === "present") return { done: p.detail };
+  if (p.status === "conflict") throw new IdemError("TARGET_CONFLICT", p.reason);
+  const base = p.detail.base;
+  if (base !== null && typeof base !== "string") {
+    throw new IdemError(
+      "INVALID_STATE",
+      "an absent git probe must carry detail.base (a commit or null)",
+    );
+  }
+  const head = await repo.head(branch);
+  if (head !== base) {
+    throw new IdemError(
+      "TARGET_MOVED",
+      `repo "${repo.alias}": ${branch} moved from ${base} to ${head} since the probe`,
+      { details: { base, head } },
+    );
+  }
+  return { base };
+}
+
+/** What one git effect changes: its paths, and how its tree is built from the base tree. */
+export interface GitChange {
+  message: string;
+  /** Every path the commit changes. */
+  paths: string[];
+  /** Writes the new root tree from the base tree (null: none), under the repo lock. */
+  tree(baseTree: string | null): Promise<string>;
+}
+
+/**
+ * The one apply of the git effects: under the repo lock, the base from the probe (or a probe
+ * now), then the tree, then one commit on that base published onto the branch by compare-and-swap
+ * with its key (`GitRepo.commitOnto`). A key already present answers its recorded detail and
+ * writes nothing, so a repeat after a crash is safe.
+ * @throws IdemError TARGET_MOVED, TARGET_CONFLICT, DIRTY_WORKTREE, LOCKED, SANDBOX_VIOLATION.
+ */
+export function applyOnBranch(
+  target: GitTarget,
+  key: string,
+  probed: ProbeResult | undefined,
+  probeNow: () => Promise<ProbeResult>,
+  change: GitChange,
+): Promise<Record<string, unknown>> {
+  const { repo, branch } = target;
+  return repo.withLock(async () => {
+    const b = await baseForApply(target, probed, probeNow);
+    if ("done" in b) return b.done;
+    const base = b.base;
+    const tree = await change.tree(await repo.objects.treeOf(base));
+    const commit = await repo.commitOnto({
+      branch,
+      base,
+      tree,
+      message: change.message,
+      key,
+      paths: change.paths,
+    });
+    return { commit, base };
+  });
+}

@@ -1,0 +1,144 @@
+import {
+  lstatSync,
+  mkdirSync,
+  renameSync,
+  rmdirSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
+import type { FileHandle } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { IdemError } from "@idem/schema";
+import {
+  findEntry,
+  type GitIndex,
+  type IndexEntry,
+  serializeIndex,
+  updateCacheTree,
+} from "./git-index.js";
+import { EXEC_MODE, type ObjectFormat, type TreeEntry } from "./git-objects.js";
+import type { RepoObjects } from "./repo-objects.js";
+
+/** One path an effect commit changes: its blob before and after (undefined: absent). */
+export interface Change {
+  path: string;
+  old: TreeEntry | undefined;
+  next: TreeEntry | undefined;
+}
+
+/** The temporary name idem writes a working tree file under before renaming it into place. */
+export function tempName(path: string, nonce: string): string {
+  return join(dirname(path), `.${basename(path)}.idem-${nonce}`);
+}
+
+/** A checked sync holding git's index.lock: `commit()` writes the files and the index. */
+export class PreparedSync {
+  constructor(
+    private readonly repo: RepoObjects,
+    private readonly workTree: string,
+    private readonly format: ObjectFormat,
+    private readonly index: GitIndex,
+    private readonly indexMtimeSec: number,
+    private readonly changes: Change[],
+    private readonly dirs: Map<string, string | null>,
+    private readonly files: {
+      lock: FileHandle;
+      lockPath: string;
+      indexPath: string;
+      release: () => Promise<void>;
+    },
+  ) {}
+
+  /** Gives up without changing anything (releases index.lock). */
+  abort(): Promise<void> {
+    return this.files.release();
+  }
+
+  /**
+   * Writes the new versions of the touched files and the index. On failure index.lock is released
+   * and the index is left as it was; the caller's crash marker lets the next holder finish.
+   */
+  async commit(nonce: string): Promise<void> {
+    try {
+      await this.write(nonce);
+    } catch (e) {
+      await this.files.release();
+      throw e;
+    }
+  }
+
+  private async write(nonce: string): Promise<void> {
+    const entries = this.index.entries;
+    for (const e of entries) {
+      // What git does when it writes an index: an entry not older than the index it read could
+      // be racily clean, so it must be compared by content later, never trusted by its stat.
+      if ((e.stat[2] as number) >= this.indexMtimeSec) e.stat[9] = 0;
+    }
+    for (const c of this.changes) {
+      if (c.next) continue;
+      const file = join(this.workTree, c.path);
+      rmSync(file, { force: true });
+      let dir = dirname(c.path);
+      while (dir !== "." && dir !== "") {
+        try {
+          rmdirSync(join(this.workTree, dir));
+        } catch {
+          break;
+        }
+        dir = dirname(dir);
+      }
+    }
+    for (const c of this.changes) {
+      const pathBytes = Buffer.from(c.path, "utf8");
+      const at = findEntry(entries, pathBytes);
+      if (!c.next) {
+        if (at >= 0) entries.splice(at, 1);
+        continue;
+      }
+      const o = await this.repo.catFile.read(c.next.oid);
+      if (o?.type !== "blob")
+        throw new IdemError(
+          "INTEGRITY",
+          `blob ${c.next.oid} is missing from repo "${this.repo.alias}"`,
+        );
+      const file = join(this.workTree, c.path);
+      const tmp = tempName(file, nonce);
+      mkdirSync(dirname(file), { recursive: true });
+      rmSync(tmp, { force: true });
+      writeFileSync(tmp, o.content, {
+        flag: "wx",
+        mode: c.next.mode === EXEC_MODE ? 0o777 : 0o666,
+      });
+      renameSync(tmp, file);
+      const st = lstatSync(file, { bigint: true });
+      const u32 = (n: bigint) => Number(n & 0xffffffffn);
+      const entry: IndexEntry = {
+        path: c.path,
+        pathBytes,
+        stat: [
+          u32(st.ctimeNs / 1_000_000_000n),
+          u32(st.ctimeNs % 1_000_000_000n),
+          u32(st.mtimeNs / 1_000_000_000n),
+          u32(st.mtimeNs % 1_000_000_000n),
+          u32(st.dev),
+          u32(st.ino),
+          c.next.mode === EXEC_MODE ? 0o100755 : 0o100644,
+          u32(st.uid),
+          u32(st.gid),
+          0, // smudged: git compares the content once instead of trusting this stat
+        ],
+        oid: c.next.oid,
+        flags: 0,
+      };
+      const pos = findEntry(entries, pathBytes);
+      if (pos >= 0) entries[pos] = entry;
+      else entries.splice(-pos - 1, 0, entry);
+    }
+    if (this.index.tree) updateCacheTree(this.index.tree, this.dirs, entries);
+    const data = serializeIndex(this.index, this.format);
+    writeSync(this.files.lock.fd, data);
+    await this.files.lock.close();
+    renameSync(this.files.lockPath, this.files.indexPath);
+  }
+}
