@@ -87,12 +87,12 @@ describe("idem interpreter and idem dlq", () => {
       const retry = await idem(ws, "dlq", "retry", "bad", "--json");
       expect(retry.code, retry.stderr).toBe(0);
       expect(JSON.parse(retry.stdout)).toMatchObject({ jobId: "bad", generation: 2 });
-      expect((await journal.latestRun("bad"))?.state).toBe("pending");
+      expect((await journal.runs.latest("bad"))?.state).toBe("pending");
       expect((await idem(ws, "interpreter", "--once")).code).toBe(1); // still conflicts
 
       // A dead-lettered job (no output) is listed beside the dead runs and retried through the queue.
-      await journal.enqueueJob({ jobId: "never", agent: "writer", input: {} });
-      await journal.deadLetterJob("never", {
+      await journal.jobs.enqueue({ jobId: "never", agent: "writer", input: {} });
+      await journal.deadLetters.add("never", {
         class: "transient",
         error: "agent timed out",
         deliveries: 3,
@@ -104,7 +104,7 @@ describe("idem interpreter and idem dlq", () => {
       const requeue = await idem(ws, "dlq", "retry", "never", "--json");
       expect(requeue.code, requeue.stderr).toBe(0);
       expect(JSON.parse(requeue.stdout)).toMatchObject({ jobId: "never", requeued: true });
-      expect((await journal.getJob("never"))?.state).toBe("queued");
+      expect((await journal.jobs.get("never"))?.state).toBe("queued");
 
       const usage = await idem(ws, "interpreter", "--once", "--concurrency", "zero");
       expect(usage.code).toBe(2);
@@ -164,8 +164,8 @@ describe("idem interpreter and idem dlq", () => {
         expect(resolved.code, resolved.stderr).toBe(0);
         const done = await idem(ws, "interpreter", "--once");
         expect(done.code, done.stderr).toBe(0);
-        expect((await journal.latestRun("hook"))?.state).toBe("done");
-        expect((await journal.effects("hook", 1)).map((e) => e.state)).toEqual([
+        expect((await journal.runs.latest("hook"))?.state).toBe("done");
+        expect((await journal.ledger.forJob("hook", 1)).map((e) => e.state)).toEqual([
           "applied",
           "applied",
         ]);
@@ -199,10 +199,10 @@ describe("idem interpreter and idem dlq", () => {
       const exited = new Promise<number | null>((r) => child.on("exit", (code) => r(code)));
       const outputs = [mixedOutput("late")];
       await recordAll(journal, ws.config, outputs);
-      for (let i = 0; i < 200 && (await journal.latestRun("late"))?.state !== "done"; i++) {
+      for (let i = 0; i < 200 && (await journal.runs.latest("late"))?.state !== "done"; i++) {
         await sleep(50);
       }
-      expect((await journal.latestRun("late"))?.state).toBe("done");
+      expect((await journal.runs.latest("late"))?.state).toBe("done");
       const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
       expect(metrics).toMatch(/idem_interpreter_runs_total\{outcome="done"\} 1/);
       expect(metrics).toMatch(

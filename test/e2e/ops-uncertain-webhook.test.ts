@@ -48,7 +48,7 @@ describe("an uncertain webhook, the runbook's way", () => {
 
     const refused = await idem(["dlq", "resolve", "hook", "--applied", ...cfg]);
     expect(refused.code).toBe(2);
-    expect((await fx.journal.effects("hook", 1))[0]?.state).toBe("uncertain");
+    expect((await fx.journal.ledger.forJob("hook", 1))[0]?.state).toBe("uncertain");
 
     const ok = await idem(
       ["dlq", "resolve", "hook", "--applied", "--reason", "hooks log shows it", ...cfg],

@@ -19,10 +19,13 @@ async function recordDone(path: string, ids: string[], at: number): Promise<void
   const j = await openJournal(path, { clock });
   try {
     for (const jobId of ids) {
-      await j.record({ jobId, agent: "writer", effects: [] }, { source: "cli", targets: [] });
-      const claim = await j.claim({ owner: "test", leaseMs: 60_000, maxLeaseExpiries: 5 });
+      await j.outputs.record(
+        { jobId, agent: "writer", effects: [] },
+        { source: "cli", targets: [] },
+      );
+      const claim = await j.runs.claim({ owner: "test", leaseMs: 60_000, maxLeaseExpiries: 5 });
       if (!claim) throw new Error("no claim");
-      await j.complete(claim.lease);
+      await j.runs.complete(claim.lease);
     }
   } finally {
     await j.close();
@@ -35,7 +38,7 @@ describe("idem backup", () => {
     const live = await openJournal(path);
     try {
       for (let i = 0; i < 20; i++)
-        await live.record(
+        await live.outputs.record(
           { jobId: `job-${i}`, agent: "writer", effects: [] },
           { source: "cli", targets: [] },
         );
@@ -50,7 +53,7 @@ describe("idem backup", () => {
       const again = await idem(["backup", file, "--config", ws.config]);
       expect(again.code).toBe(1);
       expect(again.stderr).toContain("--force");
-      await live.record(
+      await live.outputs.record(
         { jobId: "job-20", agent: "writer", effects: [] },
         { source: "cli", targets: [] },
       );
@@ -102,7 +105,7 @@ describe("idem prune", () => {
     expect(lines.map((l) => JSON.parse(l).output.jobId)).toEqual(["old-1", "old-2", "old-3"]);
 
     const j = await openJournal(path);
-    expect((await j.list()).map((o) => o.jobId)).toEqual(["new-1"]);
+    expect((await j.outputs.list()).map((o) => o.jobId)).toEqual(["new-1"]);
     await j.close();
 
     const shown = await idem(["show", "old-2", "--archive", "--json"], { cwd: ws.dir });
@@ -117,7 +120,7 @@ describe("idem prune", () => {
     ws.writeConfig({ journal: { retentionDays: 7 } });
     const path = join(ws.dir, ".idem/journal.db");
     const j = await openJournal(path, { clock: new ManualClock(Date.now() - 30 * DAY) });
-    await j.record(
+    await j.outputs.record(
       { jobId: "pending-1", agent: "writer", effects: [] },
       { source: "cli", targets: [] },
     );
