@@ -5,13 +5,13 @@ import {
   type Config,
   describeJsonError,
   type ErrorCode,
-  IdemError,
   isIdemError,
   parseConfig,
 } from "@idem/schema";
 import Table from "cli-table3";
 import pc from "picocolors";
 
+/** The config file looked for in the working directory when neither --config nor IDEM_CONFIG names one. */
 export const CONFIG_FILE = "idem.config.json";
 
 /** Exit codes of DESIGN.md. */
@@ -42,12 +42,14 @@ export class CliError extends Error {
 /** The exit code set by the command that ran, when it finished without throwing. */
 export const exitHolder = { code: EXIT.OK as number };
 
+/** The exit code of a failure: a CliError's own, an IdemError's by its code, otherwise 1. */
 export function exitCodeOf(e: unknown): number {
   if (e instanceof CliError) return e.exitCode;
   if (isIdemError(e)) return EXIT_BY_CODE[e.code] ?? EXIT.FAILED;
   return EXIT.FAILED;
 }
 
+/** The options every command takes. */
 export interface GlobalOptions {
   config?: string;
   json?: boolean;
@@ -179,10 +181,12 @@ export function capped(lines: readonly string[], max = 20): string[] {
   return out;
 }
 
+/** Prints a value as indented JSON on stdout (the `--json` output of every command). */
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
+/** A time in ms as ISO-8601 to the second (empty for none). */
 export function formatTime(ms: number | null | undefined): string {
   return ms === null || ms === undefined
     ? ""
@@ -192,8 +196,4 @@ export function formatTime(ms: number | null | undefined): string {
 /** The actor recorded with a human's decision: --actor, then $USER. */
 export function actorOf(option?: string): string {
   return option ?? process.env.IDEM_ACTOR ?? process.env.USER ?? "cli";
-}
-
-export function notFound(what: string): never {
-  throw new IdemError("NOT_FOUND", what);
 }
