@@ -23,6 +23,7 @@ import { createHttpRequestHandler } from "./http-request-effect.js";
 import { createNatsPublishHandler, PublishStreamChecks } from "./nats-publish-effect.js";
 import type { PublishTransport } from "./publish-transport.js";
 
+/** How `createEffects` reaches its targets; every field has a default. */
 export interface CreateEffectsOptions {
   /** NATS URL used when neither the publish target nor the config's `nats` section names one. */
   natsUrl?: string;
@@ -45,8 +46,14 @@ export interface CreateEffectsOptions {
 }
 
 /**
- * The effect kinds of one config behind the interface the interpreter calls. Holds long-lived git
- * processes, repo locks and NATS connections: call `close()` when done.
+ * The effect kinds of one config behind the interface the interpreter calls. Opens nothing until
+ * first use; then holds long-lived git processes (one `cat-file --batch` per repo, the
+ * `update-ref --stdin` under a lock) and repo locks: call `close()` when done. Front ends call
+ * `openTargets` of @idem/core instead, which wires the NATS transport in.
+ *
+ * Every apply is safe to repeat with the same key (probe first, or target dedup); validation
+ * errors (SANDBOX_VIOLATION, INVALID_INPUT, UNKNOWN_ALIAS) are never worth a retry, transient ones
+ * (LOCKED, UNAVAILABLE, TIMEOUT, TARGET_MOVED) are. See `EffectHandler` for each call's semantics.
  */
 export function createEffects(config: Config, options: CreateEffectsOptions = {}): Effects {
   let tmp: Promise<string> | undefined;

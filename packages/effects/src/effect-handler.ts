@@ -25,7 +25,9 @@ export interface ProbeHint {
  * probe and apply that make it happen once.
  */
 export interface EffectHandler<S extends EffectSpec = EffectSpec> {
+  /** The effect kind it handles (`git.commit`, ...). */
   readonly kind: S["kind"];
+  /** The zod schema of its spec, as the agent output carries it. */
   readonly schema: z.ZodType<S>;
   /** True when `probe` can tell whether the effect happened (git, file, http with probeUrl). */
   probeable(spec: S): boolean;
@@ -47,24 +49,37 @@ export interface EffectHandler<S extends EffectSpec = EffectSpec> {
 
 /** The effects of one config: every kind behind one façade, plus the batch operations of replay and audit. */
 export interface Effects {
+  /** The handler of one kind. @throws IdemError INVALID_INPUT for an unknown kind. */
   handler(kind: EffectKind): EffectHandler;
+  /** `EffectHandler.probe` of the spec's kind: never changes the target. */
   probe(spec: EffectSpec, key: string, hint?: ProbeHint): Promise<ProbeResult>;
+  /** `EffectHandler.apply` of the spec's kind: at most once per key, safe to call again. */
   apply(spec: EffectSpec, key: string, probed?: ProbeResult): Promise<Record<string, unknown>>;
+  /** `EffectHandler.probeable` of the spec's kind. */
   probeable(spec: EffectSpec): boolean;
+  /** `EffectHandler.targetDedup` of the spec's kind. */
   targetDedup(spec: EffectSpec): boolean;
   /**
    * Replay: one pass per target answers many keys (one git log of the branch for all keys). Items
    * on one target are in recording order; with `simulate: true` it probes each against a scratch
    * copy (temporary index) as if the earlier absent ones had been applied, so a chain of dependent
    * patches lost in an incident shows absent, not conflict. Never changes the real target. An item
-   * whose probe fails is reported as a conflict carrying the error's message.
+   * whose spec fails validation at the target is reported as a conflict carrying the error's code
+   * and message; items of kinds that cannot be probed are left out.
+   * @throws IdemError of any other failure (TARGET_MISSING, UNAVAILABLE, LOCKED, ...).
    */
   probeBatch(
     items: { spec: EffectSpec; key: string }[],
     options?: { simulate?: boolean },
   ): Promise<Map<string, ProbeResult>>;
-  /** For `idem audit`: every Idem-Effect key reachable from the branch and its commits, in one scan. */
+  /**
+   * For `idem audit`: every Idem-Effect key reachable from the branch and its commits, in one scan.
+   * @throws IdemError UNKNOWN_ALIAS, SANDBOX_VIOLATION (a branch not allowed), TARGET_MISSING.
+   */
   scanTrailers(repoAlias: string, branch?: string): Promise<Map<string, string[]>>;
-  /** Closes cached NATS connections and long-lived git processes. */
+  /**
+   * Ends the long-lived git processes, drops repo locks and removes the scratch folder; forgets
+   * which publish streams were checked. A transport given in the options is not closed.
+   */
   close(): Promise<void>;
 }

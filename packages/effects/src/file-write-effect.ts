@@ -210,6 +210,7 @@ export function createFileWriteHandler(config: Config): EffectHandler<FileWriteS
   };
 }
 
+/** Closes the per-root file locks (on `Effects.close()`), each after its linger. */
 export async function closeLocks(locks: Iterable<FileLock>): Promise<void> {
   for (const l of locks) await l.close();
 }

@@ -64,6 +64,11 @@ const RESERVED_HEADERS = new Set([
   "expect",
 ]);
 
+/**
+ * Checks user headers of an http.request or nats.publish: valid names, none reserved to idem (and
+ * no `Nats-*` for NATS), no CR, LF or NUL, at most 8 KiB each.
+ * @throws IdemError SANDBOX_VIOLATION naming the header.
+ */
 export function checkHeaders(headers: Record<string, string> | undefined, nats: boolean): void {
   for (const [name, value] of Object.entries(headers ?? {})) {
     const lower = name.toLowerCase();

@@ -3,6 +3,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
 /**
  * Connects to NATS the way every idem process does: reconnect forever (`maxReconnectAttempts: -1`),
  * short reconnect waits, and a connection name that shows up in server monitoring.
+ * @throws the client's connection error when no server in `url` (comma-separated) answers at first.
  */
 export async function connectNats(url: string, name = "idem"): Promise<NatsConnection> {
   return await connect({

@@ -19,6 +19,7 @@ export interface DeadLetterAdvisory {
   msgId: string | undefined;
 }
 
+/** What `startDeadLetterMonitor` consumes with and whom it tells. */
 export interface StartDeadLetterMonitorOptions {
   js: JetStreamClient;
   jsm: JetStreamManager;
@@ -33,12 +34,16 @@ export interface StartDeadLetterMonitorOptions {
   retryDelayMs?: number;
 }
 
+/** The durable consumer every executor shares on the dead-letter advisory stream. */
 export const DEAD_LETTER_CONSUMER = "idem-dead-letters";
 
 /**
  * Consumes the dead-letter advisory stream (see `ensureDeadLetterStream`) with a durable consumer,
  * fetches each original job by its stream sequence and hands it to `onDeadLetter`. At-least-once:
- * several executors share the durable, and a handler failure redelivers the advisory.
+ * several executors share the durable, and a handler failure redelivers the advisory after
+ * `retryDelayMs`; an advisory that is not JSON is terminated. The consumer is created only when
+ * JetStream says it is missing.
+ * @throws the client's error when the consumer cannot be read or created (timeout, no stream).
  */
 export async function startDeadLetterMonitor(
   options: StartDeadLetterMonitorOptions,

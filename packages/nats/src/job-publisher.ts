@@ -12,6 +12,7 @@ export interface PublishResult {
   duplicate: boolean;
 }
 
+/** Options of one `JobPublisher.publish`. */
 export interface PublishOptions {
   /** The Nats-Msg-Id; default the job ID (`<jobId>#retry-<n>` for a dead-letter retry). */
   msgId?: string;
@@ -29,6 +30,7 @@ export interface JobPublisher {
   publish(job: Job, options?: PublishOptions): Promise<PublishResult>;
 }
 
+/** The JetStream client and config a job publisher publishes with. */
 export interface CreateJobPublisherOptions {
   js: JetStreamClient;
   nats: NatsConfig;
@@ -50,7 +52,11 @@ function isRetryablePublishError(e: unknown): boolean {
   );
 }
 
-/** Creates a {@link JobPublisher} on a JetStream client. */
+/**
+ * Creates a {@link JobPublisher} on a JetStream client. Opens nothing; each publish retries a
+ * timed-out attempt with the same msg id (backoff 50 ms doubling to 1 s) until
+ * `nats.publishRetryMs` has passed, so a retry never stores the job twice inside the duplicate window.
+ */
 export function createJobPublisher(options: CreateJobPublisherOptions): JobPublisher {
   const { js, nats } = options;
   const clock = options.clock ?? systemClock;

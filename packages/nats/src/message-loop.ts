@@ -8,6 +8,7 @@ export interface MessageLoop {
   inFlight(): number;
 }
 
+/** The consumer a message loop pulls from, how many at once, and its handler. */
 export interface StartMessageLoopOptions {
   js: JetStreamClient;
   stream: string;
@@ -24,7 +25,9 @@ export interface StartMessageLoopOptions {
 
 /**
  * Consumes a durable pull consumer with a small prefetch and bounded concurrency, re-opening the
- * subscription forever when it ends (server restart, consumer hiccup) until stopped.
+ * subscription forever when it ends (server restart, consumer hiccup) until stopped. Never
+ * throws: loop and handler errors go to `onError`. Delivery is at-least-once: the handler settles
+ * each message, and one it leaves unacked is redelivered by JetStream after `ack_wait`.
  */
 export function startMessageLoop(options: StartMessageLoopOptions): MessageLoop {
   const { js, stream, consumer, handler } = options;

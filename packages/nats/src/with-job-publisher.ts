@@ -8,6 +8,8 @@ import { ensureJobsStream } from "./provisioning.js";
  * Runs `fn` with a job publisher on JetStream (the jobs stream created when missing), or with none
  * on the embedded queue. The connection is drained afterwards, or closed if the server is gone, so
  * a command that failed during an outage exits.
+ * @throws the client's error when NATS cannot be reached; INVARIANT_VIOLATION from
+ * `ensureJobsStream`; whatever `fn` throws.
  */
 export async function withJobPublisher<T>(
   config: Config,

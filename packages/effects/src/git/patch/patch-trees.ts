@@ -115,6 +115,10 @@ async function treeAfterApply(
   return treeWith(repo.objects, baseTree, changes);
 }
 
+/**
+ * `git write-tree` of an index file (under the repo lock with `locked`): one git process.
+ * @throws GitError when git refuses (an index with conflicts).
+ */
 export async function writeTree(repo: GitRepo, indexFile: string, locked = false): Promise<string> {
   if (locked) {
     const r = await repo.lockedGit(["write-tree"], { env: { GIT_INDEX_FILE: indexFile } });

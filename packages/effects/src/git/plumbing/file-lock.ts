@@ -4,6 +4,7 @@ import type { FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import { IdemError } from "@idem/schema";
 
+/** How long to wait for the lock, how long to keep it after the last holder, and what to end first. */
 export interface FileLockOptions {
   /** How long to wait for another process's lock before failing with LOCKED. */
   timeoutMs?: number;

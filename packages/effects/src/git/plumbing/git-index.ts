@@ -28,6 +28,7 @@ export interface CacheTreeNode {
   children: CacheTreeNode[];
 }
 
+/** A parsed index file: its version, entries, cache tree and the extensions kept as they were. */
 export interface GitIndex {
   version: number;
   entries: IndexEntry[];

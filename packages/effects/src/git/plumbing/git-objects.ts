@@ -21,10 +21,15 @@ export interface TreeEntry {
   oid: string;
 }
 
+/** A folder (tree entry modes are as git writes them, without a leading zero). */
 export const TREE_MODE = "40000";
+/** A regular file. */
 export const FILE_MODE = "100644";
+/** An executable file. */
 export const EXEC_MODE = "100755";
+/** A symbolic link. */
 export const LINK_MODE = "120000";
+/** A submodule (gitlink). */
 export const GITLINK_MODE = "160000";
 
 /** The oid git gives an object of `type` with `body`. */
@@ -145,6 +150,7 @@ export interface CommitInfo {
   message: string;
 }
 
+/** Reads a commit object's tree, parents and message. Pure. */
 export function parseCommit(content: Buffer): CommitInfo {
   const text = content.toString("utf8");
   const end = text.indexOf("\n\n");
@@ -158,6 +164,7 @@ export function parseCommit(content: Buffer): CommitInfo {
   return { tree, parents, message: end < 0 ? "" : text.slice(end + 2) };
 }
 
+/** An author or committer line: name, email and time. */
 export interface Signature {
   name: string;
   email: string;

@@ -8,6 +8,7 @@ export interface GitResult {
   stderr: string;
 }
 
+/** Input, environment, accepted exit codes and the lock descriptor a git child inherits. */
 export interface RunGitOptions {
   /** Bytes for stdin. */
   input?: string | Uint8Array;

@@ -31,6 +31,28 @@ import { type Change, PreparedSync } from "./prepared-sync.js";
 import type { RepoObjects } from "./repo-objects.js";
 import { WorktreeConfig } from "./worktree-config.js";
 
+/** What `WorktreeSync.prepare` found: a sync ready to commit, nothing to do, or git must do it. */
+export type PrepareResult =
+  | { kind: "ready"; sync: PreparedSync }
+  | { kind: "done" }
+  | { kind: "fallback"; reason: string };
+
+function blobId(format: ObjectFormat, content: Buffer): string {
+  return createHash(format).update(`blob ${content.length}\0`).update(content).digest("hex");
+}
+
+function lstatOrUndefined(file: string): Stats | undefined {
+  return lstatSync(file, { throwIfNoEntry: false });
+}
+
+/** The folders on the way to `path`, the root ("") first. */
+function ancestors(path: string): string[] {
+  const parts = path.split("/");
+  const out = [""];
+  for (let i = 1; i < parts.length; i++) out.push(parts.slice(0, i).join("/"));
+  return out;
+}
+
 /**
  * Keeps a checked-out branch's index and working tree in step with an effect commit without a git
  * process: what `git read-tree -m -u base commit` does for the few paths an effect touches, plus
@@ -54,27 +76,6 @@ import { WorktreeConfig } from "./worktree-config.js";
  *   to `index.lock` and renamed; entries idem writes, and every entry git could take for racily
  *   clean, are smudged (size 0) so git compares contents instead of trusting a stat.
  */
-export type PrepareResult =
-  | { kind: "ready"; sync: PreparedSync }
-  | { kind: "done" }
-  | { kind: "fallback"; reason: string };
-
-function blobId(format: ObjectFormat, content: Buffer): string {
-  return createHash(format).update(`blob ${content.length}\0`).update(content).digest("hex");
-}
-
-function lstatOrUndefined(file: string): Stats | undefined {
-  return lstatSync(file, { throwIfNoEntry: false });
-}
-
-/** The folders on the way to `path`, the root ("") first. */
-function ancestors(path: string): string[] {
-  const parts = path.split("/");
-  const out = [""];
-  for (let i = 1; i < parts.length; i++) out.push(parts.slice(0, i).join("/"));
-  return out;
-}
-
 export class WorktreeSync {
   readonly config: WorktreeConfig;
 
