@@ -80,9 +80,9 @@ class EffectFailure extends Error {
  * applies move the branch by compare-and-swap from the probed base, so a kill at any instant, a
  * second interpreter or a stale lease holder never applies an effect twice (invariants 1 and 5).
  * Every journal write carries the lease token, kept alive meanwhile: after a takeover the stale
- * holder gets LEASE_LOST, stops, and writes nothing more (outcome `lease-lost`).
- * @throws what the journal throws when it cannot take the run's failure either (the run is then
- * left to its lease expiry).
+ * holder gets LEASE_LOST, stops, and writes nothing more (outcome `lease-lost`). Does not throw:
+ * when the journal cannot take the run's failure either, that is logged and the run is left to its
+ * lease expiry (outcome `failed`).
  */
 export async function interpretRun(
   claim: Claim,

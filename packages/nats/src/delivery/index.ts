@@ -1,4 +1,5 @@
 // The JetStream side of job delivery for the executor (consume, ack, nak, heartbeat, submit responder).
+// The connection type, for callers that pass one in (`createExecutor({ nc })`) without @nats-io.
 export type { NatsConnection } from "@nats-io/transport-node";
 export { JetStreamJobMessage } from "./jetstream-job-message.js";
 export type {
