@@ -210,7 +210,7 @@ export function createFileWriteHandler(config: Config): EffectHandler<FileWriteS
   };
 }
 
-/** Closes the per-root file locks (on `Effects.close()`), each after its linger. */
+/** Drops the per-root file locks at once (their linger cut short); one still held stays with its holder. */
 export async function closeLocks(locks: Iterable<FileLock>): Promise<void> {
   for (const l of locks) await l.close();
 }
