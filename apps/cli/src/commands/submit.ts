@@ -1,7 +1,5 @@
 import { statSync } from "node:fs";
 import { oversizedSubmission, type SubmitResult, submitText } from "@idem/core";
-import type { JournalStore } from "@idem/journal";
-import type { Config } from "@idem/schema";
 import type { Command } from "commander";
 import {
   CliError,
@@ -13,19 +11,6 @@ import {
   readText,
   withJournal,
 } from "../context.js";
-
-/**
- * @deprecated TEMPORARY: test/fuzz/outputs.fuzz.test.ts still imports this; it moves to
- * `submitText` of @idem/core, and this re-export goes with it.
- */
-export function submitCliText(
-  text: string,
-  config: Config,
-  journal: JournalStore,
-): Promise<SubmitResult> {
-  return submitText(journal, config, text, "cli");
-}
-export { submitCliText as submitText };
 
 export function register(program: Command): void {
   program
