@@ -1,5 +1,11 @@
 import { type Logger, retryAfter, scheduledDelay } from "@idem/core";
-import type { JobClaimResult, JobLease, JournalStore, RecordResult } from "@idem/journal";
+import {
+  JOURNAL_EVENTS,
+  type JobClaimResult,
+  type JobLease,
+  type JournalStore,
+  type RecordResult,
+} from "@idem/journal";
 import {
   type AgentOutput,
   type Clock,
@@ -163,7 +169,7 @@ export function createDeliveryHandler(options: DeliveryHandlerOptions): Delivery
       jlog.info("output already recorded: acking the redelivery without running the agent");
       await journal.events.append({
         jobId: job.jobId,
-        type: "redelivery.skipped",
+        type: JOURNAL_EVENTS.REDELIVERY_SKIPPED,
         data: { deliveries: d.deliveries, transport },
         actor: owner,
       });

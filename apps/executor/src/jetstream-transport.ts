@@ -1,4 +1,4 @@
-import type { JobClaimResult, JobLease } from "@idem/journal";
+import { JOURNAL_EVENTS, type JobClaimResult, type JobLease } from "@idem/journal";
 import {
   type DeadLetterAdvisory,
   type JetStreamJobMessage,
@@ -100,7 +100,7 @@ export function createJetStreamTransport(
     const row = await journal.jobs.get(jobId);
     if (row?.state === "dead") return;
     if (row?.state === "running" && row.leaseUntil !== null && row.leaseUntil > clock.now()) return;
-    const failed = await journal.events.list({ jobId, type: "job.failed" });
+    const failed = await journal.events.list({ jobId, type: JOURNAL_EVENTS.JOB_FAILED });
     const lastClass = failed.at(-1)?.data?.class;
     const cls: FailureClass =
       typeof lastClass === "string" && (FAILURE_CLASSES as readonly string[]).includes(lastClass)

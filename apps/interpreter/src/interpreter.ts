@@ -1,6 +1,6 @@
 import { createLogger, createOwnerId, FileWriteIndex, type Logger, sleep } from "@idem/core";
 import type { Effects } from "@idem/effects";
-import type { JournalStore } from "@idem/journal";
+import { JOURNAL_EVENTS, type JournalStore } from "@idem/journal";
 import {
   type Clock,
   type Config,
@@ -182,7 +182,10 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
     const failure = journal.failure;
     if (failure) throw failure;
     // Runs that ended dead here: by this interpreter's own decisions or by its claims (maxLeaseExpiries).
-    for (const ev of await journal.events.list({ type: "run.dead", since: startedAt - 1000 })) {
+    for (const ev of await journal.events.list({
+      type: JOURNAL_EVENTS.RUN_DEAD,
+      since: startedAt - 1000,
+    })) {
       if (ev.actor !== owner || ev.jobId === null) continue;
       deadRuns.push({
         jobId: ev.jobId,
