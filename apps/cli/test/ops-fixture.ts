@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { openTargets } from "@idem/core";
-import { createInterpreter, createInterpreterLogger, type DrainResult } from "@idem/interpreter";
+import { createLogger, openTargets } from "@idem/core";
+import { createInterpreter, type DrainResult } from "@idem/interpreter";
 import { type JournalStore, openJournal } from "@idem/journal";
 import { type Config, type EffectSpec, effectTargets, parseConfig } from "@idem/schema";
 import { initRepo, type Workspace, workspace } from "./ops-helpers.js";
@@ -62,7 +62,7 @@ export async function opsFixture(extra: Record<string, unknown> = {}): Promise<O
         config,
         journal,
         effects,
-        logger: createInterpreterLogger({ level: "silent" }),
+        logger: createLogger({ name: "idem-interpreter", level: "silent" }),
       });
       return interpreter.drain();
     },

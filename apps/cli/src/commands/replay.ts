@@ -1,6 +1,6 @@
 import { createInterface } from "node:readline/promises";
-import { buildReplayPlan, createReplayRuns, openTargets } from "@idem/core";
-import { createInterpreter, createInterpreterLogger, type DrainResult } from "@idem/interpreter";
+import { buildReplayPlan, createLogger, createReplayRuns, openTargets } from "@idem/core";
+import { createInterpreter, type DrainResult } from "@idem/interpreter";
 import type { JournalStore, ReplaySelection } from "@idem/journal";
 import type { Config } from "@idem/schema";
 import cliProgress from "cli-progress";
@@ -176,7 +176,10 @@ async function driveNow(
     config,
     journal,
     effects,
-    logger: createInterpreterLogger({ level: process.env.IDEM_LOG_LEVEL ?? "warn" }),
+    logger: createLogger({
+      name: "idem-interpreter",
+      level: process.env.IDEM_LOG_LEVEL ?? "warn",
+    }),
   });
   const bar = new cliProgress.SingleBar(
     {
