@@ -98,6 +98,7 @@ describe("the architecture rules", () => {
     "packages/core/src/long.test.ts": "export const x = 1;\n".repeat(MAX_LINES + 1),
     "packages/testing/src/index.ts": "export type T = string;\n",
     "apps/cli/src/index.ts": 'export * from "../../executor/src/index.js";\n',
+    "apps/interpreter/src/index.ts": 'export * from "../../executor/src/index.js";\n',
     "apps/executor/src/index.ts":
       'export type { T } from "../../../packages/testing/src/index.js";\n',
   };
@@ -117,7 +118,8 @@ describe("the architecture rules", () => {
   it.each([
     "no-import-cycle: packages/core/src/b.ts -> packages/core/src/index.ts -> packages/core/src/b.ts",
     "no-package-imports-an-app: packages/core/src/index.ts -> apps/cli/src/index.ts",
-    "no-app-imports-another-app: apps/cli/src/index.ts -> apps/executor/src/index.ts",
+    "no-app-imports-another-app: apps/interpreter/src/index.ts -> apps/executor/src/index.ts",
+    "never-interpreter-imports-executor: apps/interpreter/src/index.ts -> apps/executor/src/index.ts",
     "sqlite-adapter-only-in-journal: packages/core/src/index.ts -> packages/journal/src/store/sqlite/db.ts",
     "better-sqlite3-only-in-journal: packages/core/src/index.ts -> better-sqlite3",
     "nats-io-only-in-nats: packages/core/src/index.ts -> @nats-io/jetstream",
@@ -130,9 +132,13 @@ describe("the architecture rules", () => {
     expect(found).toContain(violation);
   });
 
-  it("allow the journal its own adapter and better-sqlite3, the schema hashing, and tests any length", () => {
+  it("allow the journal its own adapter and better-sqlite3, the schema hashing, tests any length, and the CLI the executor and interpreter apps", () => {
     expect(
-      found.filter((f) => /journal\/src\/store\/sqlite\/db\.ts ->|long\.test|crypto/.test(f)),
+      found.filter((f) =>
+        /journal\/src\/store\/sqlite\/db\.ts ->|long\.test|crypto|apps\/cli\/src\/index\.ts ->/.test(
+          f,
+        ),
+      ),
     ).toEqual([]);
   });
 });

@@ -67,12 +67,23 @@ export const IMPORT_RULES: IForbiddenRuleType[] = [
     from: { path: "^packages/" },
     to: { path: "^apps/" },
   },
+  // Apps share code only through packages, with one exception, the whiteboard's arrows
+  // cli -> executor and cli -> interpreter: the CLI is the composition root that runs both
+  // processes in-process (`idem executor`, `idem interpreter`, `replay --now`), so a SIGKILL of
+  // that PID kills the real process. Every other app -> app import fails.
   {
     name: "no-app-imports-another-app",
-    comment: "apps share code only through packages",
+    comment: "apps share code only through packages (only the CLI may import the two process apps)",
     severity: "error",
-    from: { path: "^apps/([^/]+)/" },
+    from: { path: "^apps/([^/]+)/", pathNot: "^apps/cli/" },
     to: { path: "^apps/", pathNot: "^apps/$1/" },
+  },
+  {
+    name: "no-app-imports-another-app",
+    comment: "apps share code only through packages (only the CLI may import the two process apps)",
+    severity: "error",
+    from: { path: "^apps/cli/" },
+    to: { path: "^apps/", pathNot: "^apps/(cli|executor|interpreter)/" },
   },
   {
     name: "sqlite-adapter-only-in-journal",
