@@ -79,12 +79,12 @@ try {
         },
       ],
     };
-    await journal.record(output, { source: "bench", targets: effectTargets(output, config) });
-    const claim = await journal.claim({ owner: "bench", leaseMs: 60_000, maxLeaseExpiries: 5 });
+    await journal.outputs.record(output, { source: "bench", targets: effectTargets(output, config) });
+    const claim = await journal.runs.claim({ owner: "bench", leaseMs: 60_000, maxLeaseExpiries: 5 });
     const key = `${output.jobId}/0`;
-    await journal.intend(claim.lease, { key, idx: 0, kind: "git.commit", specHash: "bench" });
-    await journal.settle(claim.lease, key, "applied", { commit: "bench" });
-    await journal.complete(claim.lease);
+    await journal.ledger.intend(claim.lease, { key, idx: 0, kind: "git.commit", specHash: "bench" });
+    await journal.ledger.settle(claim.lease, key, "applied", { commit: "bench" });
+    await journal.runs.complete(claim.lease);
   }
   await journal.close();
   log(`journal with ${N} interpreted outputs in ${round(ms(t1) / 1000)} s`);
