@@ -10,10 +10,11 @@ import type {
   JobRecord,
   JournalJobs,
 } from "../../port/jobs.js";
-import { insertedRowid, type SqliteConnection } from "./connection.js";
+import type { SqliteConnection } from "./connection.js";
 import { deadLetterRow } from "./dead-letters.js";
 import { heldJob } from "./held.js";
 import { JOB_WITH_INPUT, type JobRow, type JobRowWithInput, jobRecord, toJob } from "./rows.js";
+import { insertedRowid } from "./statements.js";
 import { placeholders } from "./where.js";
 
 /** Jobs still waiting for an output, as a SQL list. */

@@ -9,10 +9,11 @@ import {
   sqlStateList,
 } from "../../domain/states.js";
 import type { JournalLedger, LedgerEntry } from "../../port/ledger.js";
-import { json, pagesOf, type SqliteConnection } from "./connection.js";
+import type { SqliteConnection } from "./connection.js";
 import { heldRun } from "./held.js";
 import { type EffectRow, type RunRow, toEffect } from "./rows.js";
 import { activate } from "./runs.js";
+import { json, pagesOf } from "./statements.js";
 
 const BLOCKING = sqlStateList(BLOCKING_EFFECT_STATES);
 

@@ -8,10 +8,11 @@ import type {
   RecordOptions,
   RecordResult,
 } from "../../port/outputs.js";
-import { insertedRowid, type SqliteConnection } from "./connection.js";
+import type { SqliteConnection } from "./connection.js";
 import { type OutputRow, type RejectionRow, toOutput, toRejection } from "./rows.js";
 import { insertRun } from "./runs.js";
 import { selectOutputs } from "./select.js";
+import { insertedRowid } from "./statements.js";
 import { limitClause, where } from "./where.js";
 
 /** Records one output inside the caller's (batched) transaction. */

@@ -10,10 +10,11 @@ import {
   sqlStateList,
 } from "../../domain/states.js";
 import type { JournalRuns, LatestRun, Lease, RunRecord } from "../../port/runs.js";
-import { pagesOf, type SqliteConnection } from "./connection.js";
+import type { SqliteConnection } from "./connection.js";
 import { heldRun } from "./held.js";
 import { type OutputRow, type RunRow, toOutput, toRun } from "./rows.js";
 import { selectOutputs } from "./select.js";
+import { pagesOf } from "./statements.js";
 
 /** Active run states as a SQL list. */
 export const ACTIVE = sqlStateList(ACTIVE_RUN_STATES);
