@@ -79,10 +79,22 @@ try {
         },
       ],
     };
-    await journal.outputs.record(output, { source: "bench", targets: effectTargets(output, config) });
-    const claim = await journal.runs.claim({ owner: "bench", leaseMs: 60_000, maxLeaseExpiries: 5 });
+    await journal.outputs.record(output, {
+      source: "bench",
+      targets: effectTargets(output, config),
+    });
+    const claim = await journal.runs.claim({
+      owner: "bench",
+      leaseMs: 60_000,
+      maxLeaseExpiries: 5,
+    });
     const key = `${output.jobId}/0`;
-    await journal.ledger.intend(claim.lease, { key, idx: 0, kind: "git.commit", specHash: "bench" });
+    await journal.ledger.intend(claim.lease, {
+      key,
+      idx: 0,
+      kind: "git.commit",
+      specHash: "bench",
+    });
     await journal.ledger.settle(claim.lease, key, "applied", { commit: "bench" });
     await journal.runs.complete(claim.lease);
   }
