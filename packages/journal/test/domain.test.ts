@@ -80,12 +80,12 @@ describe("the journal's dialect-free domain", () => {
       error: "lease expired after 3 deliveries",
       deliveries: 3,
     });
-    expect(exhaustedDelivery({ ...job, state: "running", last_class: "validation" }, 3)?.class).toBe(
-      "infrastructure",
-    );
-    expect(exhaustedDelivery({ ...job, last_class: "validation", last_error: "boom" }, 3)).toMatchObject(
-      { class: "validation", error: "boom" },
-    );
+    expect(
+      exhaustedDelivery({ ...job, state: "running", last_class: "validation" }, 3)?.class,
+    ).toBe("infrastructure");
+    expect(
+      exhaustedDelivery({ ...job, last_class: "validation", last_error: "boom" }, 3),
+    ).toMatchObject({ class: "validation", error: "boom" });
   });
 
   it("defines settled and active states once, and transitions only between known states", () => {
