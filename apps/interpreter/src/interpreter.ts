@@ -68,17 +68,6 @@ export interface Interpreter {
 }
 
 /**
- * The interpreter's logger (`name` idem-interpreter) on the one logger setup of @idem/core.
- * @deprecated use `createLogger({ name: "idem-interpreter" })` from @idem/core.
- */
-export function createInterpreterLogger(options: { level?: string; name?: string } = {}): Logger {
-  return createLogger({
-    name: options.name ?? "idem-interpreter",
-    ...(options.level ? { level: options.level } : {}),
-  });
-}
-
-/**
  * Creates the interpreter: the process that claims runs from the journal and applies each output's
  * effects once, probing the target first (see `interpretRun` for the crash safety of one run).
  * `concurrency` claim loops share the process; the journal's claim keeps them on different
@@ -90,7 +79,7 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
   const settings = config.interpreter;
   const clock = options.clock ?? systemClock;
   const owner = options.owner ?? createOwnerId();
-  const log = (options.logger ?? createInterpreterLogger()).child({ owner });
+  const log = (options.logger ?? createLogger({ name: "idem-interpreter" })).child({ owner });
   const metrics = options.metrics ?? createInterpreterMetrics();
   const concurrency = Math.max(1, Math.floor(options.concurrency ?? 1));
   /** Aborted on `stop()` or when the journal fails for good: loops end, sleeps wake. */
