@@ -73,7 +73,7 @@ export function createApiApp(options: ApiOptions): Hono {
   app.get("/v1/outputs/:jobId", async (c) => {
     const jobId = c.req.param("jobId");
     if (!isJobId(jobId)) return c.json({ error: "not a job ID" }, 400);
-    const rec = await journal.get(jobId);
+    const rec = await journal.outputs.get(jobId);
     if (!rec) return c.json({ error: `no output for ${jobId}` }, 404);
     return c.json(rec);
   });

@@ -24,7 +24,6 @@ export {
   UNFINISHED_JOB_STATES,
 } from "./domain/states.js";
 export type { JournalStore } from "./journal-store.js";
-export type { LegacyFlatJournal } from "./legacy-flat.js";
 export type { DeadLetterRecord, JournalDeadLetters } from "./port/dead-letters.js";
 export type { EventRecord, JournalEvents } from "./port/events.js";
 export type {

@@ -1,5 +1,4 @@
 import type { IdemError } from "@idem/schema";
-import type { LegacyFlatJournal } from "./legacy-flat.js";
 import type { JournalDeadLetters } from "./port/dead-letters.js";
 import type { JournalEvents } from "./port/events.js";
 import type { JournalJobs } from "./port/jobs.js";
@@ -62,8 +61,7 @@ export type { JournalStatus } from "./port/status.js";
  * `LEASE_LOST` for a stale holder. Errors other than the documented outcomes propagate; once
  * `failure` is set, every write throws it.
  */
-// TEMPORARY (refactor in progress): `extends LegacyFlatJournal` goes with legacy-flat.ts.
-export interface JournalStore extends LegacyFlatJournal {
+export interface JournalStore {
   /** Where the journal lives: a file path (SQLite), or a URL without its password. */
   readonly location: string;
   /**

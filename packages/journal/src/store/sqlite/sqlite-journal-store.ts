@@ -1,7 +1,6 @@
 import type { IdemError } from "@idem/schema";
 import type Database from "better-sqlite3";
 import type { JournalStore } from "../../journal-store.js";
-import { LegacyFlatDelegates } from "../../legacy-flat.js";
 import type { JournalDeadLetters } from "../../port/dead-letters.js";
 import type { JournalEvents } from "../../port/events.js";
 import type { JournalJobs } from "../../port/jobs.js";
@@ -40,8 +39,7 @@ export async function openJournal(
  * The SQLite adapter of the JournalStore port (better-sqlite3, WAL, drizzle-kit migrations): one
  * connection (transactions, group commit, group fsync) shared by one module per concern.
  */
-// TEMPORARY (refactor in progress): `extends LegacyFlatDelegates` goes with legacy-flat.ts.
-export class SqliteJournalStore extends LegacyFlatDelegates implements JournalStore {
+export class SqliteJournalStore implements JournalStore {
   private readonly c: SqliteConnection;
   readonly outputs: JournalOutputs;
   readonly runs: JournalRuns;
@@ -52,7 +50,6 @@ export class SqliteJournalStore extends LegacyFlatDelegates implements JournalSt
   readonly maintenance: JournalMaintenance;
 
   private constructor(c: SqliteConnection) {
-    super();
     this.c = c;
     this.outputs = sqliteOutputs(c);
     this.runs = sqliteRuns(c);
