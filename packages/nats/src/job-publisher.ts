@@ -1,5 +1,5 @@
 import type { Clock, Job, NatsConfig } from "@idem/schema";
-import { IdemError, systemClock } from "@idem/schema";
+import { IdemError, retry, systemClock } from "@idem/schema";
 import type { JetStreamClient, PubAck } from "@nats-io/jetstream";
 import { jobSubject } from "./subjects.js";
 
@@ -52,6 +52,9 @@ function isRetryablePublishError(e: unknown): boolean {
   );
 }
 
+/** A timed-out publish is tried again with the same msg id: 50 ms, doubling to 1 s. */
+const PUBLISH_BACKOFF = { initialMs: 50, maxMs: 1_000 } as const;
+
 /**
  * Creates a {@link JobPublisher} on a JetStream client. Opens nothing; each publish retries a
  * timed-out attempt with the same msg id (backoff 50 ms doubling to 1 s) until
@@ -67,24 +70,19 @@ export function createJobPublisher(options: CreateJobPublisherOptions): JobPubli
       const subject = jobSubject(nats.subjectPrefix, job.agent);
       const data = JSON.stringify(job);
       const deadline = clock.now() + nats.publishRetryMs;
-      let delay = 50;
-      for (;;) {
-        let ack: PubAck;
-        try {
-          ack = await js.publish(subject, data, { msgID, timeout: attemptTimeoutMs });
-        } catch (e) {
-          if (!isRetryablePublishError(e) || clock.now() >= deadline) {
-            throw new IdemError("UNAVAILABLE", `publishing job ${job.jobId} to ${subject} failed`, {
-              cause: e,
-              details: { jobId: job.jobId, subject, msgId: msgID },
-            });
-          }
-          await new Promise((r) => setTimeout(r, delay));
-          delay = Math.min(delay * 2, 1_000);
-          continue;
-        }
-        return { jobId: job.jobId, stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
+      let ack: PubAck;
+      try {
+        ack = await retry(() => js.publish(subject, data, { msgID, timeout: attemptTimeoutMs }), {
+          ...PUBLISH_BACKOFF,
+          retryable: (e) => isRetryablePublishError(e) && clock.now() < deadline,
+        });
+      } catch (e) {
+        throw new IdemError("UNAVAILABLE", `publishing job ${job.jobId} to ${subject} failed`, {
+          cause: e,
+          details: { jobId: job.jobId, subject, msgId: msgID },
+        });
       }
+      return { jobId: job.jobId, stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
     },
   };
 }

@@ -1,3 +1,4 @@
+import { sleep } from "@idem/schema";
 import type { JetStreamClient, JsMsg } from "@nats-io/jetstream";
 
 /** A running pull-consumer loop. */
@@ -75,7 +76,7 @@ export function startMessageLoop(options: StartMessageLoopOptions): MessageLoop 
       } catch (e) {
         if (!stopped) onError(e);
       }
-      if (!stopped) await new Promise((r) => setTimeout(r, 250));
+      if (!stopped) await sleep(250);
     }
   })();
 

@@ -71,6 +71,9 @@ export {
   JobSchema,
   NatsPublishSpecSchema,
 } from "./records.js";
+export type { Backoff, BackoffPolicy, RetryPolicy } from "./retry.js";
+export { createBackoff, retry, retryAfter, scheduledDelay } from "./retry.js";
+export { sleep } from "./sleep.js";
 export type { Clock } from "./time.js";
 export { ManualClock, parseDuration, parseSince, systemClock } from "./time.js";
 export { unsafeRelativePath, unsafeUrlPath } from "./unsafe-relative-path.js";

@@ -1,7 +1,7 @@
 import { appendFileSync } from "node:fs";
 import { buildAudit, isAuditClean, openTargets } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
-import { FAULT_POINTS, type FaultPoint } from "@idem/schema";
+import { FAULT_POINTS, type FaultPoint, sleep } from "@idem/schema";
 import type { Command } from "commander";
 import {
   CliError,
@@ -209,7 +209,7 @@ async function runDemo(
       failure = `not drained after ${o.timeoutMs / 1000} s; see ${ws.log}`;
       break;
     }
-    await new Promise((r) => setTimeout(r, 150));
+    await sleep(150);
   }
   finished = true;
   for (const c of children.values()) c.child.kill("SIGTERM");
