@@ -1,0 +1,2 @@
+// Checks of what an output alone decides, before it is recorded (every surface and the executor).
+export {};
