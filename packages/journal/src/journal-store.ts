@@ -8,50 +8,6 @@ import type { JournalOutputs } from "./port/outputs.js";
 import type { JournalRuns } from "./port/runs.js";
 import type { JournalStatus } from "./port/status.js";
 
-export type {
-  ActiveRunState,
-  EffectState,
-  JobState,
-  RunState,
-  SettledEffectState,
-} from "./domain/states.js";
-export {
-  ACTIVE_RUN_STATES,
-  EFFECT_STATES,
-  JOB_STATES,
-  RUN_STATES,
-  SETTLED_EFFECT_STATES,
-} from "./domain/states.js";
-export type { DeadLetterRecord, JournalDeadLetters } from "./port/dead-letters.js";
-export type { EventRecord, JournalEvents } from "./port/events.js";
-export type {
-  EnqueueResult,
-  JobClaimResult,
-  JobLease,
-  JobRecord,
-  JournalJobs,
-} from "./port/jobs.js";
-export type { EffectRecord, IntendInput, JournalLedger, LedgerEntry } from "./port/ledger.js";
-export type {
-  ArchivedOutput,
-  JournalMaintenance,
-  PruneOptions,
-  PruneResult,
-} from "./port/maintenance.js";
-export type {
-  JournalOutputs,
-  ListFilter,
-  OutputRecord,
-  OutputSource,
-  OutputSummary,
-  RecordOptions,
-  RecordResult,
-  RejectionRecord,
-  ReplaySelection,
-} from "./port/outputs.js";
-export type { Claim, ClaimOptions, JournalRuns, LatestRun, Lease, RunRecord } from "./port/runs.js";
-export type { JournalStatus } from "./port/status.js";
-
 /**
  * The journal: immutable outputs keyed by job ID, runs (one generation per interpretation), the
  * effects ledger, the job queue/outbox, dead letters and an append-only event log, grouped by
