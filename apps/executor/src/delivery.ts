@@ -1,4 +1,4 @@
-import { type Logger, retryAfter, scheduledDelay } from "@idem/core";
+import { checkRecordable, type Logger, retryAfter, scheduledDelay } from "@idem/core";
 import {
   JOURNAL_EVENTS,
   type JobClaimResult,
@@ -17,7 +17,6 @@ import {
   type FaultHook,
   IdemError,
   type Job,
-  validateOutput,
 } from "@idem/schema";
 import { type AgentRunner, runWithTimeout } from "./agent-runner.js";
 import { checkDeadLetterRate } from "./dead-letter-alert.js";
@@ -210,7 +209,7 @@ export function createDeliveryHandler(options: DeliveryHandlerOptions): Delivery
       try {
         const raw = await runWithTimeout(runner, job, timeoutOf(job.agent), jlog, fatalSignal);
         fault("executor.after-run");
-        const v = validateOutput(completeOutput(raw, job), config);
+        const v = checkRecordable(completeOutput(raw, job), config);
         if (!v.ok) {
           metrics.invalid.inc({ source: "executor" });
           throw new IdemError(

@@ -9,3 +9,4 @@ export type {
   TransportPubAck,
   TransportStreamCheck,
 } from "./publish-transport.js";
+export { staticEffectIssues } from "./static-checks.js";

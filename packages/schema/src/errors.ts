@@ -3,8 +3,9 @@
  *
  * `transient` (I/O, lock, timeout, unavailable), `infrastructure` (crash, lost lease, out of disk),
  * `validation` (the output or spec is impossible), `conflict` (the target moved), `uncertain` (the
- * outcome is unknown: a human decides), `logic` (anything else). Only `transient` and
- * `infrastructure` are retried.
+ * outcome is unknown: a human decides), `logic` (anything else), and `unknown-agent` (a job for an
+ * agent that no `agents.<name>` of the executor that took it names: dead-lettered at once). Only
+ * `transient` and `infrastructure` are retried.
  */
 export const FAILURE_CLASSES = [
   "transient",
@@ -13,6 +14,7 @@ export const FAILURE_CLASSES = [
   "conflict",
   "uncertain",
   "logic",
+  "unknown-agent",
 ] as const;
 /** One of FAILURE_CLASSES. */
 export type FailureClass = (typeof FAILURE_CLASSES)[number];
@@ -57,6 +59,7 @@ export const ERROR_CODES = {
   INVARIANT_VIOLATION: { class: "logic" },
   AGENT_FAILED: { class: "transient" },
   INTEGRITY: { class: "logic" },
+  UNKNOWN_AGENT: { class: "unknown-agent" },
 } as const satisfies Record<string, { class: FailureClass }>;
 /** A key of ERROR_CODES. */
 export type ErrorCode = keyof typeof ERROR_CODES;

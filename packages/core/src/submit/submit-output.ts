@@ -1,6 +1,7 @@
 import type { JournalStore, OutputSource } from "@idem/journal";
 import type { Config, ValidationIssue } from "@idem/schema";
-import { describeJsonError, effectTargets, validateOutput } from "@idem/schema";
+import { describeJsonError, effectTargets } from "@idem/schema";
+import { checkRecordable } from "../validate/check-recordable.js";
 
 /** A counter as far as submit uses it (prom-client's Counter fits). */
 export interface SubmitCounter {
@@ -35,8 +36,9 @@ export const SUBMIT_HTTP_STATUS = {
 /**
  * Validates and records an AgentOutput submitted from elsewhere. First write wins: the same
  * content again is `duplicate` (success), other content for a recorded job is `conflict` (kept in
- * `rejections` by the journal), an invalid submission writes nothing. Safe to repeat: a retry after a
- * lost answer is a duplicate.
+ * `rejections` by the journal), an invalid submission (see {@link checkRecordable}: the schema, the
+ * config and every check of the effects' text, a git.patch parsed) writes nothing. Safe to repeat:
+ * a retry after a lost answer is a duplicate.
  * @throws whatever the journal throws (`DISK_FULL`, `IO`, a failed fsync); nothing is
  * recorded then.
  */
@@ -53,7 +55,7 @@ export async function submitOutput(
     typeof (raw as { jobId?: unknown }).jobId === "string"
       ? (raw as { jobId: string }).jobId
       : null;
-  const v = validateOutput(raw, config);
+  const v = checkRecordable(raw, config);
   if (!v.ok) {
     metrics?.invalid.inc({ source });
     return { status: "invalid", jobId: rawJobId, issues: v.issues };

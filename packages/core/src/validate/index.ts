@@ -1,2 +1,2 @@
 // Checks of what an output alone decides, before it is recorded (every surface and the executor).
-export {};
+export { checkRecordable } from "./check-recordable.js";

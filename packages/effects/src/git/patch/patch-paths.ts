@@ -77,7 +77,7 @@ function headerPath(rest: string): string {
  * Reads every path a unified diff's headers name and checks each against the sandbox: nothing
  * absolute, no `..`, nothing under `.git`, no symlinks created (mode 120000), no submodules.
  * @throws IdemError SANDBOX_VIOLATION for an escaping path or mode; INVALID_INPUT for a binary or
- * malformed patch (a patch git could not apply as text).
+ * malformed patch (a patch git could not apply as text: no file, a hunk shorter than its header).
  */
 export function parsePatchFiles(patch: string): PatchFile[] {
   if (patch.includes("\0"))
@@ -91,7 +91,11 @@ export function parsePatchFiles(patch: string): PatchFile[] {
   let oldLeft = 0;
   let newLeft = 0;
   const lines = patch.split("\n");
+  // The empty string after the last newline is not a line of the patch.
+  if (patch.endsWith("\n")) lines.pop();
+  let lineNo = 0;
   for (let raw of lines) {
+    lineNo += 1;
     if (raw.endsWith("\r")) raw = raw.slice(0, -1);
     const line = raw;
     if (line.startsWith("diff --git ")) {
@@ -143,7 +147,7 @@ export function parsePatchFiles(patch: string): PatchFile[] {
         newLeft -= 1;
       } else if (c === "-") oldLeft -= 1;
       else if (c === "+") newLeft -= 1;
-      else inHunk = false;
+      else corrupt(lineNo, "a hunk ends before the lines its header counts");
       if (inHunk) {
         if (oldLeft <= 0 && newLeft <= 0) inHunk = false;
         continue;
@@ -210,6 +214,7 @@ export function parsePatchFiles(patch: string): PatchFile[] {
       );
     }
   }
+  if (inHunk) corrupt(lineNo, "the last hunk is cut short");
   if (files.length === 0)
     throw new IdemError("INVALID_INPUT", "patch names no files: not a unified diff");
   for (const f of files) {
@@ -218,6 +223,11 @@ export function parsePatchFiles(patch: string): PatchFile[] {
     }
   }
   return files;
+}
+
+/** A patch git would refuse as corrupt. @throws IdemError INVALID_INPUT */
+function corrupt(line: number, why: string): never {
+  throw new IdemError("INVALID_INPUT", `corrupt patch at line ${line}: ${why}`);
 }
 
 const seen = new WeakMap<PatchFile, number>();

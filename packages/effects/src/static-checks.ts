@@ -1,0 +1,68 @@
+import { type Config, type EffectSpec, isIdemError, type ValidationIssue } from "@idem/schema";
+import { fileWriteBytes } from "./file-write-effect.js";
+import { gitCommitChanges } from "./git/git-commit-effect.js";
+import { checkPatchSpec } from "./git/git-patch-effect.js";
+import { requestUrl } from "./http-request-effect.js";
+import { publishSubject } from "./nats-publish-effect.js";
+import { checkHeaders } from "./sandbox.js";
+
+/**
+ * The checks an effect's probe and apply make on the spec's text alone, run before the output is
+ * recorded: commit messages, every path of a git.commit and file.write, the patch of a git.patch
+ * (parsed by the applier's own reader: traversal, `.git`, absolute paths, symlinks and submodules,
+ * binary hunks, renames or copies that escape, text that is not a unified diff), base64 and sizes,
+ * http paths under their target's base, publish subjects under their prefix, reserved headers.
+ *
+ * What passes here cannot fail at interpretation for a reason the spec alone decides; the target
+ * (a symlink on the way, a branch that moved) is checked again at apply. An alias that is not
+ * configured is skipped here (validateOutput names it). Pure and deterministic: no I/O; each
+ * issue's path is `effects.<i>.<field>` (e.g. `effects.0.patch`).
+ */
+export function staticEffectIssues(
+  specs: readonly EffectSpec[],
+  config: Config,
+): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const max = config.limits.maxFileBytes;
+  specs.forEach((spec, i) => {
+    let fallback = "";
+    try {
+      switch (spec.kind) {
+        case "git.commit":
+          fallback = "files";
+          gitCommitChanges(spec, max);
+          break;
+        case "git.patch":
+          fallback = "patch";
+          checkPatchSpec(spec, max);
+          break;
+        case "file.write":
+          fallback = "path";
+          fileWriteBytes(spec, max);
+          break;
+        case "http.request": {
+          fallback = "path";
+          const t = config.http.targets[spec.target];
+          if (t) requestUrl(t, spec.path);
+          checkHeaders(spec.headers, false);
+          break;
+        }
+        case "nats.publish": {
+          fallback = "subject";
+          const t = config.publish[spec.target];
+          if (t) publishSubject(config, t, spec.subject);
+          checkHeaders(spec.headers, true);
+          break;
+        }
+      }
+    } catch (e) {
+      if (!isIdemError(e, "SANDBOX_VIOLATION") && !isIdemError(e, "INVALID_INPUT")) throw e;
+      const field = typeof e.details?.field === "string" ? e.details.field : fallback;
+      const message = e.message.startsWith(`${field} `)
+        ? e.message.slice(field.length + 1)
+        : e.message;
+      issues.push({ path: `effects.${i}.${field}`, message });
+    }
+  });
+  return issues;
+}
