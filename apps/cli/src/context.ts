@@ -61,22 +61,26 @@ export function configPath(options: GlobalOptions): string {
 }
 
 /**
- * Loads and validates the config. A missing default config gives the default config rooted at the
- * working directory; a missing explicit one, bad JSON or an invalid key exits 2 naming it.
+ * Loads and validates the config of a command that needs a journal. No config at all (no
+ * `--config`, no `IDEM_CONFIG`, no ./idem.config.json) exits 2 saying where it looked and to run
+ * `idem init`, before anything is created: a journal is never made silently in whatever directory
+ * a command runs in. A missing explicit config, bad JSON or an invalid key exits 2 naming it.
  */
 export function loadConfig(options: GlobalOptions): Config {
   const file = configPath(options);
   const explicit = options.config !== undefined || process.env.IDEM_CONFIG !== undefined;
-  let raw: unknown = {};
-  if (existsSync(file)) {
-    const text = readText(file, "config");
-    raw = parseJsonText(text, file, EXIT.USAGE);
-  } else if (explicit) {
-    throw new CliError(`config ${file} does not exist`, EXIT.USAGE);
+  if (!existsSync(file)) {
+    if (explicit) throw new CliError(`config ${file} does not exist`, EXIT.USAGE);
+    throw new CliError(
+      `no config: looked for --config, $IDEM_CONFIG and ${file}; nothing created.\n` +
+        "  To start here: idem init (writes idem.config.json and an empty journal), or pass --config FILE",
+      EXIT.USAGE,
+    );
   }
+  const raw = parseJsonText(readText(file, "config"), file, EXIT.USAGE);
   const r = parseConfig(raw, {
     dir: dirname(file),
-    file: existsSync(file) ? file : null,
+    file,
     natsUrl: process.env.NATS_URL,
   });
   if (!r.ok) {

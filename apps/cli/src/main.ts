@@ -65,6 +65,7 @@ export function buildProgram(): Command {
 
 /** Runs the CLI and resolves to the process exit code of DESIGN.md (0 ok, 1 failed, 2 usage, 3 invariant). */
 export async function main(argv: string[]): Promise<number> {
+  endQuietlyOnClosedPipe();
   const program = buildProgram();
   try {
     await program.parseAsync(argv);
@@ -85,5 +86,23 @@ export async function main(argv: string[]): Promise<number> {
     if (!(e instanceof CliError) && process.env.IDEM_DEBUG && e instanceof Error)
       process.stderr.write(`${e.stack}\n`);
     return code;
+  }
+}
+
+let pipeHandled = false;
+
+/**
+ * A closed pipe (`idem ls | head -2`) ends the command at once, quietly and with exit 0: the
+ * reader has what it wanted. Handled once here for stdout and stderr, not per command. Any other
+ * stream error stays fatal.
+ */
+function endQuietlyOnClosedPipe(): void {
+  if (pipeHandled) return;
+  pipeHandled = true;
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (e: NodeJS.ErrnoException) => {
+      if (e.code === "EPIPE") process.exit(EXIT.OK);
+      throw e;
+    });
   }
 }

@@ -1,3 +1,4 @@
+import { defaultLogFormat, isLogFormat, LOG_FORMATS, type LogFormat } from "@idem/core";
 import { RUN_STATES, type RunState } from "@idem/journal";
 import { parseSince } from "@idem/schema";
 import type { Command } from "commander";
@@ -27,4 +28,19 @@ export function nestedConfigOption(parent: Command, opts: { config?: string }): 
   return (
     opts.config ?? (parent.opts().config as string | undefined) ?? parent.parent?.opts().config
   );
+}
+
+/** The help of `--log-format` on the commands that log (executor, interpreter, up). */
+export const LOG_FORMAT_HELP = `log lines as ${LOG_FORMATS.join(" or ")} (default: pretty on a terminal, json otherwise)`;
+
+/** Parses a --log-format value (json or pretty; default by whether stderr is a terminal), exit 2 when it is neither. */
+export function logFormatOption(value: string | undefined): LogFormat {
+  if (value === undefined) return defaultLogFormat();
+  if (!isLogFormat(value)) {
+    throw new CliError(
+      `--log-format: "${value}" is not one of ${LOG_FORMATS.join(", ")}`,
+      EXIT.USAGE,
+    );
+  }
+  return value;
 }

@@ -3,18 +3,31 @@ import { type ApiServer, createExecutor, type Executor, startApiServer } from "@
 import { createFaultHook, type FaultPoint } from "@idem/schema";
 import type { Command } from "commander";
 import { CliError, EXIT, loadConfig, openConfiguredJournal } from "../context.js";
+import { LOG_FORMAT_HELP, logFormatOption } from "../options.js";
 
-/** Waits for SIGTERM or SIGINT once. */
-function untilSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const on = (s: NodeJS.Signals) => {
-      process.off("SIGTERM", on);
-      process.off("SIGINT", on);
+/**
+ * Resolves at the first SIGTERM or SIGINT. Later ones are ignored until `dispose()`: Ctrl-C on
+ * `idem up` reaches this process and then up sends SIGTERM, and neither may cut the drain short
+ * or make it say "stopped" twice.
+ */
+function firstSignal(): { signal: Promise<NodeJS.Signals>; dispose(): void } {
+  let on: (s: NodeJS.Signals) => void = () => {};
+  const signal = new Promise<NodeJS.Signals>((resolve) => {
+    on = (s) => {
       resolve(s);
+      on = () => {};
     };
-    process.on("SIGTERM", on);
-    process.on("SIGINT", on);
   });
+  const handler = (s: NodeJS.Signals) => on(s);
+  process.on("SIGTERM", handler);
+  process.on("SIGINT", handler);
+  return {
+    signal,
+    dispose() {
+      process.off("SIGTERM", handler);
+      process.off("SIGINT", handler);
+    },
+  };
 }
 
 /**
@@ -30,7 +43,9 @@ export function register(program: Command): void {
     )
     .option("--port <n>", "HTTP API port (default: api.port; 0 picks a free one)")
     .option("--no-api", "do not serve the HTTP API")
-    .action(async (opts: { port?: string; api?: boolean }, cmd: Command) => {
+    .option("--log-format <format>", LOG_FORMAT_HELP)
+    .action(async (opts: { port?: string; api?: boolean; logFormat?: string }, cmd: Command) => {
+      const format = logFormatOption(opts.logFormat);
       const config = loadConfig(cmd.optsWithGlobals());
       // Invariant 7, before any connection: exit 3 with the doctor's words.
       assertConfigInvariants(config);
@@ -46,13 +61,14 @@ export function register(program: Command): void {
       } catch (e) {
         throw new CliError((e as Error).message, EXIT.USAGE);
       }
-      const logger = createLogger({ name: "idem-executor" });
+      const logger = createLogger({ name: "idem-executor", format });
       const journal = await openConfiguredJournal(config);
+      const stop = firstSignal();
       let executor: Executor | undefined;
       let api: ApiServer | undefined;
       try {
         executor = createExecutor({ config, journal, logger, fault });
-        const signal = untilSignal();
+        const signal = stop.signal;
         await executor.start();
         if (opts.api !== false) {
           api = await startApiServer({
@@ -76,6 +92,7 @@ export function register(program: Command): void {
         await api?.close();
         await executor?.stop();
         await journal.close();
+        stop.dispose();
       }
     });
 }

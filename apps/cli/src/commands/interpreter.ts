@@ -3,12 +3,14 @@ import { createInterpreter, createInterpreterMetrics } from "@idem/interpreter";
 import { createFaultHook } from "@idem/schema";
 import type { Command } from "commander";
 import { CliError, EXIT, exitHolder, loadConfig, openConfiguredJournal } from "../context.js";
+import { LOG_FORMAT_HELP, logFormatOption } from "../options.js";
 
 interface InterpreterCommandOptions {
   once?: boolean;
   concurrency?: string;
   json?: boolean;
   config?: string;
+  logFormat?: string;
 }
 
 /**
@@ -29,7 +31,9 @@ export function register(program: Command): void {
     )
     .option("--concurrency <n>", "claim loops in this process, on different targets", "1")
     .option("--json", "with --once: print the summary as JSON")
+    .option("--log-format <format>", LOG_FORMAT_HELP)
     .action(async (opts: InterpreterCommandOptions, command: Command) => {
+      const format = logFormatOption(opts.logFormat);
       // --config may be taken by the program-level option when it follows the subcommand.
       const config = loadConfig({ ...command.optsWithGlobals(), ...opts });
       const concurrency = Number(opts.concurrency ?? "1");
@@ -47,7 +51,7 @@ export function register(program: Command): void {
       } catch (e) {
         throw new CliError((e as Error).message, EXIT.USAGE);
       }
-      const logger = createLogger({ name: "idem-interpreter" });
+      const logger = createLogger({ name: "idem-interpreter", format });
       const journal = await openConfiguredJournal(config);
       const effects = openTargets(config);
       const metrics = createInterpreterMetrics();
@@ -65,10 +69,18 @@ export function register(program: Command): void {
       const stopped = new Promise<void>((resolve) => {
         stopRequested = resolve;
       });
+      // One stop, however many signals: Ctrl-C on `idem up` reaches this process and then up sends
+      // SIGTERM; the first is logged and stops the loops (or a --once drain), the rest are no-ops.
+      let stopping: Promise<void> | undefined;
+      const stopOnce = () => {
+        stopping ??= interpreter.stop();
+        return stopping;
+      };
       const onSignal = (signal: NodeJS.Signals) => {
+        if (stopping !== undefined) return;
         logger.info({ event: "interpreter.signal", signal }, "stopping after the current effect");
         stopRequested?.();
-        void interpreter.stop();
+        void stopOnce();
       };
       process.on("SIGTERM", onSignal);
       process.on("SIGINT", onSignal);
@@ -98,7 +110,7 @@ export function register(program: Command): void {
           interpreter.start();
           // A journal that failed for good ends the process (exit 1) so its supervisor restarts it.
           const failure = await Promise.race([stopped.then(() => undefined), interpreter.fatal]);
-          await interpreter.stop();
+          await stopOnce();
           if (failure) throw failure;
           exitHolder.code = EXIT.OK;
         }

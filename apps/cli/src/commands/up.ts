@@ -1,8 +1,15 @@
 import type { Command } from "commander";
 import { color, configPath, exitHolder, loadConfig, useColor } from "../context.js";
 import { supervise } from "../ops/supervisor.js";
+import { LOG_FORMAT_HELP, logFormatOption } from "../options.js";
 
 const PREFIX_COLORS = [color.cyan, color.magenta] as const;
+
+interface UpOptions {
+  concurrency?: string;
+  config?: string;
+  logFormat?: string;
+}
 
 /**
  * Registers `idem up`: the executor and the interpreter as two supervised child processes with
@@ -16,7 +23,10 @@ export function register(program: Command): void {
       "runs the executor and the interpreter as two child processes with prefixed logs, restarted with backoff, stopped together on Ctrl-C",
     )
     .option("--concurrency <n>", "the interpreter's claim loops", "1")
-    .action(async (opts: { concurrency?: string; config?: string }, cmd: Command) => {
+    .option("--log-format <format>", LOG_FORMAT_HELP)
+    .action(async (opts: UpOptions, cmd: Command) => {
+      // The children's stderr is a pipe to this process: they log in the form this terminal wants.
+      const format = logFormatOption(opts.logFormat);
       const globals = cmd.optsWithGlobals();
       const config = loadConfig(globals);
       const file = config.file ?? (globals.config ? configPath(globals) : null);
@@ -30,10 +40,10 @@ export function register(program: Command): void {
       let fatal: ((code: number) => void) | undefined;
       const supervisor = supervise({
         processes: [
-          { name: "executor", args: ["executor"] },
+          { name: "executor", args: ["executor", "--log-format", format] },
           {
             name: "interpreter",
-            args: ["interpreter", "--concurrency", opts.concurrency ?? "1"],
+            args: ["interpreter", "--concurrency", opts.concurrency ?? "1", "--log-format", format],
           },
         ],
         config: file,

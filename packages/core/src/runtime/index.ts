@@ -6,6 +6,12 @@ export { createBackoff, retry, retryAfter, scheduledDelay, sleep } from "@idem/s
 export { assertConfigInvariants } from "./config-invariants.js";
 export type { HttpServer } from "./http-server.js";
 export { metricsHandler, serveHttp, startMetricsServer } from "./http-server.js";
-export type { CreateLoggerOptions, Logger } from "./logger.js";
-export { createLogger, silentLogger } from "./logger.js";
+export type { CreateLoggerOptions, LogFormat, Logger } from "./logger.js";
+export {
+  createLogger,
+  defaultLogFormat,
+  isLogFormat,
+  LOG_FORMATS,
+  silentLogger,
+} from "./logger.js";
 export { createOwnerId } from "./owner-id.js";

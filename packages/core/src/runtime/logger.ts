@@ -1,6 +1,16 @@
-import { type Logger, pino } from "pino";
+import { writeSync } from "node:fs";
+import { type DestinationStream, type Logger, pino } from "pino";
+import { prettyFactory } from "pino-pretty";
 
 export type { Logger };
+
+/** How log lines are written: one JSON object per line, or human-readable text. */
+export const LOG_FORMATS = ["json", "pretty"] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+/** Whether `value` names a log format (`json` or `pretty`). */
+export const isLogFormat = (value: unknown): value is LogFormat =>
+  (LOG_FORMATS as readonly unknown[]).includes(value);
 
 /** How a process's logger is named and how much it says. */
 export interface CreateLoggerOptions {
@@ -8,21 +18,53 @@ export interface CreateLoggerOptions {
   name: string;
   /** Pino level; default `IDEM_LOG_LEVEL`, else `info`. */
   level?: string;
+  /** Default: `pretty` when stderr is a terminal, `json` otherwise (a pipe, a file, a supervisor). */
+  format?: LogFormat;
+}
+
+/** The log format a process uses when none is asked for: pretty on a terminal, JSON otherwise. */
+export function defaultLogFormat(): LogFormat {
+  return process.stderr.isTTY ? "pretty" : "json";
 }
 
 /**
- * The structured logger of an idem process: one JSON line per entry (pino) on stderr, since
- * stdout belongs to command output, written synchronously so a line is out before a fault point
- * kills the process.
+ * The structured logger of an idem process, on stderr (stdout belongs to command output): one
+ * JSON line per entry, or the same entry as human-readable text (`pretty`: the same message and
+ * fields). Both are written synchronously, in this thread, so a line is out before a fault point
+ * kills the process; no worker-thread transport can lose it.
  */
 export function createLogger(options: CreateLoggerOptions): Logger {
+  const format = options.format ?? defaultLogFormat();
   return pino(
     {
       name: options.name,
       level: options.level ?? process.env.IDEM_LOG_LEVEL ?? "info",
     },
-    pino.destination({ fd: 2, sync: true }),
+    format === "pretty" ? prettyStderr() : pino.destination({ fd: 2, sync: true }),
   );
+}
+
+/** pino-pretty's formatter over a synchronous write to fd 2 (colours on a terminal without NO_COLOR). */
+function prettyStderr(): DestinationStream {
+  const pretty = prettyFactory({
+    colorize: Boolean(process.stderr.isTTY) && !process.env.NO_COLOR,
+    translateTime: "SYS:HH:MM:ss.l",
+    ignore: "pid,hostname",
+  });
+  return {
+    write(line: string) {
+      let bytes = Buffer.from(pretty(line));
+      while (bytes.length > 0) {
+        try {
+          bytes = bytes.subarray(writeSync(2, bytes));
+        } catch (e) {
+          // As pino's own synchronous destination: a full non-blocking pipe is retried, any other
+          // failure (a closed pipe) is the caller's, as it is in JSON form.
+          if ((e as NodeJS.ErrnoException).code !== "EAGAIN") throw e;
+        }
+      }
+    },
+  };
 }
 
 /** A logger that writes nothing, for embedding and tests. */
