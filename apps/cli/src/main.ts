@@ -92,17 +92,19 @@ export async function main(argv: string[]): Promise<number> {
 let pipeHandled = false;
 
 /**
- * A closed pipe (`idem ls | head -2`) ends the command at once, quietly and with exit 0: the
- * reader has what it wanted. Handled once here for stdout and stderr, not per command. Any other
- * stream error stays fatal.
+ * A closed pipe ends the command quietly. On stdout (`idem ls | head -2`) the command ends at once
+ * with exit 0: the reader has what it wanted. On stderr nothing more can be said, so what is
+ * written there is dropped and the command ends with its own code. Handled once here, not per
+ * command; any other stream error stays fatal.
  */
 function endQuietlyOnClosedPipe(): void {
   if (pipeHandled) return;
   pipeHandled = true;
-  for (const stream of [process.stdout, process.stderr]) {
-    stream.on("error", (e: NodeJS.ErrnoException) => {
-      if (e.code === "EPIPE") process.exit(EXIT.OK);
-      throw e;
-    });
-  }
+  process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+    if (e.code === "EPIPE") process.exit(EXIT.OK);
+    throw e;
+  });
+  process.stderr.on("error", (e: NodeJS.ErrnoException) => {
+    if (e.code !== "EPIPE") throw e;
+  });
 }
