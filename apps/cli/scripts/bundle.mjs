@@ -1,0 +1,97 @@
+#!/usr/bin/env node
+// `npm pack` of the CLI runs this (prepack): the CLI and the @idem/* workspace packages it runs
+// (they are not published) bundled from their TypeScript sources into dist/pack/main.js, with the
+// @nats-io client (pure JS: bundled with the @nats-io/nuid the lock pins, whose engines allow Node
+// 20; an installed nats-core would pull nuid 3, which wants Node 22) and every other third-party
+// package left to `dependencies` (better-sqlite3 is native; pino loads its transports by name). It fails, naming the package, when the bundle imports a third-party package that
+// apps/cli/package.json does not list in `dependencies`, so the tarball cannot install without it.
+import { cpSync, readFileSync, rmSync } from "node:fs";
+import { builtinModules } from "node:module";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const cli = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const out = join(cli, "dist/pack");
+const pkg = JSON.parse(readFileSync(join(cli, "package.json"), "utf8"));
+const declared = new Set(Object.keys(pkg.dependencies ?? {}));
+
+/** The journal finds its migrations beside its own module; in the bundle they sit beside main.js. */
+const MIGRATIONS_FROM = '"../../../migrations"';
+const MIGRATIONS_TO = '"./migrations"';
+
+/** `@scope/name/sub` -> `@scope/name`, `name/sub` -> `name`. */
+const packageName = (spec) =>
+  spec
+    .split("/")
+    .slice(0, spec.startsWith("@") ? 2 : 1)
+    .join("/");
+
+/** The journal's migrations folder, found where its connection module is bundled from. */
+let migrations;
+
+const plugin = {
+  name: "idem-pack",
+  setup(b) {
+    // Every bare import but @idem/* and @nats-io/* stays an import of node_modules (a dependency).
+    b.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (args.path.startsWith("@idem/") || args.path.startsWith("@nats-io/")) return undefined;
+      return { path: args.path, external: true };
+    });
+    b.onLoad(
+      { filter: /[\\/]journal[\\/]src[\\/]store[\\/]sqlite[\\/]connection\.ts$/ },
+      (args) => {
+        const text = readFileSync(args.path, "utf8");
+        if (text.split(MIGRATIONS_FROM).length !== 2) {
+          throw new Error(`${args.path}: expected the migrations path ${MIGRATIONS_FROM} once`);
+        }
+        migrations = join(dirname(args.path), "../../../migrations");
+        return { contents: text.replace(MIGRATIONS_FROM, MIGRATIONS_TO), loader: "ts" };
+      },
+    );
+  },
+};
+
+rmSync(out, { recursive: true, force: true });
+const result = await build({
+  entryPoints: [join(cli, "src/main.ts")],
+  outfile: join(out, "main.js"),
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  // The workspace packages' own export condition points at their TypeScript sources: no build needed.
+  conditions: ["@idem/source"],
+  sourcemap: true,
+  // The bundled CommonJS (the @nats-io client) requires node's builtins.
+  banner: {
+    js: 'import { createRequire as __idemCreateRequire } from "node:module";\nconst require = __idemCreateRequire(import.meta.url);',
+  },
+  metafile: true,
+  logLevel: "warning",
+  plugins: [plugin],
+});
+
+const builtins = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
+const missing = new Set();
+for (const input of Object.values(result.metafile.inputs)) {
+  for (const imp of input.imports) {
+    if (!imp.external || builtins.has(imp.path)) continue;
+    const name = packageName(imp.path);
+    if (!declared.has(name)) missing.add(name);
+  }
+}
+if (missing.size > 0) {
+  console.error(
+    `idem pack: the bundle imports ${[...missing].join(", ")}, not in apps/cli/package.json dependencies`,
+  );
+  process.exit(1);
+}
+if (migrations === undefined) {
+  console.error(
+    "idem pack: the journal's connection module was not bundled: no migrations to copy",
+  );
+  process.exit(1);
+}
+cpSync(migrations, join(out, "migrations"), { recursive: true });
+console.error(`idem pack: ${join("dist/pack", "main.js")} and its migrations`);
