@@ -25,6 +25,7 @@ import { createExecutorMetrics, type ExecutorMetrics } from "./executor-metrics.
 import { createJetStreamTransport, type JetStreamTransport } from "./jetstream-transport.js";
 import { createNatsSubmitTransport } from "./nats-submit-transport.js";
 import type { ExecutorTransport, TransportContext } from "./transport.js";
+import { announceAgents, createUnknownAgentSweep, jetStreamConsumers } from "./unknown-agents.js";
 
 /** How to build an executor; only `config` and `journal` are required. */
 export interface CreateExecutorOptions {
@@ -54,6 +55,8 @@ export interface CreateExecutorOptions {
   pollMs?: number;
   /** Serve the NATS submit subject (`<prefix>.submit`); default true on JetStream. */
   natsSubmit?: boolean;
+  /** How often to look for jobs of agents nobody runs (see `createUnknownAgentSweep`); default 1 s. */
+  unknownAgentSweepMs?: number;
 }
 
 /** A running executor; `start()` once, `stop()` drains. */
@@ -108,6 +111,9 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
   let jetStream: JetStreamTransport | undefined;
   let nc: NatsConnection | undefined;
   let ownConnection = false;
+  /** The sweep for jobs of unknown agents, and its JetStream consumer check. */
+  let sweeping: Promise<void> | undefined;
+  let consumers: ReturnType<typeof jetStreamConsumers> | undefined;
   let started = false;
   let stopping: Promise<void> | undefined;
   let failed = false;
@@ -239,13 +245,23 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
         transports = [createEmbeddedTransport(context, { pollMs: options.pollMs ?? 100 })];
       }
       for (const t of transports) await t.start();
+      await announceAgents(context);
+      // Only an executor that runs every agent of its config judges a job's agent unknown.
+      if (options.agents === undefined) {
+        consumers = config.nats ? jetStreamConsumers(config.nats) : undefined;
+        sweeping = createUnknownAgentSweep(context, {
+          known: new Set([...Object.keys(config.agents), ...agents]),
+          ...(consumers ? { servedElsewhere: consumers.servedElsewhere } : {}),
+          ...(options.unknownAgentSweepMs ? { intervalMs: options.unknownAgentSweepMs } : {}),
+        }).run();
+      }
       log.info({ transport, agents, owner }, "executor started");
     },
     stop() {
       stopping ??= (async () => {
         stopController.abort();
         await Promise.allSettled(transports.map((t) => t.stop()));
-        await Promise.allSettled([...inflight]);
+        await Promise.allSettled([...inflight, sweeping, consumers?.close()]);
         // Bounded: with the server gone, a drain would wait for a reconnect and SIGTERM would hang.
         if (nc && ownConnection) await closeNats(nc);
         log.info("executor stopped");
