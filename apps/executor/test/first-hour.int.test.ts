@@ -105,38 +105,41 @@ describe.each(["embedded", "jetstream"] as const)("unknown agents on the %s queu
   });
 });
 
-describe.each(["embedded", "jetstream"] as const)("invalid agent output on the %s queue", (transport) => {
-  it("runs the agent queue.maxDeliver times, as docs/concepts.md and docs/runbook.md say, then dead-letters it as validation with nothing recorded", async () => {
-    await using env = await setup(transport);
-    await env.start();
-    const bad = {
-      summary: "escapes",
-      effects: [
-        {
-          kind: "git.patch",
-          repo: "site",
-          message: "m",
-          patch: "--- a/../../etc/passwd\n+++ b/../../etc/passwd\n@@ -1 +1 @@\n-a\n+b\n",
-        },
-      ],
-    };
-    await env.enqueue({
-      jobId: "bad-1",
-      agent: "writer",
-      input: { countFile: env.counts, output: bad },
+describe.each(["embedded", "jetstream"] as const)(
+  "invalid agent output on the %s queue",
+  (transport) => {
+    it("runs the agent queue.maxDeliver times, as docs/concepts.md and docs/runbook.md say, then dead-letters it as validation with nothing recorded", async () => {
+      await using env = await setup(transport);
+      await env.start();
+      const bad = {
+        summary: "escapes",
+        effects: [
+          {
+            kind: "git.patch",
+            repo: "site",
+            message: "m",
+            patch: "--- a/../../etc/passwd\n+++ b/../../etc/passwd\n@@ -1 +1 @@\n-a\n+b\n",
+          },
+        ],
+      };
+      await env.enqueue({
+        jobId: "bad-1",
+        agent: "writer",
+        input: { countFile: env.counts, output: bad },
+      });
+      const dl = await deadLetter(env, "bad-1");
+      expect(dl.class).toBe("validation");
+      expect(dl.lastError).toMatch(/effects\.0\.patch/);
+      expect(await runCounts(env.counts)).toEqual({ "bad-1": env.config.queue.maxDeliver });
+      expect(await env.tj.journal.outputs.has("bad-1")).toBe(false);
+      expect((await env.tj.journal.status()).outputs).toBe(0);
+      const docs = (f: string) =>
+        readFileSync(new URL(`../../../docs/${f}`, import.meta.url), "utf8").replace(/\s+/g, " ");
+      for (const f of ["concepts.md", "runbook.md"]) {
+        expect(docs(f)).toContain(
+          "invalid output is retried after the next `queue.backoffMs` delay and dead-lettered after `queue.maxDeliver` runs",
+        );
+      }
     });
-    const dl = await deadLetter(env, "bad-1");
-    expect(dl.class).toBe("validation");
-    expect(dl.lastError).toMatch(/effects\.0\.patch/);
-    expect(await runCounts(env.counts)).toEqual({ "bad-1": env.config.queue.maxDeliver });
-    expect(await env.tj.journal.outputs.has("bad-1")).toBe(false);
-    expect((await env.tj.journal.status()).outputs).toBe(0);
-    const docs = (f: string) =>
-      readFileSync(new URL(`../../../docs/${f}`, import.meta.url), "utf8").replace(/\s+/g, " ");
-    for (const f of ["concepts.md", "runbook.md"]) {
-      expect(docs(f)).toContain(
-        "invalid output is retried after the next `queue.backoffMs` delay and dead-lettered after `queue.maxDeliver` runs",
-      );
-    }
-  });
-});
+  },
+);
