@@ -2,7 +2,9 @@ import { sleep } from "./sleep.js";
 
 /** An exponential backoff: `initialMs`, then times `factor` per step, capped at `maxMs`. */
 export interface BackoffPolicy {
+  /** The first delay. */
   initialMs: number;
+  /** The longest delay; every step after reaching it repeats it. */
   maxMs: number;
   /** Growth per step; default 2. */
   factor?: number;
