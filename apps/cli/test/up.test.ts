@@ -85,3 +85,44 @@ describe("idem up", () => {
     expect(gitIn(fx.repoDir, "log", "--format=%s", "main")).toContain("from job-2");
   });
 });
+
+describe("idem up on Ctrl-C", () => {
+  it("says each child stopped once in the child and once in up", async () => {
+    fx = await opsFixture({
+      agents: { writer: { command: ["node", "./agent.mjs"], timeoutMs: 20_000 } },
+      api: { port: 0 },
+    });
+    writeFileSync(join(fx.ws.dir, "agent.mjs"), AGENT);
+    // Its own process group, as a shell gives a foreground job: Ctrl-C signals the whole group.
+    const child = spawn(process.execPath, [IDEM_BIN, "up", "--config", fx.ws.config], {
+      env: cleanEnv({ IDEM_LOG_LEVEL: "info" }),
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    const exited = new Promise<number | null>((r) => child.on("close", (code) => r(code)));
+    try {
+      await until(
+        "both children logging",
+        () =>
+          /^interpreter \| .*"msg":"interpreter started"/m.test(out) &&
+          /^executor +\| .*"msg":"executor started"/m.test(out),
+      );
+      process.kill(-(child.pid as number), "SIGINT");
+      expect(await exited, out).toBe(0);
+    } finally {
+      child.kill("SIGKILL");
+    }
+    const count = (re: RegExp) => (out.match(re) ?? []).length;
+    expect(count(/^interpreter \| .*"msg":"interpreter stopped"/gm), out).toBe(1);
+    expect(count(/^executor +\| .*"msg":"executor stopped"/gm), out).toBe(1);
+    expect(count(/^up interpreter stopped$/gm), out).toBe(1);
+    expect(count(/^up executor stopped$/gm), out).toBe(1);
+  });
+});
