@@ -48,4 +48,24 @@ describe("idem doctor", () => {
     expect(bad.code).toBe(3);
     expect(JSON.parse(bad.stdout).findings.map((f: { key: string }) => f.key)).toContain("journal");
   });
+
+  it("reports queued jobs that no configured agent can take, naming the agent and the count (exit 3)", async () => {
+    ws.writeConfig(healthy());
+    const journal = await openJournal(join(ws.dir, ".idem/journal.db"));
+    try {
+      for (const jobId of ["q-1", "q-2"]) {
+        await journal.jobs.enqueue({ jobId, agent: "ghost", input: {} });
+      }
+      await journal.jobs.enqueue({ jobId: "q-3", agent: "writer", input: {} });
+    } finally {
+      await journal.close();
+    }
+    const r = await idem(["doctor", "--json", "--config", ws.config]);
+    expect(r.code, r.stdout + r.stderr).toBe(3);
+    const findings = JSON.parse(r.stdout).findings as { key: string; finding: string }[];
+    const ghost = findings.filter((f) => f.key === "agents.ghost");
+    expect(ghost).toHaveLength(1);
+    expect(ghost[0]?.finding).toMatch(/^2 queued job\(s\) for agent "ghost"/);
+    expect(findings.some((f) => f.key === "agents.writer")).toBe(false);
+  });
 });

@@ -132,3 +132,26 @@ async function waitFor(
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+describe("idem enqueue --check-agents on JetStream", () => {
+  it("refuses a batch with a job for an unknown agent before publishing anything; without the flag it is enqueued", async () => {
+    const input = `${JSON.stringify({ jobId: "ca-1", agent: "writer", input: {} })}\n${JSON.stringify({ jobId: "ca-2", agent: "nobody", input: {} })}\n`;
+    const refused = await idem(["enqueue", "-", "--check-agents", "--config", ws.config], {
+      input,
+    });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/line 2 agent: job ca-2 is for agent "nobody".*unknown-agent/);
+    const journal = await openJournal(join(ws.dir, "journal.db"));
+    try {
+      expect(await journal.jobs.pending({ since: 0 })).toEqual([]);
+    } finally {
+      await journal.close();
+    }
+    const accepted = await idem(["enqueue", "-", "--json", "--config", ws.config], { input });
+    expect(accepted.code, accepted.stderr).toBe(0);
+    expect((JSON.parse(accepted.stdout) as { stream: string }[]).map((e) => e.stream)).toEqual([
+      "CLI_JOBS",
+      "CLI_JOBS",
+    ]);
+  });
+});

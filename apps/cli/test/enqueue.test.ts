@@ -53,6 +53,24 @@ describe("idem enqueue, one job", () => {
   });
 });
 
+describe("idem enqueue, a job for an agent the config does not know", () => {
+  it("is refused on the embedded queue (exit 1), the job and agent named, and nothing is enqueued", async () => {
+    const r = await run(["-"], JSON.stringify(job("lost-1", 1, "nobody")));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/invalid job -: nothing enqueued/);
+    expect(r.stderr).toMatch(/agent: job lost-1 is for agent "nobody".*unknown-agent.*writer/);
+    expect(await jobIds()).toEqual([]);
+  });
+
+  it("refuses the whole batch before anything is enqueued, naming the line and the job", async () => {
+    const r = await run(["-"], jsonl(job("b-1", 1), job("b-2", 2, "nobody"), job("b-3", 3)));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/1 problem\(s\) in -: nothing enqueued/);
+    expect(r.stderr).toMatch(/line 2 agent: job b-2 is for agent "nobody"/);
+    expect(await jobIds()).toEqual([]);
+  });
+});
+
 describe("idem enqueue, a batch", () => {
   it("enqueues JSON Lines in order and says how many; the same file again is all duplicates (exit 0)", async () => {
     const file = join(ws.dir, "jobs.jsonl");

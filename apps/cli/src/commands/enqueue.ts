@@ -6,11 +6,11 @@ import {
   enqueueJobs,
   type JobFile,
   type JobFileProblems,
+  type JobPublisher,
   parseJobFile,
+  withJobPublisher,
 } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
-import type { JobPublisher } from "@idem/nats";
-import { withJobPublisher } from "@idem/nats";
 import { isIdemError, type Job } from "@idem/schema";
 import cliProgress from "cli-progress";
 import type { Command } from "commander";
@@ -38,7 +38,11 @@ export function register(program: Command): void {
     )
     .option("--json", "print JSON (an array, one entry per job, for a batch)")
     .option("--concurrency <n>", "jobs in flight at once in a batch", "16")
-    .action(async (file: string, opts: { json?: boolean; concurrency: string }, cmd: Command) => {
+    .option(
+      "--check-agents",
+      "on JetStream too, refuse jobs for agents not in the config's agents (always on the embedded queue)",
+    )
+    .action(async (file: string, opts: EnqueueOptions, cmd: Command) => {
       const config = loadConfig(cmd.optsWithGlobals());
       const concurrency = Number(opts.concurrency);
       if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 1024) {
@@ -47,7 +51,10 @@ export function register(program: Command): void {
           EXIT.USAGE,
         );
       }
-      const { jobs, batch } = readJobFile(file);
+      // The embedded queue's executor runs this config's agents: a job for any other would sit
+      // queued forever. On JetStream executors elsewhere may run others, unless --check-agents.
+      const agents = !config.nats || opts.checkAgents ? Object.keys(config.agents) : undefined;
+      const { jobs, batch } = readJobFile(file, agents);
       await withJournal(config, (journal) =>
         withJobPublisher(config, "idem enqueue", async (publisher) => {
           if (!batch) {
@@ -61,11 +68,17 @@ export function register(program: Command): void {
     });
 }
 
+interface EnqueueOptions {
+  json?: boolean;
+  concurrency: string;
+  checkAgents?: boolean;
+}
+
 /** The jobs of FILE; a refused file exits 1 with its problems listed under the message. */
-function readJobFile(file: string): JobFile {
+function readJobFile(file: string, agents: string[] | undefined): JobFile {
   const text = readText(file, "job");
   try {
-    return parseJobFile(text, file);
+    return parseJobFile(text, file, agents === undefined ? {} : { agents });
   } catch (e) {
     if (!isIdemError(e, "INVALID_INPUT")) throw e;
     const { problems } = e.details as unknown as JobFileProblems;

@@ -3,11 +3,13 @@ import { dirname } from "node:path";
 import { openJournal } from "@idem/journal";
 import type { Config } from "@idem/schema";
 import type { AddFinding } from "./finding.js";
+import { checkQueuedAgents } from "./queued-agents-check.js";
 import { checkWritableDir, nearestExisting } from "./target-checks.js";
 
 /**
  * The journal's part of doctor: that it exists (a missing one is a warning, not created), that it
- * opens and passes `journal.maintenance.integrity()`, its durability setting and archive folder.
+ * opens and passes `journal.maintenance.integrity()`, its queued jobs for agents no configured agent
+ * matches, its durability setting and archive folder.
  * Changes nothing in the journal; never throws (an unopenable journal is a violation).
  */
 export async function checkJournal(config: Config, add: AddFinding): Promise<void> {
@@ -27,6 +29,7 @@ export async function checkJournal(config: Config, add: AddFinding): Promise<voi
     const journal = await openJournal(path, { synchronous: config.journal.synchronous });
     try {
       problems = await journal.maintenance.integrity();
+      await checkQueuedAgents(journal, config, add);
     } finally {
       await journal.close();
     }

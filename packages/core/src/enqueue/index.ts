@@ -1,4 +1,6 @@
+export type { JobPublisher } from "@idem/nats";
+export { withJobPublisher } from "@idem/nats";
 export type { BatchEnqueueResult, EnqueueFailure, EnqueueOutcome } from "./enqueue-job.js";
 export { enqueueJob, enqueueJobs, retryDeadLetter } from "./enqueue-job.js";
-export type { JobFile, JobFileProblems } from "./job-file.js";
+export type { JobFile, JobFileOptions, JobFileProblems } from "./job-file.js";
 export { parseJobFile } from "./job-file.js";

@@ -17,16 +17,29 @@ export interface JobFileProblems {
   problems: string[];
 }
 
+/** Options of {@link parseJobFile}. */
+export interface JobFileOptions {
+  /**
+   * The agents the enqueuing side knows (the config's `agents`): a job for any other agent is a
+   * problem of the file (`unknown-agent`), so it is refused before anything is enqueued instead of
+   * sitting queued forever. Without it any well-formed agent name is accepted (JetStream, where
+   * executors elsewhere may run other agents).
+   */
+  agents?: readonly string[];
+}
+
 /**
  * Reads the jobs of an enqueue file: one Job, a JSON array of Jobs, or JSON Lines (one Job per
  * line; a `.jsonl` or `.ndjson` file always is, so that a batch of one is still a batch). Every job
- * is validated before anything is enqueued, and a file that gives one job ID two different inputs
- * is refused: bad input names its line (or index) and field, and enqueues nothing. Pure: `file`
- * only names the text (and tells JSON Lines by its extension); nothing is read or written.
+ * is validated before anything is enqueued, and a file that gives one job ID two different inputs,
+ * or (with `options.agents`) a job for an agent not known, is refused: bad input names its line
+ * (or index), job and field, and enqueues nothing. Pure: `file` only names the text (and tells JSON
+ * Lines by its extension); nothing is read or written.
  * @throws INVALID_INPUT with {@link JobFileProblems} as `details`, its message ending in
  * "nothing enqueued" when problems are listed.
  */
-export function parseJobFile(text: string, file: string): JobFile {
+export function parseJobFile(text: string, file: string, options: JobFileOptions = {}): JobFile {
+  const known = options.agents === undefined ? undefined : new Set(options.agents);
   const items = splitItems(text, file);
   const problems: string[] = [];
   const jobs: Job[] = [];
@@ -41,6 +54,11 @@ export function parseJobFile(text: string, file: string): JobFile {
           : i.path || "(job)";
         problems.push(`${field}: ${i.message}`);
       }
+      continue;
+    }
+    if (known && !known.has(v.value.agent)) {
+      const field = items.batch ? `${item.where} agent` : "agent";
+      problems.push(`${field}: ${unknownAgent(v.value.jobId, v.value.agent, known)}`);
       continue;
     }
     const content = canonicalJson({ agent: v.value.agent, input: v.value.input });
@@ -59,6 +77,12 @@ export function parseJobFile(text: string, file: string): JobFile {
     throw invalid(`${what}: nothing enqueued`, file, problems);
   }
   return { jobs, batch: items.batch };
+}
+
+/** The problem of a job for an agent the enqueuing side does not know (failure class unknown-agent). */
+function unknownAgent(jobId: string, agent: string, known: ReadonlySet<string>): string {
+  const configured = known.size > 0 ? [...known].join(", ") : "none";
+  return `job ${jobId} is for agent "${agent}", which no configured agent matches (unknown-agent; agents configured: ${configured}); add agents.${agent} to the config or fix the job`;
 }
 
 function invalid(message: string, file: string, problems: string[]): IdemError {
