@@ -56,16 +56,18 @@ export interface JournalLedger {
   /** Every generation's rows of the effects of many outputs, by effect key, read in bulk. */
   ofJobs(jobIds: readonly string[]): Promise<ReadonlyMap<string, readonly LedgerEntry[]>>;
   /**
-   * A human's decision on an uncertain effect of a dead run: settles it `applied` or `skipped`,
-   * records the reason and actor as an event, and returns the run to pending once no effect is
-   * uncertain.
+   * A human's decision on the open effect of a dead run (uncertain, else failed, else intended):
+   * settles it `applied`, `present` (a probe found it at its target) or `skipped`, records the
+   * reason and actor as an event, and returns the run to pending once no effect is uncertain.
+   * With `expectKey`, the effect it would settle must be that one (the caller probed it).
    * @throws INVALID_INPUT without a reason; NOT_FOUND without a run; INVALID_STATE when the latest
-   * run is not dead or has nothing to resolve.
+   * run is not dead, has nothing to resolve, or its open effect is not `expectKey`.
    */
   resolve(
     jobId: string,
-    decision: "applied" | "skipped",
+    decision: "applied" | "present" | "skipped",
     reason: string,
     actor: string,
+    expectKey?: string,
   ): Promise<EffectRecord>;
 }

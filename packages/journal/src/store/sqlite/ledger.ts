@@ -147,7 +147,7 @@ export function sqliteLedger(c: SqliteConnection): JournalLedger {
       return ledgers;
     },
 
-    async resolve(jobId, decision, reason, actor) {
+    async resolve(jobId, decision, reason, actor, expectKey) {
       assertResolutionReason(reason);
       return c.write(() => {
         const run = c
@@ -172,6 +172,12 @@ export function sqliteLedger(c: SqliteConnection): JournalLedger {
           throw new IdemError(
             "INVALID_STATE",
             `run ${jobId}#${run.generation} has no uncertain or failed effect; use dlq retry`,
+          );
+        }
+        if (expectKey !== undefined && effect.key !== expectKey) {
+          throw new IdemError(
+            "INVALID_STATE",
+            `the open effect of ${jobId} is ${effect.key}, not ${expectKey}: it changed meanwhile`,
           );
         }
         const now = c.clock.now();
