@@ -1,8 +1,20 @@
 import { statSync } from "node:fs";
-import { oversizedSubmission, type SubmitResult, submitText } from "@idem/core";
+import {
+  type OutputFile,
+  type OutputFileProblems,
+  oversizedSubmission,
+  parseOutputFile,
+  type SubmitResult,
+  submitOutputs,
+  submitText,
+} from "@idem/core";
+import type { JournalStore } from "@idem/journal";
+import { type AgentOutput, type Config, isIdemError } from "@idem/schema";
+import cliProgress from "cli-progress";
 import type { Command } from "commander";
 import {
   CliError,
+  capped,
   color,
   EXIT,
   exitHolder,
@@ -12,40 +24,98 @@ import {
   withJournal,
 } from "../context.js";
 
+/** A batch this large gets a progress bar on a terminal. */
+const PROGRESS_FROM = 50;
+
 export function register(program: Command): void {
   program
     .command("submit")
     .description(
-      "record an AgentOutput from FILE or - (stdin): recorded, duplicate, conflict or invalid",
+      "record an AgentOutput, or a batch (a JSON array or JSON Lines), from FILE or - (stdin): recorded, duplicate, conflict or invalid",
     )
-    .argument("<file>", "the AgentOutput JSON file, or - for stdin")
-    .option("--json", "print JSON")
+    .argument(
+      "<file>",
+      "the AgentOutput JSON file (one output, an array of outputs, or one output per line), or - for stdin",
+    )
+    .option("--json", "print JSON (an array, one entry per output, for a batch)")
     .action(async (file: string, opts: { json?: boolean; config?: string }) => {
       const config = loadConfig(opts);
-      if (file !== "-") {
-        try {
-          const size = statSync(file).size;
-          if (size > config.limits.maxOutputBytes) {
-            report(oversizedSubmission(file, size, config.limits.maxOutputBytes), opts.json);
-            return;
-          }
-        } catch (e) {
-          throw new CliError(
-            `cannot read output ${file}: ${(e as { code?: string }).code ?? (e as Error).message}`,
-          );
-        }
-      }
+      const size = file === "-" ? undefined : sizeOf(file);
       const text = readText(file, "output");
-      const answer = await withJournal(config, (journal) =>
-        submitText(journal, config, text, "cli"),
+      const parsed = readOutputFile(text, file, config);
+      if (!parsed.batch) {
+        // One output: the single submit answer of DESIGN.md, as before batches existed.
+        if (size !== undefined && size > config.limits.maxOutputBytes) {
+          report(oversizedSubmission(file, size, config.limits.maxOutputBytes), opts.json);
+          return;
+        }
+        const answer = await withJournal(config, (journal) =>
+          submitText(journal, config, text, "cli"),
+        );
+        report(answer, opts.json);
+        return;
+      }
+      const results = await withJournal(config, (journal) =>
+        submitBatch(journal, config, parsed.outputs),
       );
-      report(answer, opts.json);
+      reportBatch(results, parsed.where, opts.json);
     });
 }
 
+function sizeOf(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch (e) {
+    throw new CliError(
+      `cannot read output ${file}: ${(e as { code?: string }).code ?? (e as Error).message}`,
+    );
+  }
+}
+
+/** The outputs of FILE; a refused batch exits 1 with its problems listed under the message. */
+function readOutputFile(text: string, file: string, config: Config): OutputFile {
+  try {
+    return parseOutputFile(text, file, config);
+  } catch (e) {
+    if (!isIdemError(e, "INVALID_INPUT")) throw e;
+    const { problems } = e.details as unknown as OutputFileProblems;
+    throw new CliError(`${e.message}\n${capped(problems).join("\n")}`, EXIT.FAILED, problems);
+  }
+}
+
+/** Records a checked batch, with a progress bar on stderr when it is a terminal and the batch large. */
+async function submitBatch(
+  journal: JournalStore,
+  config: Config,
+  outputs: AgentOutput[],
+): Promise<SubmitResult[]> {
+  const bar =
+    process.stderr.isTTY && outputs.length >= PROGRESS_FROM
+      ? new cliProgress.SingleBar(
+          {
+            stream: process.stderr,
+            format: "recording [{bar}] {value}/{total} outputs | {eta_formatted} left",
+            hideCursor: true,
+          },
+          cliProgress.Presets.shades_classic,
+        )
+      : undefined;
+  bar?.start(outputs.length, 0);
+  let settled = 0;
+  try {
+    return await submitOutputs(journal, config, outputs, "cli", {
+      onSettled: () => bar?.update(++settled),
+    });
+  } finally {
+    bar?.stop();
+  }
+}
+
+/** Exit 0 when every output is recorded or a duplicate, 1 when any is a conflict or invalid. */
+const failed = (r: SubmitResult) => r.status === "conflict" || r.status === "invalid";
+
 function report(answer: SubmitResult, json?: boolean): void {
-  exitHolder.code =
-    answer.status === "recorded" || answer.status === "duplicate" ? EXIT.OK : EXIT.FAILED;
+  exitHolder.code = failed(answer) ? EXIT.FAILED : EXIT.OK;
   if (json) {
     printJson(answer);
     return;
@@ -71,4 +141,36 @@ function report(answer: SubmitResult, json?: boolean): void {
         process.stderr.write(`  ${i.path || "(output)"}: ${i.message}\n`);
       break;
   }
+}
+
+/**
+ * `--json`: one submit answer per output in file order. People get counts, then each output that
+ * was not recorded or a duplicate, with where it is in the file.
+ */
+function reportBatch(results: SubmitResult[], where: string[], json?: boolean): void {
+  exitHolder.code = results.some(failed) ? EXIT.FAILED : EXIT.OK;
+  if (json) {
+    printJson(results);
+    return;
+  }
+  const count = (status: SubmitResult["status"]) =>
+    results.filter((r) => r.status === status).length;
+  const parts = [
+    `${color.green("recorded")} ${count("recorded")}`,
+    `${color.yellow("duplicate")} ${count("duplicate")}`,
+  ];
+  if (count("conflict") > 0)
+    parts.push(
+      `${color.red("conflict")} ${count("conflict")} (first write wins; kept in rejections)`,
+    );
+  if (count("invalid") > 0) parts.push(`${color.red("invalid")} ${count("invalid")}`);
+  process.stdout.write(`${results.length} outputs: ${parts.join(", ")}\n`);
+  const refused = results.flatMap((r, i) =>
+    failed(r)
+      ? [
+          `${where[i]}: ${r.status} ${r.jobId ?? ""}${(r.issues ?? []).map((x) => `; ${x.path || "(output)"}: ${x.message}`).join("")}`,
+        ]
+      : [],
+  );
+  for (const line of capped(refused)) process.stdout.write(`${line}\n`);
 }

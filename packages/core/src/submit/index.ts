@@ -1,3 +1,7 @@
+export type { OutputFile, OutputFileProblems } from "./output-file.js";
+export { parseOutputFile } from "./output-file.js";
+export type { SubmitOutputsOptions } from "./submit-batch.js";
+export { submitOutputs } from "./submit-batch.js";
 export type { SubmitCounter, SubmitMetrics, SubmitResult } from "./submit-output.js";
 export {
   oversizedSubmission,
