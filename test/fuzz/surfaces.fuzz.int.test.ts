@@ -56,7 +56,11 @@ function cliSubmit(config: string, text: string): Promise<{ code: number | null;
             answer: JSON.parse(stdout) as Answer,
           });
         } catch (e) {
-          reject(e);
+          reject(
+            new Error(
+              `idem submit printed no JSON for ${text.slice(0, 200)}: ${String(e)}; stdout: ${stdout.slice(0, 200)}`,
+            ),
+          );
         }
       },
     );
