@@ -103,6 +103,28 @@ describe("checkRecordable", () => {
     expect(v.ok ? [] : v.issues.map((i) => i.path)).toEqual(["effects.0.message"]);
   });
 
+  it("refuses a git.commit that writes a file and a file inside it, naming the deeper path", () => {
+    const v = checkRecordable(
+      {
+        jobId: "c-2",
+        agent: "w",
+        effects: [
+          {
+            kind: "git.commit",
+            repo: "site",
+            message: "m",
+            files: [
+              { path: "a", content: "a" },
+              { path: "a/b", content: "b" },
+            ],
+          },
+        ],
+      },
+      config,
+    );
+    expect(v.ok ? [] : v.issues.map((i) => i.path)).toEqual(["effects.0.files.1.path"]);
+  });
+
   it("refuses an http.request with a reserved header, naming the header's field", () => {
     const v = checkRecordable(
       {

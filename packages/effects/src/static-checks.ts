@@ -4,7 +4,7 @@ import { gitCommitChanges } from "./git/git-commit-effect.js";
 import { checkPatchSpec } from "./git/git-patch-effect.js";
 import { requestUrl } from "./http-request-effect.js";
 import { publishSubject } from "./nats-publish-effect.js";
-import { checkHeaders } from "./sandbox.js";
+import { checkHeaders, refuse } from "./sandbox.js";
 
 /**
  * The checks an effect's probe and apply make on the spec's text alone, run before the output is
@@ -31,6 +31,7 @@ export function staticEffectIssues(
         case "git.commit":
           fallback = "files";
           gitCommitChanges(spec, max);
+          fileAndFolder(spec.files.map((f) => f.path));
           break;
         case "git.patch":
           fallback = "patch";
@@ -65,4 +66,18 @@ export function staticEffectIssues(
     }
   });
   return issues;
+}
+
+/**
+ * The tree writer's refusal that the spec alone decides: one path of a commit is a folder of
+ * another ("a" and "a/b"). @throws IdemError SANDBOX_VIOLATION naming the deeper path.
+ */
+function fileAndFolder(paths: readonly string[]): void {
+  const all = new Set(paths);
+  paths.forEach((p, j) => {
+    for (let k = p.indexOf("/"); k >= 0; k = p.indexOf("/", k + 1)) {
+      const folder = p.slice(0, k);
+      if (all.has(folder)) refuse(`files.${j}.path`, `"${folder}" is both a file and a directory`);
+    }
+  });
 }
