@@ -1,23 +1,18 @@
 // The HTTP API reference of docs/agents.md, route by route, against the executor's real app
 // (in process: Hono's app.request, a temp journal). A status code or body the docs state and the
 // code does not give fails here.
-import { readFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import { silentLogger } from "@idem/core";
 import { createApiApp, createExecutorMetrics } from "@idem/executor";
 import { type Config, parseConfig } from "@idem/schema";
 import { tempJournal } from "@idem/testing";
 import { describe, expect, it } from "vitest";
+import { agentsDocExamples } from "./agents-doc-examples.js";
 
-const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-
-/** The `<!-- idem:config -->` block of docs/agents.md with `api` overridden. */
+/** The `<!-- idem:config -->` example of docs/agents.md with `api` overridden. */
 function docsConfig(dir: string, api: Record<string, unknown> = {}): Config {
-  const doc = readFileSync(join(REPO_ROOT, "docs/agents.md"), "utf8");
-  const m = /<!-- idem:config -->\n```json\n([\s\S]*?)\n```/.exec(doc);
-  if (!m?.[1]) throw new Error("docs/agents.md has no <!-- idem:config --> block");
-  const raw = { ...(JSON.parse(m[1]) as object), api };
+  const example = agentsDocExamples().config[0];
+  if (!example) throw new Error("docs/agents.md has no <!-- idem:config --> block");
+  const raw = { ...(example.value as object), api };
   const r = parseConfig(raw, { dir });
   if (!r.ok) throw new Error(JSON.stringify(r.issues));
   return r.config;
