@@ -46,6 +46,12 @@ export const validOutput = (jobId: string) => ({
     { kind: "file.write", root: "outbox", path: "r.txt", content: "r" },
     { kind: "nats.publish", target: "events", subject: "done", data: { a: 1 } },
     { kind: "http.request", target: "hooks", method: "POST", path: "/hook", body: "x" },
+    {
+      kind: "git.patch",
+      repo: "site",
+      message: "p",
+      patch: "diff --git a/p.txt b/p.txt\n--- a/p.txt\n+++ b/p.txt\n@@ -1 +1 @@\n-a\n+b\n",
+    },
   ],
 });
 
@@ -72,6 +78,7 @@ export const fieldPaths = [
   ["effects", 3, "path"],
   ["effects", 3, "method"],
   ["effects", 3, "headers"],
+  ["effects", 4, "patch"],
 ] as const;
 
 export function setAt(obj: unknown, path: readonly (string | number)[], value: unknown): unknown {
