@@ -92,6 +92,22 @@ describe("idem submit with a batch", () => {
     expect(r.stderr).toMatch(/line 2 effects\.0\.root: /);
     expect(r.stderr).toMatch(/line 4: job v-1 has another output than at line 1/);
     expect(await outputsIn(w)).toBe(0);
+
+    const json = await idem(["submit", file, "--json", "--config", w.config]);
+    expect(json.code).toBe(1);
+    const answers = JSON.parse(json.stdout) as {
+      status: string;
+      jobId: string;
+      issues: unknown[];
+    }[];
+    expect(answers.map((a) => [a.status, a.jobId])).toEqual([
+      ["invalid", "v-1"],
+      ["invalid", "v-2"],
+      ["invalid", "v-3"],
+      ["invalid", "v-1"],
+    ]);
+    expect(answers[1]?.issues).toContainEqual(expect.objectContaining({ path: "effects.0.root" }));
+    expect(await outputsIn(w)).toBe(0);
   });
 
   it("records the rest and exits 1 when one output conflicts with what is recorded", async () => {

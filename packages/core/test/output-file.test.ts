@@ -150,3 +150,27 @@ describe("submitOutputs", () => {
     expect((await t.journal.outputs.get("b-1"))?.source).toBe("cli");
   });
 });
+
+describe("parseOutputFile on a refused batch", () => {
+  it("gives one invalid answer per output in file order: its own issues, or why it was not recorded either", () => {
+    let details: OutputFileProblems | undefined;
+    try {
+      parseOutputFile(
+        `${lines(output("ok-1"), { jobId: "bad", agent: "writer", effects: 3 })}\n{"x":`,
+        "o.jsonl",
+        config,
+      );
+    } catch (e) {
+      if (!isIdemError(e, "INVALID_INPUT")) throw e;
+      details = e.details as unknown as OutputFileProblems;
+    }
+    expect(details?.answers.map((a) => [a.status, a.jobId])).toEqual([
+      ["invalid", "ok-1"],
+      ["invalid", "bad"],
+      ["invalid", null],
+    ]);
+    expect(details?.answers[0]?.issues?.[0]?.message).toMatch(/^not recorded: 2 other output/);
+    expect(details?.answers[1]?.issues?.[0]?.path).toBe("effects");
+    expect(details?.answers[2]?.issues?.[0]?.message).toMatch(/^is not JSON /);
+  });
+});

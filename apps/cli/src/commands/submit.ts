@@ -42,7 +42,8 @@ export function register(program: Command): void {
       const config = loadConfig(opts);
       const size = file === "-" ? undefined : sizeOf(file);
       const text = readText(file, "output");
-      const parsed = readOutputFile(text, file, config);
+      const parsed = readOutputFile(text, file, config, opts.json);
+      if (parsed === undefined) return;
       if (!parsed.batch) {
         // One output: the single submit answer of DESIGN.md, as before batches existed.
         if (size !== undefined && size > config.limits.maxOutputBytes) {
@@ -72,14 +73,27 @@ function sizeOf(file: string): number {
   }
 }
 
-/** The outputs of FILE; a refused batch exits 1 with its problems listed under the message. */
-function readOutputFile(text: string, file: string, config: Config): OutputFile {
+/**
+ * The outputs of FILE. A refused batch exits 1 having recorded nothing: its problems listed under
+ * the message, or with `--json` one `invalid` answer per output (then `undefined`).
+ */
+function readOutputFile(
+  text: string,
+  file: string,
+  config: Config,
+  json?: boolean,
+): OutputFile | undefined {
   try {
     return parseOutputFile(text, file, config);
   } catch (e) {
     if (!isIdemError(e, "INVALID_INPUT")) throw e;
-    const { problems } = e.details as unknown as OutputFileProblems;
-    throw new CliError(`${e.message}\n${capped(problems).join("\n")}`, EXIT.FAILED, problems);
+    const { problems, answers } = e.details as unknown as OutputFileProblems;
+    if (!json) {
+      throw new CliError(`${e.message}\n${capped(problems).join("\n")}`, EXIT.FAILED, problems);
+    }
+    exitHolder.code = EXIT.FAILED;
+    printJson(answers);
+    return undefined;
   }
 }
 

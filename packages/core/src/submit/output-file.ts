@@ -4,8 +4,10 @@ import {
   canonicalJson,
   describeJsonError,
   IdemError,
+  type ValidationIssue,
 } from "@idem/schema";
 import { checkRecordable } from "../validate/index.js";
+import type { SubmitResult } from "./submit-output.js";
 
 /**
  * What an `idem submit` file holds: one output (handled as a single submission, so that its
@@ -23,11 +25,14 @@ export type OutputFile =
 
 /**
  * What {@link parseOutputFile} puts in the `details` of its `INVALID_INPUT` error: the file as
- * named by the caller and every problem, each naming its line (`line 3`) or index (`[2]`) and field.
+ * named by the caller, every problem for people, each naming its line (`line 3`) or index (`[2]`)
+ * and field, and one submit answer per output in file order for `--json`: each `invalid`, with its
+ * own issues, or with the reason it was not recorded either.
  */
 export interface OutputFileProblems {
   file: string;
   problems: string[];
+  answers: SubmitResult[];
 }
 
 /** A `.jsonl` or `.ndjson` file is JSON Lines, a batch even of one output (scripts get an array). */
@@ -37,60 +42,95 @@ const JSON_LINES_FILE = /\.(jsonl|ndjson)$/i;
  * Reads the outputs of an `idem submit` file: one AgentOutput, a JSON array of them, or JSON
  * Lines (one per line; a `.jsonl` or `.ndjson` file always is). A single output (or text that is
  * no JSON at all) comes back as `{ batch: false }`, for the single submission path. A batch is
- * checked as a whole before anything is recorded: each output against `limits.maxOutputBytes` and
- * by `checkRecordable` (the one gate of every surface), and one job ID with two different outputs
- * in the same file is refused. Pure: `file` only names the text (and tells JSON Lines by its
- * extension); nothing is read or written.
+ * checked as a whole before anything is recorded: each line is JSON, each output is within
+ * `limits.maxOutputBytes` and passes `checkRecordable` (the one gate of every surface), and no job
+ * ID has two different outputs in the file. Pure: `file` only names the text (and tells JSON
+ * Lines by its extension); nothing is read or written.
  * @throws INVALID_INPUT with {@link OutputFileProblems} as `details` when any output of a batch
- * is refused (its message ends in "nothing recorded"), or when a JSON Lines line is not JSON.
+ * is refused; its message ends in "nothing recorded".
  */
 export function parseOutputFile(text: string, file: string, config: Config): OutputFile {
   const items = splitItems(text, file);
   if (items === undefined) return { batch: false };
-  const problems: string[] = [];
+  const issuesOf = items.map((item) => itemIssues(item, config));
   const outputs: AgentOutput[] = [];
   const where: string[] = [];
   const firstSeen = new Map<string, { where: string; content: string }>();
-  const max = config.limits.maxOutputBytes;
-  for (const item of items) {
-    if (item.bytes > max) {
-      problems.push(`${item.where}: is ${item.bytes} bytes; limits.maxOutputBytes is ${max}`);
-      continue;
-    }
-    const v = checkRecordable(item.value, config);
-    if (!v.ok) {
-      for (const i of v.issues)
-        problems.push(`${item.where} ${i.path || "(output)"}: ${i.message}`);
-      continue;
-    }
-    const content = canonicalJson(v.value);
-    const seen = firstSeen.get(v.value.jobId);
+  items.forEach((item, n) => {
+    const checked = issuesOf[n];
+    if (checked === undefined || !("output" in checked)) return;
+    const output = checked.output;
+    const content = canonicalJson(output);
+    const seen = firstSeen.get(output.jobId);
     if (seen && seen.content !== content) {
-      problems.push(
-        `${item.where}: job ${v.value.jobId} has another output than at ${seen.where} (first write wins)`,
-      );
-      continue;
+      const message = `job ${output.jobId} has another output than at ${seen.where} (first write wins)`;
+      issuesOf[n] = { issues: [{ path: "", message }] };
+      return;
     }
-    if (!seen) firstSeen.set(v.value.jobId, { where: item.where, content });
-    outputs.push(v.value);
+    if (!seen) firstSeen.set(output.jobId, { where: item.where, content });
+    outputs.push(output);
     where.push(item.where);
-  }
-  if (problems.length > 0) {
-    throw invalid(`${problems.length} problem(s) in ${file}: nothing recorded`, file, problems);
-  }
-  return { batch: true, outputs, where };
+  });
+  const problems = items.flatMap((item, n) => {
+    const checked = issuesOf[n];
+    return checked && "issues" in checked
+      ? checked.issues.map((i) => `${item.where}${i.path ? ` ${i.path}` : ""}: ${i.message}`)
+      : [];
+  });
+  if (problems.length === 0) return { batch: true, outputs, where };
+  const refused = issuesOf.filter((c) => c && "issues" in c).length;
+  const answers = items.map((item, n): SubmitResult => {
+    const checked = issuesOf[n];
+    const issues: ValidationIssue[] =
+      checked && "issues" in checked
+        ? checked.issues
+        : [
+            {
+              path: "",
+              message: `not recorded: ${refused} other output(s) of the batch are refused`,
+            },
+          ];
+    return { status: "invalid", jobId: jobIdOf(item.value), issues };
+  });
+  const details: OutputFileProblems = { file, problems, answers };
+  return throwInvalid(`${problems.length} problem(s) in ${file}: nothing recorded`, details);
 }
 
-function invalid(message: string, file: string, problems: string[]): IdemError {
-  const details: OutputFileProblems = { file, problems };
-  return new IdemError("INVALID_INPUT", message, { details: { ...details } });
+function throwInvalid(message: string, details: OutputFileProblems): never {
+  throw new IdemError("INVALID_INPUT", message, { details: { ...details } });
+}
+
+/** One item's own problems (not JSON, too large, not recordable), or its checked output. */
+function itemIssues(
+  item: Item,
+  config: Config,
+): { output: AgentOutput } | { issues: ValidationIssue[] } {
+  const max = config.limits.maxOutputBytes;
+  if (item.broken !== undefined) return { issues: [{ path: "", message: item.broken }] };
+  if (item.bytes === undefined)
+    return { issues: [{ path: "", message: "is nested too deeply to be an output" }] };
+  if (item.bytes > max) {
+    const message = `is ${item.bytes} bytes; limits.maxOutputBytes is ${max}`;
+    return { issues: [{ path: "", message }] };
+  }
+  const v = checkRecordable(item.value, config);
+  return v.ok ? { output: v.value } : { issues: v.issues };
+}
+
+/** The job ID an item names, if any, for its answer. */
+function jobIdOf(value: unknown): string | null {
+  const jobId =
+    typeof value === "object" && value !== null ? (value as { jobId?: unknown }).jobId : undefined;
+  return typeof jobId === "string" ? jobId : null;
 }
 
 interface Item {
   value: unknown;
   where: string;
   /** The size of the output as submitted (its line, or its element re-serialised). */
-  bytes: number;
+  bytes: number | undefined;
+  /** Why a JSON Lines line is not JSON. */
+  broken?: string;
 }
 
 /** The items of a batch, or `undefined` for one output (or text that is not JSON at all). */
@@ -101,7 +141,8 @@ function splitItems(text: string, file: string): Item[] | undefined {
     try {
       whole = JSON.parse(text);
     } catch (e) {
-      if (!(e instanceof SyntaxError)) throw e;
+      // Text too deeply nested for the parser is no batch either: the single path answers it.
+      if (!(e instanceof SyntaxError)) return undefined;
       // JSON Lines only when the first line is a JSON value by itself, so that a broken
       // pretty-printed output is reported where it is broken (by the single path).
       const first = lines.find((l) => l.trim() !== "");
@@ -109,32 +150,34 @@ function splitItems(text: string, file: string): Item[] | undefined {
     }
     if (whole !== undefined) {
       if (!Array.isArray(whole)) return undefined;
-      return whole.map((value, i) => ({
-        value,
-        where: `[${i}]`,
-        bytes: Buffer.byteLength(JSON.stringify(value) ?? ""),
-      }));
+      return whole.map((value, i) => ({ value, where: `[${i}]`, bytes: serialisedBytes(value) }));
     }
   }
   const items: Item[] = [];
-  const broken: string[] = [];
   lines.forEach((line, i) => {
     if (line.trim() === "") return;
+    const where = `line ${i + 1}`;
+    const bytes = Buffer.byteLength(line);
     try {
-      items.push({
-        value: JSON.parse(line),
-        where: `line ${i + 1}`,
-        bytes: Buffer.byteLength(line),
-      });
+      items.push({ value: JSON.parse(line), where, bytes });
     } catch (e) {
       if (!(e instanceof SyntaxError)) throw e;
-      broken.push(`line ${i + 1}: ${describeJsonError(line, e).replace(/^at line 1, /, "at ")}`);
+      const why = describeJsonError(line, e).replace(/^at line 1, /, "at ");
+      const broken = `is not JSON ${why.startsWith("at ") ? why : `(${why})`}`;
+      items.push({ value: undefined, where, bytes, broken });
     }
   });
-  if (broken.length > 0) {
-    throw invalid(`${file} is not valid JSON Lines: nothing recorded`, file, broken);
-  }
   return items;
+}
+
+/** The bytes of an array element as JSON; `undefined` when it nests too deeply to serialise. */
+function serialisedBytes(value: unknown): number | undefined {
+  try {
+    return Buffer.byteLength(JSON.stringify(value) ?? "");
+  } catch (e) {
+    if (e instanceof RangeError) return undefined;
+    throw e;
+  }
 }
 
 function parsesAlone(line: string): boolean {
