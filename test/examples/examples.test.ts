@@ -46,7 +46,11 @@ async function idem(
  * `queue`) merged into the config that init wrote, the agent and job copied beside it, the root
  * folder created.
  */
-async function createWorkspace(dir: string, api: Record<string, unknown> = {}): Promise<void> {
+async function createWorkspace(
+  dir: string,
+  api: Record<string, unknown> = {},
+  queue: Record<string, unknown> = {},
+): Promise<void> {
   const init = await idem(dir, "init");
   expect(init.code, init.stderr).toBe(0);
   const configFile = join(dir, "idem.config.json");
@@ -56,7 +60,7 @@ async function createWorkspace(dir: string, api: Record<string, unknown> = {}): 
   ) as Record<string, Record<string, unknown>>;
   config.roots = example.roots;
   config.agents = example.agents;
-  config.queue = { ...(config.queue as object), ...example.queue };
+  config.queue = { ...(config.queue as object), ...example.queue, ...queue };
   config.api = { ...(config.api as object), ...api };
   writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`);
   for (const file of ["agent.mjs", "job.json"])
@@ -151,6 +155,33 @@ describe("examples/command-agent", () => {
     expect(readFileSync(join(dir.path, "outbox/notes/note-1.md"), "utf8")).toBe(
       "# Hello from idem\n\nThis note was written by a command agent.\n",
     );
+  });
+});
+
+describe("examples/command-agent on a job it cannot do", () => {
+  it("exits 1, so the delivery is retried and then dead-lettered with the agent's last stderr line", async () => {
+    await using dir = await tempDir("idem-example-failing-");
+    await createWorkspace(dir.path, {}, { backoffMs: [100], maxDeliver: 2 });
+    writeFileSync(
+      join(dir.path, "bad-job.json"),
+      JSON.stringify({ jobId: "note-2", agent: "writer", input: { title: "no text" } }),
+    );
+    await using executor = await startExecutor(dir.path);
+    const enqueued = await idem(dir.path, "enqueue", "bad-job.json");
+    expect(enqueued.code, enqueued.stderr).toBe(0);
+    const deadline = Date.now() + PATIENCE_MS;
+    let jobs: { jobId: string; class: string; deliveries: number; lastError: string }[] = [];
+    while (Date.now() < deadline && jobs.length === 0) {
+      const ls = await idem(dir.path, "dlq", "ls", "--json");
+      expect(ls.code, ls.stderr).toBe(0);
+      jobs = (JSON.parse(ls.stdout) as { jobs: typeof jobs }).jobs;
+      if (jobs.length === 0) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(jobs, executor.log()).toHaveLength(1);
+    expect(jobs[0]).toMatchObject({ jobId: "note-2", class: "transient", deliveries: 2 });
+    expect(jobs[0]?.lastError).toContain('input needs a string "title" and a string "text"');
+    const missing = await fetch(`${executor.url}/v1/outputs/note-2`);
+    expect(missing.status).toBe(404);
   });
 });
 
