@@ -1,7 +1,8 @@
+import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { idem, type Workspace, workspace } from "./ops-helpers.js";
+import { cleanEnv, IDEM_BIN, idem, type Workspace, workspace } from "./ops-helpers.js";
 
 let ws: Workspace | undefined;
 afterEach(() => {
@@ -127,5 +128,32 @@ describe("idem submit with a batch", () => {
     expect(human.code).toBe(1);
     expect(human.stdout).toMatch(/^2 outputs: recorded 0, duplicate 1, conflict 1/);
     expect(human.stdout).toMatch(/\[0\]: conflict c-1/);
+  });
+});
+
+describe("idem submit on a terminal", () => {
+  it("shows a progress bar for a large batch and still prints the counts", async () => {
+    const w = setup();
+    const file = write(
+      w,
+      "batch.jsonl",
+      jsonLines(Array.from({ length: 60 }, (_, i) => output(`t-${i}`))),
+    );
+    // script(1) gives the process a pseudo-terminal for stdout and stderr alike.
+    const command = `${process.execPath} ${IDEM_BIN} submit ${file} --config ${w.config}`;
+    const out = await new Promise<string>((resolve, reject) => {
+      const child = spawn("script", ["-qefc", command, "/dev/null"], {
+        env: cleanEnv(),
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let text = "";
+      child.stdout.on("data", (d: Buffer) => {
+        text += d.toString();
+      });
+      child.on("error", reject);
+      child.on("close", () => resolve(text));
+    });
+    expect(out).toMatch(/recording \[.*\] \d+\/60 outputs/);
+    expect(out).toContain("60 outputs: recorded 60, duplicate 0");
   });
 });
