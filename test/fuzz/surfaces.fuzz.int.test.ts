@@ -43,7 +43,11 @@ function post(port: number, body: string): Promise<{ status: number; body: strin
   });
 }
 
-function cliSubmit(config: string, text: string): Promise<{ code: number | null; answer: Answer }> {
+/** `idem submit - --json`: one answer, or an array of them for a batch (a JSON array or JSON Lines). */
+function cliSubmit(
+  config: string,
+  text: string,
+): Promise<{ code: number | null; answer: Answer | Answer[] }> {
   return new Promise((resolve, reject) => {
     const child = execFile(
       process.execPath,
@@ -53,7 +57,7 @@ function cliSubmit(config: string, text: string): Promise<{ code: number | null;
         try {
           resolve({
             code: err ? ((err as { code?: number }).code ?? 1) : 0,
-            answer: JSON.parse(stdout) as Answer,
+            answer: JSON.parse(stdout) as Answer | Answer[],
           });
         } catch (e) {
           reject(
@@ -116,7 +120,7 @@ describe("fuzzing the real surfaces: HTTP API, NATS submit subject and the CLI",
         const text = submissionText(s, `surface-${n}`);
         if (text === undefined) continue;
         const before = counts();
-        let answer: Answer;
+        let answers: Answer[];
         let surface: keyof typeof surfaces;
         if (n < 150) {
           surface = "http";
@@ -129,12 +133,15 @@ describe("fuzzing the real surfaces: HTTP API, NATS submit subject and the CLI",
           });
           if (res === undefined || res.status === 413) {
             expect(oversize).toBe(true);
-            answer = {
-              status: "invalid",
-              issues: [{ path: "", message: "413: larger than api.maxBodyBytes" }],
-            };
+            answers = [
+              {
+                status: "invalid",
+                issues: [{ path: "", message: "413: larger than api.maxBodyBytes" }],
+              },
+            ];
           } else {
-            answer = JSON.parse(res.body) as Answer;
+            const answer = JSON.parse(res.body) as Answer;
+            answers = [answer];
             expect(res.status).toBe(
               { recorded: 201, duplicate: 200, conflict: 409, invalid: 400 }[answer.status],
             );
@@ -142,25 +149,28 @@ describe("fuzzing the real surfaces: HTTP API, NATS submit subject and the CLI",
         } else if (n < 270) {
           surface = "nats";
           const reply = await nc.request("idem.submit", text, { timeout: 10_000 });
-          answer = reply.json<Answer>();
+          answers = [reply.json<Answer>()];
         } else {
           surface = "cli";
           const r = await cliSubmit(configFile, text);
-          answer = r.answer;
-          expect(r.code).toBe(
-            answer.status === "recorded" || answer.status === "duplicate" ? 0 : 1,
-          );
+          // A JSON array is a batch for idem submit: one answer per output, all refused or none.
+          answers = Array.isArray(r.answer) ? r.answer : [r.answer];
+          const ok = answers.every((a) => a.status === "recorded" || a.status === "duplicate");
+          expect(r.code).toBe(ok ? 0 : 1);
+          if (answers.length === 0) expect(counts()).toEqual(before);
         }
         surfaces[surface] += 1;
-        expect(
-          ["recorded", "duplicate", "invalid"],
-          `${surface} ${s.p}: ${JSON.stringify(answer)}`,
-        ).toContain(answer.status);
-        if (answer.status === "invalid") {
-          expect(answer.issues?.length).toBeGreaterThan(0);
-          for (const i of answer.issues ?? []) expect(i.message.length).toBeGreaterThan(0);
-          expect(counts()).toEqual(before);
-        } else if (answer.status === "recorded") recorded += 1;
+        for (const answer of answers) {
+          expect(
+            ["recorded", "duplicate", "invalid"],
+            `${surface} ${s.p}: ${JSON.stringify(answer)}`,
+          ).toContain(answer.status);
+          if (answer.status === "invalid") {
+            expect(answer.issues?.length).toBeGreaterThan(0);
+            for (const i of answer.issues ?? []) expect(i.message.length).toBeGreaterThan(0);
+            expect(counts()).toEqual(before);
+          } else if (answer.status === "recorded") recorded += 1;
+        }
       }
       expect(surfaces.http + surfaces.nats + surfaces.cli).toBeGreaterThan(280);
       expect(counts().o).toBe(recorded);
