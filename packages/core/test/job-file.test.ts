@@ -77,4 +77,23 @@ describe("parseJobFile", () => {
     expect(r.message).toMatch(/^job\.json is not valid JSON /);
     expect(r.details.problems).toEqual([]);
   });
+
+  it("with the known agents, refuses a job for any other agent by line, job and agent, and the whole file with it", () => {
+    const text = jsonl(job("a", 1), job("b", 2, "ghost"), job("c", 3));
+    expect(parseJobFile(text, "-").jobs.map((j) => j.agent)).toEqual(["writer", "ghost", "writer"]);
+    let problems: string[] | undefined;
+    try {
+      parseJobFile(text, "-", { agents: ["writer"] });
+    } catch (e) {
+      if (!isIdemError(e, "INVALID_INPUT")) throw e;
+      problems = (e.details as unknown as JobFileProblems).problems;
+    }
+    expect(problems).toHaveLength(1);
+    expect(problems?.[0]).toMatch(
+      /^line 2 agent: job b is for agent "ghost".*unknown-agent.*writer/,
+    );
+    expect(() => parseJobFile(JSON.stringify(job("d", 4, "ghost")), "-", { agents: [] })).toThrow(
+      /invalid job -: nothing enqueued/,
+    );
+  });
 });
