@@ -105,6 +105,32 @@ describe.each(["embedded", "jetstream"] as const)("unknown agents on the %s queu
   });
 });
 
+describe("unknown agents on JetStream with executors on other journals", () => {
+  it("leaves a job to the agent's consumer that an executor with another journal created", async () => {
+    await using env = await setup("jetstream");
+    await using elsewhere = await tempJournal();
+    const run = async (job: Job) => ({ summary: `other did ${job.jobId}`, effects: [] });
+    const other = createExecutor({
+      config: env.config,
+      journal: elsewhere.journal,
+      logger: silentLogger(),
+      agents: ["other"],
+      run,
+    });
+    await other.start();
+    try {
+      await env.start();
+      await env.enqueue({ jobId: "o-2", agent: "other", input: {} });
+      await env.enqueue({ jobId: "ghost-3", agent: "ghost", input: {} });
+      await deadLetter(env, "ghost-3");
+      expect((await env.tj.journal.deadLetters.list()).map((d) => d.jobId)).toEqual(["ghost-3"]);
+      await waitFor("the other executor's output", () => elsewhere.journal.outputs.has("o-2"));
+    } finally {
+      await other.stop();
+    }
+  });
+});
+
 describe.each(["embedded", "jetstream"] as const)(
   "invalid agent output on the %s queue",
   (transport) => {
