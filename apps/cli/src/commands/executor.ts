@@ -3,32 +3,8 @@ import { type ApiServer, createExecutor, type Executor, startApiServer } from "@
 import { createFaultHook, type FaultPoint } from "@idem/schema";
 import type { Command } from "commander";
 import { CliError, EXIT, loadConfig, openConfiguredJournal } from "../context.js";
+import { onStopSignal } from "../ops/stop-signal.js";
 import { LOG_FORMAT_HELP, logFormatOption } from "../options.js";
-
-/**
- * Resolves at the first SIGTERM or SIGINT. Later ones are ignored until `dispose()`: Ctrl-C on
- * `idem up` reaches this process and then up sends SIGTERM, and neither may cut the drain short
- * or make it say "stopped" twice.
- */
-function firstSignal(): { signal: Promise<NodeJS.Signals>; dispose(): void } {
-  let on: (s: NodeJS.Signals) => void = () => {};
-  const signal = new Promise<NodeJS.Signals>((resolve) => {
-    on = (s) => {
-      resolve(s);
-      on = () => {};
-    };
-  });
-  const handler = (s: NodeJS.Signals) => on(s);
-  process.on("SIGTERM", handler);
-  process.on("SIGINT", handler);
-  return {
-    signal,
-    dispose() {
-      process.off("SIGTERM", handler);
-      process.off("SIGINT", handler);
-    },
-  };
-}
 
 /**
  * Registers `idem executor`: runs the executor (and the HTTP API unless `--no-api`) until SIGTERM
@@ -63,12 +39,15 @@ export function register(program: Command): void {
       }
       const logger = createLogger({ name: "idem-executor", format });
       const journal = await openConfiguredJournal(config);
-      const stop = firstSignal();
+      let stopSignal: (s: NodeJS.Signals) => void = () => {};
+      const signal = new Promise<NodeJS.Signals>((resolve) => {
+        stopSignal = resolve;
+      });
+      const disposeSignals = onStopSignal((s) => stopSignal(s));
       let executor: Executor | undefined;
       let api: ApiServer | undefined;
       try {
         executor = createExecutor({ config, journal, logger, fault });
-        const signal = stop.signal;
         await executor.start();
         if (opts.api !== false) {
           api = await startApiServer({
@@ -92,7 +71,7 @@ export function register(program: Command): void {
         await api?.close();
         await executor?.stop();
         await journal.close();
-        stop.dispose();
+        disposeSignals();
       }
     });
 }

@@ -3,6 +3,7 @@ import { createInterpreter, createInterpreterMetrics } from "@idem/interpreter";
 import { createFaultHook } from "@idem/schema";
 import type { Command } from "commander";
 import { CliError, EXIT, exitHolder, loadConfig, openConfiguredJournal } from "../context.js";
+import { onStopSignal } from "../ops/stop-signal.js";
 import { LOG_FORMAT_HELP, logFormatOption } from "../options.js";
 
 interface InterpreterCommandOptions {
@@ -69,21 +70,18 @@ export function register(program: Command): void {
       const stopped = new Promise<void>((resolve) => {
         stopRequested = resolve;
       });
-      // One stop, however many signals: Ctrl-C on `idem up` reaches this process and then up sends
-      // SIGTERM; the first is logged and stops the loops (or a --once drain), the rest are no-ops.
+      // One stop: the first signal is logged and stops the loops (or a --once drain); this stop
+      // and the one after the loops end are the same call.
       let stopping: Promise<void> | undefined;
       const stopOnce = () => {
         stopping ??= interpreter.stop();
         return stopping;
       };
-      const onSignal = (signal: NodeJS.Signals) => {
-        if (stopping !== undefined) return;
+      const disposeSignals = onStopSignal((signal) => {
         logger.info({ event: "interpreter.signal", signal }, "stopping after the current effect");
         stopRequested?.();
         void stopOnce();
-      };
-      process.on("SIGTERM", onSignal);
-      process.on("SIGINT", onSignal);
+      });
       try {
         if (config.interpreter.metricsPort !== null) {
           server = await startMetricsServer({
@@ -115,8 +113,7 @@ export function register(program: Command): void {
           exitHolder.code = EXIT.OK;
         }
       } finally {
-        process.off("SIGTERM", onSignal);
-        process.off("SIGINT", onSignal);
+        disposeSignals();
         await server?.close();
         await effects.close();
         await journal.close();
