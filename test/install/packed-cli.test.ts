@@ -1,7 +1,7 @@
 // The CLI as a normal package: `npm pack` of apps/cli gives a tarball that `npm install -g` puts on
 // the PATH of an empty directory with no workspace and no access to the repository's node_modules
 // (a temp prefix; the npm registry serves the third-party dependencies), and there `idem --help`,
-// `idem init`, a submit of an example output, `idem interpreter --once`, `idem audit` and the demo
+// `idem init`, a submit of an example output of docs/agents.md, `idem interpreter --once`, `idem audit` and the demo
 // work. Slow by nature (the install may build better-sqlite3): one test, generous time limits.
 import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -60,6 +60,25 @@ function userEnv(prefix: string): NodeJS.ProcessEnv {
   return env;
 }
 
+interface FileWrite {
+  kind: "file.write";
+  root: string;
+  path: string;
+  content: string;
+  encoding?: "utf8" | "base64";
+}
+
+/** The first example output of docs/agents.md (a block after `<!-- idem:output -->`) that only writes files under `outbox`. */
+function fileWriteExample(): { jobId: string; effects: FileWrite[] } {
+  const doc = readFileSync(resolve(CLI, "../../docs/agents.md"), "utf8");
+  for (const m of doc.matchAll(/<!-- idem:output -->\s*```json\n([\s\S]*?)\n```/g)) {
+    const output = JSON.parse(m[1] as string) as { jobId: string; effects: FileWrite[] };
+    const writes = output.effects.every((e) => e.kind === "file.write" && e.root === "outbox");
+    if (output.effects.length > 0 && writes) return output;
+  }
+  throw new Error("docs/agents.md has no example output that only writes files under outbox");
+}
+
 describe("the packed CLI", () => {
   it(
     "installs globally from its tarball into an empty directory and runs init, submit, the interpreter, audit and the demo there",
@@ -111,7 +130,7 @@ describe("the packed CLI", () => {
 
       const init = await idem(["init"]);
       expect(init.code, init.stderr).toBe(0);
-      // A root for the example output's file.write.
+      // The root the example output of docs/agents.md writes to.
       const configFile = join(home, "idem.config.json");
       const config = JSON.parse(readFileSync(configFile, "utf8")) as Record<string, unknown>;
       mkdirSync(join(home, "outbox"));
@@ -119,23 +138,20 @@ describe("the packed CLI", () => {
         configFile,
         JSON.stringify({ ...config, roots: { outbox: { path: "outbox" } } }, null, 2),
       );
-      const output = {
-        jobId: "first-1",
-        agent: "writer",
-        summary: "a note",
-        effects: [
-          { kind: "file.write", root: "outbox", path: "notes/first.md", content: "# hi\n" },
-        ],
-      };
+      const output = fileWriteExample();
       writeFileSync(join(home, "output.json"), JSON.stringify(output));
 
       const submit = await idem(["submit", "output.json", "--json"]);
       expect(submit.code, submit.stderr).toBe(0);
-      expect(JSON.parse(submit.stdout)).toMatchObject({ status: "recorded", jobId: "first-1" });
+      expect(JSON.parse(submit.stdout)).toMatchObject({ status: "recorded", jobId: output.jobId });
 
       const interpreted = await idem(["interpreter", "--once"]);
       expect(interpreted.code, interpreted.stderr).toBe(0);
-      expect(readFileSync(join(home, "outbox/notes/first.md"), "utf8")).toBe("# hi\n");
+      for (const e of output.effects) {
+        expect(readFileSync(join(home, "outbox", e.path))).toEqual(
+          Buffer.from(e.content, e.encoding === "base64" ? "base64" : "utf8"),
+        );
+      }
 
       const audit = await idem(["audit", "--json"]);
       expect(audit.code, audit.stdout + audit.stderr).toBe(0);
