@@ -1,17 +1,17 @@
 import { type Config, type EffectSpec, isIdemError, type ValidationIssue } from "@idem/schema";
-import { fileWriteBytes } from "./file-write-effect.js";
-import { gitCommitChanges } from "./git/git-commit-effect.js";
 import { checkPatchSpec } from "./git/git-patch-effect.js";
 import { requestUrl } from "./http-request-effect.js";
 import { publishSubject } from "./nats-publish-effect.js";
-import { checkHeaders, refuse } from "./sandbox.js";
+import { checkHeaders, checkMessage, checkRelativePath, refuse } from "./sandbox.js";
 
 /**
  * The checks an effect's probe and apply make on the spec's text alone, run before the output is
  * recorded: commit messages, every path of a git.commit and file.write, the patch of a git.patch
  * (parsed by the applier's own reader: traversal, `.git`, absolute paths, symlinks and submodules,
- * binary hunks, renames or copies that escape, text that is not a unified diff), base64 and sizes,
- * http paths under their target's base, publish subjects under their prefix, reserved headers.
+ * binary hunks, renames or copies that escape, text that is not a unified diff), http paths under
+ * their target's base, publish subjects under their prefix, reserved headers. Sizes, base64 and
+ * duplicate paths are validateOutput's; no content is copied or decoded here, so an output without
+ * a patch costs a few string checks per path.
  *
  * What passes here cannot fail at interpretation for a reason the spec alone decides; the target
  * (a symlink on the way, a branch that moved) is checked again at apply. An alias that is not
@@ -29,8 +29,13 @@ export function staticEffectIssues(
     try {
       switch (spec.kind) {
         case "git.commit":
+          // gitCommitChanges' checks without copying the contents (validateOutput sized them).
           fallback = "files";
-          gitCommitChanges(spec, max);
+          checkMessage(spec.message);
+          if (spec.files.length === 0) refuse("files", "must change at least one file");
+          spec.files.forEach((f, j) => {
+            checkRelativePath(`files.${j}.path`, f.path);
+          });
           fileAndFolder(spec.files.map((f) => f.path));
           break;
         case "git.patch":
@@ -38,8 +43,9 @@ export function staticEffectIssues(
           checkPatchSpec(spec, max);
           break;
         case "file.write":
+          // fileWriteBytes' path check; base64 and size are validateOutput's, without a decode here.
           fallback = "path";
-          fileWriteBytes(spec, max);
+          checkRelativePath("path", spec.path);
           break;
         case "http.request": {
           fallback = "path";
