@@ -1,4 +1,4 @@
-import { listDeadLetters, resolveUncertain, retryDead } from "@idem/core";
+import { listDeadLetters, openTargets, resolveUncertain, retryDead } from "@idem/core";
 import type { Command } from "commander";
 import {
   actorOf,
@@ -140,22 +140,25 @@ export function register(program: Command): void {
         const decision = opts.applied ? "applied" : "skipped";
         const actor = actorOf(opts.actor);
         const reason = opts.reason;
+        // --applied is checked at the target where it can answer: the probe decides (`present`).
+        const effects = openTargets(config);
         const { effect, run } = await withJournal(config, (j) =>
-          resolveUncertain(j, jobId, { decision, reason, actor }),
-        );
+          resolveUncertain(j, jobId, { decision, reason, actor }, effects),
+        ).finally(() => effects.close());
         if (opts.json) {
           printJson({
             jobId,
             key: effect.key,
             generation: effect.generation,
             decision,
+            state: effect.state,
             reason,
             actor,
             run,
           });
         } else {
           process.stdout.write(
-            `${effect.key}: ${decision} (by ${actor}: ${reason}); run ${jobId}#${effect.generation} is ${run}\n`,
+            `${effect.key}: ${effect.state} (by ${actor}: ${reason}); run ${jobId}#${effect.generation} is ${run}\n`,
           );
         }
       },
