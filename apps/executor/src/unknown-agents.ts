@@ -5,11 +5,16 @@ import type { TransportContext } from "./transport.js";
 
 /** The event an executor appends at start with the agents it runs (`data.agents`). */
 export const EXECUTOR_AGENTS_EVENT = "executor.agents";
+/**
+ * The job ID its events are filed under: not a job (`#` never occurs in a job ID), so they are
+ * read through the events' job index and no job's history shows them.
+ */
+export const EXECUTORS_EVENT_JOB = "#executors";
 
 /** Notes in the journal which agents this executor runs, for the sweeps of other executors. */
 export async function announceAgents(context: TransportContext): Promise<void> {
   await context.journal.events.append({
-    jobId: null,
+    jobId: EXECUTORS_EVENT_JOB,
     type: EXECUTOR_AGENTS_EVENT,
     data: { agents: [...context.agents] },
     actor: context.owner,
@@ -19,7 +24,11 @@ export async function announceAgents(context: TransportContext): Promise<void> {
 /** Every agent some executor on this journal has announced. */
 async function announcedAgents(journal: TransportContext["journal"]): Promise<Set<string>> {
   const out = new Set<string>();
-  for (const e of await journal.events.list({ type: EXECUTOR_AGENTS_EVENT })) {
+  const events = await journal.events.list({
+    jobId: EXECUTORS_EVENT_JOB,
+    type: EXECUTOR_AGENTS_EVENT,
+  });
+  for (const e of events) {
     const agents = e.data?.agents;
     if (Array.isArray(agents)) for (const a of agents) if (typeof a === "string") out.add(a);
   }
@@ -41,8 +50,11 @@ export interface UnknownAgentSweepOptions {
 
 /** How far back an incremental sweep looks, for clocks of several hosts that disagree. */
 const OVERLAP_MS = 60_000;
-/** Every this many sweeps, one reads every unfinished job (a retried job keeps its creation time). */
-const FULL_EVERY = 60;
+/**
+ * Every this many sweeps (10 minutes at the default interval), one reads every unfinished job
+ * again: a job that `idem dlq retry` queued again keeps its creation time.
+ */
+const FULL_EVERY = 600;
 
 /**
  * Dead-letters, at once and with class `unknown-agent`, every job that no executor can take: a job
