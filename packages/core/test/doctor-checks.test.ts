@@ -2,8 +2,11 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { openJournal } from "@idem/journal";
 import { parseConfig } from "@idem/schema";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Finding } from "../src/doctor/finding.js";
+import { checkQueuedAgents } from "../src/doctor/queued-agents-check.js";
 import { runDoctor } from "../src/doctor/run-doctor.js";
 
 let dir: string;
@@ -167,5 +170,35 @@ describe("runDoctor", () => {
     expect((await runDoctor(config)).ok).toBe(true);
     const online = await runDoctor(config, { network: true, timeoutMs: 2000 });
     expect(online.findings.map((f) => f.key)).toContain("http.targets.hooks.baseUrl");
+  });
+});
+
+describe("checkQueuedAgents", () => {
+  it("names each agent no configured agent matches with its queued jobs: a violation on the embedded queue, a warning with NATS", async () => {
+    const journal = await openJournal(join(dir, "journal.db"));
+    try {
+      await journal.jobs.enqueue({ jobId: "g-1", agent: "ghost", input: {} });
+      await journal.jobs.enqueue({ jobId: "g-2", agent: "ghost", input: {} });
+      await journal.jobs.enqueue({ jobId: "o-1", agent: "other", input: {} });
+      await journal.jobs.enqueue({ jobId: "w-1", agent: "writer", input: {} });
+      const agents = { writer: { command: ["true"] } };
+      const found = async (config: ReturnType<typeof load>) => {
+        const findings: Finding[] = [];
+        await checkQueuedAgents(journal, config, (severity, key, finding, fix) =>
+          findings.push({ severity, key, finding, fix }),
+        );
+        return findings;
+      };
+      const embedded = await found(load({ agents }));
+      expect(embedded.map((f) => [f.severity, f.key])).toEqual([
+        ["violation", "agents.ghost"],
+        ["violation", "agents.other"],
+      ]);
+      expect(embedded[0]?.finding).toMatch(/^2 queued job\(s\) for agent "ghost"/);
+      const nats = await found(load({ agents, nats: { url: "nats://127.0.0.1:4222" } }));
+      expect(nats.map((f) => f.severity)).toEqual(["warning", "warning"]);
+    } finally {
+      await journal.close();
+    }
   });
 });
