@@ -29,7 +29,8 @@ export function register(program: Command): void {
       const format = logFormatOption(opts.logFormat);
       const globals = cmd.optsWithGlobals();
       const config = loadConfig(globals);
-      const file = config.file ?? (globals.config ? configPath(globals) : null);
+      // loadConfig found a file (no config at all is refused), so both children get the same one.
+      const file = config.file ?? configPath(globals);
       const names = ["executor", "interpreter"];
       const width = Math.max(...names.map((n) => n.length));
       const prefix = (name: string) => {
@@ -54,9 +55,7 @@ export function register(program: Command): void {
         onEvent: (message) => process.stderr.write(`${color.bold("up")} ${message}\n`),
         onFatal: (_name, code) => fatal?.(code),
       });
-      process.stderr.write(
-        `${color.bold("up")} config ${file ?? "(defaults)"}; Ctrl-C stops both\n`,
-      );
+      process.stderr.write(`${color.bold("up")} config ${file}; Ctrl-C stops both\n`);
       await new Promise<void>((resolve) => {
         const onSignal = (signal: NodeJS.Signals) => {
           process.stderr.write(`${color.bold("up")} ${signal}: stopping both\n`);
