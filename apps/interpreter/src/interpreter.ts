@@ -204,10 +204,15 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
     loops = Promise.all(Array.from({ length: concurrency }, loop)).then(() => {});
   }
 
-  async function stop(): Promise<void> {
-    stopController.abort();
-    await loops;
-    log.info({ event: "interpreter.stopped" }, "interpreter stopped");
+  let stopping: Promise<void> | undefined;
+  /** Idempotent: a second call (a second signal) waits for the first and logs nothing more. */
+  function stop(): Promise<void> {
+    stopping ??= (async () => {
+      stopController.abort();
+      await loops;
+      log.info({ event: "interpreter.stopped" }, "interpreter stopped");
+    })();
+    return stopping;
   }
 
   return { owner, metrics, runOnce, drain, start, stop, fatal };

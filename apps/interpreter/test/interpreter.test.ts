@@ -274,6 +274,17 @@ describe("createInterpreter", () => {
     ]);
   });
 
+  it("says it stopped once however often stop is called (a second signal)", async () => {
+    const { ws, journal, effects } = await setup();
+    const lines: string[] = [];
+    const logger = pino({ level: "info" }, { write: (line: string) => lines.push(line) });
+    const interpreter = createInterpreter({ config: ws.config, journal, effects, logger });
+    interpreter.start();
+    await Promise.all([interpreter.stop(), interpreter.stop()]);
+    await interpreter.stop();
+    expect(lines.filter((l) => l.includes('"interpreter.stopped"'))).toHaveLength(1);
+  });
+
   it("releases its lease on stop and another interpreter finishes the run", async () => {
     const { ws, journal, effects } = await setup();
     const outputs = chainOutputs("stop", 10);
