@@ -66,7 +66,8 @@ const FULL_EVERY = 600;
  * never unknown; and a job is taken with its in-progress claim first, so a delivery that holds it
  * elsewhere wins. Runs off the delivery path: the first sweep
  * reads every unfinished job, later ones only jobs created since (with an overlap), every
- * `FULL_EVERY`th all of them again. Never throws: a failed sweep is logged and tried next time.
+ * `FULL_EVERY`th all of them again. `run()` never throws (a failed sweep is logged and tried
+ * next time); `sweep()` returns how many it dead-lettered and throws what the journal throws.
  */
 export function createUnknownAgentSweep(
   context: TransportContext,
