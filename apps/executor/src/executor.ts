@@ -7,7 +7,13 @@ import {
   retry,
 } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
-import { closeNats, connectNats, type JobPublisher, type NatsConnection } from "@idem/nats";
+import {
+  closeNats,
+  connectNats,
+  type JobPublisher,
+  type NatsConnection,
+  openUnconsumedJobs,
+} from "@idem/nats";
 import {
   type Clock,
   type Config,
@@ -25,7 +31,7 @@ import { createExecutorMetrics, type ExecutorMetrics } from "./executor-metrics.
 import { createJetStreamTransport, type JetStreamTransport } from "./jetstream-transport.js";
 import { createNatsSubmitTransport } from "./nats-submit-transport.js";
 import type { ExecutorTransport, TransportContext } from "./transport.js";
-import { announceAgents, createUnknownAgentSweep, jetStreamConsumers } from "./unknown-agents.js";
+import { announceAgents, createUnknownAgentSweep } from "./unknown-agents.js";
 
 /** How to build an executor; only `config` and `journal` are required. */
 export interface CreateExecutorOptions {
@@ -111,9 +117,8 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
   let jetStream: JetStreamTransport | undefined;
   let nc: NatsConnection | undefined;
   let ownConnection = false;
-  /** The sweep for jobs of unknown agents, and its JetStream consumer check. */
+  /** The sweep for jobs of unknown agents. */
   let sweeping: Promise<void> | undefined;
-  let consumers: ReturnType<typeof jetStreamConsumers> | undefined;
   let started = false;
   let stopping: Promise<void> | undefined;
   let failed = false;
@@ -248,10 +253,9 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
       await announceAgents(context);
       // Only an executor that runs every agent of its config judges a job's agent unknown.
       if (options.agents === undefined) {
-        consumers = config.nats ? jetStreamConsumers(config.nats) : undefined;
         sweeping = createUnknownAgentSweep(context, {
           known: new Set([...Object.keys(config.agents), ...agents]),
-          ...(consumers ? { servedElsewhere: consumers.servedElsewhere } : {}),
+          ...(config.nats && nc ? { stream: openUnconsumedJobs(nc, config.nats) } : {}),
           ...(options.unknownAgentSweepMs ? { intervalMs: options.unknownAgentSweepMs } : {}),
         }).run();
       }
@@ -261,7 +265,7 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
       stopping ??= (async () => {
         stopController.abort();
         await Promise.allSettled(transports.map((t) => t.stop()));
-        await Promise.allSettled([...inflight, sweeping, consumers?.close()]);
+        await Promise.allSettled([...inflight, sweeping]);
         // Bounded: with the server gone, a drain would wait for a reconnect and SIGTERM would hang.
         if (nc && ownConnection) await closeNats(nc);
         log.info("executor stopped");

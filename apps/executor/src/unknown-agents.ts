@@ -1,6 +1,7 @@
 import { sleep } from "@idem/core";
-import { agentConsumerName, type JetStreamInspector, openJetStreamInspector } from "@idem/nats";
-import { describeError, type NatsConfig } from "@idem/schema";
+import type { JobLease } from "@idem/journal";
+import type { UnconsumedJobMessage, UnconsumedJobs } from "@idem/nats";
+import { describeError } from "@idem/schema";
 import type { TransportContext } from "./transport.js";
 
 /** The event an executor appends at start with the agents it runs (`data.agents`). */
@@ -40,10 +41,11 @@ export interface UnknownAgentSweepOptions {
   /** Every agent some executor of this config runs: the config's `agents` (and this executor's). */
   known: ReadonlySet<string>;
   /**
-   * JetStream: true when the stream has a consumer for `agent` (an executor with another config
-   * runs it): such jobs are left to it. Asked only for a job of an agent outside `known`.
+   * JetStream: the jobs stream, on the executor's connection. An agent with a consumer there (an
+   * executor with another config runs it) is left to it; the messages of an agent without one,
+   * published by any client, are dead-lettered too (see {@link createUnknownAgentSweep}).
    */
-  servedElsewhere?: (agent: string) => Promise<boolean>;
+  stream?: UnconsumedJobs;
   /** Time between two sweeps; default 1 s. */
   intervalMs?: number;
 }
@@ -55,6 +57,8 @@ const OVERLAP_MS = 60_000;
  * again: a job that `idem dlq retry` queued again keeps its creation time.
  */
 const FULL_EVERY = 600;
+/** The claim a sweep takes on a job before it dead-letters it. */
+const SWEEP_LEASE_MS = 30_000;
 
 /**
  * Dead-letters, at once and with class `unknown-agent`, every job that no executor can take: a job
@@ -66,8 +70,13 @@ const FULL_EVERY = 600;
  * never unknown; and a job is taken with its in-progress claim first, so a delivery that holds it
  * elsewhere wins. Runs off the delivery path: the first sweep
  * reads every unfinished job, later ones only jobs created since (with an overlap), every
- * `FULL_EVERY`th all of them again. `run()` never throws (a failed sweep is logged and tried
- * next time); `sweep()` returns how many it dead-lettered and throws what the journal throws.
+ * `FULL_EVERY`th all of them again. On JetStream each sweep then reads the stream's subjects (one
+ * stream-info request): the messages of an unknown agent, including jobs another client published
+ * with no journal row, are claimed (creating the row, as a delivery's claim does), dead-lettered and
+ * purged, so each is dead-lettered once across sweeps and executors; a message another sweep's
+ * claim holds is kept for the next sweep. `run()` never throws (a failed sweep is logged and tried
+ * next time); `sweep()` returns how many it dead-lettered and throws what the journal or JetStream
+ * throws.
  */
 export function createUnknownAgentSweep(
   context: TransportContext,
@@ -75,10 +84,27 @@ export function createUnknownAgentSweep(
 ): { run(): Promise<void>; sweep(): Promise<number> } {
   const { journal, log, clock, owner } = context;
   const intervalMs = options.intervalMs ?? 1_000;
+  const stream = options.stream;
   let sweeps = 0;
   let lastStart: number | undefined;
 
-  async function sweep(): Promise<number> {
+  /** An inspector that cannot answer counts as "served elsewhere": nothing dead-lettered on a guess. */
+  const servedElsewhere = async (agent: string) =>
+    stream ? await stream.hasConsumer(agent).catch(() => true) : false;
+
+  async function deadLetter(jobId: string, agent: string, lease: JobLease): Promise<void> {
+    const error = `no executor runs agent "${agent}": the config has no agents.${agent} (configure it, then idem dlq retry ${jobId})`;
+    await journal.deadLetters.add(
+      jobId,
+      { class: "unknown-agent", error, deliveries: 0, agent },
+      lease,
+    );
+    log.error({ jobId, agent, class: "unknown-agent" }, "job for an unknown agent: dead-lettered");
+    await context.deadLettered(jobId);
+  }
+
+  /** The jobs with a journal row (outbox or embedded queue). */
+  async function sweepJournal(announced: () => Promise<Set<string>>): Promise<number> {
     const started = clock.now();
     const since = lastStart === undefined || sweeps % FULL_EVERY === 0 ? 0 : lastStart - OVERLAP_MS;
     sweeps += 1;
@@ -86,34 +112,66 @@ export function createUnknownAgentSweep(
     const rows = await journal.jobs.pending({ since });
     let dead = 0;
     const elsewhere = new Map<string, boolean>();
-    let announced: Set<string> | undefined;
     for (const row of rows) {
       if (options.known.has(row.agent) || row.state !== "queued" || row.deliveries > 0) continue;
-      announced ??= await announcedAgents(journal);
-      if (announced.has(row.agent)) continue;
-      if (options.servedElsewhere) {
-        let served = elsewhere.get(row.agent);
-        if (served === undefined) {
-          served = await options.servedElsewhere(row.agent);
-          elsewhere.set(row.agent, served);
-        }
-        if (served) continue;
+      if ((await announced()).has(row.agent)) continue;
+      let served = elsewhere.get(row.agent);
+      if (served === undefined) {
+        served = await servedElsewhere(row.agent);
+        elsewhere.set(row.agent, served);
       }
+      if (served) continue;
       const job = { jobId: row.jobId, agent: row.agent, input: row.input as never };
-      const claim = await journal.jobs.claim(job, { owner, leaseMs: 30_000 });
+      const claim = await journal.jobs.claim(job, { owner, leaseMs: SWEEP_LEASE_MS });
       if (claim.status !== "acquired") continue;
-      const error = `no executor runs agent "${row.agent}": the config has no agents.${row.agent} (configure it, then idem dlq retry ${row.jobId})`;
-      await journal.deadLetters.add(
-        row.jobId,
-        { class: "unknown-agent", error, deliveries: 0, agent: row.agent },
-        claim.lease,
-      );
-      log.error(
-        { jobId: row.jobId, agent: row.agent, class: "unknown-agent" },
-        "job for an unknown agent: dead-lettered",
-      );
-      await context.deadLettered(row.jobId);
+      await deadLetter(row.jobId, row.agent, claim.lease);
       dead += 1;
+    }
+    return dead;
+  }
+
+  /** The stream's messages of agents without a consumer; true when one is settled for good. */
+  async function settleMessage(m: UnconsumedJobMessage, onDead: () => void): Promise<boolean> {
+    if (!m.job) {
+      log.error(
+        { subject: m.subject, seq: m.seq, issues: m.issues },
+        "not a valid job for its subject, which no executor consumes: purged",
+      );
+      return true;
+    }
+    const claim = await journal.jobs.claim(m.job, {
+      owner,
+      leaseMs: SWEEP_LEASE_MS,
+      streamSeq: m.seq,
+    });
+    if (claim.status === "held") return false;
+    if (claim.status === "conflict") {
+      log.warn(
+        { jobId: m.job.jobId, subject: m.subject, seq: m.seq },
+        "a job with this ID but another input is already known: purged",
+      );
+    }
+    if (claim.status !== "acquired") return true;
+    await deadLetter(m.job.jobId, m.job.agent, claim.lease);
+    onDead();
+    return true;
+  }
+
+  async function sweep(): Promise<number> {
+    let announcedNow: Set<string> | undefined;
+    const announced = async () => {
+      announcedNow ??= await announcedAgents(journal);
+      return announcedNow;
+    };
+    let dead = await sweepJournal(announced);
+    if (stream) {
+      await stream.sweep({
+        skip: async (agent) => options.known.has(agent) || (await announced()).has(agent),
+        handle: (m) =>
+          settleMessage(m, () => {
+            dead += 1;
+          }),
+      });
     }
     return dead;
   }
@@ -121,48 +179,20 @@ export function createUnknownAgentSweep(
   return {
     sweep,
     async run() {
+      let failing = false;
       while (!context.stopSignal.aborted) {
         try {
           await sweep();
+          failing = false;
         } catch (e) {
           if (context.journalFailed()) return;
-          log.warn({ err: describeError(e) }, "could not sweep jobs for unknown agents");
+          // Once per outage (NATS down fails every sweep), not once a second.
+          if (!failing)
+            log.warn({ err: describeError(e) }, "could not sweep jobs for unknown agents");
+          failing = true;
         }
         await sleep(intervalMs, context.stopSignal);
       }
-    },
-  };
-}
-
-/**
- * The JetStream side of the rule: whether the jobs stream has a durable consumer for an agent,
- * read through a read-only inspector opened on first use (a job for an unknown agent is rare, so
- * the usual executor never opens it). `close()` closes it. An inspector that cannot answer counts
- * as "served elsewhere": nothing is dead-lettered on a guess.
- */
-export function jetStreamConsumers(nats: NatsConfig): {
-  servedElsewhere(agent: string): Promise<boolean>;
-  close(): Promise<void>;
-} {
-  let inspector: Promise<JetStreamInspector> | undefined;
-  return {
-    async servedElsewhere(agent) {
-      try {
-        inspector ??= openJetStreamInspector(nats.url, {
-          timeoutMs: 5_000,
-          name: "idem-executor-unknown-agents",
-        });
-        const found = await (await inspector).consumerConfig(nats.stream, agentConsumerName(agent));
-        return found !== "missing";
-      } catch {
-        inspector = undefined;
-        return true;
-      }
-    },
-    async close() {
-      const i = inspector;
-      inspector = undefined;
-      if (i !== undefined) await i.then((x) => x.close()).catch(() => {});
     },
   };
 }
