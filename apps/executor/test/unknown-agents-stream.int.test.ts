@@ -153,6 +153,31 @@ describe("jobs another NATS client publishes for an agent no executor runs", () 
     expect(await env.held("ghost")).toBe(0);
   });
 
+  it("keeps a message whose job another sweep holds, then purges it without a second dead letter once that sweep has dead-lettered it", async () => {
+    await using env = await setup();
+    const job: Job = { jobId: "wire-ghost-10", agent: "ghost", input: {} };
+    const ack = await env.publish(job);
+    // Another executor's sweep has claimed it and not yet dead-lettered it.
+    const held = await env.tj.journal.jobs.claim(job, {
+      owner: "other-sweeper",
+      leaseMs: 600_000,
+      streamSeq: ack.seq,
+    });
+    if (held.status !== "acquired") throw new Error(`claim: ${held.status}`);
+    const { sweep } = sweeper(env, "sweeper-c");
+    expect(await sweep()).toBe(0);
+    expect(await env.held("ghost")).toBe(1);
+    expect(await env.tj.journal.deadLetters.list()).toEqual([]);
+    await env.tj.journal.deadLetters.add(
+      job.jobId,
+      { class: "unknown-agent", error: "no executor runs agent ghost", deliveries: 0 },
+      held.lease,
+    );
+    expect(await sweep()).toBe(0);
+    expect(await env.held("ghost")).toBe(0);
+    expect(await deadEvents(env, job.jobId)).toBe(1);
+  });
+
   it("are dead-lettered exactly once by two executors that both sweep, and dlq ls lists each", async () => {
     await using env = await setup();
     const a = await env.start();
