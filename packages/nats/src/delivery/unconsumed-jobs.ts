@@ -9,6 +9,11 @@ import { agentConsumerName, jobSubject } from "../subjects.js";
 const REQUEST_TIMEOUT_MS = 5_000;
 /** At most this many messages of one subject are read per sweep; the rest waits for the next. */
 const MAX_PER_SUBJECT = 1_000;
+/**
+ * How long a sweep trusts a consumer it found (a durable consumer is rarely deleted), so the
+ * subjects of agents that other executors run cost no request per sweep.
+ */
+const CONSUMER_SEEN_MS = 60_000;
 
 /** One message of the jobs stream found under the subject of an agent no executor consumes. */
 export interface UnconsumedJobMessage {
@@ -51,7 +56,8 @@ export interface UnconsumedJobs {
    * Finds the jobs stream's messages under `<subjectPrefix>.jobs.<agent>` for every agent that
    * `skip` does not claim and that has no consumer, hands each to `handle` in stream order, and
    * purges that subject up to the last message handled (bounded by its sequence, so a message
-   * published meanwhile is never lost). One stream-info request when there is nothing to do;
+   * published meanwhile is never lost). One stream-info request when there is nothing to do (a
+   * consumer found is trusted for a minute, not read again each sweep);
    * repeatable (a message already purged is not found again; one `handle` kept is found again).
    * Returns how many messages `handle` settled.
    * @throws the client's error for a failed request; purges already made stay made.
@@ -73,6 +79,17 @@ export function openUnconsumedJobs(nc: NatsConnection, nats: NatsConfig): Uncons
     return manager;
   };
   const prefix = `${nats.subjectPrefix}.jobs.`;
+  /** When a sweep last found each agent's consumer (`Date.now()`). */
+  const consumerSeen = new Map<string, number>();
+
+  async function consumedAgent(agent: string): Promise<boolean> {
+    const seen = consumerSeen.get(agent);
+    if (seen !== undefined && Date.now() - seen < CONSUMER_SEEN_MS) return true;
+    const found = await hasConsumer(agent);
+    if (found) consumerSeen.set(agent, Date.now());
+    else consumerSeen.delete(agent);
+    return found;
+  }
 
   async function hasConsumer(agent: string): Promise<boolean> {
     try {
@@ -136,7 +153,7 @@ export function openUnconsumedJobs(nc: NatsConnection, nats: NatsConfig): Uncons
       for (const [subject, count] of Object.entries(subjects)) {
         if (!subject.startsWith(prefix) || count <= 0) continue;
         const agent = subject.slice(prefix.length);
-        if (agent.includes(".") || (await skip(agent)) || (await hasConsumer(agent))) continue;
+        if (agent.includes(".") || (await skip(agent)) || (await consumedAgent(agent))) continue;
         settled += await sweepSubject(m, agent, count, handle);
       }
       return settled;
