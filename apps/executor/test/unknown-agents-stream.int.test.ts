@@ -153,6 +153,30 @@ describe("jobs another NATS client publishes for an agent no executor runs", () 
     expect(await env.held("ghost")).toBe(0);
   });
 
+  it("never purges a message published while the stream is being swept", async () => {
+    await using env = await setup();
+    await env.publish({ jobId: "wire-ghost-11", agent: "ghost", input: {} });
+    const seen: string[] = [];
+    const settled = await openUnconsumedJobs(nc, env.nats).sweep({
+      skip: (agent) => agent === "writer",
+      handle: async (m) => {
+        seen.push(m.job?.jobId ?? "?");
+        // Published after the sweep read the subjects, before it purges.
+        await env.publish({ jobId: "wire-ghost-12", agent: "ghost", input: {} });
+        return true;
+      },
+    });
+    expect(settled).toBe(1);
+    expect(seen).toEqual(["wire-ghost-11"]);
+    expect(await env.held("ghost")).toBe(1);
+    const { sweep } = sweeper(env, "sweeper-d");
+    expect(await sweep()).toBe(1);
+    expect((await env.tj.journal.deadLetters.list()).map((d) => d.jobId)).toEqual([
+      "wire-ghost-12",
+    ]);
+    expect(await env.held("ghost")).toBe(0);
+  });
+
   it("keeps a message whose job another sweep holds, then purges it without a second dead letter once that sweep has dead-lettered it", async () => {
     await using env = await setup();
     const job: Job = { jobId: "wire-ghost-10", agent: "ghost", input: {} };
