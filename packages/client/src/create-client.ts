@@ -1,0 +1,225 @@
+import type { AgentOutput, Job, ValidationIssue } from "@idem/schema";
+import { IdemClientError } from "./client-error.js";
+
+/** How failed requests are retried: exponential backoff with full jitter. */
+export interface RetryOptions {
+  /** Tries in all, the first included (default 5). */
+  attempts: number;
+  /** The first backoff's ceiling in ms (default 100). */
+  initialMs: number;
+  /** The largest backoff ceiling in ms (default 5,000). */
+  maxMs: number;
+}
+
+/** Options of {@link createClient}. */
+export interface ClientOptions {
+  /** The executor's API, e.g. `http://127.0.0.1:8787`. */
+  baseUrl: string;
+  /** The `api.token` of the executor, sent as `Authorization: Bearer`. */
+  token?: string;
+  /** The fetch to use (default the platform's `globalThis.fetch`). */
+  fetch?: typeof fetch;
+  /** Retries on network errors, timeouts and 5xx (never on 4xx). */
+  retry?: Partial<RetryOptions>;
+  /** One call's whole budget, retries included, in ms (default 30,000). */
+  deadlineMs?: number;
+  /** One try's budget in ms (default 10,000, capped by what is left of the deadline). */
+  timeoutMs?: number;
+}
+
+/** The answer to a submit: the server's submit shape. */
+export interface SubmitResult {
+  status: "recorded" | "duplicate" | "conflict" | "invalid";
+  jobId: string | null;
+  issues?: ValidationIssue[];
+}
+
+/** The answer to an enqueue: `{ jobId, stream, seq, duplicate }` as `idem enqueue --json`. */
+export interface EnqueueResult {
+  jobId: string;
+  /** The JetStream stream, or `"embedded"` on the journal's own queue. */
+  stream: string;
+  seq: number;
+  duplicate: boolean;
+}
+
+/** A recorded output as `GET /v1/outputs/:jobId` answers it (the output under `output`). */
+export type OutputRecord = { jobId: string; output: AgentOutput } & Record<string, unknown>;
+
+/** The journal's counts as `GET /v1/status` answers them. */
+export type StatusReport = Record<string, unknown>;
+
+/** A client of one executor's HTTP API. */
+export interface IdemClient {
+  /**
+   * Submits an agent's output. Safe to repeat: first write wins, so a retry after a lost answer
+   * says `duplicate`; another output for the job says `conflict`, a refused one `invalid`.
+   * @throws IdemClientError UNAUTHORIZED, TOO_LARGE, UNAVAILABLE, TIMEOUT, HTTP
+   */
+  submit(output: AgentOutput): Promise<SubmitResult>;
+  /**
+   * The recorded output of a job, or `undefined` when none is recorded (404).
+   * @throws IdemClientError UNAUTHORIZED, INVALID_INPUT (not a job ID), UNAVAILABLE, TIMEOUT, HTTP
+   */
+  get(jobId: string): Promise<OutputRecord | undefined>;
+  /**
+   * The journal's counts.
+   * @throws IdemClientError UNAUTHORIZED, UNAVAILABLE, TIMEOUT, HTTP
+   */
+  status(): Promise<StatusReport>;
+  /**
+   * Enqueues a job where the executor serves `POST /v1/jobs`. Safe to repeat: the same job again
+   * is a duplicate (`duplicate: true`).
+   * @throws IdemClientError JOB_CONFLICT (another input), INVALID_INPUT (names the field),
+   * NOT_IMPLEMENTED, UNAUTHORIZED, TOO_LARGE, UNAVAILABLE, TIMEOUT, HTTP
+   */
+  enqueue(job: Job): Promise<EnqueueResult>;
+}
+
+interface Answer {
+  status: number;
+  body: unknown;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Creates a client of an executor's HTTP API on the platform's `fetch`.
+ *
+ * Every call is retried on network errors, timeouts and 5xx with exponential backoff and full
+ * jitter, within `deadlineMs`; 4xx answers are final. Retrying a submit is safe by construction.
+ * @throws TypeError when `baseUrl` is not a URL.
+ */
+export function createClient(options: ClientOptions): IdemClient {
+  const base = new URL(options.baseUrl).href.replace(/\/+$/, "");
+  const doFetch = options.fetch ?? globalThis.fetch;
+  const retry: RetryOptions = { attempts: 5, initialMs: 100, maxMs: 5_000, ...options.retry };
+  const deadlineMs = options.deadlineMs ?? 30_000;
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const token = options.token;
+  // The token must never reach an error message, whatever the transport put in its own.
+  const scrub = (s: string) => (token ? s.split(token).join("***") : s);
+
+  async function once(method: string, path: string, body: unknown, ms: number): Promise<Answer> {
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    if (token) headers.authorization = `Bearer ${token}`;
+    const init: RequestInit = { method, headers, signal: AbortSignal.timeout(ms) };
+    if (body !== undefined) init.body = JSON.stringify(body);
+    const res = await doFetch(`${base}${path}`, init);
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = text === "" ? undefined : JSON.parse(text);
+    } catch (e) {
+      if (!(e instanceof SyntaxError)) throw e;
+      parsed = text;
+    }
+    return { status: res.status, body: parsed };
+  }
+
+  async function call(method: string, path: string, body?: unknown): Promise<Answer> {
+    const deadline = Date.now() + deadlineMs;
+    let last: IdemClientError | undefined;
+    for (let attempt = 0; attempt < retry.attempts; attempt++) {
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      try {
+        const answer = await once(method, path, body, Math.min(timeoutMs, left));
+        if (answer.status < 500) return answer;
+        last = new IdemClientError(
+          "UNAVAILABLE",
+          `${method} ${path} answered ${answer.status}: ${scrub(errorText(answer.body))}`,
+          { status: answer.status, body: answer.body },
+        );
+      } catch (e) {
+        last = transportError(e, method, path, scrub);
+      }
+      if (attempt + 1 >= retry.attempts) break;
+      const ceiling = Math.min(retry.maxMs, retry.initialMs * 2 ** attempt);
+      const wait = Math.random() * ceiling;
+      if (Date.now() + wait >= deadline) break;
+      await sleep(wait);
+    }
+    if (last && (last.code !== "TIMEOUT" || Date.now() < deadline)) throw last;
+    throw new IdemClientError(
+      "TIMEOUT",
+      `${method} ${path}: no answer within the deadline of ${deadlineMs} ms${last ? ` (${last.message})` : ""}`,
+      last?.status === undefined ? { cause: last } : { status: last.status, cause: last },
+    );
+  }
+
+  function fail(method: string, path: string, a: Answer): never {
+    const detail = scrub(errorText(a.body));
+    const opts = { status: a.status, body: a.body };
+    if (a.status === 401)
+      throw new IdemClientError("UNAUTHORIZED", `${method} ${path}: ${detail}`, opts);
+    if (a.status === 413)
+      throw new IdemClientError("TOO_LARGE", `${method} ${path}: ${detail}`, opts);
+    if (a.status === 501)
+      throw new IdemClientError("NOT_IMPLEMENTED", `${method} ${path}: ${detail}`, opts);
+    throw new IdemClientError("HTTP", `${method} ${path} answered ${a.status}: ${detail}`, opts);
+  }
+
+  return {
+    async submit(output) {
+      const a = await call("POST", "/v1/outputs", output);
+      if ([200, 201, 400, 409].includes(a.status) && isSubmitResult(a.body)) return a.body;
+      return fail("POST", "/v1/outputs", a);
+    },
+    async get(jobId) {
+      const path = `/v1/outputs/${encodeURIComponent(jobId)}`;
+      const a = await call("GET", path);
+      if (a.status === 200) return a.body as OutputRecord;
+      if (a.status === 404) return undefined;
+      if (a.status === 400) {
+        throw new IdemClientError("INVALID_INPUT", `GET ${path}: ${errorText(a.body)}`, a);
+      }
+      return fail("GET", path, a);
+    },
+    async status() {
+      const a = await call("GET", "/v1/status");
+      if (a.status === 200) return a.body as StatusReport;
+      return fail("GET", "/v1/status", a);
+    },
+    async enqueue(job) {
+      const a = await call("POST", "/v1/jobs", job);
+      if (a.status === 200 || a.status === 201) return a.body as EnqueueResult;
+      if (a.status === 409 || a.status === 400) {
+        const code = a.status === 409 ? "JOB_CONFLICT" : "INVALID_INPUT";
+        throw new IdemClientError(code, `POST /v1/jobs: ${scrub(errorText(a.body))}`, a);
+      }
+      return fail("POST", "/v1/jobs", a);
+    },
+  };
+}
+
+function isSubmitResult(b: unknown): b is SubmitResult {
+  if (typeof b !== "object" || b === null) return false;
+  const s = (b as { status?: unknown }).status;
+  return s === "recorded" || s === "duplicate" || s === "conflict" || s === "invalid";
+}
+
+/** The server's `error` text, or the body itself. */
+function errorText(body: unknown): string {
+  if (typeof body === "object" && body !== null && "error" in body) {
+    const e = (body as { error: unknown }).error;
+    return typeof e === "string" ? e : JSON.stringify(e);
+  }
+  return typeof body === "string" ? body.slice(0, 500) : JSON.stringify(body ?? null);
+}
+
+/** A fetch that threw: TIMEOUT when it timed out or was aborted, UNAVAILABLE otherwise. */
+function transportError(
+  e: unknown,
+  method: string,
+  path: string,
+  scrub: (s: string) => string,
+): IdemClientError {
+  const name = e instanceof Error ? e.name : "";
+  const message = scrub(e instanceof Error ? e.message : String(e));
+  if (name === "TimeoutError" || name === "AbortError") {
+    return new IdemClientError("TIMEOUT", `${method} ${path} timed out: ${message}`);
+  }
+  return new IdemClientError("UNAVAILABLE", `${method} ${path} failed: ${message}`);
+}

@@ -1,0 +1,13 @@
+export type { IdemClientErrorCode } from "./client-error.js";
+export { IdemClientError, isIdemClientError } from "./client-error.js";
+export type {
+  ClientOptions,
+  EnqueueResult,
+  IdemClient,
+  OutputRecord,
+  RetryOptions,
+  StatusReport,
+  SubmitResult,
+} from "./create-client.js";
+export { createClient } from "./create-client.js";
+export { fileWrite, gitCommit, gitPatch, httpRequest, natsPublish } from "./effect-builders.js";
