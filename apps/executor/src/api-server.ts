@@ -1,16 +1,20 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import {
+  enqueueJob,
   type HttpServer,
+  type JobFileProblems,
+  type JobPublisher,
   type Logger,
   metricsHandler,
+  parseJobFile,
   parseSubmission,
   SUBMIT_HTTP_STATUS,
   serveHttp,
   submitOutput,
 } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
-import type { Config } from "@idem/schema";
-import { classifyError, describeError, isJobId } from "@idem/schema";
+import type { Config, Job } from "@idem/schema";
+import { classifyError, describeError, isIdemError, isJobId } from "@idem/schema";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { ExecutorMetrics } from "./executor-metrics.js";
@@ -21,6 +25,11 @@ export interface ApiOptions {
   journal: JournalStore;
   metrics: ExecutorMetrics;
   logger: Logger;
+  /**
+   * The executor's JetStream publisher, for `POST /v1/jobs` when `nats` is configured; without it
+   * that route answers 501 on JetStream (the embedded queue needs none).
+   */
+  publisher?: JobPublisher;
 }
 
 const digest = (s: string) => createHash("sha256").update(s, "utf8").digest();
@@ -35,7 +44,7 @@ function tokenMatches(header: string | undefined, token: string): boolean {
 /**
  * The executor's HTTP API (DESIGN.md): `POST /v1/outputs` (201 recorded, 200 duplicate, 409
  * conflict, 400 invalid with the issues, 401 without the bearer token when `api.token` is set, 413
- * over `api.maxBodyBytes`), `GET /v1/outputs/:jobId`, `GET /v1/status`, `GET /healthz` (503
+ * over `api.maxBodyBytes`), `POST /v1/jobs` (see {@link enqueueRoute}), `GET /v1/outputs/:jobId`, `GET /v1/status`, `GET /healthz` (503
  * once the journal has failed for good), `GET /metrics`. Journal errors answer 503 with their
  * class; nothing is half-recorded.
  */
@@ -43,6 +52,14 @@ export function createApiApp(options: ApiOptions): Hono {
   const { config, journal, metrics, logger } = options;
   const app = new Hono();
   const token = config.api.token;
+  const limit = bodyLimit({
+    maxSize: config.api.maxBodyBytes,
+    onError: (c) =>
+      c.json(
+        { error: `the body is larger than api.maxBodyBytes (${config.api.maxBodyBytes})` },
+        413,
+      ),
+  });
   app.use("/v1/*", async (c, next) => {
     if (token !== null && !tokenMatches(c.req.header("authorization"), token)) {
       return c.json({ error: "unauthorized: a bearer token is required" }, 401, {
@@ -51,25 +68,18 @@ export function createApiApp(options: ApiOptions): Hono {
     }
     await next();
   });
-  app.post(
-    "/v1/outputs",
-    bodyLimit({
-      maxSize: config.api.maxBodyBytes,
-      onError: (c) =>
-        c.json(
-          { error: `the body is larger than api.maxBodyBytes (${config.api.maxBodyBytes})` },
-          413,
-        ),
-    }),
-    async (c) => {
-      const parsed = parseSubmission(await c.req.text(), config.limits.maxOutputBytes);
-      const result = parsed.ok
-        ? await submitOutput(journal, config, parsed.value, "http", metrics)
-        : parsed.result;
-      if (result.status === "invalid") logger.info({ issues: result.issues }, "invalid submission");
-      return c.json(result, SUBMIT_HTTP_STATUS[result.status]);
-    },
-  );
+  app.post("/v1/outputs", limit, async (c) => {
+    const parsed = parseSubmission(await c.req.text(), config.limits.maxOutputBytes);
+    const result = parsed.ok
+      ? await submitOutput(journal, config, parsed.value, "http", metrics)
+      : parsed.result;
+    if (result.status === "invalid") logger.info({ issues: result.issues }, "invalid submission");
+    return c.json(result, SUBMIT_HTTP_STATUS[result.status]);
+  });
+  app.post("/v1/jobs", limit, async (c) => {
+    const answer = await enqueueRoute(await c.req.text(), options);
+    return c.json(answer.body, answer.status);
+  });
   app.get("/v1/outputs/:jobId", async (c) => {
     const jobId = c.req.param("jobId");
     if (!isJobId(jobId)) return c.json({ error: "not a job ID" }, 400);
@@ -93,6 +103,55 @@ export function createApiApp(options: ApiOptions): Hono {
     return c.json({ error: describeError(e), class: classifyError(e) }, 503);
   });
   return app;
+}
+
+/**
+ * `POST /v1/jobs`: enqueues one Job exactly as `idem enqueue` does (through enqueueJob, on the
+ * executor's publisher or the journal's queue). 201 `{ jobId, stream, seq, duplicate }` when new,
+ * 200 for a duplicate (safe to repeat), 409 for the job ID with another input, 400 for an invalid
+ * job naming the field (or, on the embedded queue, an agent the config does not know), 501 on
+ * JetStream when the server was started without the publisher. Journal errors reach onError (503).
+ */
+async function enqueueRoute(
+  text: string,
+  options: ApiOptions,
+): Promise<{ status: 200 | 201 | 400 | 409 | 501 | 503; body: object }> {
+  const { config, journal, publisher } = options;
+  if (config.nats && !publisher) {
+    return {
+      status: 501,
+      body: {
+        error:
+          "POST /v1/jobs is not served on JetStream by this executor: enqueue with `idem enqueue` or publish to the jobs stream with Nats-Msg-Id",
+      },
+    };
+  }
+  // The embedded queue's executor runs this config's agents only: any other would sit queued.
+  const agents = config.nats ? {} : { agents: Object.keys(config.agents) };
+  let job: Job;
+  try {
+    const file = parseJobFile(text, "body", agents);
+    if (file.batch)
+      return { status: 400, body: { error: "the body must be one Job, not a batch" } };
+    job = file.jobs[0] as Job;
+  } catch (e) {
+    if (!isIdemError(e, "INVALID_INPUT")) throw e;
+    const { problems } = e.details as unknown as JobFileProblems;
+    return { status: 400, body: { error: e.message, problems } };
+  }
+  try {
+    const outcome = await enqueueJob(job, {
+      journal,
+      ...(publisher ? { publisher } : {}),
+      actor: "http",
+    });
+    return { status: outcome.duplicate ? 200 : 201, body: outcome };
+  } catch (e) {
+    if (isIdemError(e, "JOB_CONFLICT")) return { status: 409, body: { error: e.message } };
+    if (isIdemError(e, "UNAVAILABLE"))
+      return { status: 503, body: { error: e.message, class: classifyError(e) } };
+    throw e;
+  }
 }
 
 /** A listening API server. */

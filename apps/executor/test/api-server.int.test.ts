@@ -103,3 +103,74 @@ describe("the submit API over HTTP", () => {
     expect(await env.tj.journal.outputs.has("b-1")).toBe(false);
   });
 });
+
+const postJob = (url: string, body: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${url}/v1/jobs`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+
+describe("the enqueue API over HTTP", () => {
+  it("answers 201 for a new job, 200 for the same job again and 409 for the job ID with another input, on the embedded queue", async () => {
+    await using env = await setup();
+    const { url } = env.api;
+    const r1 = await postJob(url, { jobId: "q-1", agent: "writer", input: { n: 1 } });
+    expect(r1.status).toBe(201);
+    expect(await r1.json()).toEqual({ jobId: "q-1", stream: "embedded", seq: 1, duplicate: false });
+    const r2 = await postJob(url, { jobId: "q-1", agent: "writer", input: { n: 1 } });
+    expect(r2.status).toBe(200);
+    expect(await r2.json()).toMatchObject({ jobId: "q-1", stream: "embedded", duplicate: true });
+    const r3 = await postJob(url, { jobId: "q-1", agent: "writer", input: { n: 2 } });
+    expect(r3.status).toBe(409);
+    expect(((await r3.json()) as { error: string }).error).toMatch(/another input/);
+    expect((await env.tj.journal.jobs.get("q-1"))?.input).toEqual({ n: 1 });
+  });
+
+  it("answers 400 naming the field for an invalid job, a batch, or an agent the config does not know, and enqueues nothing", async () => {
+    await using env = await setup();
+    const { url } = env.api;
+    const bad = await postJob(url, { jobId: "no spaces", agent: "writer", input: {} });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { problems: string[] }).problems.join("\n")).toMatch(/^jobId:/m);
+    const unknown = await postJob(url, { jobId: "q-2", agent: "nobody", input: {} });
+    expect(unknown.status).toBe(400);
+    expect(((await unknown.json()) as { problems: string[] }).problems.join("\n")).toMatch(
+      /agent: .*unknown-agent/,
+    );
+    const batch = await postJob(url, [{ jobId: "q-3", agent: "writer", input: {} }]);
+    expect(batch.status).toBe(400);
+    const notJson = await postJob(url, "{");
+    expect(notJson.status).toBe(400);
+    for (const id of ["q-2", "q-3"]) expect(await env.tj.journal.jobs.get(id)).toBeUndefined();
+  });
+
+  it("answers 401 on POST /v1/jobs without the bearer token when one is configured", async () => {
+    await using env = await setup({ api: { token: "s3cret" } });
+    const job = { jobId: "q-4", agent: "writer", input: {} };
+    expect((await postJob(env.api.url, job)).status).toBe(401);
+    const ok = await postJob(env.api.url, job, { authorization: "Bearer s3cret" });
+    expect(ok.status).toBe(201);
+  });
+
+  it("answers 501 with a clear message on JetStream when the server has no publisher", async () => {
+    const tj = await tempJournal();
+    const config = testConfig({ dir: tj.dir, journalPath: tj.path, natsUrl: "nats://127.0.0.1:1" });
+    const api = await startApiServer({
+      config,
+      journal: tj.journal,
+      metrics: createExecutorMetrics(),
+      logger: silentLogger(),
+      port: 0,
+    });
+    try {
+      const r = await postJob(api.url, { jobId: "q-5", agent: "writer", input: {} });
+      expect(r.status).toBe(501);
+      expect(((await r.json()) as { error: string }).error).toMatch(/idem enqueue/);
+      expect(await tj.journal.jobs.get("q-5")).toBeUndefined();
+    } finally {
+      await api.close();
+      await tj.dispose();
+    }
+  });
+});
