@@ -1,7 +1,7 @@
 import { silentLogger } from "@idem/core";
-import { tempJournal } from "@idem/testing";
+import { startNatsServer, tempJournal } from "@idem/testing";
 import { describe, expect, it } from "vitest";
-import { createExecutorMetrics, startApiServer } from "../src/index.js";
+import { createExecutor, createExecutorMetrics, startApiServer } from "../src/index.js";
 import { testConfig } from "./helpers.js";
 
 async function setup(extra: Record<string, unknown> = {}) {
@@ -170,6 +170,46 @@ describe("the enqueue API over HTTP", () => {
       expect(await tj.journal.jobs.get("q-5")).toBeUndefined();
     } finally {
       await api.close();
+      await tj.dispose();
+    }
+  });
+});
+
+describe("the enqueue API on JetStream", () => {
+  it("publishes with the executor's publisher: 201 with the stream and its sequence, 200 for the same job again, and the executor records the job's output", async () => {
+    await using server = await startNatsServer();
+    const tj = await tempJournal();
+    const config = testConfig({ dir: tj.dir, journalPath: tj.path, natsUrl: server.url });
+    const ex = createExecutor({ config, journal: tj.journal, logger: silentLogger() });
+    await ex.start();
+    const api = await startApiServer({
+      config,
+      journal: tj.journal,
+      metrics: ex.metrics,
+      logger: silentLogger(),
+      port: 0,
+      ...(ex.publisher ? { publisher: ex.publisher } : {}),
+    });
+    try {
+      const job = { jobId: "js-1", agent: "writer", input: {} };
+      const r1 = await postJob(api.url, job);
+      expect(r1.status).toBe(201);
+      expect(await r1.json()).toMatchObject({
+        jobId: "js-1",
+        stream: config.nats?.stream,
+        duplicate: false,
+      });
+      const r2 = await postJob(api.url, job);
+      expect(r2.status).toBe(200);
+      expect(await r2.json()).toMatchObject({ duplicate: true });
+      const until = Date.now() + 60_000;
+      while (!(await tj.journal.outputs.has("js-1")) && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(await tj.journal.outputs.has("js-1")).toBe(true);
+    } finally {
+      await api.close();
+      await ex.stop();
       await tj.dispose();
     }
   });
