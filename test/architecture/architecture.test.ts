@@ -97,6 +97,10 @@ describe("the architecture rules", () => {
     "packages/core/src/long.ts": "export const x = 1;\n".repeat(MAX_LINES + 1),
     "packages/core/src/long.test.ts": "export const x = 1;\n".repeat(MAX_LINES + 1),
     "packages/testing/src/index.ts": "export type T = string;\n",
+    "packages/client/src/index.ts": [
+      'export type { J } from "../../journal/src/index.js";',
+      'export type { S } from "../../schema/src/index.js";',
+    ].join("\n"),
     "apps/cli/src/index.ts": 'export * from "../../executor/src/index.js";\n',
     "apps/interpreter/src/index.ts": 'export * from "../../executor/src/index.js";\n',
     "apps/executor/src/index.ts":
@@ -124,12 +128,19 @@ describe("the architecture rules", () => {
     "better-sqlite3-only-in-journal: packages/core/src/index.ts -> better-sqlite3",
     "nats-io-only-in-nats: packages/core/src/index.ts -> @nats-io/jetstream",
     "testing-only-in-tests: apps/executor/src/index.ts -> packages/testing/src/index.ts",
+    "client-imports-only-schema: packages/client/src/index.ts -> packages/journal/src/index.ts",
     "never-core-imports-cli: packages/core/src/index.ts -> apps/cli/src/index.ts",
     "never-schema-imports-journal: packages/schema/src/index.ts -> packages/journal/src/index.ts",
     "schema-has-no-io: packages/schema/src/index.ts -> fs",
     `max-${MAX_LINES}-lines: packages/core/src/long.ts`,
   ])("report %s", (violation) => {
     expect(found).toContain(violation);
+  });
+
+  it("allow the client its one dependency, the schema", () => {
+    expect(
+      found.filter((f) => f.includes("packages/client/src/index.ts -> packages/schema")),
+    ).toEqual([]);
   });
 
   it("allow the journal its own adapter and better-sqlite3, the schema hashing, tests any length, and the CLI the executor and interpreter apps", () => {

@@ -117,6 +117,14 @@ export const IMPORT_RULES: IForbiddenRuleType[] = [
     },
   },
   {
+    name: "client-imports-only-schema",
+    comment:
+      "the agent client ships alone: its src imports only itself and @idem/schema (no broker, journal, core or app)",
+    severity: "error",
+    from: { path: "^packages/client/src/" },
+    to: { pathNot: ["^packages/client/src/", "^packages/schema/", "(^|/)zod(/|$)"] },
+  },
+  {
     name: "testing-only-in-tests",
     comment: "the harnesses of @idem/testing are for tests, never for shipped code",
     severity: "error",

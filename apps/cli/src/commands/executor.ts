@@ -55,6 +55,7 @@ export function register(program: Command): void {
             journal,
             metrics: executor.metrics,
             logger,
+            ...(executor.publisher ? { publisher: executor.publisher } : {}),
             ...(port === undefined ? {} : { port }),
           });
           logger.info({ url: api.url }, "HTTP API listening");
