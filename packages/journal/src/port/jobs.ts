@@ -19,6 +19,11 @@ export interface JobRecord {
   lastClass: FailureClass | null;
   createdAt: number;
   updatedAt: number;
+  /**
+   * The W3C trace context the job was enqueued under, when it had one (absent otherwise): the
+   * embedded queue's delivery continues that trace. Written once with the job, never changed.
+   */
+  traceparent?: string;
 }
 
 /**
@@ -59,7 +64,15 @@ export interface JournalJobs {
    * false` answers before an fsync: for an outbox row whose job is about to be published, where the
    * stream's PubAck is what the caller is told; make it durable before answering a failed publish.
    */
-  enqueue(job: Job, options?: { actor?: string; durable?: boolean }): Promise<EnqueueResult>;
+  enqueue(
+    job: Job,
+    options?: {
+      actor?: string;
+      durable?: boolean;
+      /** The W3C trace context kept with a new job (a duplicate keeps the first). */
+      traceparent?: string;
+    },
+  ): Promise<EnqueueResult>;
   /** A job with its input, or undefined. */
   get(jobId: string): Promise<JobRecord | undefined>;
   /**
@@ -93,6 +106,8 @@ export interface JournalJobs {
       leaseMs: number;
       /** The delivery's stream sequence, noted with the lease (for the outbox republish). */
       streamSeq?: number;
+      /** The delivery's W3C trace context, kept with a job row this claim creates. */
+      traceparent?: string;
     },
   ): Promise<JobClaimResult>;
   /**

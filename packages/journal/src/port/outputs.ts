@@ -15,6 +15,12 @@ export interface OutputRecord {
   output: AgentOutput;
   source: OutputSource;
   recordedAt: number;
+  /**
+   * The W3C trace context (`traceparent`) the output was recorded under, when it was recorded
+   * with one (absent otherwise): the interpreter continues that trace. Read-only: kept with the
+   * record (first write wins), not part of its content or hash.
+   */
+  traceparent?: string;
 }
 
 /** One line of `outputs.list`: an output with its latest run. */
@@ -50,6 +56,12 @@ export interface RecordOptions {
    * the journal stores and hashes it instead of serializing the output again.
    */
   canonical?: string;
+  /**
+   * The W3C trace context to keep with the record (an opaque string to the journal). Stored only
+   * when the output is recorded now: a duplicate or a conflict leaves the stored one as it is,
+   * whatever it carries (first write wins; it never tells a duplicate from a conflict).
+   */
+  traceparent?: string;
 }
 
 /** A filter of `outputs.list`: by the latest run's state, the agent, a recording time; a limit. */

@@ -20,9 +20,26 @@ import { placeholders } from "./where.js";
 /** Jobs still waiting for an output, as a SQL list. */
 const UNFINISHED = sqlStateList(UNFINISHED_JOB_STATES);
 
-const insertJobInput = (c: SqliteConnection, seq: number, input: string): void => {
-  c.st("INSERT INTO job_inputs (seq, input) VALUES (?, ?)").run(seq, input);
+const insertJobInput = (
+  c: SqliteConnection,
+  seq: number,
+  input: string,
+  traceparent: string | undefined,
+): void => {
+  c.st("INSERT INTO job_inputs (seq, input, traceparent) VALUES (?, ?, ?)").run(
+    seq,
+    input,
+    traceparent ?? null,
+  );
 };
+
+/** The trace context kept with a job's input, or null. */
+const traceparentOf = (c: SqliteConnection, seq: number): string | null =>
+  (
+    c.st("SELECT traceparent FROM job_inputs WHERE seq = ?").get(seq) as
+      | { traceparent: string | null }
+      | undefined
+  )?.traceparent ?? null;
 
 /** A job with its input, read inside or outside a transaction. */
 export function jobOf(c: SqliteConnection, jobId: string): JobRecord | undefined {
@@ -38,6 +55,7 @@ function leaseJob(
   leaseMs: number,
   now: number,
   input: unknown,
+  traceparent: string | null | undefined,
   /** The delivery's stream sequence; the row's own when not given. */
   streamSeq: number | null = row.stream_seq,
 ): { lease: JobLease; job: JobRecord } {
@@ -59,7 +77,7 @@ function leaseJob(
   };
   return {
     lease: { jobId: row.job_id, token, owner, until, deliveries: updated.deliveries },
-    job: jobRecord(updated, input),
+    job: jobRecord(updated, input, traceparent),
   };
 }
 
@@ -80,7 +98,7 @@ export function sqliteJobs(c: SqliteConnection): JournalJobs {
             .run(job.jobId, job.agent, hash, now, created, now),
         );
         if (seq !== undefined) {
-          insertJobInput(c, seq, input);
+          insertJobInput(c, seq, input, options.traceparent);
           return { status: "enqueued", jobId: job.jobId, seq };
         }
         const existing = c
@@ -153,7 +171,15 @@ export function sqliteJobs(c: SqliteConnection): JournalJobs {
             deadLettered.push(row.job_id);
             continue;
           }
-          return leaseJob(c, row, options.owner, options.leaseMs, now, JSON.parse(row.input));
+          return leaseJob(
+            c,
+            row,
+            options.owner,
+            options.leaseMs,
+            now,
+            JSON.parse(row.input),
+            row.traceparent,
+          );
         }
       }, false);
       if (deadLettered.length > 0) options.onDeadLettered?.(deadLettered);
@@ -184,7 +210,7 @@ export function sqliteJobs(c: SqliteConnection): JournalJobs {
                VALUES (?, ?, ?, 'queued', ?, ?, ?) RETURNING *`,
             )
             .get(job.jobId, job.agent, hash, now, now, now) as JobRow;
-          insertJobInput(c, row.seq, input);
+          insertJobInput(c, row.seq, input, options.traceparent);
         }
         const decision = jobClaimDecision(row, hash, now);
         if (decision.status !== "acquire") return decision;
@@ -195,6 +221,8 @@ export function sqliteJobs(c: SqliteConnection): JournalJobs {
           options.leaseMs,
           now,
           job.input,
+          // The row's own trace context (read below only when a lease is taken).
+          traceparentOf(c, row.seq),
           options.streamSeq,
         );
         return { status: "acquired", lease, job: record };
@@ -239,7 +267,7 @@ export function sqliteJobs(c: SqliteConnection): JournalJobs {
       const rows = c
         .st(
           // jobs_due holds exactly the queued and running jobs: the scan reads none that are done.
-          `SELECT jobs.*, job_inputs.input FROM jobs INDEXED BY jobs_due JOIN job_inputs ON job_inputs.seq = jobs.seq
+          `SELECT jobs.*, job_inputs.input, job_inputs.traceparent FROM jobs INDEXED BY jobs_due JOIN job_inputs ON job_inputs.seq = jobs.seq
            WHERE state IN ${UNFINISHED} AND created_at >= ?
            AND NOT EXISTS (SELECT 1 FROM outputs o WHERE o.job_id = jobs.job_id) ORDER BY jobs.seq LIMIT ?`,
         )

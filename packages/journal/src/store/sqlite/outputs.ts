@@ -28,10 +28,18 @@ function recordInTx(
   const inserted = insertedRowid(
     c
       .st(
-        `INSERT INTO outputs (job_id, agent, content_hash, body, source, recorded_at) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT(job_id) DO NOTHING`,
+        `INSERT INTO outputs (job_id, agent, content_hash, body, source, recorded_at, traceparent)
+         VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(job_id) DO NOTHING`,
       )
-      .run(output.jobId, output.agent, hash, body, options.source, now),
+      .run(
+        output.jobId,
+        output.agent,
+        hash,
+        body,
+        options.source,
+        now,
+        options.traceparent ?? null,
+      ),
   );
   if (inserted === undefined) {
     const existing = c

@@ -25,8 +25,9 @@ export type RunRow = RowOf<typeof tables.runs>;
 export type EffectRow = RowOf<typeof tables.effects>;
 /** A `jobs` row. */
 export type JobRow = RowOf<typeof tables.jobs>;
-/** A `jobs` row with its input from job_inputs (JOB_WITH_INPUT). */
-export type JobRowWithInput = JobRow & Pick<RowOf<typeof tables.jobInputs>, "input">;
+/** A `jobs` row with its input and trace context from job_inputs (JOB_WITH_INPUT). */
+export type JobRowWithInput = JobRow &
+  Pick<RowOf<typeof tables.jobInputs>, "input" | "traceparent">;
 /** A `dead_letters` row. */
 export type DeadLetterRow = RowOf<typeof tables.deadLetters>;
 /** An `events` row. */
@@ -43,6 +44,7 @@ export const toOutput = (r: OutputRow): OutputRecord => ({
   output: JSON.parse(r.body) as AgentOutput,
   source: r.source,
   recordedAt: r.recorded_at,
+  ...(r.traceparent === null ? {} : { traceparent: r.traceparent }),
 });
 /** A run record from its row (targets parsed, force_unprobeable as a boolean). */
 export const toRun = (r: RunRow): RunRecord => ({
@@ -75,11 +77,15 @@ export const toEffect = (r: EffectRow): EffectRecord => ({
   attempts: r.attempts,
   updatedAt: r.updated_at,
 });
-/** A job record from a jobs row joined with its input. */
+/** A job record from a jobs row joined with its input and trace context. */
 export const toJob = (r: JobRowWithInput): JobRecord =>
-  jobRecord(r, JSON.parse(r.input) as unknown);
-/** A job record from a jobs row and its parsed input. */
-export const jobRecord = (r: JobRow, input: unknown): JobRecord => ({
+  jobRecord(r, JSON.parse(r.input) as unknown, r.traceparent);
+/** A job record from a jobs row, its parsed input and its trace context (null: none). */
+export const jobRecord = (
+  r: JobRow,
+  input: unknown,
+  traceparent: string | null | undefined,
+): JobRecord => ({
   jobId: r.job_id,
   agent: r.agent,
   input,
@@ -94,6 +100,7 @@ export const jobRecord = (r: JobRow, input: unknown): JobRecord => ({
   lastClass: r.last_class,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
+  ...(traceparent == null ? {} : { traceparent }),
 });
 /** A dead-letter record from its row. */
 export const toDeadLetter = (r: DeadLetterRow): DeadLetterRecord => ({
@@ -127,4 +134,4 @@ export const toRejection = (r: RejectionRow): RejectionRecord => ({
 
 /** Jobs rows with their inputs, as `jobs`: where clauses name the jobs columns unqualified. */
 export const JOB_WITH_INPUT =
-  "SELECT jobs.*, job_inputs.input FROM jobs JOIN job_inputs ON job_inputs.seq = jobs.seq";
+  "SELECT jobs.*, job_inputs.input, job_inputs.traceparent FROM jobs JOIN job_inputs ON job_inputs.seq = jobs.seq";

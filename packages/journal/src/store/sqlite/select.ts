@@ -4,9 +4,10 @@ import type { OutputRecord, OutputSource, ReplaySelection } from "../../port/out
 import { type Condition, placeholders, where } from "./where.js";
 
 /** One `outputs` row as an array, in the column order of `COLUMNS`. */
-type OutputTuple = [number, string, string, string, string, OutputSource, number];
+type OutputTuple = [number, string, string, string, string, OutputSource, number, string | null];
 
-const COLUMNS = "o.seq, o.job_id, o.agent, o.content_hash, o.body, o.source, o.recorded_at";
+const COLUMNS =
+  "o.seq, o.job_id, o.agent, o.content_hash, o.body, o.source, o.recorded_at, o.traceparent";
 /** Job IDs bound in one statement: well under SQLite's bound-parameter limit, with room to spare. */
 const IDS_PER_STATEMENT = 5000;
 
@@ -60,7 +61,9 @@ export function selectOutputs(
     .all(...(page ? [...filter.args, page.limit] : filter.args)) as OutputTuple[];
   const out = new Array<OutputRecord>(rows.length);
   for (let i = 0; i < rows.length; i++) {
-    const [seq, jobId, agent, contentHash, body, source, recordedAt] = rows[i] as OutputTuple;
+    const [seq, jobId, agent, contentHash, body, source, recordedAt, traceparent] = rows[
+      i
+    ] as OutputTuple;
     out[i] = {
       seq,
       jobId,
@@ -69,6 +72,7 @@ export function selectOutputs(
       output: JSON.parse(body) as AgentOutput,
       source,
       recordedAt,
+      ...(traceparent === null ? {} : { traceparent }),
     };
   }
   return out;

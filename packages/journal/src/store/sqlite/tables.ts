@@ -22,6 +22,11 @@ export const outputs = sqliteTable(
     body: text("body").notNull(),
     source: text("source").notNull().$type<OutputSource>(),
     recordedAt: integer("recorded_at").notNull(),
+    /**
+     * The W3C trace context the output was recorded under (migration 0006), or null. Kept with the
+     * record, first write wins, but no part of its content: not hashed, never a conflict.
+     */
+    traceparent: text("traceparent"),
   },
   (t) => [index("outputs_recorded_at").on(t.recordedAt)],
 );
@@ -140,10 +145,15 @@ export const jobs = sqliteTable(
   (t) => [index("jobs_due").on(t.dueAt, t.seq).where(sql`state IN ('queued','running')`)],
 );
 
-/** A job's input (canonical JSON), written once with its `jobs` row (same seq), never changed. */
+/**
+ * A job's input (canonical JSON), written once with its `jobs` row (same seq), never changed, and
+ * the W3C trace context it was enqueued under (migration 0006): immutable like the input, so the
+ * state rewrites of `jobs` never copy it. Not part of the input hash.
+ */
 export const jobInputs = sqliteTable("job_inputs", {
   seq: integer("seq").primaryKey(),
   input: text("input").notNull(),
+  traceparent: text("traceparent"),
 });
 
 /** Jobs that never produced an output. */
