@@ -7,15 +7,18 @@ export type IdemClientErrorCode =
   | "JOB_CONFLICT"
   | "INVALID_INPUT"
   | "NOT_IMPLEMENTED"
-  | "HTTP";
+  | "HTTP"
+  | "NATS";
 
 /**
  * The one error the client throws: a `code` to branch on and the HTTP `status` when the server
  * answered (undefined for a network error or a timeout).
  *
  * UNAUTHORIZED (401), TOO_LARGE (413), UNAVAILABLE (5xx or the network, after the retries),
- * TIMEOUT (the deadline passed), JOB_CONFLICT (409 on enqueue), INVALID_INPUT (400 on enqueue),
- * NOT_IMPLEMENTED (501), HTTP (any other status). The bearer token never appears in the message.
+ * TIMEOUT (the deadline passed), JOB_CONFLICT (409 on enqueue), INVALID_INPUT (400 on enqueue, or a
+ * job the schema refuses before a JetStream publish), NOT_IMPLEMENTED (501), HTTP (any other
+ * status), NATS (a JetStream publish refused for a reason a retry cannot fix; the NATS client's
+ * error is the `cause`). The bearer token never appears in the message.
  */
 export class IdemClientError extends Error {
   override readonly name = "IdemClientError";

@@ -1,5 +1,11 @@
 import type { AgentOutput, Job, ValidationIssue } from "@idem/schema";
 import { IdemClientError } from "./client-error.js";
+import {
+  checkSubjectPrefix,
+  DEFAULT_SUBJECT_PREFIX,
+  type JetStreamPublisher,
+  publishJob,
+} from "./jetstream-enqueue.js";
 
 /** How failed requests are retried: exponential backoff with full jitter. */
 export interface RetryOptions {
@@ -11,15 +17,22 @@ export interface RetryOptions {
   maxMs: number;
 }
 
-/** Options of {@link createClient}. */
+/** Options of {@link createClient}: `baseUrl`, `jetstream`, or both. */
 export interface ClientOptions {
-  /** The executor's API, e.g. `http://127.0.0.1:8787`. */
-  baseUrl: string;
+  /** The executor's API, e.g. `http://127.0.0.1:7070`; `submit`, `get` and `status` need it. */
+  baseUrl?: string;
+  /**
+   * A JetStream client (`jetstream(nc)` of @nats-io/jetstream): `enqueue` then publishes the job
+   * onto idem's jobs stream itself, with `Nats-Msg-Id` = job ID, instead of `POST /v1/jobs`.
+   */
+  jetstream?: JetStreamPublisher;
+  /** The executor's `nats.subjectPrefix` (default `idem`): jobs go to `<prefix>.jobs.<agent>`. */
+  subjectPrefix?: string;
   /** The `api.token` of the executor, sent as `Authorization: Bearer`. */
   token?: string;
   /** The fetch to use (default the platform's `globalThis.fetch`). */
   fetch?: typeof fetch;
-  /** Retries on network errors, timeouts and 5xx (never on 4xx). */
+  /** Retries on network errors, timeouts and 5xx (never on 4xx), and on a publish with no PubAck. */
   retry?: Partial<RetryOptions>;
   /** One call's whole budget, retries included, in ms (default 30,000). */
   deadlineMs?: number;
@@ -49,7 +62,7 @@ export type OutputRecord = { jobId: string; output: AgentOutput } & Record<strin
 /** The journal's counts as `GET /v1/status` answers them. */
 export type StatusReport = Record<string, unknown>;
 
-/** A client of one executor's HTTP API. */
+/** A client of one executor's HTTP API, and of idem's jobs stream when given a JetStream client. */
 export interface IdemClient {
   /**
    * Submits an agent's output. Safe to repeat: first write wins, so a retry after a lost answer
@@ -68,10 +81,14 @@ export interface IdemClient {
    */
   status(): Promise<StatusReport>;
   /**
-   * Enqueues a job where the executor serves `POST /v1/jobs`. Safe to repeat: the same job again
-   * is a duplicate (`duplicate: true`).
-   * @throws IdemClientError JOB_CONFLICT (another input), INVALID_INPUT (names the field),
-   * NOT_IMPLEMENTED, UNAUTHORIZED, TOO_LARGE, UNAVAILABLE, TIMEOUT, HTTP
+   * Enqueues a job. With `jetstream`: validated by the schema, then published to
+   * `<prefix>.jobs.<agent>` with msg id = job ID, as `idem enqueue` publishes it; a publish with no
+   * PubAck is retried with the same msg id. Without: `POST /v1/jobs` on the executor. Safe to
+   * repeat: the same job again is a duplicate (`duplicate: true`). On JetStream another input under
+   * the same job ID is not detected: inside the stream's duplicate window it is `duplicate: true`
+   * and dropped by the stream; after it, the executor drops the delivery (the first input wins).
+   * @throws IdemClientError INVALID_INPUT (names the field; nothing sent), JOB_CONFLICT (HTTP:
+   * another input), NOT_IMPLEMENTED, UNAUTHORIZED, TOO_LARGE, UNAVAILABLE, TIMEOUT, HTTP, NATS
    */
   enqueue(job: Job): Promise<EnqueueResult>;
 }
@@ -84,14 +101,25 @@ interface Answer {
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * Creates a client of an executor's HTTP API on the platform's `fetch`.
+ * Creates a client of an executor's HTTP API on the platform's `fetch`, and of idem's jobs stream
+ * on a JetStream client when `jetstream` is given.
  *
  * Every call is retried on network errors, timeouts and 5xx with exponential backoff and full
  * jitter, within `deadlineMs`; 4xx answers are final. Retrying a submit is safe by construction.
- * @throws TypeError when `baseUrl` is not a URL.
+ * @throws TypeError when neither `baseUrl` nor `jetstream` is given, `baseUrl` is not a URL or
+ * `subjectPrefix` is not a subject prefix. A call that needs `baseUrl` without one rejects with a
+ * TypeError.
  */
 export function createClient(options: ClientOptions): IdemClient {
-  const base = new URL(options.baseUrl).href.replace(/\/+$/, "");
+  if (options.baseUrl === undefined && options.jetstream === undefined) {
+    throw new TypeError(
+      "createClient needs a baseUrl (the executor's HTTP API), a jetstream, or both",
+    );
+  }
+  const base =
+    options.baseUrl === undefined ? undefined : new URL(options.baseUrl).href.replace(/\/+$/, "");
+  const js = options.jetstream;
+  const subjectPrefix = checkSubjectPrefix(options.subjectPrefix ?? DEFAULT_SUBJECT_PREFIX);
   const doFetch = options.fetch ?? globalThis.fetch;
   const retry: RetryOptions = { attempts: 5, initialMs: 100, maxMs: 5_000, ...options.retry };
   const deadlineMs = options.deadlineMs ?? 30_000;
@@ -106,7 +134,7 @@ export function createClient(options: ClientOptions): IdemClient {
     if (token) headers.authorization = `Bearer ${token}`;
     const init: RequestInit = { method, headers, signal: AbortSignal.timeout(ms) };
     if (body !== undefined) init.body = JSON.stringify(body);
-    const res = await doFetch(`${base}${path}`, init);
+    const res = await doFetch(`${base as string}${path}`, init);
     const text = await res.text();
     let parsed: unknown;
     try {
@@ -119,6 +147,11 @@ export function createClient(options: ClientOptions): IdemClient {
   }
 
   async function call(method: string, path: string, body?: unknown): Promise<Answer> {
+    if (base === undefined) {
+      throw new TypeError(
+        `${method} ${path} needs the executor's HTTP API: createClient had no baseUrl`,
+      );
+    }
     const deadline = Date.now() + deadlineMs;
     let last: IdemClientError | undefined;
     for (let attempt = 0; attempt < retry.attempts; attempt++) {
@@ -183,6 +216,9 @@ export function createClient(options: ClientOptions): IdemClient {
       return fail("GET", "/v1/status", a);
     },
     async enqueue(job) {
+      if (js) {
+        return await publishJob(js, subjectPrefix, job, { ...retry, deadlineMs, timeoutMs });
+      }
       const a = await call("POST", "/v1/jobs", job);
       if (a.status === 200 || a.status === 201) return a.body as EnqueueResult;
       if (a.status === 409 || a.status === 400) {

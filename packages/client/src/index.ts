@@ -11,3 +11,5 @@ export type {
 } from "./create-client.js";
 export { createClient } from "./create-client.js";
 export { fileWrite, gitCommit, gitPatch, httpRequest, natsPublish } from "./effect-builders.js";
+export type { JetStreamPubAck, JetStreamPublisher } from "./jetstream-enqueue.js";
+export { DEFAULT_SUBJECT_PREFIX } from "./jetstream-enqueue.js";
