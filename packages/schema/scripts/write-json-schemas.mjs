@@ -1,11 +1,15 @@
-// Writes docs/schemas/<name>.schema.json from the built @idem/schema (run `npm run schemas` at the
-// root, which builds it first). packages/schema/test/json-schemas.test.ts fails when they are stale.
+// Writes docs/schemas/<name>.schema.json and docs/openapi.json from the built @idem/schema (run
+// `npm run schemas` at the root, which builds it first). packages/schema/test/json-schemas.test.ts
+// and openapi.test.ts fail when they are stale.
 import { writeFileSync } from "node:fs";
-import { JSON_SCHEMA_NAMES, jsonSchemaText } from "../dist/index.js";
+import { JSON_SCHEMA_NAMES, jsonSchemaText, openApiText } from "../dist/index.js";
 
-const dir = new URL("../../../docs/schemas/", import.meta.url);
+const docs = new URL("../../../docs/", import.meta.url);
 for (const name of JSON_SCHEMA_NAMES) {
-  const file = new URL(`${name}.schema.json`, dir);
+  const file = new URL(`schemas/${name}.schema.json`, docs);
   writeFileSync(file, jsonSchemaText(name));
   console.log(`wrote ${file.pathname}`);
 }
+const openapi = new URL("openapi.json", docs);
+writeFileSync(openapi, openApiText());
+console.log(`wrote ${openapi.pathname}`);

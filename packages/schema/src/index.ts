@@ -35,6 +35,25 @@ export {
 } from "./errors.js";
 export type { FaultHook, FaultPoint } from "./faults.js";
 export { createFaultHook, FAULT_POINTS, noFault } from "./faults.js";
+export type { EnqueueAnswer, StatusReport, SubmitAnswer } from "./http-api.js";
+export {
+  EnqueueAnswerSchema,
+  ErrorBodySchema,
+  HealthySchema,
+  JobAlreadyEnqueuedSchema,
+  JobEnqueuedSchema,
+  JobProblemsSchema,
+  OutputRecordSchema,
+  ServiceUnavailableSchema,
+  StatusReportSchema,
+  SubmitAnswerSchema,
+  SubmitConflictSchema,
+  SubmitDuplicateSchema,
+  SubmitInvalidSchema,
+  SubmitRecordedSchema,
+  UnhealthySchema,
+  ValidationIssueSchema,
+} from "./http-api.js";
 export {
   AGENT_PATTERN,
   ALIAS_PATTERN,
@@ -47,6 +66,8 @@ export {
 } from "./ids.js";
 export type { JsonSchemaDocument, JsonSchemaName } from "./json-schemas.js";
 export { JSON_SCHEMA_NAMES, jsonSchemaOf, jsonSchemaText } from "./json-schemas.js";
+export type { OpenApiDocument } from "./openapi.js";
+export { HTTP_API_VERSION, openApiDocument, openApiText } from "./openapi.js";
 export type {
   AgentOutput,
   EffectKind,

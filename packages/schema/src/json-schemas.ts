@@ -9,7 +9,8 @@ export const JSON_SCHEMA_NAMES = ["agent-output", "job"] as const;
 /** One of JSON_SCHEMA_NAMES. */
 export type JsonSchemaName = (typeof JSON_SCHEMA_NAMES)[number];
 
-const SOURCES = {
+/** Each record's schema, title and description: shared with the OpenAPI document. */
+export const JSON_SCHEMA_SOURCES = {
   "agent-output": {
     schema: AgentOutputSchema,
     title: "idem AgentOutput",
@@ -46,7 +47,7 @@ const SOURCES = {
  *   a date, a bigint): a signal to configure the generation, never met at run time.
  */
 export function jsonSchemaOf(name: JsonSchemaName): JsonSchemaDocument {
-  const source = SOURCES[name];
+  const source = JSON_SCHEMA_SOURCES[name];
   const metadata = z.registry<z.GlobalMeta>();
   metadata.add(JsonValueSchema, { id: "JsonValue", description: "Any JSON value." });
   const generated = z.toJSONSchema(source.schema, {
