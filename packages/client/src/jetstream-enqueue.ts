@@ -71,10 +71,29 @@ export function jobPayload(job: Job): { job: Job; payload: string } {
   return { job: v.value, payload: JSON.stringify(v.value) };
 }
 
-/** What JobPublisher retries: the PubAck did not come (a timeout, no responders, a reconnect). */
-function isRetryablePublishError(e: unknown): boolean {
-  const err = e as { name?: string; message?: string; code?: string };
-  const text = `${err?.name ?? ""} ${err?.code ?? ""} ${err?.message ?? ""}`.toLowerCase();
+/** An error's name, code and message, and its cause's: the NATS client wraps what happened. */
+function errorText(e: unknown): string {
+  const parts: string[] = [];
+  let cur: unknown = e;
+  for (let depth = 0; depth < 3 && cur !== undefined && cur !== null; depth++) {
+    const err = cur as { name?: unknown; code?: unknown; message?: unknown; cause?: unknown };
+    for (const v of [err.name, err.code, err.message]) if (typeof v === "string") parts.push(v);
+    if (typeof cur !== "object") {
+      parts.push(String(cur));
+      break;
+    }
+    cur = err.cause;
+  }
+  return parts.join(" ");
+}
+
+/**
+ * What JobPublisher retries: the PubAck did not come (a timeout, no responders, a reconnect). The
+ * cause is read too: @nats-io/jetstream reports "no responders" as JetStreamNotEnabled with the
+ * RequestError as its cause (a stream not provisioned yet, or a server restarting).
+ */
+function isRetryablePublishError(text: string): boolean {
+  text = text.toLowerCase();
   return (
     text.includes("timeout") ||
     text.includes("no responders") ||
@@ -122,14 +141,18 @@ export async function publishJob(
       const ack = await js.publish(subject, payload, { msgID: job.jobId, timeout });
       return { jobId: job.jobId, stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
     } catch (e) {
-      const message = e instanceof Error ? e.message : String(e);
-      if (/max_payload|max payload/i.test(message)) {
+      const text = errorText(e);
+      const cause = (e as { cause?: unknown })?.cause;
+      const message =
+        (e instanceof Error ? e.message : String(e)) +
+        (cause instanceof Error ? ` (${cause.message})` : "");
+      if (/max_payload|max payload/i.test(text)) {
         throw new IdemClientError("TOO_LARGE", `${what}: ${message}`, { cause: e });
       }
-      if (!isRetryablePublishError(e)) {
+      if (!isRetryablePublishError(text)) {
         throw new IdemClientError("NATS", `${what} was refused: ${message}`, { cause: e });
       }
-      const timedOut = /timeout/i.test(`${(e as Error)?.name ?? ""} ${message}`);
+      const timedOut = /timeout/i.test(text);
       last = new IdemClientError(timedOut ? "TIMEOUT" : "UNAVAILABLE", `${what}: ${message}`, {
         cause: e,
       });

@@ -44,6 +44,16 @@ function natsConfig(dir: string, nats: Record<string, unknown>): Config {
   return parsed.config;
 }
 
+/** The real JetStream client, noting the msg id of each publish: tests wait for tries, not times. */
+function counting(js: JetStreamPublisher, tries: string[]): JetStreamPublisher {
+  return {
+    publish: (subject, payload, options) => {
+      tries.push(options.msgID);
+      return js.publish(subject, payload, options);
+    },
+  };
+}
+
 /** idem's jobs stream as the executor provisions it, and its manager. */
 async function provision(config: Config) {
   const jsm = await jetstreamManager(nc);
@@ -120,7 +130,7 @@ describe("enqueue over JetStream", () => {
     }
   });
 
-  it("refuses an invalid job naming the field and publishes nothing; a job over max_payload is TOO_LARGE", async () => {
+  it("refuses an invalid job naming the field and publishes nothing; a job over max_payload is TOO_LARGE, one no stream captures UNAVAILABLE", async () => {
     const tj = await tempJournal();
     const config = natsConfig(tj.dir, { stream: "INVALID_JOBS", subjectPrefix: "inv" });
     try {
@@ -141,6 +151,19 @@ describe("enqueue over JetStream", () => {
       const large = await client.enqueue(huge).catch((e: unknown) => e);
       expect(isIdemClientError(large, "TOO_LARGE")).toBe(true);
       expect((await jsm.streams.info("INVALID_JOBS")).state.messages).toBe(0);
+      // A prefix no stream captures finds no responders: retried with the same msg id, then UNAVAILABLE.
+      const tries: string[] = [];
+      const nowhere = createClient({
+        jetstream: counting(jetstream(nc), tries),
+        subjectPrefix: "nowhere",
+        retry: { attempts: 3, initialMs: 1 },
+      });
+      const lost = await nowhere
+        .enqueue({ jobId: "j-4", agent: "writer", input: {} })
+        .catch((e) => e);
+      expect(isIdemClientError(lost, "UNAVAILABLE")).toBe(true);
+      expect((lost as Error).message).toMatch(/no responders/);
+      expect(tries).toEqual(["j-4", "j-4", "j-4"]);
     } finally {
       await tj.dispose();
     }
@@ -158,17 +181,9 @@ describe("enqueue over JetStream", () => {
       });
       const jsm = await jetstreamManager(conn);
       await ensureJobsStream(jsm, config.nats as NonNullable<Config["nats"]>);
-      const js = jetstream(conn);
       const tries: string[] = [];
-      // The real client, counting its publishes: the test waits for a failed try, not for a time.
-      const counting: JetStreamPublisher = {
-        publish: (subject, payload, options) => {
-          tries.push(options.msgID);
-          return js.publish(subject, payload, options);
-        },
-      };
       const client = createClient({
-        jetstream: counting,
+        jetstream: counting(jetstream(conn), tries),
         subjectPrefix: "rt",
         retry: { attempts: 10_000, initialMs: 20, maxMs: 200 },
         timeoutMs: 250,
