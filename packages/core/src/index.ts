@@ -12,4 +12,5 @@ export * from "./show/index.js";
 export * from "./status/index.js";
 export * from "./submit/index.js";
 export * from "./targets/index.js";
+export * from "./telemetry/index.js";
 export * from "./validate/index.js";

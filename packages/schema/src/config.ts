@@ -96,6 +96,23 @@ const interpreterDefaults = {
   metricsPort: null,
 };
 const apiDefaults = { host: "127.0.0.1", port: 7070, token: null, maxBodyBytes: 1_048_576 };
+const telemetryDefaults = { otlpUrl: null, serviceName: null, headers: {} };
+
+/**
+ * `telemetry`: OpenTelemetry traces, off by default.
+ *
+ * `otlpUrl` turns them on (else `OTEL_EXPORTER_OTLP_ENDPOINT`): an OTLP/HTTP URL, taken as the
+ * traces URL when it has a path and as a base (plus `/v1/traces`) when it has none. `headers` go
+ * with every export (an API key); they and any credentials in the URL are never logged.
+ */
+export const TelemetryConfigSchema = z.strictObject({
+  otlpUrl: z
+    .url({ protocol: /^https?$/ })
+    .nullable()
+    .default(null),
+  serviceName: z.string().min(1).nullable().default(null),
+  headers: z.record(z.string().min(1), z.string()).default({}),
+});
 
 /**
  * The whole `idem.config.json` as written by a person.
@@ -162,6 +179,7 @@ export const ConfigFileSchema = z.strictObject({
       webhook: z.url().nullable().default(null),
     })
     .default({ deadLettersPerHour: 3, webhook: null }),
+  telemetry: TelemetryConfigSchema.default(telemetryDefaults),
 });
 
 type ParsedConfig = z.infer<typeof ConfigFileSchema>;
@@ -177,6 +195,8 @@ export type HttpTarget = z.infer<typeof HttpTargetSchema>;
 export type AgentConfig = z.infer<typeof AgentConfigSchema>;
 /** A parsed `nats` section, defaults filled. */
 export type NatsConfig = z.infer<typeof NatsConfigSchema>;
+/** A parsed `telemetry` section, defaults filled. */
+export type TelemetryConfig = z.infer<typeof TelemetryConfigSchema>;
 
 /** A loaded config: defaults filled, paths absolute, `dir` the folder of the config file. */
 export type Config = ParsedConfig & { dir: string; file: string | null };
