@@ -1,17 +1,19 @@
 // examples/client-agent against the real thing: the built `idem` CLI in a child process, a journal
-// made by `idem init`, the embedded queue and the executor's HTTP API, and the built @idem/client.
+// made by `idem init`, the embedded queue or a nats-server of @idem/testing, the executor's HTTP
+// API, and the built @idem/client (the examples are plain JavaScript run by node).
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { createClient, isIdemClientError } from "@idem/client";
-import { tempDir } from "@idem/testing";
+import { startNatsServer, tempDir } from "@idem/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const IDEM_BIN = join(REPO_ROOT, "apps/cli/bin/idem.js");
 const AGENT = join(REPO_ROOT, "examples/client-agent/agent.mjs");
+const ENQUEUE = join(REPO_ROOT, "examples/client-agent/enqueue.mjs");
 const TOKEN = "client-example-token";
 /** A generous bound for what a busy machine does in well under a second: never an assertion. */
 const PATIENCE_MS = 120_000;
@@ -25,8 +27,8 @@ function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
-/** `idem init`, then an outbox root, a command agent `writer` and the API token. */
-async function createWorkspace(dir: string): Promise<void> {
+/** `idem init`, then an outbox root, a command agent `writer`, the API token and NATS if given. */
+async function createWorkspace(dir: string, natsUrl?: string): Promise<void> {
   await run(process.execPath, [IDEM_BIN, "init"], { cwd: dir, env: childEnv() });
   const configFile = join(dir, "idem.config.json");
   const config = JSON.parse(readFileSync(configFile, "utf8")) as Record<string, unknown>;
@@ -35,6 +37,7 @@ async function createWorkspace(dir: string): Promise<void> {
     "process.stdout.write(JSON.stringify({ summary: 'enqueued over HTTP', effects: [] }))";
   config.agents = { writer: { command: [process.execPath, "-e", agent], timeoutMs: PATIENCE_MS } };
   config.api = { ...(config.api as object), token: TOKEN };
+  if (natsUrl) config.nats = { url: natsUrl };
   writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`);
   mkdirSync(join(dir, "outbox"));
 }
@@ -121,5 +124,33 @@ describe("examples/client-agent", () => {
     }
     expect(record?.output, executor.log()).toMatchObject({ summary: "enqueued over HTTP" });
     expect(await client.status()).toMatchObject({ outputs: 1 });
+  });
+
+  it("enqueues onto JetStream with a JetStream client of its own (enqueue.mjs), hears duplicate the second time, and the executor runs the job", async () => {
+    await using nats = await startNatsServer();
+    await using dir = await tempDir("idem-example-client-nats-");
+    await createWorkspace(dir.path, nats.url);
+    // The executor provisions idem's jobs stream before it serves its API.
+    await using executor = await startExecutor(dir.path);
+    const { stdout } = await run(process.execPath, [ENQUEUE, "client-nats-1"], {
+      env: childEnv({ NATS_URL: nats.url }),
+    });
+    const lines = stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const first = { jobId: "client-nats-1", stream: "IDEM_JOBS", seq: 1 };
+    expect(lines).toEqual([
+      { step: "enqueue", ...first, duplicate: false },
+      { step: "enqueue again", ...first, duplicate: true },
+    ]);
+    const client = createClient({ baseUrl: executor.url, token: TOKEN });
+    const deadline = Date.now() + PATIENCE_MS;
+    let record = await client.get("client-nats-1");
+    while (!record && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      record = await client.get("client-nats-1");
+    }
+    expect(record?.output, executor.log()).toMatchObject({ agent: "writer" });
   });
 });
