@@ -14,7 +14,7 @@ import {
 } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import type { Config, Job } from "@idem/schema";
-import { classifyError, describeError, isIdemError, isJobId } from "@idem/schema";
+import { classifyError, describeError, isIdemError, isJobId, openApiText } from "@idem/schema";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { ExecutorMetrics } from "./executor-metrics.js";
@@ -32,6 +32,11 @@ export interface ApiOptions {
   publisher?: JobPublisher;
 }
 
+/** Where the API serves its OpenAPI 3.1 document (the text of docs/openapi.json), without a token. */
+export const OPENAPI_PATH = "/v1/openapi.json";
+/** The document's text, built on the first request (pure, the same for every app). */
+let openApi: string | undefined;
+
 const digest = (s: string) => createHash("sha256").update(s, "utf8").digest();
 
 /** Compares a bearer token in constant time (over fixed-length digests, so length leaks nothing). */
@@ -42,11 +47,13 @@ function tokenMatches(header: string | undefined, token: string): boolean {
 }
 
 /**
- * The executor's HTTP API (DESIGN.md): `POST /v1/outputs` (201 recorded, 200 duplicate, 409
+ * The executor's HTTP API: `POST /v1/outputs` (201 recorded, 200 duplicate, 409
  * conflict, 400 invalid with the issues, 401 without the bearer token when `api.token` is set, 413
- * over `api.maxBodyBytes`), `POST /v1/jobs` (see {@link enqueueRoute}), `GET /v1/outputs/:jobId`, `GET /v1/status`, `GET /healthz` (503
- * once the journal has failed for good), `GET /metrics`. Journal errors answer 503 with their
- * class; nothing is half-recorded.
+ * over `api.maxBodyBytes`), `POST /v1/jobs` (see {@link enqueueRoute}), `GET /v1/outputs/:jobId`,
+ * `GET /v1/status`, `GET /v1/openapi.json` (the OpenAPI 3.1 document of all of them, open),
+ * `GET /healthz` (503 once the journal has failed for good), `GET /metrics`. Journal errors
+ * answer 503 with their class; nothing is half-recorded. Every answer is described by
+ * `docs/openapi.json` (`openApiDocument()` of @idem/schema).
  */
 export function createApiApp(options: ApiOptions): Hono {
   const { config, journal, metrics, logger } = options;
@@ -61,6 +68,9 @@ export function createApiApp(options: ApiOptions): Hono {
       ),
   });
   app.use("/v1/*", async (c, next) => {
+    // The API description is open, as /healthz is: tools fetch it without credentials, and it
+    // holds nothing that is not in docs/openapi.json.
+    if (c.req.path === OPENAPI_PATH) return next();
     if (token !== null && !tokenMatches(c.req.header("authorization"), token)) {
       return c.json({ error: "unauthorized: a bearer token is required" }, 401, {
         "WWW-Authenticate": 'Bearer realm="idem"',
@@ -88,6 +98,10 @@ export function createApiApp(options: ApiOptions): Hono {
     return c.json(rec);
   });
   app.get("/v1/status", async (c) => c.json(await journal.status()));
+  app.get(OPENAPI_PATH, (c) => {
+    openApi ??= openApiText();
+    return c.body(openApi, 200, { "content-type": "application/json" });
+  });
   // 503 once the journal can no longer make a write durable: a supervisor's liveness probe then
   // restarts the process, the one cure (see JournalStore.failure).
   app.get("/healthz", (c) => {

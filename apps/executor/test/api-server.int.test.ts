@@ -1,11 +1,25 @@
+import { fdatasync } from "node:fs";
 import { silentLogger } from "@idem/core";
-import { startNatsServer, tempJournal } from "@idem/testing";
+import type { SqliteJournalOptions } from "@idem/journal";
+import { openApiDocument } from "@idem/schema";
+import { createOpenApiChecker, startNatsServer, tempJournal } from "@idem/testing";
 import { describe, expect, it } from "vitest";
-import { createExecutor, createExecutorMetrics, startApiServer } from "../src/index.js";
+import {
+  createApiApp,
+  createExecutor,
+  createExecutorMetrics,
+  startApiServer,
+} from "../src/index.js";
 import { testConfig } from "./helpers.js";
 
-async function setup(extra: Record<string, unknown> = {}) {
-  const tj = await tempJournal();
+// Every response these tests get is checked against docs/openapi.json's description of its route,
+// status and Content-Type (the document is generated from the same zod schemas; packages/schema's
+// test keeps the committed copy equal to it): a body, status or header it does not describe fails.
+const openapi = createOpenApiChecker(openApiDocument());
+const checkedFetch = openapi.fetch;
+
+async function setup(extra: Record<string, unknown> = {}, journal: SqliteJournalOptions = {}) {
+  const tj = await tempJournal(journal);
   const config = testConfig({ dir: tj.dir, journalPath: tj.path, extra });
   const api = await startApiServer({
     config,
@@ -32,7 +46,7 @@ const output = (jobId: string, summary = "hello") => ({
 });
 
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(`${url}/v1/outputs`, {
+  checkedFetch(`${url}/v1/outputs`, {
     method: "POST",
     headers: { "content-type": "application/json", ...headers },
     body: typeof body === "string" ? body : JSON.stringify(body),
@@ -73,15 +87,15 @@ describe("the submit API over HTTP", () => {
     expect(await env.tj.journal.outputs.has("h-2")).toBe(false);
     const r5 = await post(url, "{not json");
     expect(r5.status).toBe(400);
-    const got = await fetch(`${url}/v1/outputs/h-1`);
+    const got = await checkedFetch(`${url}/v1/outputs/h-1`);
     expect(got.status).toBe(200);
     expect((await json(got)).output?.summary).toBe("hello");
-    expect((await fetch(`${url}/v1/outputs/none`)).status).toBe(404);
-    const status = await json(await fetch(`${url}/v1/status`));
+    expect((await checkedFetch(`${url}/v1/outputs/none`)).status).toBe(404);
+    const status = await json(await checkedFetch(`${url}/v1/status`));
     expect(status.outputs).toBe(1);
     expect(status.rejections).toBe(1);
-    expect((await fetch(`${url}/healthz`)).status).toBe(200);
-    const metrics = await (await fetch(`${url}/metrics`)).text();
+    expect((await checkedFetch(`${url}/healthz`)).status).toBe(200);
+    const metrics = await (await checkedFetch(`${url}/metrics`)).text();
     expect(metrics).toMatch(/idem_executor_records_total\{source="http",status="recorded"\} 1/);
     expect(metrics).toMatch(/idem_runs\{state="pending"\} 1/);
   });
@@ -91,7 +105,7 @@ describe("the submit API over HTTP", () => {
     const { url } = env.api;
     expect((await post(url, output("t-1"))).status).toBe(401);
     expect((await post(url, output("t-1"), { authorization: "Bearer wrong" })).status).toBe(401);
-    expect((await fetch(`${url}/v1/status`)).status).toBe(401);
+    expect((await checkedFetch(`${url}/v1/status`)).status).toBe(401);
     expect((await post(url, output("t-1"), { authorization: "Bearer s3cret" })).status).toBe(201);
   });
 
@@ -101,11 +115,50 @@ describe("the submit API over HTTP", () => {
     const r = await post(env.api.url, big);
     expect(r.status).toBe(413);
     expect(await env.tj.journal.outputs.has("b-1")).toBe(false);
+    const job = { jobId: "b-2", agent: "writer", input: "x".repeat(2048) };
+    const r2 = await checkedFetch(`${env.api.url}/v1/jobs`, {
+      method: "POST",
+      body: JSON.stringify(job),
+    });
+    expect(r2.status).toBe(413);
+    expect(await env.tj.journal.jobs.get("b-2")).toBeUndefined();
+  });
+
+  it("answers 503 with the failure class when the journal fails, and /healthz 503 once its fsync failed", async () => {
+    // An fsync that fails with EIO cannot be caused on this machine's disk: the journal's own
+    // injection point stands in for it.
+    let failing = false;
+    const eio = Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" });
+    await using env = await setup(
+      {},
+      { fdatasync: (fd, done) => (failing ? setImmediate(() => done(eio)) : fdatasync(fd, done)) },
+    );
+    const { url } = env.api;
+    expect((await post(url, output("f-1"))).status).toBe(201);
+    failing = true;
+    const failed = await post(url, output("f-2"));
+    expect(failed.status).toBe(503);
+    expect(await failed.json()).toMatchObject({ error: expect.stringMatching(/EIO/) });
+    const job = await checkedFetch(`${url}/v1/jobs`, {
+      method: "POST",
+      body: JSON.stringify({ jobId: "f-3", agent: "writer", input: {} }),
+    });
+    expect(job.status).toBe(503);
+    const health = await checkedFetch(`${url}/healthz`);
+    expect(health.status).toBe(503);
+    expect(await health.json()).toMatchObject({ ok: false, error: expect.stringMatching(/EIO/) });
+    // A journal that cannot be read at all: every read route answers 503, nothing half-done.
+    await env.tj.journal.close();
+    for (const path of ["/v1/status", "/v1/outputs/f-1", "/metrics"]) {
+      const r = await checkedFetch(`${url}${path}`);
+      expect(r.status, path).toBe(503);
+      expect(await r.json(), path).toMatchObject({ class: "logic" });
+    }
   });
 });
 
 const postJob = (url: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(`${url}/v1/jobs`, {
+  checkedFetch(`${url}/v1/jobs`, {
     method: "POST",
     headers: { "content-type": "application/json", ...headers },
     body: typeof body === "string" ? body : JSON.stringify(body),
@@ -212,5 +265,36 @@ describe("the enqueue API on JetStream", () => {
       await ex.stop();
       await tj.dispose();
     }
+  });
+});
+
+describe("the HTTP API and its OpenAPI document", () => {
+  it("serves the document at GET /v1/openapi.json without the token, as docs/openapi.json holds it", async () => {
+    await using env = await setup({ api: { token: "s3cret" } });
+    const r = await checkedFetch(`${env.api.url}/v1/openapi.json`);
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toBe("application/json");
+    expect(await r.json()).toEqual(openApiDocument());
+    const authorized = await checkedFetch(`${env.api.url}/v1/openapi.json`, {
+      headers: { authorization: "Bearer s3cret" },
+    });
+    expect(authorized.status).toBe(200);
+    // The exemption is this one path: its neighbours still ask for the token.
+    expect((await checkedFetch(`${env.api.url}/v1/status`)).status).toBe(401);
+  });
+
+  it("has every route the server has, and no route the server lacks", async () => {
+    await using tj = await tempJournal();
+    const app = createApiApp({
+      config: testConfig({ dir: tj.dir, journalPath: tj.path }),
+      journal: tj.journal,
+      metrics: createExecutorMetrics(),
+      logger: silentLogger(),
+    });
+    // Middleware (the token check) is registered for every method; routes have one.
+    const served = app.routes
+      .filter((r) => r.method !== "ALL")
+      .map((r) => `${r.method} ${r.path.replace(/:(\w+)/g, "{$1}")}`);
+    expect([...new Set(served)].sort()).toEqual(openapi.operations().sort());
   });
 });
