@@ -1,4 +1,11 @@
-import { checkRecordable, type Logger, retryAfter, scheduledDelay } from "@idem/core";
+import {
+  checkRecordable,
+  type Logger,
+  retryAfter,
+  scheduledDelay,
+  type TraceSpan,
+  type Tracing,
+} from "@idem/core";
 import {
   JOURNAL_EVENTS,
   type JobClaimResult,
@@ -27,6 +34,8 @@ export interface Delivery {
   readonly job: Job;
   /** Deliveries of this job on its transport, this one included. */
   readonly deliveries: number;
+  /** The W3C trace context the job travels with (a NATS header, the job row), if any. */
+  readonly traceparent?: string | undefined;
   claim(): Promise<JobClaimResult>;
   heartbeat(lease: JobLease | undefined): Promise<void>;
   /** The output is recorded (or was already): settle the delivery for good. */
@@ -57,6 +66,8 @@ export interface DeliveryHandlerOptions {
   journalFailed(): boolean;
   /** Aborted when the journal fails for good: agents still running are stopped, not waited for. */
   fatalSignal: AbortSignal;
+  /** Spans of each delivery, agent run and record (continuing the job's trace); off by default. */
+  tracing: Tracing;
 }
 
 /** The executor's decision for each delivery: record before ack (DESIGN.md invariants 3 and 4). */
@@ -105,7 +116,7 @@ function completeOutput(raw: unknown, job: Job): unknown {
 /** Creates the delivery logic shared by every transport. */
 export function createDeliveryHandler(options: DeliveryHandlerOptions): DeliveryHandler {
   const { config, journal, runner, log, metrics, fault, clock, owner, transport } = options;
-  const { timeoutOf, journalFailed, fatalSignal } = options;
+  const { timeoutOf, journalFailed, fatalSignal, tracing } = options;
   const queue = config.queue;
   /** Job IDs this executor is working on (invariant 3 within one process). */
   const working = new Set<string>();
@@ -120,12 +131,14 @@ export function createDeliveryHandler(options: DeliveryHandlerOptions): Delivery
     output: AgentOutput,
     canonical: string,
     log: Logger,
+    traceparent: string | undefined,
   ): Promise<RecordResult> {
     const options = {
       source: "executor",
       targets: effectTargets(output, config),
       actor: owner,
       canonical,
+      ...(traceparent === undefined ? {} : { traceparent }),
     } as const;
     try {
       return await journal.outputs.record(output, options);
@@ -148,7 +161,23 @@ export function createDeliveryHandler(options: DeliveryHandlerOptions): Delivery
     }
   }
 
-  async function handle(d: Delivery, heartbeatMs: number): Promise<void> {
+  /** One delivery as an `idem.delivery` span continuing the job's trace (see `handle`). */
+  function handle(d: Delivery, heartbeatMs: number): Promise<void> {
+    const attributes = {
+      "idem.job_id": d.job.jobId,
+      "idem.agent": d.job.agent,
+      "idem.delivery.count": d.deliveries,
+      "idem.transport": transport,
+    };
+    return tracing.inSpan(
+      "idem.delivery",
+      { parent: d.traceparent, kind: "consumer", attributes },
+      (span) => handleTraced(d, heartbeatMs, span),
+    );
+  }
+
+  async function handleTraced(d: Delivery, heartbeatMs: number, span: TraceSpan): Promise<void> {
+    const outcome = (o: string) => span.setAttributes({ "idem.delivery.outcome": o });
     const job = d.job;
     const jlog = log.child({ jobId: job.jobId, agent: job.agent, delivery: d.deliveries });
     metrics.deliveries.inc({ transport });
@@ -156,6 +185,7 @@ export function createDeliveryHandler(options: DeliveryHandlerOptions): Delivery
       // This process is running this job already (a redelivery overtook a slow delivery): never run
       // the agent twice, whatever the journal claim says.
       jlog.info("this job is in progress here: waiting");
+      outcome("held");
       metrics.naks.inc({ reason: "held" });
       await d.later(Math.max(100, heartbeatMs * 3));
       return;
@@ -165,6 +195,7 @@ export function createDeliveryHandler(options: DeliveryHandlerOptions): Delivery
     const claim = await d.claim();
     if (claim.status === "recorded") {
       metrics.skippedRedeliveries.inc();
+      outcome("redelivery-skipped");
       jlog.info("output already recorded: acking the redelivery without running the agent");
       await journal.events.append({
         jobId: job.jobId,
@@ -178,11 +209,13 @@ export function createDeliveryHandler(options: DeliveryHandlerOptions): Delivery
     if (claim.status === "held") {
       const delay = Math.max(100, claim.until - clock.now() + 50);
       jlog.info({ retryInMs: delay }, "another delivery of this job is in progress: waiting");
+      outcome("held");
       metrics.naks.inc({ reason: "held" });
       await d.later(delay);
       return;
     }
     if (claim.status === "dead" || claim.status === "conflict") {
+      outcome(claim.status);
       jlog.warn(
         { status: claim.status },
         claim.status === "dead"
@@ -206,6 +239,10 @@ export function createDeliveryHandler(options: DeliveryHandlerOptions): Delivery
       let output: AgentOutput;
       let canonical: string;
       const started = performance.now();
+      const run = tracing.start("idem.agent.run", {
+        parent: span,
+        attributes: { "idem.job_id": job.jobId, "idem.agent": job.agent },
+      });
       try {
         const raw = await runWithTimeout(runner, job, timeoutOf(job.agent), jlog, fatalSignal);
         fault("executor.after-run");
@@ -232,15 +269,29 @@ export function createDeliveryHandler(options: DeliveryHandlerOptions): Delivery
           { agent: job.agent, outcome: "ok" },
           (performance.now() - started) / 1000,
         );
+        run.end();
       } catch (e) {
         metrics.agentRunSeconds.observe(
           { agent: job.agent, outcome: "failed" },
           (performance.now() - started) / 1000,
         );
+        run.fail(e);
+        run.end();
+        outcome("failed");
         await fail(d, lease, e, jlog);
         return;
       }
-      const result = await recordDurably(output, canonical, jlog);
+      // The record keeps the record span's trace context: the interpreter's spans continue it.
+      const result = await tracing.inSpan(
+        "idem.record",
+        { parent: span, attributes: { "idem.job_id": job.jobId, "idem.agent": job.agent } },
+        async (recordSpan) => {
+          const r = await recordDurably(output, canonical, jlog, recordSpan.traceparent);
+          recordSpan.setAttributes({ "idem.record.status": r.status });
+          return r;
+        },
+      );
+      outcome(result.status);
       metrics.records.inc({ source: "executor", status: result.status });
       if (result.status === "conflict") {
         metrics.conflicts.inc({ source: "executor" });

@@ -60,6 +60,8 @@ export function createEmbeddedTransport(
       const delivery: Delivery = {
         job,
         deliveries: lease.deliveries,
+        // The trace context kept with the job row when it was enqueued.
+        traceparent: row.traceparent,
         claim: async () => ({ status: "acquired", lease, job: row }),
         heartbeat: async () => {
           current = await journal.jobs.extendLease(current, queue.ackWaitMs);

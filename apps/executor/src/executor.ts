@@ -4,7 +4,9 @@ import {
   createLogger,
   createOwnerId,
   type Logger,
+  noopTracing,
   retry,
+  type Tracing,
 } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import {
@@ -63,6 +65,11 @@ export interface CreateExecutorOptions {
   natsSubmit?: boolean;
   /** How often to look for jobs of agents nobody runs (see `createUnknownAgentSweep`); default 1 s. */
   unknownAgentSweepMs?: number;
+  /**
+   * Spans of each delivery, agent run and record, continuing the trace the job travels with
+   * (`startTelemetry`); default off. The record keeps the trace context either way.
+   */
+  tracing?: Tracing;
 }
 
 /** A running executor; `start()` once, `stop()` drains. */
@@ -107,6 +114,7 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
   const owner = options.owner ?? createOwnerId();
   const agents = [...(options.agents ?? Object.keys(config.agents))];
   const transport = config.nats ? "jetstream" : "embedded";
+  const tracing = options.tracing ?? noopTracing;
   const stopController = new AbortController();
   /** Aborted when the journal fails for good: agents still running are stopped, not waited for. */
   const fatalController = new AbortController();
@@ -166,6 +174,7 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
     timeoutOf,
     journalFailed,
     fatalSignal: fatalController.signal,
+    tracing,
   });
 
   function track(p: Promise<void>): void {
@@ -183,6 +192,7 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
     log,
     clock,
     owner,
+    tracing,
     agents,
     stopSignal: stopController.signal,
     timeoutOf,

@@ -1,3 +1,4 @@
+import { normalizeTraceparent } from "@idem/core";
 import { JOURNAL_EVENTS, type JobClaimResult, type JobLease } from "@idem/journal";
 import {
   type DeadLetterAdvisory,
@@ -25,6 +26,8 @@ export interface JetStreamTransport extends ExecutorTransport {
 class JetStreamDelivery implements Delivery {
   readonly job: Job;
   readonly deliveries: number;
+  /** The `traceparent` header the job was published with, when it is a valid one. */
+  readonly traceparent: string | undefined;
   #claimUntil = 0;
 
   constructor(
@@ -33,6 +36,7 @@ class JetStreamDelivery implements Delivery {
   ) {
     this.job = message.job;
     this.deliveries = message.deliveries;
+    this.traceparent = normalizeTraceparent(message.traceparent);
   }
 
   async claim(): Promise<JobClaimResult> {
@@ -43,6 +47,7 @@ class JetStreamDelivery implements Delivery {
       owner: context.owner,
       leaseMs: context.timeoutOf(job.agent),
       streamSeq: this.message.streamSeq,
+      ...(this.traceparent === undefined ? {} : { traceparent: this.traceparent }),
     });
     if (c.status === "acquired") this.#claimUntil = c.lease.until;
     return c;
@@ -128,11 +133,10 @@ export function createJetStreamTransport(
     let republished = 0;
     for (const row of pending) {
       if (row.streamSeq !== null && (await opened.holds(row.streamSeq, row.jobId))) continue;
-      const pub = await opened.publisher.publish({
-        jobId: row.jobId,
-        agent: row.agent,
-        input: row.input as Job["input"],
-      });
+      const pub = await opened.publisher.publish(
+        { jobId: row.jobId, agent: row.agent, input: row.input as Job["input"] },
+        { traceparent: row.traceparent },
+      );
       await journal.jobs.setStreamSeq(row.jobId, pub.seq);
       republished += 1;
     }

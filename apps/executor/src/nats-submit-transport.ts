@@ -1,5 +1,10 @@
 import { parseSubmission, type SubmitMetrics, submitOutput } from "@idem/core";
-import { type NatsConnection, type SubmitResponder, startSubmitResponder } from "@idem/nats";
+import {
+  type NatsConnection,
+  type SubmitRequest,
+  type SubmitResponder,
+  startSubmitResponder,
+} from "@idem/nats";
 import { classifyError, describeError } from "@idem/schema";
 import type { ExecutorTransport, TransportContext } from "./transport.js";
 
@@ -16,7 +21,7 @@ export function createNatsSubmitTransport(
   const { config, journal } = context;
   let responder: SubmitResponder | undefined;
 
-  async function answer(request: { size: number; text(): string }): Promise<unknown> {
+  async function answer(request: SubmitRequest): Promise<unknown> {
     if (request.size > config.api.maxBodyBytes) {
       return {
         status: "invalid",
@@ -29,7 +34,10 @@ export function createNatsSubmitTransport(
     const parsed = parseSubmission(request.text(), config.limits.maxOutputBytes);
     try {
       return parsed.ok
-        ? await submitOutput(journal, config, parsed.value, "nats", metrics)
+        ? await submitOutput(journal, config, parsed.value, "nats", metrics, {
+            traceparent: request.traceparent,
+            tracing: context.tracing,
+          })
         : parsed.result;
     } catch (e) {
       return { status: "error", error: describeError(e), class: classifyError(e) };

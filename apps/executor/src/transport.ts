@@ -1,4 +1,4 @@
-import type { Logger } from "@idem/core";
+import type { Logger, Tracing } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import type { Clock, Config } from "@idem/schema";
 import type { Delivery } from "./delivery.js";
@@ -30,6 +30,8 @@ export interface TransportContext {
   readonly clock: Clock;
   /** This executor's name in journal leases. */
   readonly owner: string;
+  /** This process's tracing (off by default): submit spans of the NATS submit responder. */
+  readonly tracing: Tracing;
   /** The agents this executor consumes. */
   readonly agents: readonly string[];
   /** Aborted when the executor stops (or the journal fails for good). */

@@ -1,4 +1,10 @@
-import { decideEffect, type FileWriteIndex, type Logger, scheduledDelay } from "@idem/core";
+import {
+  decideEffect,
+  type FileWriteIndex,
+  type Logger,
+  scheduledDelay,
+  type Tracing,
+} from "@idem/core";
 import type { Effects, ProbeHint } from "@idem/effects";
 import { type Claim, type EffectRecord, isSettledEffect, type JournalStore } from "@idem/journal";
 import {
@@ -48,6 +54,10 @@ export interface InterpretRunContext {
   writes: FileWriteIndex;
   /** Aborted when the interpreter stops: the run is released before its next effect. */
   stopSignal: AbortSignal;
+  /** The claim, probe and apply spans, continuing the trace kept with the record; off by default. */
+  tracing: Tracing;
+  /** The ordering target of an effect (`repo:site@main`), an attribute of its spans. */
+  targetOf(spec: EffectSpec): string | undefined;
 }
 
 /** Why a run stops early: the outcome is already decided and written. */
@@ -83,16 +93,32 @@ class EffectFailure extends Error {
  * holder gets LEASE_LOST, stops, and writes nothing more (outcome `lease-lost`). Does not throw:
  * when the journal cannot take the run's failure either, that is logged and the run is left to its
  * lease expiry (outcome `failed`).
+ *
+ * Traced as an `idem.claim` span (from `claimedAt`, when the claim was asked for, to the run's
+ * end) with an `idem.probe` and an `idem.apply` span per probe and apply under it, all continuing
+ * the trace context kept with the record: after a restart, a takeover or a replay too.
  */
 export async function interpretRun(
   claim: Claim,
   context: InterpretRunContext,
+  claimedAt?: number,
 ): Promise<RunOutcome> {
   const { journal, effects, settings, clock, fault, metrics, writes, stopSignal } = context;
   const { run, output } = claim;
   const lease = claim.lease;
   const base = { jobId: run.jobId, generation: run.generation };
   const rlog = context.log.child(base);
+  const claimSpan = context.tracing.start("idem.claim", {
+    parent: output.traceparent,
+    ...(claimedAt === undefined ? {} : { startTime: claimedAt }),
+    attributes: {
+      "idem.job_id": run.jobId,
+      "idem.agent": output.agent,
+      "idem.generation": run.generation,
+      "idem.run.takeover": claim.takeover,
+      "idem.run.attempts": run.attempts,
+    },
+  });
   metrics.runs.inc({ outcome: claim.takeover ? "takeover" : "claimed" });
   rlog.info(
     { event: claim.takeover ? "run.takeover" : "run.claimed", attempts: run.attempts },
@@ -117,6 +143,12 @@ export async function interpretRun(
   keeper.unref();
 
   const end = (outcome: RunOutcome): RunOutcome => {
+    if (outcome.error !== undefined) claimSpan.fail(outcome.error);
+    claimSpan.setAttributes({
+      "idem.run.outcome": outcome.outcome,
+      "idem.failure_class": outcome.class,
+    });
+    claimSpan.end();
     metrics.runs.inc({ outcome: outcome.outcome });
     const line = { event: `run.${outcome.outcome}`, class: outcome.class, error: outcome.error };
     if (outcome.outcome === "dead" || outcome.outcome === "lease-lost")
@@ -200,6 +232,23 @@ export async function interpretRun(
       supersededBy,
     });
     const intent = { key, idx: i, kind: spec.kind, specHash: contentHash(spec) };
+    const attributes = {
+      "idem.job_id": run.jobId,
+      "idem.effect_key": key,
+      "idem.effect.kind": spec.kind,
+      "idem.effect.target": context.targetOf(spec),
+      "idem.generation": run.generation,
+    };
+    /** A probe or an apply as a span under the claim, its outcome an attribute. */
+    const traced =
+      <T>(name: "idem.probe" | "idem.apply", op: () => Promise<T>, outcome: (r: T) => string) =>
+      () =>
+        context.tracing.inSpan(name, { parent: claimSpan, attributes }, async (span) => {
+          const r = await op();
+          span.setAttributes({ "idem.effect.outcome": outcome(r) });
+          return r;
+        });
+    const applied = () => "applied";
     const settled = async (
       state: "applied" | "present" | "skipped",
       detail: Record<string, unknown>,
@@ -232,7 +281,10 @@ export async function interpretRun(
       case "apply-unprobeable": {
         await journal.ledger.intend(lease, intent);
         fault(FAULT_POINTS.INTERPRETER_AFTER_INTENT);
-        const detail = await attempt(() => effects.apply(spec, key), spec);
+        const detail = await attempt(
+          traced("idem.apply", () => effects.apply(spec, key), applied),
+          spec,
+        );
         fault(FAULT_POINTS.INTERPRETER_AFTER_APPLY);
         await settled("applied", detail);
         return;
@@ -240,7 +292,14 @@ export async function interpretRun(
       case "probe": {
         let hint = hintOf(current);
         for (let moved = 0; ; moved++) {
-          const probed = await attempt(() => effects.probe(spec, key, hint), spec);
+          const probed = await attempt(
+            traced(
+              "idem.probe",
+              () => effects.probe(spec, key, hint),
+              (p) => p.status,
+            ),
+            spec,
+          );
           if (probed.status === "present") {
             await journal.ledger.intend(lease, { ...intent, detail: probed.detail });
             fault(FAULT_POINTS.INTERPRETER_AFTER_INTENT);
@@ -263,7 +322,10 @@ export async function interpretRun(
           fault(FAULT_POINTS.INTERPRETER_AFTER_INTENT);
           let detail: Record<string, unknown>;
           try {
-            detail = await attempt(() => effects.apply(spec, key, probed), spec);
+            detail = await attempt(
+              traced("idem.apply", () => effects.apply(spec, key, probed), applied),
+              spec,
+            );
           } catch (e) {
             if (
               e instanceof EffectFailure &&

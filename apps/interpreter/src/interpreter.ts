@@ -1,10 +1,19 @@
-import { createLogger, createOwnerId, FileWriteIndex, type Logger, sleep } from "@idem/core";
+import {
+  createLogger,
+  createOwnerId,
+  FileWriteIndex,
+  type Logger,
+  noopTracing,
+  sleep,
+  type Tracing,
+} from "@idem/core";
 import type { Effects } from "@idem/effects";
 import { JOURNAL_EVENTS, type JournalStore } from "@idem/journal";
 import {
   type Clock,
   type Config,
   describeError,
+  effectTarget,
   type FaultHook,
   type IdemError,
   noFault,
@@ -27,6 +36,11 @@ export interface InterpreterOptions {
   metrics?: InterpreterMetrics;
   /** Claim loops in this process (`--concurrency N`); the journal's target order keeps them apart. */
   concurrency?: number;
+  /**
+   * Claim, probe and apply spans continuing the trace kept with each record (`startTelemetry`);
+   * default off.
+   */
+  tracing?: Tracing;
 }
 
 /** What `drain()` (`idem interpreter --once`) did. */
@@ -95,6 +109,8 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
     metrics,
     writes: new FileWriteIndex(journal),
     stopSignal,
+    tracing: options.tracing ?? noopTracing,
+    targetOf: (spec) => effectTarget(spec, config),
   };
 
   let loops: Promise<void> | undefined;
@@ -122,12 +138,14 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
   }
 
   async function runOnce(): Promise<RunOutcome | undefined> {
+    // When the claim was asked for: where the run's claim span starts (wall time, as spans are).
+    const claimedAt = Date.now();
     const claim = await journal.runs.claim({
       owner,
       leaseMs: settings.leaseMs,
       maxLeaseExpiries: settings.maxLeaseExpiries,
     });
-    return claim && interpretRun(claim, context);
+    return claim && interpretRun(claim, context, claimedAt);
   }
 
   const newTally = (): Record<RunOutcome["outcome"], number> => ({

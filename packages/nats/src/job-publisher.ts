@@ -1,6 +1,7 @@
 import type { Clock, Job, NatsConfig } from "@idem/schema";
 import { IdemError, retry, systemClock } from "@idem/schema";
 import type { JetStreamClient, PubAck } from "@nats-io/jetstream";
+import { headers as natsHeaders } from "@nats-io/transport-node";
 import { jobSubject } from "./subjects.js";
 
 /** The answer of the jobs stream to one publish. */
@@ -16,7 +17,15 @@ export interface PublishResult {
 export interface PublishOptions {
   /** The Nats-Msg-Id; default the job ID (`<jobId>#retry-<n>` for a dead-letter retry). */
   msgId?: string;
+  /**
+   * The W3C trace context sent as the `traceparent` header, so the executor's delivery continues
+   * the enqueue's trace. Passed as it is: the caller validates it.
+   */
+  traceparent?: string | undefined;
 }
+
+/** The NATS header that carries a job's W3C trace context. */
+export const TRACEPARENT_HEADER = "traceparent";
 
 /** Publishes jobs to `<subjectPrefix>.jobs.<agent>` with `Nats-Msg-Id`, for orchestrators and `idem enqueue`. */
 export interface JobPublisher {
@@ -70,9 +79,13 @@ export function createJobPublisher(options: CreateJobPublisherOptions): JobPubli
       const subject = jobSubject(nats.subjectPrefix, job.agent);
       const data = JSON.stringify(job);
       const deadline = clock.now() + nats.publishRetryMs;
+      const traceparent = publishOptions.traceparent;
+      const headers = traceparent === undefined ? undefined : natsHeaders();
+      if (headers && traceparent !== undefined) headers.set(TRACEPARENT_HEADER, traceparent);
+      const options = { msgID, timeout: attemptTimeoutMs, ...(headers ? { headers } : {}) };
       let ack: PubAck;
       try {
-        ack = await retry(() => js.publish(subject, data, { msgID, timeout: attemptTimeoutMs }), {
+        ack = await retry(() => js.publish(subject, data, options), {
           ...PUBLISH_BACKOFF,
           retryable: (e) => isRetryablePublishError(e) && clock.now() < deadline,
         });

@@ -1,5 +1,6 @@
 import {
   type BatchEnqueueResult,
+  createLogger,
   type EnqueueFailure,
   type EnqueueOutcome,
   enqueueJob,
@@ -8,6 +9,8 @@ import {
   type JobFileProblems,
   type JobPublisher,
   parseJobFile,
+  startTelemetry,
+  type Tracing,
   withJobPublisher,
 } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
@@ -55,16 +58,29 @@ export function register(program: Command): void {
       // queued forever. On JetStream executors elsewhere may run others, unless --check-agents.
       const agents = !config.nats || opts.checkAgents ? Object.keys(config.agents) : undefined;
       const { jobs, batch } = readJobFile(file, agents);
-      await withJournal(config, (journal) =>
-        withJobPublisher(config, "idem enqueue", async (publisher) => {
-          if (!batch) {
-            report(await enqueueJob(jobs[0] as Job, { journal, publisher }), opts.json);
-            return;
-          }
-          const result = await enqueueBatch(jobs, journal, publisher, concurrency);
-          reportBatch(jobs, result, opts.json);
-        }),
-      );
+      // Off unless telemetry.otlpUrl or OTEL_EXPORTER_OTLP_ENDPOINT is set: each job's trace starts
+      // here (its enqueue span) and travels with it; TRACEPARENT continues a caller's trace.
+      const logger = createLogger({
+        name: "idem-enqueue",
+        level: process.env.IDEM_LOG_LEVEL ?? "warn",
+      });
+      const tracing = startTelemetry({ config, service: "idem-enqueue", logger });
+      const traceparent = process.env.TRACEPARENT;
+      try {
+        await withJournal(config, (journal) =>
+          withJobPublisher(config, "idem enqueue", async (publisher) => {
+            const options = { journal, publisher, tracing, traceparent };
+            if (!batch) {
+              report(await enqueueJob(jobs[0] as Job, options), opts.json);
+              return;
+            }
+            const result = await enqueueBatch(jobs, journal, publisher, concurrency, tracing);
+            reportBatch(jobs, result, opts.json);
+          }),
+        );
+      } finally {
+        await tracing.shutdown();
+      }
     });
 }
 
@@ -105,6 +121,7 @@ async function enqueueBatch(
   journal: JournalStore,
   publisher: JobPublisher | undefined,
   concurrency: number,
+  tracing: Tracing,
 ): Promise<BatchEnqueueResult> {
   const bar = process.stderr.isTTY
     ? new cliProgress.SingleBar(
@@ -123,6 +140,8 @@ async function enqueueBatch(
       journal,
       publisher,
       concurrency,
+      tracing,
+      traceparent: process.env.TRACEPARENT,
       onSettled: () => bar?.update(++settled),
     });
   } finally {

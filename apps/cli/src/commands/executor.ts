@@ -1,4 +1,4 @@
-import { assertConfigInvariants, createLogger } from "@idem/core";
+import { assertConfigInvariants, createLogger, startTelemetry } from "@idem/core";
 import { type ApiServer, createExecutor, type Executor, startApiServer } from "@idem/executor";
 import { createFaultHook, type FaultPoint } from "@idem/schema";
 import type { Command } from "commander";
@@ -38,6 +38,9 @@ export function register(program: Command): void {
         throw new CliError((e as Error).message, EXIT.USAGE);
       }
       const logger = createLogger({ name: "idem-executor", format });
+      // Off unless telemetry.otlpUrl or OTEL_EXPORTER_OTLP_ENDPOINT is set; shut down last, so the
+      // spans of the drain are exported before the process exits.
+      const tracing = startTelemetry({ config, service: "idem-executor", logger });
       const journal = await openConfiguredJournal(config);
       let stopSignal: (s: NodeJS.Signals) => void = () => {};
       const signal = new Promise<NodeJS.Signals>((resolve) => {
@@ -47,7 +50,7 @@ export function register(program: Command): void {
       let executor: Executor | undefined;
       let api: ApiServer | undefined;
       try {
-        executor = createExecutor({ config, journal, logger, fault });
+        executor = createExecutor({ config, journal, logger, fault, tracing });
         await executor.start();
         if (opts.api !== false) {
           api = await startApiServer({
@@ -72,6 +75,7 @@ export function register(program: Command): void {
         await api?.close();
         await executor?.stop();
         await journal.close();
+        await tracing.shutdown();
         disposeSignals();
       }
     });

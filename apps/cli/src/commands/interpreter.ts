@@ -1,4 +1,10 @@
-import { createLogger, type HttpServer, openTargets, startMetricsServer } from "@idem/core";
+import {
+  createLogger,
+  type HttpServer,
+  openTargets,
+  startMetricsServer,
+  startTelemetry,
+} from "@idem/core";
 import { createInterpreter, createInterpreterMetrics } from "@idem/interpreter";
 import { createFaultHook } from "@idem/schema";
 import type { Command } from "commander";
@@ -53,6 +59,8 @@ export function register(program: Command): void {
         throw new CliError((e as Error).message, EXIT.USAGE);
       }
       const logger = createLogger({ name: "idem-interpreter", format });
+      // Off unless telemetry.otlpUrl or OTEL_EXPORTER_OTLP_ENDPOINT is set; shut down last.
+      const tracing = startTelemetry({ config, service: "idem-interpreter", logger });
       const journal = await openConfiguredJournal(config);
       const effects = openTargets(config);
       const metrics = createInterpreterMetrics();
@@ -64,6 +72,7 @@ export function register(program: Command): void {
         logger,
         metrics,
         concurrency,
+        tracing,
       });
       let server: HttpServer | undefined;
       let stopRequested: (() => void) | undefined;
@@ -117,6 +126,7 @@ export function register(program: Command): void {
         await server?.close();
         await effects.close();
         await journal.close();
+        await tracing.shutdown();
       }
     });
 }

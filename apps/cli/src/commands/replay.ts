@@ -1,5 +1,12 @@
 import { createInterface } from "node:readline/promises";
-import { buildReplayPlan, createLogger, createReplayRuns, openTargets } from "@idem/core";
+import {
+  buildReplayPlan,
+  createLogger,
+  createReplayRuns,
+  openTargets,
+  startTelemetry,
+  type Tracing,
+} from "@idem/core";
 import { createInterpreter, type DrainResult } from "@idem/interpreter";
 import type { JournalStore, ReplaySelection } from "@idem/journal";
 import type { Config } from "@idem/schema";
@@ -69,10 +76,14 @@ export function register(program: Command): void {
           return;
         }
         const journal = await openConfiguredJournal(config);
+        // Off unless telemetry.otlpUrl or OTEL_EXPORTER_OTLP_ENDPOINT is set: the replay's spans
+        // (and, with --now, the interpretation's) join each output's own trace.
+        const tracing = startTelemetry({ config, service: "idem-replay", logger: replayLogger() });
         try {
-          await replay(config, journal, effects, selection, opts);
+          await replay(config, journal, effects, selection, opts, tracing);
         } finally {
           await journal.close();
+          await tracing.shutdown();
         }
       } finally {
         await effects.close();
@@ -103,6 +114,7 @@ async function replay(
   effects: ReturnType<typeof openTargets>,
   selection: ReplaySelection,
   opts: ReplayOptions,
+  tracing: Tracing,
 ): Promise<void> {
   const force = opts.forceUnprobeable ?? false;
   const plan = await buildReplayPlan({
@@ -135,13 +147,17 @@ async function replay(
     }
   }
   const actor = actorOf(opts.actor);
-  const created = await createReplayRuns(journal, plan, { actor, forceUnprobeable: force });
+  const created = await createReplayRuns(journal, plan, {
+    actor,
+    forceUnprobeable: force,
+    tracing,
+  });
   say(
     `created ${created.length} run generation(s)${force ? " with --force-unprobeable" : ""} (actor ${actor})\n`,
   );
   let drained: DrainResult | undefined;
   if (opts.now) {
-    drained = await driveNow(config, journal, effects, created.length);
+    drained = await driveNow(config, journal, effects, created.length, tracing);
     const done = drained.runs.done;
     say(`interpreted here: ${done} run(s) done, ${drained.dead.length} dead\n`);
     if (drained.endedDead) {
@@ -171,6 +187,7 @@ async function driveNow(
   journal: JournalStore,
   effects: ReturnType<typeof openTargets>,
   total: number,
+  tracing: Tracing,
 ): Promise<DrainResult> {
   const interpreter = createInterpreter({
     config,
@@ -180,6 +197,7 @@ async function driveNow(
       name: "idem-interpreter",
       level: process.env.IDEM_LOG_LEVEL ?? "warn",
     }),
+    tracing,
   });
   const bar = new cliProgress.SingleBar(
     {
@@ -212,4 +230,9 @@ async function driveNow(
     bar.update(Math.max(0, total - (a.pending + a.running + a.failed)));
     bar.stop();
   }
+}
+
+/** The replay's own log lines (telemetry's): warnings only, unless IDEM_LOG_LEVEL says more. */
+function replayLogger() {
+  return createLogger({ name: "idem-replay", level: process.env.IDEM_LOG_LEVEL ?? "warn" });
 }

@@ -2,6 +2,7 @@ import type { JournalStore } from "@idem/journal";
 import type { JobPublisher } from "@idem/nats";
 import type { Job } from "@idem/schema";
 import { IdemError, isIdemError, retryMsgId } from "@idem/schema";
+import { noopTracing, type TraceSpan, type Tracing } from "../telemetry/tracing.js";
 
 /** The answer of `idem enqueue --json`. */
 export interface EnqueueOutcome {
@@ -17,19 +18,54 @@ export interface EnqueueOutcome {
  * embedded transport), then, with a publisher, onto JetStream with `Nats-Msg-Id = jobId`. Safe to
  * repeat: a job already enqueued with the same input is a duplicate (success), published again under
  * the same msg id so a publish lost last time is not lost for good.
+ *
+ * The enqueue is an `idem.enqueue` span (continuing `traceparent`, e.g. an HTTP caller's), and its
+ * trace context travels with the job: kept with the job row (the embedded queue's delivery reads
+ * it) and sent as the `traceparent` header of the publish. A job enqueued again keeps its first.
  * @throws JOB_CONFLICT when the job ID is enqueued with another input; UNAVAILABLE when the stream
  * gave no PubAck within `nats.publishRetryMs` (the outbox row stays: the executor republishes it).
  */
-export async function enqueueJob(
+export async function enqueueJob(job: Job, options: EnqueueOptions): Promise<EnqueueOutcome> {
+  const tracing = options.tracing ?? noopTracing;
+  return tracing.inSpan(
+    "idem.enqueue",
+    {
+      parent: options.traceparent,
+      kind: "producer",
+      attributes: { "idem.job_id": job.jobId, "idem.agent": job.agent },
+    },
+    (span) => enqueueTraced(job, options, span),
+  );
+}
+
+/** How a job is enqueued: the journal, the publisher on JetStream, who, and its trace context. */
+export interface EnqueueOptions {
+  journal: JournalStore;
+  publisher?: JobPublisher | undefined;
+  actor?: string;
+  /** This process's tracing, for the `idem.enqueue` span; default none. */
+  tracing?: Tracing;
+  /** The caller's W3C traceparent (an HTTP header) the enqueue continues; invalid ones are ignored. */
+  traceparent?: string | null | undefined;
+}
+
+async function enqueueTraced(
   job: Job,
-  options: { journal: JournalStore; publisher?: JobPublisher; actor?: string },
+  options: EnqueueOptions,
+  span: TraceSpan,
 ): Promise<EnqueueOutcome> {
   const { journal, publisher } = options;
+  const traceparent = span.traceparent;
+  const trace = traceparent === undefined ? {} : { traceparent };
   const actor = options.actor ?? "enqueue";
   // With a publisher the stream's PubAck is what the caller is told, so the outbox row need not be
   // fsynced first: a crash before the publish leaves it for the republish, and a failed publish is
   // made durable below before the caller hears of it.
-  const outbox = await journal.jobs.enqueue(job, { actor, durable: publisher === undefined });
+  const outbox = await journal.jobs.enqueue(job, {
+    actor,
+    durable: publisher === undefined,
+    ...trace,
+  });
   if (outbox.status === "conflict") {
     throw new IdemError("JOB_CONFLICT", `job ${job.jobId} is already enqueued with another input`, {
       details: { jobId: job.jobId },
@@ -42,7 +78,7 @@ export async function enqueueJob(
   });
   let outcome: EnqueueOutcome;
   if (publisher) {
-    const pub = await publisher.publish(job).catch(async (e: unknown) => {
+    const pub = await publisher.publish(job, trace).catch(async (e: unknown) => {
       // The caller is told the executor republishes the job: the outbox row must outlive a power
       // loss from here on. A durable event carries it (the WAL is fsynced in order).
       await journal.events.append({
@@ -62,6 +98,10 @@ export async function enqueueJob(
     outcome = { jobId: job.jobId, stream: "embedded", seq: outbox.seq, duplicate };
     await journal.events.append({ jobId: job.jobId, ...event(duplicate, "embedded", outbox.seq) });
   }
+  span.setAttributes({
+    "idem.enqueue.stream": outcome.stream,
+    "idem.enqueue.duplicate": outcome.duplicate,
+  });
   return outcome;
 }
 
@@ -94,10 +134,7 @@ export interface BatchEnqueueResult {
  */
 export async function enqueueJobs(
   jobs: readonly Job[],
-  options: {
-    journal: JournalStore;
-    publisher?: JobPublisher;
-    actor?: string;
+  options: EnqueueOptions & {
     concurrency?: number;
     /** Called as each job settles (a progress bar). */
     onSettled?: (index: number, result: EnqueueOutcome | EnqueueFailure) => void;
@@ -162,7 +199,11 @@ export async function retryDeadLetter(
   });
   if (!publisher) return { jobId, stream: "embedded", seq: 0, duplicate: false, retry: retries };
   const job: Job = { jobId, agent: row.agent, input: row.input as Job["input"] };
-  const pub = await publisher.publish(job, { msgId: retryMsgId(jobId, retries) });
+  // The retried job carries the trace context it was first enqueued under.
+  const pub = await publisher.publish(job, {
+    msgId: retryMsgId(jobId, retries),
+    ...(row.traceparent === undefined ? {} : { traceparent: row.traceparent }),
+  });
   await journal.jobs.setStreamSeq(jobId, pub.seq);
   return { jobId, stream: pub.stream, seq: pub.seq, duplicate: pub.duplicate, retry: retries };
 }

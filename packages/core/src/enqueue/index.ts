@@ -1,6 +1,11 @@
 export type { JobPublisher } from "@idem/nats";
 export { withJobPublisher } from "@idem/nats";
-export type { BatchEnqueueResult, EnqueueFailure, EnqueueOutcome } from "./enqueue-job.js";
+export type {
+  BatchEnqueueResult,
+  EnqueueFailure,
+  EnqueueOptions,
+  EnqueueOutcome,
+} from "./enqueue-job.js";
 export { enqueueJob, enqueueJobs, retryDeadLetter } from "./enqueue-job.js";
 export type { JobFile, JobFileOptions, JobFileProblems } from "./job-file.js";
 export { parseJobFile } from "./job-file.js";

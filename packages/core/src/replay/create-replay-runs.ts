@@ -1,4 +1,5 @@
 import type { JournalStore, RunRecord } from "@idem/journal";
+import { noopTracing, type Tracing } from "../telemetry/tracing.js";
 import type { ReplayPlan } from "./replay-plan.js";
 
 /**
@@ -8,16 +9,41 @@ import type { ReplayPlan } from "./replay-plan.js";
  * decides every effect again and probes the targets, so replaying twice never applies an effect
  * twice: a second replay only makes one more generation that finds everything present.
  * `forceUnprobeable` marks the new runs to send again effects that cannot be probed and were sent.
+ *
+ * With `tracing`, each created run is an `idem.replay` span in its output's own trace (continuing
+ * the traceparent kept with the record), as the new generation's interpretation will be.
  * Journal errors propagate (nothing is created then).
  */
 export async function createReplayRuns(
   journal: JournalStore,
   plan: Pick<ReplayPlan, "jobIds">,
-  options: { actor: string; forceUnprobeable?: boolean },
+  options: { actor: string; forceUnprobeable?: boolean; tracing?: Tracing },
 ): Promise<RunRecord[]> {
   if (plan.jobIds.length === 0) return [];
-  return journal.runs.replay(
+  const tracing = options.tracing ?? noopTracing;
+  const startTime = Date.now();
+  const forceUnprobeable = options.forceUnprobeable ?? false;
+  const created = await journal.runs.replay(
     { jobIds: plan.jobIds },
-    { actor: options.actor, forceUnprobeable: options.forceUnprobeable ?? false },
+    { actor: options.actor, forceUnprobeable },
   );
+  if (tracing.enabled && created.length > 0) {
+    const outputs = await journal.outputs.select({ jobIds: created.map((r) => r.jobId) });
+    const traceOf = new Map(outputs.map((o) => [o.jobId, o.traceparent]));
+    for (const run of created) {
+      tracing
+        .start("idem.replay", {
+          parent: traceOf.get(run.jobId),
+          startTime,
+          attributes: {
+            "idem.job_id": run.jobId,
+            "idem.generation": run.generation,
+            "idem.replay.actor": options.actor,
+            "idem.replay.force_unprobeable": forceUnprobeable,
+          },
+        })
+        .end();
+    }
+  }
+  return created;
 }

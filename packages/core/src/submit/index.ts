@@ -2,7 +2,12 @@ export type { OutputFile, OutputFileProblems } from "./output-file.js";
 export { parseOutputFile } from "./output-file.js";
 export type { SubmitOutputsOptions } from "./submit-batch.js";
 export { submitOutputs } from "./submit-batch.js";
-export type { SubmitCounter, SubmitMetrics, SubmitResult } from "./submit-output.js";
+export type {
+  SubmitCounter,
+  SubmitMetrics,
+  SubmitResult,
+  SubmitTrace,
+} from "./submit-output.js";
 export {
   oversizedSubmission,
   parseSubmission,

@@ -1,6 +1,7 @@
 import type { JournalStore, OutputSource } from "@idem/journal";
 import type { Config, ValidationIssue } from "@idem/schema";
 import { describeJsonError, effectTargets } from "@idem/schema";
+import { noopTracing, type Tracing } from "../telemetry/tracing.js";
 import { checkRecordable } from "../validate/check-recordable.js";
 
 /** A counter as far as submit uses it (prom-client's Counter fits). */
@@ -25,6 +26,14 @@ export interface SubmitResult {
   issues?: ValidationIssue[];
 }
 
+/** The trace context of one submission (the `traceparent` header of HTTP or NATS). */
+export interface SubmitTrace {
+  /** The caller's W3C traceparent; an invalid one is ignored (the submission is not). */
+  traceparent?: string | null | undefined;
+  /** This process's tracing, for the `idem.submit` span; default none (the context passes through). */
+  tracing?: Tracing;
+}
+
 /** The HTTP status of each submit answer (DESIGN.md): 201, 200, 409, 400. */
 export const SUBMIT_HTTP_STATUS = {
   recorded: 201,
@@ -39,6 +48,11 @@ export const SUBMIT_HTTP_STATUS = {
  * `rejections` by the journal), an invalid submission (see {@link checkRecordable}: the schema, the
  * config and every check of the effects' text, a git.patch parsed) writes nothing. Safe to repeat:
  * a retry after a lost answer is a duplicate.
+ *
+ * With `trace`, the submission is an `idem.submit` span continuing the caller's traceparent, and
+ * the record keeps that span's context (or, tracing off, the caller's) for the interpreter to
+ * continue. It is no part of the output: a retry under another traceparent is still `duplicate`,
+ * and the record keeps the first.
  * @throws whatever the journal throws (`DISK_FULL`, `IO`, a failed fsync); nothing is
  * recorded then.
  */
@@ -48,6 +62,30 @@ export async function submitOutput(
   raw: unknown,
   source: OutputSource,
   metrics?: SubmitMetrics,
+  trace: SubmitTrace = {},
+): Promise<SubmitResult> {
+  const tracing = trace.tracing ?? noopTracing;
+  return tracing.inSpan(
+    "idem.submit",
+    { parent: trace.traceparent, kind: "server", attributes: { "idem.submit.source": source } },
+    async (span) => {
+      const result = await submitChecked(journal, config, raw, source, metrics, span.traceparent);
+      span.setAttributes({
+        "idem.job_id": result.jobId ?? undefined,
+        "idem.submit.status": result.status,
+      });
+      return result;
+    },
+  );
+}
+
+async function submitChecked(
+  journal: JournalStore,
+  config: Config,
+  raw: unknown,
+  source: OutputSource,
+  metrics: SubmitMetrics | undefined,
+  traceparent: string | undefined,
 ): Promise<SubmitResult> {
   const rawJobId =
     typeof raw === "object" &&
@@ -63,6 +101,7 @@ export async function submitOutput(
   const r = await journal.outputs.record(v.value, {
     source,
     targets: effectTargets(v.value, config),
+    ...(traceparent === undefined ? {} : { traceparent }),
   });
   metrics?.records.inc({ source, status: r.status });
   if (r.status === "conflict") metrics?.conflicts.inc({ source });

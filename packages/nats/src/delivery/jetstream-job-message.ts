@@ -1,5 +1,6 @@
 import type { Job } from "@idem/schema";
 import type { JsMsg } from "@nats-io/jetstream";
+import { TRACEPARENT_HEADER } from "../job-publisher.js";
 
 /** How long an ack waits for the server's confirmation. */
 const ACK_TIMEOUT_MS = 5_000;
@@ -21,6 +22,11 @@ export class JetStreamJobMessage {
   /** Deliveries of this message so far, this one included (JetStream's count). */
   get deliveries(): number {
     return this.#msg.info.deliveryCount;
+  }
+
+  /** The `traceparent` header the job was published with (its enqueue's trace), if any. */
+  get traceparent(): string | undefined {
+    return this.#msg.headers?.get(TRACEPARENT_HEADER) || undefined;
   }
 
   /** The message's sequence in the jobs stream. */

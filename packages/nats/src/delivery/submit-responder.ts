@@ -1,4 +1,5 @@
 import type { NatsConnection, Subscription } from "@nats-io/transport-node";
+import { TRACEPARENT_HEADER } from "../job-publisher.js";
 import { submitSubject } from "../subjects.js";
 
 /** The queue group every executor's submit responder joins: one of them answers each request. */
@@ -10,6 +11,8 @@ export interface SubmitRequest {
   readonly size: number;
   /** The body decoded as UTF-8. */
   text(): string;
+  /** The request's `traceparent` header (the submitter's trace), if any; not validated here. */
+  readonly traceparent: string | undefined;
 }
 
 /** A running submit responder. */
@@ -35,7 +38,11 @@ export async function startSubmitResponder(options: {
     callback: (err, msg) => {
       if (err) return;
       void (async () => {
-        const result = await answer({ size: msg.data.length, text: () => msg.string() });
+        const result = await answer({
+          size: msg.data.length,
+          text: () => msg.string(),
+          traceparent: msg.headers?.get(TRACEPARENT_HEADER) || undefined,
+        });
         msg.respond(JSON.stringify(result));
       })();
     },
