@@ -94,6 +94,8 @@ describe("the architecture rules", () => {
       "export type A = string;",
     ].join("\n"),
     "packages/core/src/b.ts": 'import type { A } from "./index.js";\nexport type B = A;\n',
+    "packages/core/src/telemetry/tracing.ts": 'export * from "@opentelemetry/api";\n',
+    "packages/nats/src/index.ts": 'export * from "@opentelemetry/api";\n',
     "packages/core/src/long.ts": "export const x = 1;\n".repeat(MAX_LINES + 1),
     "packages/core/src/long.test.ts": "export const x = 1;\n".repeat(MAX_LINES + 1),
     "packages/testing/src/index.ts": "export type T = string;\n",
@@ -102,6 +104,7 @@ describe("the architecture rules", () => {
       'export type { S } from "../../schema/src/index.js";',
     ].join("\n"),
     "apps/cli/src/index.ts": 'export * from "../../executor/src/index.js";\n',
+    "apps/cli/src/tracing.ts": 'export * from "@opentelemetry/api";\n',
     "apps/interpreter/src/index.ts": 'export * from "../../executor/src/index.js";\n',
     "apps/executor/src/index.ts":
       'export type { T } from "../../../packages/testing/src/index.js";\n',
@@ -129,12 +132,18 @@ describe("the architecture rules", () => {
     "nats-io-only-in-nats: packages/core/src/index.ts -> @nats-io/jetstream",
     "testing-only-in-tests: apps/executor/src/index.ts -> packages/testing/src/index.ts",
     "client-imports-only-schema: packages/client/src/index.ts -> packages/journal/src/index.ts",
+    "opentelemetry-only-in-core: packages/nats/src/index.ts -> @opentelemetry/api",
+    "opentelemetry-only-in-core: apps/cli/src/tracing.ts -> @opentelemetry/api",
     "never-core-imports-cli: packages/core/src/index.ts -> apps/cli/src/index.ts",
     "never-schema-imports-journal: packages/schema/src/index.ts -> packages/journal/src/index.ts",
     "schema-has-no-io: packages/schema/src/index.ts -> fs",
     `max-${MAX_LINES}-lines: packages/core/src/long.ts`,
   ])("report %s", (violation) => {
     expect(found).toContain(violation);
+  });
+
+  it("allow core its OpenTelemetry", () => {
+    expect(found.filter((f) => f.includes("packages/core/src/telemetry"))).toEqual([]);
   });
 
   it("allow the client its one dependency, the schema", () => {

@@ -107,6 +107,14 @@ export const IMPORT_RULES: IForbiddenRuleType[] = [
     to: { path: "(^|/)@nats-io/" },
   },
   {
+    name: "opentelemetry-only-in-core",
+    comment:
+      "OpenTelemetry is set up and used in @idem/core alone (packages/core/src/telemetry): apps use its tracing facade, other packages pass a traceparent as a plain string",
+    severity: "error",
+    from: { path: SRC, pathNot: under(PART_FOLDERS.core) },
+    to: { path: "(^|/)@opentelemetry/" },
+  },
+  {
     name: "schema-has-no-io",
     comment:
       "the vocabulary has no I/O: its src imports only itself, zod, canonicalize, crypto, path",

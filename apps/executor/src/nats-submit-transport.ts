@@ -36,7 +36,7 @@ export function createNatsSubmitTransport(
       return parsed.ok
         ? await submitOutput(journal, config, parsed.value, "nats", metrics, {
             traceparent: request.traceparent,
-            tracing: context.tracing,
+            ...(context.tracing ? { tracing: context.tracing } : {}),
           })
         : parsed.result;
     } catch (e) {

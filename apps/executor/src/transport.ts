@@ -30,8 +30,8 @@ export interface TransportContext {
   readonly clock: Clock;
   /** This executor's name in journal leases. */
   readonly owner: string;
-  /** This process's tracing (off by default): submit spans of the NATS submit responder. */
-  readonly tracing: Tracing;
+  /** This process's tracing, for the submit spans of the NATS submit responder; default off. */
+  readonly tracing?: Tracing;
   /** The agents this executor consumes. */
   readonly agents: readonly string[];
   /** Aborted when the executor stops (or the journal fails for good). */

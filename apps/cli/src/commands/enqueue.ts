@@ -64,7 +64,13 @@ export function register(program: Command): void {
         name: "idem-enqueue",
         level: process.env.IDEM_LOG_LEVEL ?? "warn",
       });
-      const tracing = startTelemetry({ config, service: "idem-enqueue", logger });
+      // A one-shot command waits 2 s at most for an unreachable receiver on its way out.
+      const tracing = startTelemetry({
+        config,
+        service: "idem-enqueue",
+        logger,
+        shutdownTimeoutMs: 2_000,
+      });
       const traceparent = process.env.TRACEPARENT;
       try {
         await withJournal(config, (journal) =>

@@ -78,7 +78,12 @@ export function register(program: Command): void {
         const journal = await openConfiguredJournal(config);
         // Off unless telemetry.otlpUrl or OTEL_EXPORTER_OTLP_ENDPOINT is set: the replay's spans
         // (and, with --now, the interpretation's) join each output's own trace.
-        const tracing = startTelemetry({ config, service: "idem-replay", logger: replayLogger() });
+        const tracing = startTelemetry({
+          config,
+          service: "idem-replay",
+          logger: replayLogger(),
+          shutdownTimeoutMs: 2_000,
+        });
         try {
           await replay(config, journal, effects, selection, opts, tracing);
         } finally {
