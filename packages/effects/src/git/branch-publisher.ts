@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { promises as fs, mkdirSync, rmSync } from "node:fs";
+import { promises as fs, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { IdemError } from "@idem/schema";
 import { refuse } from "../sandbox.js";
@@ -43,7 +43,7 @@ export class BranchPublisher {
   async checkedOutBranch(): Promise<string | null> {
     const { gitDir, bare } = await this.objects.layout();
     if (bare) return null;
-    const head = await fs.readFile(join(gitDir, "HEAD"), "utf8");
+    const head = readFileSync(join(gitDir, "HEAD"), "utf8");
     const m = /^ref: refs\/heads\/(.+)\n?$/.exec(head);
     return m ? (m[1] as string) : null;
   }
@@ -94,7 +94,8 @@ export class BranchPublisher {
       }
     }
     if (sync && !fast) await this.checkWorktree(paths, await this.objects.treeOf(base));
-    writeMarker(gitDir, marker);
+    // The in-process sync wrote it already; nothing it names has changed since.
+    if (!fast) writeMarker(gitDir, marker);
     try {
       await this.lock.updateRefs(lines);
     } catch (e) {

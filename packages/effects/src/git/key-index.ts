@@ -28,8 +28,8 @@ export function watermarkRef(branch: string): string {
 const ZERO = (format: ObjectFormat) => "0".repeat(format === "sha1" ? 40 : 64);
 
 /**
- * The index of effect keys of one repository: key refs and the watermark per branch, answered
- * through the long-lived cat-file process, with bounded `git log` scans where refs cannot answer.
+ * The index of effect keys of one repository: key refs and the watermark per branch, read from
+ * their files (`RepoObjects.ref`), with bounded `git log` scans where refs cannot answer.
  * Probes are never O(history) except once per process for a repo without idem's refs.
  */
 export class KeyIndex {
@@ -88,8 +88,8 @@ export class KeyIndex {
     const head = await this.objects.head(branch);
     if (head === null) return { found: false, head: null };
     const [ref, wm] = await Promise.all([
-      catFile.resolve(keyRef(branch, key)),
-      catFile.resolve(watermarkRef(branch)),
+      this.objects.ref(keyRef(branch, key)),
+      this.objects.ref(watermarkRef(branch)),
     ]);
     const wmOnBranch = wm !== undefined && (await this.reachable(wm, head));
     if (ref && (wmOnBranch || (await this.isAncestor(ref, head))))
@@ -123,14 +123,13 @@ export class KeyIndex {
    * plus one scan of `watermark..head`; otherwise one full scan of the branch.
    */
   async lookupKeys(branch: string, head: string, keys: string[]): Promise<Map<string, string>> {
-    const catFile = this.objects.catFile;
-    const wm = await catFile.resolve(watermarkRef(branch));
+    const wm = await this.objects.ref(watermarkRef(branch));
     if (wm === undefined || !(await this.reachable(wm, head))) return this.fullScan(branch, head);
     const out = new Map<string, string>();
     const recent =
       wm === head ? new Map<string, string[]>() : await this.scanRange([`${wm}..${head}`]);
     for (const k of keys) {
-      const c = recent.get(k)?.[0] ?? (await catFile.resolve(keyRef(branch, k)));
+      const c = recent.get(k)?.[0] ?? (await this.objects.ref(keyRef(branch, k)));
       if (c) out.set(k, c);
     }
     return out;
@@ -169,17 +168,16 @@ export class KeyIndex {
     commit: string,
     key: string,
   ): Promise<string[]> {
-    const catFile = this.objects.catFile;
     const { format } = await this.objects.layout();
     const w = watermarkRef(branch);
-    const wm = await catFile.resolve(w);
+    const wm = await this.objects.ref(w);
     const moveW = `update ${w} ${commit} ${wm ?? ZERO(format)}`;
     if (base !== null && wm === base) return [moveW];
     const lines: string[] = [];
     if (base !== null && wm && (await this.isAncestor(wm, base))) {
       for (const [k, shas] of await this.scanRange([`${wm}..${base}`])) {
         if (k === key) continue;
-        if ((await catFile.resolve(keyRef(branch, k))) !== shas[0])
+        if ((await this.objects.ref(keyRef(branch, k))) !== shas[0])
           lines.push(`update ${keyRef(branch, k)} ${shas[0]}`);
       }
       return [...lines, moveW];

@@ -7,7 +7,6 @@ import {
   writeFileSync,
   writeSync,
 } from "node:fs";
-import type { FileHandle } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { IdemError } from "@idem/schema";
 import {
@@ -43,7 +42,9 @@ export class PreparedSync {
     private readonly changes: Change[],
     private readonly dirs: Map<string, string | null>,
     private readonly files: {
-      lock: FileHandle;
+      /** The open `index.lock` (git's lock, created O_EXCL) and its idempotent close. */
+      fd: number;
+      close: () => void;
       lockPath: string;
       indexPath: string;
       release: () => Promise<void>;
@@ -96,8 +97,8 @@ export class PreparedSync {
         if (at >= 0) entries.splice(at, 1);
         continue;
       }
-      const o = await this.repo.catFile.read(c.next.oid);
-      if (o?.type !== "blob")
+      const content = await this.repo.blob(c.next.oid);
+      if (content === undefined)
         throw new IdemError(
           "INTEGRITY",
           `blob ${c.next.oid} is missing from repo "${this.repo.alias}"`,
@@ -106,7 +107,7 @@ export class PreparedSync {
       const tmp = tempName(file, nonce);
       mkdirSync(dirname(file), { recursive: true });
       rmSync(tmp, { force: true });
-      writeFileSync(tmp, o.content, {
+      writeFileSync(tmp, content, {
         flag: "wx",
         mode: c.next.mode === EXEC_MODE ? 0o777 : 0o666,
       });
@@ -137,8 +138,8 @@ export class PreparedSync {
     }
     if (this.index.tree) updateCacheTree(this.index.tree, this.dirs, entries);
     const data = serializeIndex(this.index, this.format);
-    writeSync(this.files.lock.fd, data);
-    await this.files.lock.close();
+    writeSync(this.files.fd, data);
+    this.files.close();
     renameSync(this.files.lockPath, this.files.indexPath);
   }
 }

@@ -60,7 +60,9 @@ export class RefUpdater {
   private ensure(): ChildProcessWithoutNullStreams {
     if (this.child) return this.child;
     const pre = this.durable ? ["-c", "core.fsync=reference", "-c", "core.fsyncMethod=fsync"] : [];
-    const child = spawn("git", [...GIT_BASE_ARGS, ...pre, "update-ref", "--stdin"], {
+    // Full oids only: no lookup of refs named like them (that warning costs ~12 stats per oid).
+    const quiet = ["-c", "core.warnAmbiguousRefs=false"];
+    const child = spawn("git", [...GIT_BASE_ARGS, ...quiet, ...pre, "update-ref", "--stdin"], {
       cwd: this.cwd,
       env: gitEnv(),
       stdio: ["pipe", "pipe", "pipe", this.lockFd],

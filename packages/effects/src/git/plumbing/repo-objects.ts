@@ -10,7 +10,14 @@ import {
   type TreeEntry,
   writeLooseObject,
 } from "./git-objects.js";
+import { RefFiles } from "./ref-files.js";
 import { runGit } from "./run-git.js";
+
+/** Objects are immutable: each cache is cleared whole when it grows past this many entries. */
+const CACHE_ENTRIES = 5000;
+/** Blobs idem wrote stay readable in process (the working tree sync writes them next) up to this. */
+const BLOB_CACHE_BYTES = 8 << 20;
+const BLOB_CACHE_ONE = 256 << 10;
 
 /** Where a repository keeps its objects and refs, and whether it has a working tree. */
 export interface RepoLayout {
@@ -21,14 +28,20 @@ export interface RepoLayout {
 }
 
 /**
- * One repository's object database read and written in process: its layout, a long-lived
- * `git cat-file --batch` for objects and refs, a tree cache, and loose objects written from Node.
- * No lock and no ref moves: those belong to the repository object above it.
+ * One repository's object database read and written in process: its layout, refs read from their
+ * files (`RefFiles`, git's `cat-file` where those cannot answer), a long-lived `git cat-file
+ * --batch` for objects, caches of the commits and trees read or written (immutable, by oid) and of
+ * the blobs just written, and loose objects written from Node. No lock and no ref moves: those
+ * belong to the repository object above it.
  */
 export class RepoObjects {
   readonly catFile: CatFileProcess;
   private info: Promise<RepoLayout> | undefined;
+  private refFiles: RefFiles | undefined;
   private readonly treeCache = new Map<string, TreeEntry[]>();
+  private readonly commitCache = new Map<string, CommitInfo>();
+  private readonly blobCache = new Map<string, Buffer>();
+  private blobBytes = 0;
 
   constructor(
     readonly alias: string,
@@ -101,27 +114,60 @@ export class RepoObjects {
       workTree = real;
     }
     const format: ObjectFormat = formatText === "sha256" ? "sha256" : "sha1";
+    this.refFiles = new RefFiles(gitDir as string, format === "sha1" ? 40 : 64);
     return { gitDir: gitDir as string, bare, format, workTree };
   }
 
   /**
-   * The commit a branch points at, or null when the branch does not exist.
-   * @throws IdemError TARGET_CONFLICT when the ref holds something else than a commit.
+   * The oid a full ref name (`refs/...`) points at, read fresh on every call, or undefined when the
+   * ref does not exist.
    */
-  async head(branch: string): Promise<string | null> {
+  async ref(refname: string): Promise<string | undefined> {
     await this.layout();
-    const o = await this.catFile.read(`refs/heads/${branch}`);
-    if (!o) return null;
-    if (o.type !== "commit")
-      throw new IdemError("TARGET_CONFLICT", `refs/heads/${branch} is not a commit`);
-    return o.oid;
+    const fromFiles = this.refFiles?.read(refname);
+    if (fromFiles !== undefined) return fromFiles ?? undefined;
+    return this.catFile.resolve(refname);
   }
 
-  /** Reads a commit object; undefined when `oid` is not a commit. */
+  /**
+   * The commit a branch points at, or null when the branch does not exist.
+   * @throws IdemError TARGET_CONFLICT when the ref holds something else than a commit; INTEGRITY
+   * when its commit is missing from the object database.
+   */
+  async head(branch: string): Promise<string | null> {
+    const refname = `refs/heads/${branch}`;
+    const oid = await this.ref(refname);
+    if (oid === undefined) return null;
+    if (this.commitCache.has(oid)) return oid;
+    const o = await this.catFile.read(oid);
+    if (!o) {
+      throw new IdemError(
+        "INTEGRITY",
+        `repo "${this.alias}": ${refname} points at ${oid}, which is missing from the repository`,
+      );
+    }
+    if (o.type !== "commit") throw new IdemError("TARGET_CONFLICT", `${refname} is not a commit`);
+    this.remember(this.commitCache, oid, parseCommit(o.content));
+    return oid;
+  }
+
+  /** Reads a commit object (cached); undefined when `oid` is not a commit. */
   async commit(oid: string): Promise<CommitInfo | undefined> {
+    const cached = this.commitCache.get(oid);
+    if (cached) return cached;
     const o = await this.catFile.read(oid);
     if (o?.type !== "commit") return undefined;
-    return parseCommit(o.content);
+    const info = parseCommit(o.content);
+    this.remember(this.commitCache, oid, info);
+    return info;
+  }
+
+  /** A blob's bytes (in process when idem just wrote it); undefined when `oid` is not a blob. */
+  async blob(oid: string): Promise<Buffer | undefined> {
+    const cached = this.blobCache.get(oid);
+    if (cached) return cached;
+    const o = await this.catFile.read(oid);
+    return o?.type === "blob" ? o.content : undefined;
   }
 
   /** The root tree of commit `commit`, or null for none (no commit, or it is unreadable). */
@@ -138,8 +184,7 @@ export class RepoObjects {
     if (o?.type !== "tree")
       throw new IdemError("INTEGRITY", `tree ${oid} is missing from repo "${this.alias}"`);
     const entries = parseTree(o.content, format);
-    if (this.treeCache.size > 5000) this.treeCache.clear();
-    this.treeCache.set(oid, entries);
+    this.remember(this.treeCache, oid, entries);
     return entries;
   }
 
@@ -158,10 +203,32 @@ export class RepoObjects {
     return undefined;
   }
 
-  /** Writes a loose object (fsynced when the repository is durable) and returns its id. */
+  /**
+   * Writes a loose object (fsynced when the repository is durable) and returns its id. What it
+   * wrote is remembered: a commit or tree is then read without git, and so is a small blob until
+   * later blobs push it out.
+   */
   async writeObject(type: string, body: Uint8Array): Promise<string> {
     const { gitDir, format } = await this.layout();
-    return writeLooseObject(join(gitDir, "objects"), format, type, body, this.durable);
+    const oid = await writeLooseObject(join(gitDir, "objects"), format, type, body, this.durable);
+    if (type === "commit") this.remember(this.commitCache, oid, parseCommit(Buffer.from(body)));
+    else if (type === "tree")
+      this.remember(this.treeCache, oid, parseTree(Buffer.from(body), format));
+    else if (type === "blob" && body.length <= BLOB_CACHE_ONE && !this.blobCache.has(oid)) {
+      this.blobCache.set(oid, Buffer.from(body));
+      this.blobBytes += body.length;
+      for (const [k, v] of this.blobCache) {
+        if (this.blobBytes <= BLOB_CACHE_BYTES) break;
+        this.blobCache.delete(k);
+        this.blobBytes -= v.length;
+      }
+    }
+    return oid;
+  }
+
+  private remember<T>(cache: Map<string, T>, oid: string, value: T): void {
+    if (cache.size >= CACHE_ENTRIES) cache.clear();
+    cache.set(oid, value);
   }
 
   /** Ends the cat-file process. */

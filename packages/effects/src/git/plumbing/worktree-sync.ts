@@ -8,7 +8,6 @@ import {
   readFileSync,
   type Stats,
 } from "node:fs";
-import type { FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { IdemError } from "@idem/schema";
 import { refuse } from "../../sandbox.js";
@@ -148,9 +147,9 @@ export class WorktreeSync {
     }
     const indexPath = join(gitDir, "index");
     const lockPath = `${indexPath}.lock`;
-    let lock: FileHandle;
+    let fd: number;
     try {
-      lock = await fs.open(lockPath, "wx", 0o666);
+      fd = openSync(lockPath, "wx", 0o666);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === "EEXIST") {
         throw new IdemError(
@@ -161,8 +160,18 @@ export class WorktreeSync {
       }
       throw e;
     }
+    let open = true;
+    const close = () => {
+      if (!open) return;
+      open = false;
+      closeSync(fd);
+    };
     const release = async () => {
-      await lock.close().catch(() => {});
+      try {
+        close();
+      } catch {
+        // a failed close of a descriptor we are giving up: the lock file is removed regardless
+      }
       await fs.rm(lockPath, { force: true });
     };
     try {
@@ -189,7 +198,8 @@ export class WorktreeSync {
         changes,
         dirs,
         {
-          lock,
+          fd,
+          close,
           lockPath,
           indexPath,
           release,
