@@ -16,8 +16,10 @@ import {
 import { createExecutor } from "@idem/executor";
 import { createInterpreter } from "@idem/interpreter";
 import type { JournalStore } from "@idem/journal";
+import { closeNats, connectNats, submitSubject } from "@idem/nats";
 import type { Config, Job } from "@idem/schema";
 import { startNatsServer, tempDir } from "@idem/testing";
+import { headers } from "@nats-io/transport-node";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { describe, expect, it } from "vitest";
 import {
@@ -224,4 +226,41 @@ describe("OpenTelemetry traces of one job", () => {
     },
     120_000,
   );
+
+  it("continues the traceparent header of a NATS submit: the record keeps its idem.submit span's context", async () => {
+    const remote = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    await using dir = await tempDir("idem-trace-submit-");
+    await using nats = await startNatsServer();
+    const ws = await createWorkspace(dir.path, {}, { nats: { url: nats.url } });
+    const p = await process_(ws.config, "idem-executor");
+    const executor = createExecutor({
+      config: ws.config,
+      journal: p.journal,
+      tracing: p.tracing,
+      agents: ["writer"],
+      run: async (j) => mixedOutput(j.jobId),
+      logger: silentLogger(),
+    });
+    await executor.start();
+    const nc = await connectNats(nats.url, "submitter");
+    let stored: string | undefined;
+    try {
+      const h = headers();
+      h.set("traceparent", remote);
+      const body = JSON.stringify(mixedOutput("submitted-1"));
+      const subject = submitSubject(ws.config.nats?.subjectPrefix ?? "idem");
+      const reply = await nc.request(subject, body, { headers: h, timeout: 10_000 });
+      expect(reply.json()).toEqual({ status: "recorded", jobId: "submitted-1" });
+      stored = (await p.journal.outputs.get("submitted-1"))?.traceparent;
+    } finally {
+      await closeNats(nc);
+      await executor.stop();
+      await p.close();
+    }
+    const submit = one(p.spans(), "idem.submit");
+    expect(submit.spanContext().traceId).toBe("4bf92f3577b34da6a3ce929d0e0e4736");
+    expect(parentOf(submit)).toBe("00f067aa0ba902b7");
+    expect(submit.attributes).toMatchObject({ "idem.submit.source": "nats" });
+    expect(stored).toBe(`00-4bf92f3577b34da6a3ce929d0e0e4736-${idOf(submit)}-01`);
+  }, 60_000);
 });
