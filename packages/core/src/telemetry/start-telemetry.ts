@@ -142,7 +142,11 @@ export interface StartTelemetryOptions {
   config: Pick<Config, "telemetry">;
   /** `service.name` when neither `telemetry.serviceName` nor `OTEL_SERVICE_NAME` names one. */
   service: string;
-  /** Default `process.env`. */
+  /**
+   * Where the URL, `OTEL_SERVICE_NAME` and `OTEL_SDK_DISABLED` are read; default `process.env`.
+   * The exporter itself reads `OTEL_EXPORTER_OTLP_HEADERS` (and its other variables) from
+   * `process.env`.
+   */
   env?: TelemetryEnv;
   /** Told where traces go (the URL without credentials) and about failed exports. */
   logger?: Logger;
@@ -161,7 +165,8 @@ export function startTelemetry(options: StartTelemetryOptions): Tracing {
   const env = options.env ?? process.env;
   const { logger } = options;
   const { target, ignored } = resolveOtlpTarget(options.config, env);
-  for (const name of ignored) logger?.warn({ variable: name }, "not an http(s) URL: ignored");
+  for (const name of ignored)
+    logger?.warn({ variable: name }, `${name} is not an http(s) URL: no traces from it`);
   if (!target) return noopTracing;
   const headers = options.config.telemetry.headers;
   const endpoint = redactUrl(target.url);
@@ -174,11 +179,12 @@ export function startTelemetry(options: StartTelemetryOptions): Tracing {
     options.config.telemetry.serviceName ?? (env.OTEL_SERVICE_NAME?.trim() || options.service);
   const headerValues = (list: string | undefined) =>
     (list ?? "").split(",").map((kv) => kv.slice(kv.indexOf("=") + 1).trim());
-  const secrets = [
-    ...Object.values(headers),
-    ...headerValues(env.OTEL_EXPORTER_OTLP_HEADERS),
-    ...headerValues(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS),
-  ];
+  // The exporter reads its header variables from process.env itself: both are scrubbed.
+  const secrets = [env, process.env].flatMap((e) => [
+    ...headerValues(e.OTEL_EXPORTER_OTLP_HEADERS),
+    ...headerValues(e.OTEL_EXPORTER_OTLP_TRACES_HEADERS),
+  ]);
+  secrets.push(...Object.values(headers));
   logger?.info(
     { endpoint, from: target.from, service: serviceName },
     "telemetry: traces exported over OTLP/HTTP",
