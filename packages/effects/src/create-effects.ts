@@ -23,6 +23,12 @@ import { createHttpRequestHandler } from "./http-request-effect.js";
 import { createNatsPublishHandler, PublishStreamChecks } from "./nats-publish-effect.js";
 import type { PublishTransport } from "./publish-transport.js";
 
+/**
+ * git effects are durable unless told otherwise: chosen from BENCHMARKS.md, where a durable
+ * git.commit stays above the plain `git add` + `git commit` loop run with git's own fsync.
+ */
+export const GIT_DURABLE_DEFAULT = true;
+
 /** How `createEffects` reaches its targets; every field has a default. */
 export interface CreateEffectsOptions {
   /** NATS URL used when neither the publish target nor the config's `nats` section names one. */
@@ -37,7 +43,11 @@ export interface CreateEffectsOptions {
   fetch?: typeof fetch;
   /** Time for commit author dates. */
   clock?: Clock;
-  /** fsync git objects and refs before apply returns (default false, as git itself; see README). */
+  /**
+   * fsync the git objects and refs of an effect before apply returns (default true): the ledger,
+   * fsynced too, then never says `applied` for a commit a power loss can take back. false is git's
+   * own default (no fsync of loose objects or refs); see docs/reliability.md, "Power loss".
+   */
   durable?: boolean;
   /** How long to wait for another process's repo lock before LOCKED (default 30 s). */
   lockTimeoutMs?: number;
@@ -63,7 +73,7 @@ export function createEffects(config: Config, options: CreateEffectsOptions = {}
   };
   const git = new GitTargets(config, {
     clock: options.clock ?? systemClock,
-    durable: options.durable ?? false,
+    durable: options.durable ?? GIT_DURABLE_DEFAULT,
     lockTimeoutMs: options.lockTimeoutMs ?? 30_000,
     lockLingerMs: options.lockLingerMs ?? 200,
     tmpDir,

@@ -15,7 +15,10 @@ import { RepoLock } from "./repo-lock.js";
 /** How the repositories of one `createEffects` behave. */
 export interface GitRepoOptions {
   clock: Clock;
-  /** fsync loose objects and refs (core.fsync=reference) before apply returns. */
+  /**
+   * fsync the loose objects idem writes and the refs it moves (`core.fsync=reference`) before
+   * apply returns (createEffects' default: true).
+   */
   durable: boolean;
   lockTimeoutMs: number;
   lockLingerMs: number;
@@ -214,6 +217,8 @@ export class GitRepo {
       messageWithTrailer(effect.message, key),
     );
     const commit = await this.objects.writeObject("commit", body);
+    // Durable: every object of the effect is on disk before a ref points at it.
+    await this.objects.syncObjects();
     await this.publisher.publish({ branch, base, commit, key, sync, paths: effect.paths });
     return commit;
   }

@@ -42,6 +42,8 @@ export class RepoObjects {
   private readonly commitCache = new Map<string, CommitInfo>();
   private readonly blobCache = new Map<string, Buffer>();
   private blobBytes = 0;
+  /** Durable repositories: loose objects written and not fsynced yet (see `syncObjects`). */
+  private readonly unsynced = new Set<string>();
 
   constructor(
     readonly alias: string,
@@ -204,13 +206,16 @@ export class RepoObjects {
   }
 
   /**
-   * Writes a loose object (fsynced when the repository is durable) and returns its id. What it
-   * wrote is remembered: a commit or tree is then read without git, and so is a small blob until
-   * later blobs push it out.
+   * Writes a loose object and returns its id. In a durable repository the object is fsynced by the
+   * next `syncObjects()`, together with the others written since (the caller calls it before any
+   * ref points at them). What it wrote is remembered: a commit or tree is then read without git,
+   * and so is a small blob until later blobs push it out.
    */
   async writeObject(type: string, body: Uint8Array): Promise<string> {
     const { gitDir, format } = await this.layout();
-    const oid = await writeLooseObject(join(gitDir, "objects"), format, type, body, this.durable);
+    const objectsDir = join(gitDir, "objects");
+    const oid = await writeLooseObject(objectsDir, format, type, body, false);
+    if (this.durable) this.unsynced.add(join(objectsDir, oid.slice(0, 2), oid.slice(2)));
     if (type === "commit") this.remember(this.commitCache, oid, parseCommit(Buffer.from(body)));
     else if (type === "tree")
       this.remember(this.treeCache, oid, parseTree(Buffer.from(body), format));
@@ -226,6 +231,24 @@ export class RepoObjects {
     return oid;
   }
 
+  /**
+   * Durable repositories: fsyncs (fdatasync) every loose object written since the last call, all at
+   * once, so the file system can make them durable in one journal commit instead of one each. An
+   * object gone since (pruned) is skipped. Nothing to do when the repository is not durable.
+   * @throws the fsync's error (the ref must not move then).
+   */
+  async syncObjects(): Promise<void> {
+    if (this.unsynced.size === 0) return;
+    const paths = [...this.unsynced];
+    this.unsynced.clear();
+    try {
+      await Promise.all(paths.map(syncFile));
+    } catch (e) {
+      for (const p of paths) this.unsynced.add(p);
+      throw e;
+    }
+  }
+
   private remember<T>(cache: Map<string, T>, oid: string, value: T): void {
     if (cache.size >= CACHE_ENTRIES) cache.clear();
     cache.set(oid, value);
@@ -234,5 +257,21 @@ export class RepoObjects {
   /** Ends the cat-file process. */
   close(): void {
     this.catFile.close();
+  }
+}
+
+/** fdatasync of one file; a file that is gone is nothing to sync. */
+async function syncFile(path: string): Promise<void> {
+  let fh: fs.FileHandle;
+  try {
+    fh = await fs.open(path, "r");
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw e;
+  }
+  try {
+    await fh.datasync();
+  } finally {
+    await fh.close();
   }
 }
