@@ -21,7 +21,9 @@ function updateRefFsyncs(seen: Set<string>): number[] {
     const events = readFileSync(join(traces, f), "utf8")
       .split("\n")
       .filter((l) => l.endsWith("}"))
-      .map((l) => JSON.parse(l) as { event: string; argv?: string[]; key?: string; value?: string });
+      .map(
+        (l) => JSON.parse(l) as { event: string; argv?: string[]; key?: string; value?: string },
+      );
     // The fsync counts are written as the process exits: read a trace once it is complete.
     if (!events.some((e) => e.event === "atexit")) continue;
     seen.add(f);
