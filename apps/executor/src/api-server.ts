@@ -11,6 +11,7 @@ import {
   SUBMIT_HTTP_STATUS,
   serveHttp,
   submitOutput,
+  type Tracing,
 } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import type { Config, Job } from "@idem/schema";
@@ -30,6 +31,8 @@ export interface ApiOptions {
    * that route answers 501 on JetStream (the embedded queue needs none).
    */
   publisher?: JobPublisher;
+  /** Spans of each submit and enqueue, continuing the request's `traceparent` header; default off. */
+  tracing?: Tracing;
 }
 
 /** Where the API serves its OpenAPI 3.1 document (the text of docs/openapi.json), without a token. */
@@ -81,13 +84,16 @@ export function createApiApp(options: ApiOptions): Hono {
   app.post("/v1/outputs", limit, async (c) => {
     const parsed = parseSubmission(await c.req.text(), config.limits.maxOutputBytes);
     const result = parsed.ok
-      ? await submitOutput(journal, config, parsed.value, "http", metrics)
+      ? await submitOutput(journal, config, parsed.value, "http", metrics, {
+          traceparent: c.req.header("traceparent"),
+          ...(options.tracing ? { tracing: options.tracing } : {}),
+        })
       : parsed.result;
     if (result.status === "invalid") logger.info({ issues: result.issues }, "invalid submission");
     return c.json(result, SUBMIT_HTTP_STATUS[result.status]);
   });
   app.post("/v1/jobs", limit, async (c) => {
-    const answer = await enqueueRoute(await c.req.text(), options);
+    const answer = await enqueueRoute(await c.req.text(), options, c.req.header("traceparent"));
     return c.json(answer.body, answer.status);
   });
   app.get("/v1/outputs/:jobId", async (c) => {
@@ -129,6 +135,7 @@ export function createApiApp(options: ApiOptions): Hono {
 async function enqueueRoute(
   text: string,
   options: ApiOptions,
+  traceparent: string | undefined,
 ): Promise<{ status: 200 | 201 | 400 | 409 | 501 | 503; body: object }> {
   const { config, journal, publisher } = options;
   if (config.nats && !publisher) {
@@ -158,6 +165,8 @@ async function enqueueRoute(
       journal,
       ...(publisher ? { publisher } : {}),
       actor: "http",
+      traceparent,
+      ...(options.tracing ? { tracing: options.tracing } : {}),
     });
     return { status: outcome.duplicate ? 200 : 201, body: outcome };
   } catch (e) {

@@ -100,6 +100,19 @@ describe("the submit API over HTTP", () => {
     expect(metrics).toMatch(/idem_runs\{state="pending"\} 1/);
   });
 
+  it("keeps the traceparent header of a submit with the record, tracing off; a retry under another traceparent is a duplicate keeping the first", async () => {
+    await using env = await setup();
+    const { url } = env.api;
+    const first = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    const second = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    expect((await post(url, output("t-1"), { traceparent: first })).status).toBe(201);
+    expect((await post(url, output("t-1"), { traceparent: second })).status).toBe(200);
+    const got = await checkedFetch(`${url}/v1/outputs/t-1`);
+    expect(((await got.json()) as { traceparent?: string }).traceparent).toBe(first);
+    expect((await post(url, output("t-2"), { traceparent: "not-a-trace" })).status).toBe(201);
+    expect((await env.tj.journal.outputs.get("t-2"))?.traceparent).toBeUndefined();
+  });
+
   it("answers 401 without the bearer token when one is configured", async () => {
     await using env = await setup({ api: { token: "s3cret" } });
     const { url } = env.api;
@@ -178,6 +191,14 @@ describe("the enqueue API over HTTP", () => {
     expect(r3.status).toBe(409);
     expect(((await r3.json()) as { error: string }).error).toMatch(/another input/);
     expect((await env.tj.journal.jobs.get("q-1"))?.input).toEqual({ n: 1 });
+  });
+
+  it("keeps the traceparent header of an enqueue with the job, tracing off", async () => {
+    await using env = await setup();
+    const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    const job = { jobId: "q-t", agent: "writer", input: {} };
+    expect((await postJob(env.api.url, job, { traceparent })).status).toBe(201);
+    expect((await env.tj.journal.jobs.get("q-t"))?.traceparent).toBe(traceparent);
   });
 
   it("answers 400 naming the field for an invalid job, a batch, or an agent the config does not know, and enqueues nothing", async () => {

@@ -129,6 +129,13 @@ export const OutputRecordSchema = z
           "(`idem submit`).",
       ),
     recordedAt: z.number().int().nonnegative().describe("Milliseconds since the Unix epoch."),
+    traceparent: z
+      .string()
+      .optional()
+      .describe(
+        "The W3C trace context the output was recorded under, when it had one; read-only, not " +
+          "part of its content (docs/telemetry.md).",
+      ),
   })
   .describe("A recorded output: immutable once written (first write wins).");
 

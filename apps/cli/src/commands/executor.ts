@@ -58,6 +58,7 @@ export function register(program: Command): void {
             journal,
             metrics: executor.metrics,
             logger,
+            tracing,
             ...(executor.publisher ? { publisher: executor.publisher } : {}),
             ...(port === undefined ? {} : { port }),
           });
