@@ -13,7 +13,7 @@ export interface GitTarget {
 /**
  * Resolves the repo alias and the branch (the repo's default when the spec names none) of a git
  * effect and checks the branch at the target.
- * @throws IdemError UNKNOWN_ALIAS, SANDBOX_VIOLATION.
+ * @throws IdemError UNKNOWN_ALIAS, SANDBOX_VIOLATION, TARGET_MISSING (not a repository).
  */
 export async function gitTarget(
   targets: GitTargets,
@@ -21,7 +21,11 @@ export async function gitTarget(
 ): Promise<GitTarget> {
   const repo = targets.get(spec.repo);
   const branch = spec.branch ?? repo.config.branch;
-  await repo.checkBranch(branch);
+  // The layout is needed next: resolved meanwhile (each is one git process the first time). A
+  // branch the sandbox refuses is refused first, whatever the layout says.
+  const [checked, layout] = await Promise.allSettled([repo.checkBranch(branch), repo.layout()]);
+  if (checked.status === "rejected") throw checked.reason;
+  if (layout.status === "rejected") throw layout.reason;
   return { repo, branch };
 }
 

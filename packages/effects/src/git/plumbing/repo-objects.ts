@@ -80,12 +80,16 @@ export class RepoObjects {
     }
     let out: string;
     try {
+      // One process: --show-toplevel would fail in a bare repository, so the working tree is told
+      // by --is-inside-work-tree and --show-prefix (empty at its top).
       out = (
         await runGit(real, [
           "rev-parse",
           "--absolute-git-dir",
           "--is-bare-repository",
           "--show-object-format",
+          "--is-inside-work-tree",
+          "--show-prefix",
         ])
       ).stdout.toString();
     } catch (e) {
@@ -95,7 +99,7 @@ export class RepoObjects {
         { cause: e },
       );
     }
-    const [gitDir, bareText, formatText] = out.trim().split("\n");
+    const [gitDir, bareText, formatText, insideText, prefix] = out.split("\n");
     const bare = bareText === "true";
     let workTree: string | null = null;
     if (bare) {
@@ -106,8 +110,7 @@ export class RepoObjects {
         );
       }
     } else {
-      const top = (await runGit(real, ["rev-parse", "--show-toplevel"])).stdout.toString().trim();
-      if ((await fs.realpath(top)) !== real) {
+      if (insideText !== "true" || (prefix ?? "") !== "") {
         throw new IdemError(
           "TARGET_MISSING",
           `repo "${this.alias}": ${path} is inside a repository, not its top`,
