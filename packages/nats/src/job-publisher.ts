@@ -48,9 +48,20 @@ export interface CreateJobPublisherOptions {
   attemptTimeoutMs?: number;
 }
 
+/**
+ * What a publish retries: the PubAck did not come (a timeout, no responders, a reconnect). The
+ * causes are read too: @nats-io/jetstream reports "no responders" (a stream not provisioned yet, a
+ * server restarting) as JetStreamNotEnabled with the RequestError as its cause.
+ */
 function isRetryablePublishError(e: unknown): boolean {
-  const err = e as { name?: string; message?: string; code?: string };
-  const text = `${err?.name ?? ""} ${err?.code ?? ""} ${err?.message ?? ""}`.toLowerCase();
+  const parts: string[] = [];
+  let cur: unknown = e;
+  for (let depth = 0; depth < 3 && typeof cur === "object" && cur !== null; depth++) {
+    const err = cur as { name?: unknown; code?: unknown; message?: unknown; cause?: unknown };
+    for (const v of [err.name, err.code, err.message]) if (typeof v === "string") parts.push(v);
+    cur = err.cause;
+  }
+  const text = parts.join(" ").toLowerCase();
   return (
     text.includes("timeout") ||
     text.includes("no responders") ||

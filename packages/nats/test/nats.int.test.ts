@@ -142,6 +142,33 @@ describe("JobPublisher", () => {
     expect(retry.duplicate).toBe(false);
     expect(retry.seq).toBe(2);
   });
+
+  it("retries a publish that finds no stream (no responders) until the stream exists, with the same msg id", async () => {
+    const jsm = await jetstreamManager(nc);
+    const nats = natsConfig();
+    const publisher = createJobPublisher({
+      js: jetstream(nc),
+      nats: { ...nats, publishRetryMs: 60_000 },
+    });
+    const job: Job = { jobId: "late-1", agent: "writer", input: null };
+    const pending = publisher.publish(job);
+    // The stream appears while the publisher is still retrying: the job lands in it, once.
+    await new Promise((r) => setTimeout(r, 200));
+    await ensureJobsStream(jsm, nats);
+    const result = await pending;
+    expect(result).toMatchObject({ jobId: "late-1", stream: nats.stream, duplicate: false });
+    expect((await jsm.streams.info(nats.stream)).state.messages).toBe(1);
+  });
+
+  it("gives up with UNAVAILABLE naming the job when no stream captures the subject within publishRetryMs", async () => {
+    const nats = { ...natsConfig(), publishRetryMs: 300 };
+    const publisher = createJobPublisher({ js: jetstream(nc), nats });
+    const err = await publisher
+      .publish({ jobId: "nowhere-1", agent: "writer", input: null })
+      .catch((e) => e);
+    expect(isIdemError(err, "UNAVAILABLE")).toBe(true);
+    expect((err as Error).message).toMatch(/nowhere-1/);
+  });
 });
 
 describe("dead-letter monitor", () => {
