@@ -154,7 +154,7 @@ describe("the workspace's packages", () => {
         "dist/index.js",
       );
       expect(files).toEqual(
-        expect.arrayContaining(["dist/index.d.ts", "README.md", "package.json"]),
+        expect.arrayContaining(["dist/index.d.ts", "README.md", "LICENSE", "package.json"]),
       );
       expect(files.filter((f) => NEVER_SHIPPED.some((re) => re.test(f)))).toEqual([]);
       // TypeScript sources ship under src/ only, each beside its build.
@@ -202,9 +202,12 @@ describe("the workspace's packages", () => {
     const files = await packedFiles("@idem/cli");
     const bins = Object.values(cli.manifest.bin ?? {}).map((b) => b.replace(/^\.\//, ""));
     expect(bins).toEqual(["bin/idem.js"]);
-    expect(files).toEqual(expect.arrayContaining([...bins, "README.md", "package.json"]));
+    expect(files).toEqual(
+      expect.arrayContaining([...bins, "README.md", "LICENSE", "package.json"]),
+    );
     const outside = files.filter(
-      (f) => !["README.md", "package.json"].includes(f) && !/^(bin|dist\/pack)\//.test(f),
+      (f) =>
+        !["README.md", "LICENSE", "package.json"].includes(f) && !/^(bin|dist\/pack)\//.test(f),
     );
     expect(outside).toEqual([]);
     expect(cli.manifest.files).toEqual(["bin", "dist/pack", "README.md"]);
