@@ -162,7 +162,7 @@ describe("the HTTP API as docs/agents.md describes it", () => {
     expect((await api.request("/v2/anything")).status).toBe(404);
   });
 
-  it("asks every /v1/ route for the bearer token when api.token is set, and leaves /healthz and /metrics open", async () => {
+  it("asks every /v1/ route for the bearer token when api.token is set, and leaves /healthz, /metrics and /v1/openapi.json open", async () => {
     await using api = await setup({ token: "s3cret" });
     for (const [path, init] of [
       ["/v1/outputs", { method: "POST", body: JSON.stringify(report()) }],
@@ -183,6 +183,7 @@ describe("the HTTP API as docs/agents.md describes it", () => {
     expect(read.status).toBe(200);
     expect((await api.request("/healthz")).status).toBe(200);
     expect((await api.request("/metrics")).status).toBe(200);
+    expect((await api.request("/v1/openapi.json")).status).toBe(200);
   });
 
   it("answers 413 for a body over api.maxBodyBytes", async () => {
