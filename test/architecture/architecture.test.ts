@@ -32,7 +32,7 @@ describe("the import graph of every package's and app's src/", () => {
     expect(targets.filter((t) => !/^(packages|apps)\/[^/]+\/src\//.test(t))).toEqual([]);
   });
 
-  it("has no import cycle, no package importing an app, no app importing another app, the SQLite adapter, better-sqlite3 and @nats-io only in their packages, a schema without I/O, and none of the whiteboard's never arrows", () => {
+  it("has no import cycle, no package importing an app, no app importing another app, the SQLite and PostgreSQL adapters, better-sqlite3, pg and @nats-io only in their packages, a schema without I/O, and none of the whiteboard's never arrows", () => {
     const news = importViolations(graph)
       .map(violationKey)
       .filter((k) => !known.has(k));
@@ -85,9 +85,12 @@ describe("the architecture rules", () => {
     ].join("\n"),
     "packages/journal/src/index.ts": "export type J = string;\n",
     "packages/journal/src/store/sqlite/db.ts": 'export * from "better-sqlite3";\n',
+    "packages/journal/src/store/postgres/driver.ts": 'export * from "pg";\n',
     "packages/core/src/index.ts": [
       'export * from "../../journal/src/store/sqlite/db.js";',
       'export * from "better-sqlite3";',
+      'export * from "../../journal/src/store/postgres/driver.js";',
+      'export * from "pg";',
       'export * from "@nats-io/jetstream";',
       'export * from "../../../apps/cli/src/index.js";',
       'export type { B } from "./b.js";',
@@ -129,6 +132,8 @@ describe("the architecture rules", () => {
     "never-interpreter-imports-executor: apps/interpreter/src/index.ts -> apps/executor/src/index.ts",
     "sqlite-adapter-only-in-journal: packages/core/src/index.ts -> packages/journal/src/store/sqlite/db.ts",
     "better-sqlite3-only-in-journal: packages/core/src/index.ts -> better-sqlite3",
+    "postgres-adapter-only-in-journal: packages/core/src/index.ts -> packages/journal/src/store/postgres/driver.ts",
+    "postgres-driver-only-in-journal: packages/core/src/index.ts -> pg",
     "nats-io-only-in-nats: packages/core/src/index.ts -> @nats-io/jetstream",
     "testing-only-in-tests: apps/executor/src/index.ts -> packages/testing/src/index.ts",
     "client-imports-only-schema: packages/client/src/index.ts -> packages/journal/src/index.ts",
@@ -152,10 +157,10 @@ describe("the architecture rules", () => {
     ).toEqual([]);
   });
 
-  it("allow the journal its own adapter and better-sqlite3, the schema hashing, tests any length, and the CLI the executor and interpreter apps", () => {
+  it("allow the journal its own adapters, better-sqlite3 and pg, the schema hashing, tests any length, and the CLI the executor and interpreter apps", () => {
     expect(
       found.filter((f) =>
-        /journal\/src\/store\/sqlite\/db\.ts ->|long\.test|crypto|apps\/cli\/src\/index\.ts ->/.test(
+        /journal\/src\/store\/(sqlite\/db|postgres\/driver)\.ts ->|long\.test|crypto|apps\/cli\/src\/index\.ts ->/.test(
           f,
         ),
       ),

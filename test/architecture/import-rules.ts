@@ -100,6 +100,22 @@ export const IMPORT_RULES: IForbiddenRuleType[] = [
     to: { path: "(^|/)(@types/)?better-sqlite3(/|$)" },
   },
   {
+    name: "postgres-driver-only-in-journal",
+    comment:
+      "only the journal's PostgreSQL adapter talks to a PostgreSQL driver (pg, or postgres by porsager)",
+    severity: "error",
+    from: { path: SRC, pathNot: under(PART_FOLDERS.journal) },
+    to: { path: "(^|/)(@types/)?(pg|pg-pool|pg-protocol|postgres)(/|$)" },
+  },
+  {
+    name: "postgres-adapter-only-in-journal",
+    comment:
+      "callers open a journal through @idem/journal's index, never the PostgreSQL adapter's files",
+    severity: "error",
+    from: { path: SRC, pathNot: under(PART_FOLDERS.journal) },
+    to: { path: "^packages/journal/src/store/postgres/" },
+  },
+  {
     name: "nats-io-only-in-nats",
     comment: "all NATS access goes through @idem/nats",
     severity: "error",
