@@ -1,0 +1,141 @@
+import { randomUUID } from "node:crypto";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { type Clock, systemClock } from "@idem/schema";
+import pg from "pg";
+import { migrate } from "./migrate.js";
+
+/** How a PostgreSQL journal is opened: pool size, injected clock and ids. */
+export interface PostgresJournalOptions {
+  /** Connections in the pool (default 10). */
+  max?: number;
+  /** The clock of what the host stamps (event times); leases and due times use the server's `now()`. */
+  clock?: Clock;
+  /** The source of lease tokens. */
+  ids?: () => string;
+  /** How often a transaction that hit a serialization failure or a deadlock is tried again (default 5). */
+  retries?: number;
+}
+
+const MIGRATIONS = join(dirname(fileURLToPath(import.meta.url)), "../../../migrations-pg");
+
+/** The database's clock in epoch milliseconds: what every lease and due time is computed from. */
+export const NOW_MS = "(extract(epoch from now()) * 1000)::bigint";
+
+/** SQLSTATEs that mean "run the transaction again": serialization failure, deadlock detected. */
+const RETRYABLE = new Set(["40001", "40P01"]);
+/** SQLSTATE of a unique violation. */
+export const UNIQUE_VIOLATION = "23505";
+
+/** The SQLSTATE of a driver error, or undefined for anything else. */
+export const sqlState = (e: unknown): string | undefined =>
+  e instanceof pg.DatabaseError ? e.code : undefined;
+
+/** int8 (bigserial, epoch ms) as a JS number: every value the journal stores is below 2^53. */
+const types = {
+  getTypeParser: ((oid: number, format?: "text" | "binary") =>
+    oid === pg.types.builtins.INT8
+      ? (v: string) => Number(v)
+      : pg.types.getTypeParser(oid, format ?? "text")) as typeof pg.types.getTypeParser,
+};
+
+/** A URL without its password, for `location` and messages. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password !== "") u.password = "***";
+    return u.toString();
+  } catch {
+    return "postgres://(unparsable url)";
+  }
+}
+
+/**
+ * The connection pool of a PostgreSQL journal and its transactions: each runs on one client
+ * checked out for it, BEGIN ... COMMIT, and is answered only once COMMIT returned (the server's
+ * synchronous_commit makes that durable). Serialization failures and deadlocks are tried again;
+ * every other error propagates as it is.
+ */
+export class PostgresConnection {
+  readonly pool: pg.Pool;
+  readonly location: string;
+  readonly clock: Clock;
+  readonly ids: () => string;
+  private readonly retries: number;
+
+  private constructor(url: string, pool: pg.Pool, options: PostgresJournalOptions) {
+    this.pool = pool;
+    this.location = redactUrl(url);
+    this.clock = options.clock ?? systemClock;
+    this.ids = options.ids ?? randomUUID;
+    this.retries = options.retries ?? 5;
+  }
+
+  /** Connects and applies pending migrations under the advisory lock. */
+  static async open(
+    url: string,
+    options: PostgresJournalOptions = {},
+  ): Promise<PostgresConnection> {
+    const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, types });
+    // An idle client losing its server (a restart) is told here; the next query reconnects.
+    pool.on("error", () => {});
+    try {
+      await migrate(pool, MIGRATIONS);
+    } catch (e) {
+      await pool.end();
+      throw e;
+    }
+    return new PostgresConnection(url, pool, options);
+  }
+
+  /** One query outside a transaction (a read, or a single-statement write). */
+  async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
+    return (await this.pool.query<R>(text, values)).rows;
+  }
+
+  /** One transaction on one client, retried on 40001/40P01; resolves after COMMIT returned. */
+  async tx<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      const client = await this.pool.connect();
+      // A client whose ROLLBACK failed has lost its connection: destroyed, not pooled again.
+      let broken: Error | undefined;
+      try {
+        await client.query("BEGIN");
+        try {
+          const result = await fn(client);
+          await client.query("COMMIT");
+          return result;
+        } catch (e) {
+          await client.query("ROLLBACK").catch((rollbackError: Error) => {
+            broken = rollbackError;
+          });
+          throw e;
+        }
+      } catch (e) {
+        const state = sqlState(e);
+        if (state === undefined || !RETRYABLE.has(state) || attempt >= this.retries) throw e;
+      } finally {
+        client.release(broken);
+      }
+    }
+  }
+
+  /** Appends an event inside the caller's transaction. */
+  async event(
+    client: pg.PoolClient,
+    jobId: string | null,
+    type: string,
+    actor: string,
+    data?: Record<string, unknown>,
+  ): Promise<void> {
+    await client.query(
+      "INSERT INTO events (at, job_id, type, data, actor) VALUES ($1, $2, $3, $4, $5)",
+      [this.clock.now(), jobId, type, data === undefined ? null : JSON.stringify(data), actor],
+    );
+  }
+
+  /** Ends the pool; idempotent. */
+  async close(): Promise<void> {
+    if (!this.pool.ended) await this.pool.end();
+  }
+}
