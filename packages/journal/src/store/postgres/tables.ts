@@ -19,7 +19,7 @@ import type { OutputSource } from "../../port/outputs.js";
  * since the epoch (bigint read as a number), written from the database's clock (`now()`) wherever a
  * lease or a due time is computed; JSON stays text, as the bytes were hashed.
  */
-const ms = (name: string) => bigint(name, { mode: "number" });
+const ms = <N extends string>(name: N) => bigint(name, { mode: "number" });
 
 /** Immutable agent outputs (triggers refuse UPDATE always and DELETE outside a prune). */
 export const outputs = pgTable(
