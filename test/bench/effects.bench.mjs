@@ -1,43 +1,24 @@
-// idem effects benchmark: git.commit and git.patch throughput next to the raw porcelain loops on
-// the same kind of repo in the same run, and probe cost at 100 and 10,000 commits of history.
-// Usage: npx tsc -b packages/effects && node test/bench/effects.bench.mjs [--n 150]
-// Prints one JSON object to stdout.
-import { execFile as execFileCb, execFileSync } from "node:child_process";
+// git effects throughput: idem's git.commit and git.patch (probe + apply, in process, a checked-out
+// repo) next to the plain-tool loops in bash on the same kind of repo, in interleaved rounds; with
+// git's own fsync on the plain side for idem's `durable: true`.
+// Usage: npm run build && node test/bench/effects.bench.mjs [--n 150]   (BENCH_QUICK=1: a smoke run)
+// Prints one JSON object to stdout (see run.mjs).
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve as resolvePath } from "node:path";
-import { promisify } from "node:util";
+import { join } from "node:path";
 import { defaultConfig } from "@idem/schema";
 import { createEffects } from "../../packages/effects/dist/index.js";
+import { interleave, perSec, report, row, size } from "./lib/measure.mjs";
+import { bash, GIT_ENV, GIT_FSYNC, script } from "./lib/plain.mjs";
 
-const execFile = promisify(execFileCb);
-const argN = process.argv.indexOf("--n");
-const N = argN > 0 ? Number(process.argv[argN + 1]) : 150;
-// --only throughput|probe: run one half (for repeated measurements on a busy machine)
-const argOnly = process.argv.indexOf("--only");
-const ONLY = argOnly > 0 ? process.argv[argOnly + 1] : "all";
-const argRounds = process.argv.indexOf("--rounds");
-const ROUNDS = argRounds > 0 ? Number(process.argv[argRounds + 1]) : 3;
-// --baseline <path to another build's dist/index.js>: measure it too, interleaved in the same run
-const argBase = process.argv.indexOf("--baseline");
-const baseline =
-  argBase > 0 ? (await import(resolvePath(process.argv[argBase + 1]))).createEffects : null;
-const ENV = {
-  ...process.env,
-  GIT_AUTHOR_NAME: "b",
-  GIT_AUTHOR_EMAIL: "b@x",
-  GIT_COMMITTER_NAME: "b",
-  GIT_COMMITTER_EMAIL: "b@x",
-};
+const N = size("n", 150, 20);
 const root = mkdtempSync(join(tmpdir(), "idem-effects-bench-"));
-const git = (cwd, ...args) => execFileSync("git", args, { cwd, env: ENV, encoding: "utf8" }).trim();
-const gitAsync = (cwd, args, input) => {
-  const p = execFile("git", args, { cwd, env: ENV });
-  if (input !== undefined) p.child.stdin.end(input);
-  return p;
-};
+const git = (cwd, ...args) =>
+  execFileSync("git", args, { cwd, env: GIT_ENV, encoding: "utf8" }).trim();
 
 let seq = 0;
+/** A checked-out repository on `main` with one seed commit, as both sides start from. */
 function newRepo() {
   const dir = join(root, `r${seq++}`);
   mkdirSync(dir);
@@ -47,12 +28,13 @@ function newRepo() {
   git(dir, "commit", "-qm", "seed");
   return dir;
 }
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const perSec = (n, ms) => (n * 1000) / ms;
 const newFilePatch = (i) =>
   `diff --git a/p/f${i}.txt b/p/f${i}.txt\nnew file mode 100644\n--- /dev/null\n+++ b/p/f${i}.txt\n@@ -0,0 +1 @@\n+line ${i}\n`;
+const patchDir = join(root, "patches");
+mkdirSync(patchDir);
+for (let i = 0; i < N; i++) writeFileSync(join(patchDir, `${i}.patch`), newFilePatch(i));
 
-function effectsFor(repo, options = {}, impl = createEffects) {
+function effectsFor(repo, options = {}) {
   const config = defaultConfig(root);
   config.repos.site = {
     path: repo,
@@ -60,23 +42,13 @@ function effectsFor(repo, options = {}, impl = createEffects) {
     branches: [],
     author: { name: "idem", email: "idem@localhost" },
   };
-  return impl(config, options);
+  return createEffects(config, options);
 }
 
-async function rawCommitLoop() {
+/** idem: N git.commit effects (probe, then apply) on a fresh repo; answers effects/s. */
+async function idemCommits(options = {}) {
   const repo = newRepo();
-  const t0 = performance.now();
-  for (let i = 0; i < N; i++) {
-    writeFileSync(join(repo, `f${i}.txt`), `${i}\n`);
-    await gitAsync(repo, ["add", `f${i}.txt`]);
-    await gitAsync(repo, ["commit", "-q", "-m", `raw ${i}`]);
-  }
-  return perSec(N, performance.now() - t0);
-}
-
-async function idemCommitLoop(options = {}, impl = createEffects) {
-  const repo = newRepo();
-  const fx = effectsFor(repo, options, impl);
+  const fx = effectsFor(repo, options);
   const t0 = performance.now();
   for (let i = 0; i < N; i++) {
     const spec = {
@@ -90,24 +62,14 @@ async function idemCommitLoop(options = {}, impl = createEffects) {
   }
   const rate = perSec(N, performance.now() - t0);
   await fx.close();
-  if (git(repo, "status", "--porcelain") !== "")
-    throw new Error("idem left the working tree dirty");
+  if (git(repo, "status", "--porcelain") !== "") throw new Error("idem left the tree dirty");
   return rate;
 }
 
-async function rawPatchLoop() {
+/** idem: N git.patch effects, each a new-file patch, on a fresh repo; answers effects/s. */
+async function idemPatches(options = {}) {
   const repo = newRepo();
-  const t0 = performance.now();
-  for (let i = 0; i < N; i++) {
-    await gitAsync(repo, ["apply", "--index"], newFilePatch(i));
-    await gitAsync(repo, ["commit", "-q", "-m", `raw patch ${i}`]);
-  }
-  return perSec(N, performance.now() - t0);
-}
-
-async function idemPatchLoop(impl = createEffects) {
-  const repo = newRepo();
-  const fx = effectsFor(repo, {}, impl);
+  const fx = effectsFor(repo, options);
   const t0 = performance.now();
   for (let i = 0; i < N; i++) {
     const spec = {
@@ -124,183 +86,95 @@ async function idemPatchLoop(impl = createEffects) {
   return rate;
 }
 
-/** A bare repo with `n` commits carrying trailers, built by git fast-import, then indexed by one idem apply. */
-async function historyRepo(n, impl) {
-  const dir = join(root, `h${n}${impl === createEffects ? "" : "b"}`);
-  mkdirSync(dir);
-  git(dir, "init", "-q", "--bare", "-b", "main");
-  let stream = "";
-  for (let i = 0; i < n; i++) {
-    const msg = `history ${i}\n\nIdem-Effect: hist/${i}\n`;
-    const data = `${i}\n`;
-    stream += `commit refs/heads/main\ncommitter b <b@x> ${1_700_000_000 + i} +0000\ndata ${Buffer.byteLength(msg)}\n${msg}`;
-    stream += `M 100644 inline f${i % 100}.txt\ndata ${Buffer.byteLength(data)}\n${data}\n`;
-  }
-  execFileSync("git", ["fast-import", "--quiet"], { cwd: dir, input: stream });
-  const fx = effectsFor(dir, {}, impl);
-  const spec = {
-    kind: "git.commit",
-    repo: "site",
-    message: "index",
-    files: [{ path: "idx.txt", content: "i\n" }],
-  };
-  await fx.apply(spec, "hist-index/0"); // first apply indexes the history once (refs/idem)
-  return { dir, fx };
-}
+/** The plain loops in bash on a fresh repo; answer commits/s as the script timed them. */
+const plainCommits = (gitArgs = []) => {
+  const [us] = bash("git-commit-loop.sh", [newRepo(), 0, N, ...gitArgs]);
+  return perSec(N, us / 1000);
+};
+const plainPatches = (gitArgs = []) => {
+  const [us] = bash("git-patch-loop.sh", [newRepo(), patchDir, 0, N, ...gitArgs]);
+  return perSec(N, us / 1000);
+};
 
-async function probeCost(n, impl = createEffects) {
-  const { fx, dir } = await historyRepo(n, impl);
-  const absentSpec = {
-    kind: "git.commit",
-    repo: "site",
-    message: "m",
-    files: [{ path: "x.txt", content: "x\n" }],
-  };
-  const time = async (fn, reps) => {
-    const xs = [];
-    for (let i = 0; i < reps; i++) {
-      const t = performance.now();
-      await fn(i);
-      xs.push(performance.now() - t);
-    }
-    return median(xs);
-  };
-  await fx.probe(absentSpec, "warm/0");
-  const absent = await time((i) => fx.probe(absentSpec, `new/${i}`), 300);
-  const recent = await time(() => fx.probe(absentSpec, `hist/${n - 1}`), 100);
-  const oldest = await time(() => fx.probe(absentSpec, "hist/0"), 20);
-  const batchT = performance.now();
-  const items = Array.from({ length: 100 }, (_, i) => ({ spec: absentSpec, key: `hist/${i}` }));
-  const fresh = effectsFor(dir, {}, impl);
-  await fresh.probeBatch(items);
-  const batch = performance.now() - batchT;
-  await fresh.close();
-  await fx.close();
-  return { absent, recent, oldest, batch };
-}
-
-const results = [];
-const push = (metric, value, unit, raw, ratio, target) =>
-  results.push({
-    metric,
-    value: +value.toFixed(3),
-    unit,
-    raw: raw === null ? null : +raw.toFixed(3),
-    ratio: ratio === null ? null : +ratio.toFixed(3),
-    target,
+try {
+  const commits = await interleave("git.commit", {
+    plain: async () => plainCommits(),
+    idem: () => idemCommits({ durable: false }),
+    plainFsync: async () => plainCommits(GIT_FSYNC),
+    idemDurable: () => idemCommits({ durable: true }),
   });
-
-// warm-up, then interleave so drift hits both sides alike
-if (ONLY !== "probe") await rawCommitLoop();
-const rawC = [];
-const idemC = [];
-const rawP = [];
-const idemP = [];
-const idemDurable = [];
-const baseC = [];
-const baseP = [];
-for (let r = 0; ONLY !== "probe" && r < ROUNDS; r++) {
-  idemDurable.push(await idemCommitLoop({ durable: true }));
-  rawC.push(await rawCommitLoop());
-  idemC.push(await idemCommitLoop());
-  rawP.push(await rawPatchLoop());
-  idemP.push(await idemPatchLoop());
-  if (baseline) {
-    baseC.push(await idemCommitLoop({}, baseline));
-    baseP.push(await idemPatchLoop(baseline));
-  }
+  const patches = await interleave("git.patch", {
+    plain: async () => plainPatches(),
+    idem: () => idemPatches({ durable: false }),
+    plainFsync: async () => plainPatches(GIT_FSYNC),
+    idemDurable: () => idemPatches({ durable: true }),
+  });
+  const fsync = GIT_FSYNC.join(" ");
+  const commitLoop = (extra) => `bash ${script("git-commit-loop.sh")} REPO 0 ${N}${extra}`;
+  const patchLoop = (extra) => `bash ${script("git-patch-loop.sh")} REPO PATCHES 0 ${N}${extra}`;
+  const unit = "commits/s";
+  const results = [
+    row({
+      metric:
+        "git.commit, the default (durable: loose objects and refs fsynced before apply returns)",
+      unit,
+      idem: commits.idemDurable,
+      base: commits.plainFsync,
+      baseline: commitLoop(` ${fsync}`),
+      target: { min: 1.0, goal: 2 },
+    }),
+    row({
+      metric: "git.commit, durable: false (nothing fsynced, as git by default)",
+      unit,
+      idem: commits.idem,
+      base: commits.plain,
+      baseline: commitLoop(""),
+      target: { min: 1.0, goal: 2 },
+    }),
+    row({
+      metric: "git.commit, the default (durable), against the plain loop without fsync",
+      unit,
+      idem: commits.idemDurable,
+      base: commits.plain,
+      baseline: commitLoop(""),
+      note: "what durability costs against git's default",
+    }),
+    row({
+      metric: "git alone: the plain loop with git's fsync, against the plain loop without",
+      unit,
+      idem: commits.plainFsync,
+      base: commits.plain,
+      baseline: commitLoop(""),
+      note: "the idem column is the plain loop with fsync, [1]",
+    }),
+    row({
+      metric: "git.patch, the default (durable)",
+      unit,
+      idem: patches.idemDurable,
+      base: patches.plainFsync,
+      baseline: patchLoop(` ${fsync}`),
+      target: { min: 1.0, goal: 2 },
+    }),
+    row({
+      metric: "git.patch, durable: false",
+      unit,
+      idem: patches.idem,
+      base: patches.plain,
+      baseline: patchLoop(""),
+      target: { min: 1.0, goal: 2 },
+    }),
+  ];
+  report({
+    name: "effects",
+    command: `node test/bench/effects.bench.mjs --n ${N}`,
+    results,
+    notes: [
+      `Each round: ${N} effects per side, each side on a fresh checked-out repo (one seed commit, branch main). idem: probe + apply per effect in one Node process (\`createEffects\` from packages/effects/dist), the loop timed in Node. Plain tool: the bash loop printed as the baseline, timed inside bash with $EPOCHREALTIME (no process start counted on either side).`,
+      "git.commit writes f<i>.txt holding `<i>\\n` in a new commit; git.patch applies a patch that creates p/f<i>.txt (PATCHES holds one file per patch, written before the rounds).",
+      "The plain loops run git with `-c maintenance.auto=false`, as idem does: otherwise every `git commit` starts a `git maintenance run --auto` process that has nothing to do at this size.",
+      `Durable (the default, see docs/reliability.md, "Power loss"): idem fsyncs the loose objects of an effect together before any ref points at them and moves refs with \`git -c core.fsync=reference update-ref\`; the plain side is the same loop under git's own \`${fsync}\` (\`core.fsyncMethod=batch\` is not used: git documents it as safe on macOS and Windows only).`,
+    ],
+  });
+} finally {
+  rmSync(root, { recursive: true, force: true });
 }
-if (ONLY !== "probe") {
-  push(
-    "git.commit throughput (probe+apply, checked-out repo)",
-    median(idemC),
-    "commits/s",
-    median(rawC),
-    median(idemC) / median(rawC),
-    ">= 1.0x raw write+add+commit loop",
-  );
-  push(
-    "git.commit throughput with durable: true (fsync objects + refs)",
-    median(idemDurable),
-    "commits/s",
-    median(rawC),
-    median(idemDurable) / median(rawC),
-    "informational",
-  );
-  push(
-    "git.patch throughput (probe+apply, checked-out repo)",
-    median(idemP),
-    "commits/s",
-    median(rawP),
-    median(idemP) / median(rawP),
-    ">= 1.0x raw apply --index + commit loop",
-  );
-  if (baseline) {
-    for (const [name, xs, raw] of [
-      ["git.commit", baseC, rawC],
-      ["git.patch", baseP, rawP],
-    ]) {
-      push(
-        `[baseline build] ${name} throughput`,
-        median(xs),
-        "commits/s",
-        median(raw),
-        median(xs) / median(raw),
-        "same run, before/after",
-      );
-    }
-  }
-}
-if (ONLY !== "throughput") {
-  const p100 = await probeCost(100);
-  const p10k = await probeCost(10_000);
-  push(
-    "probe, absent key, 10k vs 100 commits",
-    p10k.absent,
-    "ms",
-    p100.absent,
-    p10k.absent / p100.absent,
-    "<= 2x",
-  );
-  push(
-    "probe, key of the newest commit, 10k vs 100",
-    p10k.recent,
-    "ms",
-    p100.recent,
-    p10k.recent / p100.recent,
-    "<= 2x",
-  );
-  push(
-    "probe, key of the oldest commit, 10k vs 100",
-    p10k.oldest,
-    "ms",
-    p100.oldest,
-    p10k.oldest / p100.oldest,
-    "informational (ancestry walk)",
-  );
-  push(
-    "probeBatch of 100 keys, fresh process, 10k vs 100",
-    p10k.batch,
-    "ms",
-    p100.batch,
-    p10k.batch / p100.batch,
-    "informational (one full scan)",
-  );
-  if (baseline) {
-    const b100 = await probeCost(100, baseline);
-    const b10k = await probeCost(10_000, baseline);
-    for (const k of ["absent", "recent", "oldest", "batch"]) {
-      push(
-        `[baseline build] probe ${k}, 10k vs 100`,
-        b10k[k],
-        "ms",
-        b100[k],
-        b10k[k] / b100[k],
-        "same run, before/after",
-      );
-    }
-  }
-}
-
-rmSync(root, { recursive: true, force: true });
-process.stdout.write(`${JSON.stringify({ name: "effects", n: N, results }, null, 2)}\n`);

@@ -12,19 +12,14 @@ import { connectNats, createJobPublisher, ensureJobsStream, startMessageLoop } f
 import { parseConfig } from "@idem/schema";
 import { startNatsServer } from "@idem/testing";
 import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { figure, interleave, pct, QUICK, ROUNDS, report, row } from "./lib/measure.mjs";
 
-const N = Number(process.env.BENCH_N ?? 4000);
+const N = Number(process.env.BENCH_N ?? (QUICK ? 400 : 4000));
 const K = Number(process.env.BENCH_INFLIGHT ?? 16); // max_ack_pending and concurrent publishers
 /** A wider window, the same for both sides: raw is CPU-bound at K, idem waits on fsyncs there. */
 const WIDE = Number(process.env.BENCH_WIDE ?? 64);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const input = { text: "x".repeat(900) };
 const job = (tag, i) => ({ jobId: `${tag}-${String(i).padStart(7, "0")}`, agent: "writer", input });
-const pct = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
-};
-const round = (x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** Process CPU (user + system, every thread) per job since `c0`, in µs. */
 const cpuPerJob = (c0, n) => {
@@ -251,155 +246,119 @@ try {
   // (shared/LIMITS.md), so a raw run measured once, before idem's, skews every ratio. A warm-up
   // round is not counted: the raw loop runs twice as fast once the client and server are warm
   // (measured here: 6k/s cold, 13-15k/s warm), which flattered the cold round's ratio.
-  const measure = async (k, rounds, label, withFloor = false) => {
+  const measure = async (k, label, withFloor = false) => {
     const out = [];
-    for (let r = -1; r < rounds; r++) {
-      const rawRun = await raw(server, `${label}${r + 1}`, k);
-      const rawRate = rawRun.rate;
-      const opts = { inflight: k, tag: `${label}${r + 1}` };
-      const full = await idem(server, dir, "FULL", opts);
-      const normal = await idem(server, dir, "NORMAL", opts);
-      const fl = withFloor ? await floor(server, dir, `${label}${r + 1}`, k) : undefined;
-      process.stderr.write(
-        `executor bench ${r < 0 ? "warm-up" : `round ${r + 1}`}, ${k} in flight: raw ${round(rawRate)}/s, FULL ${round(full.rate)}/s (${round(full.rate / rawRate, 2)}x), NORMAL ${round(normal.rate)}/s (${round(normal.rate / rawRate, 2)}x)${fl ? `, journal floor ${round(fl.rate)}/s (${round(fl.rate / rawRate, 2)}x)` : ""}\n`,
-      );
-      if (r >= 0) out.push({ rawRate, rawCpu: rawRun.cpu, full, normal, floor: fl });
-    }
+    await interleave(`executor, ${k} in flight`, {
+      raw: async (r) => {
+        const x = await raw(server, `${label}${r + 1}`, k);
+        if (r >= 0) out[r] = { ...out[r], rawRate: x.rate, rawCpu: x.cpu };
+        return x.rate;
+      },
+      full: async (r) => {
+        const x = await idem(server, dir, "FULL", { inflight: k, tag: `${label}${r + 1}` });
+        if (r >= 0) out[r] = { ...out[r], full: x };
+        return x.rate;
+      },
+      normal: async (r) => {
+        const x = await idem(server, dir, "NORMAL", { inflight: k, tag: `${label}${r + 1}` });
+        if (r >= 0) out[r] = { ...out[r], normal: x };
+        return x.rate;
+      },
+      ...(withFloor && {
+        floor: async (r) => {
+          const x = await floor(server, dir, `${label}${r + 1}`, k);
+          if (r >= 0) out[r] = { ...out[r], floor: x };
+          return x.rate;
+        },
+      }),
+    });
     return out;
   };
-  const rounds = await measure(K, ROUNDS, "k", true);
-  const wide = await measure(WIDE, ROUNDS, "w");
-  const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  const rawRate = median(rounds.map((r) => r.rawRate));
-  const fullRatio = median(rounds.map((r) => r.full.rate / r.rawRate));
-  const normalRatio = median(rounds.map((r) => r.normal.rate / r.rawRate));
-  const full = { rate: median(rounds.map((r) => r.full.rate)) };
-  const normal = { rate: median(rounds.map((r) => r.normal.rate)) };
-  const rawCpu = median(rounds.map((r) => r.rawCpu));
-  const fullCpu = median(rounds.map((r) => r.full.cpu));
-  const cpuRatio = median(rounds.map((r) => r.rawCpu / r.full.cpu));
-  const floorRate = median(rounds.map((r) => r.floor.rate));
-  const floorRatio = median(rounds.map((r) => r.floor.rate / r.rawRate));
-  const floorCpu = median(rounds.map((r) => r.floor.cpu));
-  const wideRaw = median(wide.map((r) => r.rawRate));
-  const wideFull = median(wide.map((r) => r.full.rate));
-  const wideRatio = median(wide.map((r) => r.full.rate / r.rawRate));
+  const rounds = await measure(K, "k", true);
+  const wide = await measure(WIDE, "w");
+  const of = (rs, f) => rs.map(f);
   // Added latency alone: jobs enqueued beforehand, one delivery in flight, nothing else running.
-  const lat = await idem(server, dir, "FULL", {
-    inflight: 1,
-    preload: true,
-    n: 300,
-    tag: "lat",
-    timing: true,
-  });
-  const latNormal = await idem(server, dir, "NORMAL", {
-    inflight: 1,
-    preload: true,
-    n: 300,
-    tag: "lat",
-    timing: true,
-  });
+  const one = { inflight: 1, preload: true, n: 300, tag: "lat", timing: true };
+  const lat = await idem(server, dir, "FULL", one);
+  const latNormal = await idem(server, dir, "NORMAL", one);
   // Journal time under load, from one more (uncounted) round with every journal call timed.
   const loaded = await idem(server, dir, "FULL", { tag: "loaded", timing: true });
+  const rawJs = "raw JetStream in this process: publish with msgID, pull consume, ackAck";
   const results = [
-    {
+    row({
       metric: "jobs/s enqueue -> executor -> record -> ackAck (synchronous=FULL)",
-      value: round(full.rate),
       unit: "jobs/s",
-      raw: round(rawRate),
-      ratio: round(fullRatio, 2),
-      target: ">= 0.5x raw",
-    },
-    {
-      metric: `journal floor: raw JetStream + idem's journal calls per job, no executor (FULL, ${K} in flight)`,
-      value: round(floorRate),
+      idem: of(rounds, (r) => r.full.rate),
+      base: of(rounds, (r) => r.rawRate),
+      baseline: `${rawJs}, ${K} in flight`,
+      target: { min: 0.5 },
+    }),
+    row({
+      metric: `journal floor: raw JetStream + idem's journal calls per job, no executor (FULL, ${K} in flight; the most any executor on this journal can reach)`,
       unit: "jobs/s",
-      raw: round(rawRate),
-      ratio: round(floorRatio, 2),
-      target: "(reference: the most any executor on this journal can reach)",
-    },
-    {
-      metric: `same, ${WIDE} in flight on both sides (FULL)`,
-      value: round(wideFull),
+      idem: of(rounds, (r) => r.floor.rate),
+      base: of(rounds, (r) => r.rawRate),
+      baseline: `${rawJs}, ${K} in flight`,
+    }),
+    row({
+      metric: `same as the first row, ${WIDE} in flight on both sides (FULL)`,
       unit: "jobs/s",
-      raw: round(wideRaw),
-      ratio: round(wideRatio, 2),
-      target: "(reference)",
-    },
-    {
-      metric: "same, journal synchronous=NORMAL",
-      value: round(normal.rate),
+      idem: of(wide, (r) => r.full.rate),
+      base: of(wide, (r) => r.rawRate),
+      baseline: `${rawJs}, ${WIDE} in flight`,
+    }),
+    row({
+      metric: "same as the first row, journal synchronous=NORMAL",
       unit: "jobs/s",
-      raw: round(rawRate),
-      ratio: round(normalRatio, 2),
-      target: "(reference)",
-    },
-    {
-      metric: `CPU per job, process user + system, every thread (FULL, ${K} in flight; ratio raw/idem)`,
-      value: round(fullCpu),
+      idem: of(rounds, (r) => r.normal.rate),
+      base: of(rounds, (r) => r.rawRate),
+      baseline: `${rawJs}, ${K} in flight`,
+    }),
+    row({
+      metric: `CPU per job, process user + system, every thread (FULL, ${K} in flight; the share of the gap that is CPU)`,
       unit: "µs",
-      raw: round(rawCpu),
-      ratio: round(cpuRatio, 2),
-      target: "(reference: the share of the gap that is CPU)",
-    },
-    {
-      metric: `CPU per job of the journal floor (FULL, ${K} in flight; ratio raw/floor)`,
-      value: round(floorCpu),
+      idem: of(rounds, (r) => r.full.cpu),
+      base: of(rounds, (r) => r.rawCpu),
+      baseline: `${rawJs}, ${K} in flight`,
+    }),
+    row({
+      metric: `CPU per job of the journal floor (FULL, ${K} in flight)`,
       unit: "µs",
-      raw: round(rawCpu),
-      ratio: round(median(rounds.map((r) => r.rawCpu / r.floor.cpu)), 2),
-      target: "(reference)",
-    },
-    {
+      idem: of(rounds, (r) => r.floor.cpu),
+      base: of(rounds, (r) => r.rawCpu),
+      baseline: `${rawJs}, ${K} in flight`,
+    }),
+    figure({
       metric:
-        "added latency per job p50 (claimJob, which checks for a recorded output first, + record; FULL, one in flight)",
-      value: round(lat.addedP50 / 1000, 3),
+        "added latency per job p50 (claimJob, which checks for a recorded output first, + record; FULL, one in flight; target < 1 ms)",
       unit: "ms",
-      raw: null,
-      ratio: null,
-      target: "< 1 ms",
-    },
-    {
+      values: [lat.addedP50 / 1000],
+    }),
+    figure({
       metric: "added latency per job p99 (FULL, one in flight)",
-      value: round(lat.addedP99 / 1000, 3),
       unit: "ms",
-      raw: null,
-      ratio: null,
-      target: "",
-    },
-    {
+      values: [lat.addedP99 / 1000],
+    }),
+    figure({
       metric: "added latency per job p50 (NORMAL, one in flight)",
-      value: round(latNormal.addedP50 / 1000, 3),
       unit: "ms",
-      raw: null,
-      ratio: null,
-      target: "",
-    },
-    {
+      values: [latNormal.addedP50 / 1000],
+    }),
+    figure({
       metric: `journal time per job p50 under load (FULL, ${K} in flight, includes event-loop queueing)`,
-      value: round(loaded.addedP50 / 1000, 3),
       unit: "ms",
-      raw: null,
-      ratio: null,
-      target: "",
-    },
+      values: [loaded.addedP50 / 1000],
+    }),
   ];
-  process.stdout.write(
-    `${JSON.stringify(
-      {
-        name: "executor",
-        command: "node test/bench/executor.bench.mjs",
-        results,
-        notes: [
-          `${ROUNDS} interleaved rounds (raw, FULL, NORMAL, journal floor) after an uncounted warm-up round, ${N} jobs each; rates are medians, ratios the median of the per-round ratios: ${rounds.map((r) => `${round(r.full.rate / r.rawRate, 2)}`).join(", ")} (FULL, ${K} in flight), ${rounds.map((r) => `${round(r.floor.rate / r.rawRate, 2)}`).join(", ")} (journal floor), ${wide.map((r) => `${round(r.full.rate / r.rawRate, 2)}`).join(", ")} (FULL, ${WIDE} in flight).`,
-          `${N} jobs of ~1 KB, ${K} in flight (max_ack_pending and concurrent publishers), one nats-server started by the harness, journal on the same disk.`,
-          "Raw: JetStream publish with msgID + pull consume + ackAck. Journal floor: raw, plus enqueueJob + setJobStreamSeq before and after the publish and claimJob + record before the ackAck, called directly. idem: outbox insert + publish + stream seq + event, then claimJob (its output check included) + record + ackAck. At FULL the journal group-commits and fsyncs the WAL off the event loop, once for all the writes waiting on it; claims and leases do not wait for an fsync.",
-        ],
-      },
-      null,
-      2,
-    )}\n`,
-  );
+  report({
+    name: "executor",
+    command: "node test/bench/executor.bench.mjs",
+    results,
+    notes: [
+      `${ROUNDS} interleaved rounds (raw, FULL, NORMAL, journal floor) after an uncounted warm-up round, ${N} jobs of ~1 KB each, ${K} in flight (max_ack_pending and concurrent publishers), one nats-server started by the harness, journal on the same disk. The latency rows are single runs of 300 jobs.`,
+      "Raw: JetStream publish with msgID + pull consume + ackAck. Journal floor: raw, plus enqueueJob + setJobStreamSeq before and after the publish and claimJob + record before the ackAck, called directly. idem: outbox insert + publish + stream seq + event, then claimJob (its output check included) + record + ackAck. At FULL the journal group-commits and fsyncs the WAL off the event loop, once for all the writes waiting on it; claims and leases do not wait for an fsync.",
+    ],
+  });
 } finally {
   await server.stop();
   rmSync(dir, { recursive: true, force: true });

@@ -1,31 +1,27 @@
-// idem interpreter benchmark: git.commit effects per second end to end (claim, probe, intent, apply,
-// settle, complete: journal included, synchronous FULL) next to a raw `git add && git commit` loop
-// on the same kind of repo in the same run.
-// Usage: npx tsc -b apps/interpreter && node test/bench/interpreter.bench.mjs [--n 1000]
-// Prints one JSON object to stdout.
-import { execFile as execFileCb, execFileSync } from "node:child_process";
+// The interpreter end to end: git.commit effects per second through claim, probe, intent, apply,
+// settle and complete (journal synchronous FULL, git effects with the default durability), in
+// process, next to the plain-tool loop in bash (`git add` + `git commit`, timed inside bash) on the
+// same kind of repo, in interleaved rounds; with and without git's own fsync on the plain side.
+// Usage: npm run build && node test/bench/interpreter.bench.mjs [--n 1000]   (BENCH_QUICK=1: smoke)
+// Prints one JSON object to stdout (see run.mjs).
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { openTargets } from "@idem/core";
 import { createInterpreter } from "@idem/interpreter";
 import { openJournal } from "@idem/journal";
 import { effectTargets, parseConfig } from "@idem/schema";
 import { pino } from "pino";
+import { figure, interleave, perSec, ROUNDS, report, row, size } from "./lib/measure.mjs";
+import { bash, GIT_ENV, GIT_FSYNC, script } from "./lib/plain.mjs";
 
-const execFile = promisify(execFileCb);
-const argN = process.argv.indexOf("--n");
-const N = argN > 0 ? Number(process.argv[argN + 1]) : 1000;
-const ENV = {
-  ...process.env,
-  GIT_AUTHOR_NAME: "b",
-  GIT_AUTHOR_EMAIL: "b@x",
-  GIT_COMMITTER_NAME: "b",
-  GIT_COMMITTER_EMAIL: "b@x",
-};
+const N = size("n", 1000, 60);
+const PER = Math.ceil(N / ROUNDS);
+const WARM = Math.min(30, PER);
 const root = mkdtempSync(join(tmpdir(), "idem-interpreter-bench-"));
-const git = (cwd, ...args) => execFileSync("git", args, { cwd, env: ENV, encoding: "utf8" }).trim();
+const git = (cwd, ...args) =>
+  execFileSync("git", args, { cwd, env: GIT_ENV, encoding: "utf8" }).trim();
 
 let seq = 0;
 function newRepo() {
@@ -37,24 +33,19 @@ function newRepo() {
   git(dir, "commit", "-qm", "seed");
   return dir;
 }
-const perSec = (n, ms) => (n * 1000) / ms;
 
-/** A raw porcelain commit loop on its own repo; `step(k)` makes k more commits and returns the ms spent. */
-function rawLoop() {
+/** A plain loop on its own repo: each call commits `k` more files and answers commits/s. */
+function plainLoop(gitArgs = []) {
   const repo = newRepo();
-  let i = 0;
-  return async (k) => {
-    const t0 = performance.now();
-    for (const end = i + k; i < end; i++) {
-      writeFileSync(join(repo, `f${i}.txt`), `${i}\n`);
-      await execFile("git", ["add", `f${i}.txt`], { cwd: repo, env: ENV });
-      await execFile("git", ["commit", "-q", "-m", `raw ${i}`], { cwd: repo, env: ENV });
-    }
-    return performance.now() - t0;
+  let next = 0;
+  return (k) => {
+    const [us] = bash("git-commit-loop.sh", [repo, next, k, ...gitArgs]);
+    next += k;
+    return perSec(k, us / 1000);
   };
 }
 
-/** The interpreter on a fresh journal holding `n` outputs of one git.commit each; `step(k)` interprets k runs. */
+/** The interpreter on a fresh journal holding `n` outputs of one git.commit each. */
 async function idemLoop(n) {
   const dir = join(root, `w${seq++}`);
   mkdirSync(dir);
@@ -66,7 +57,7 @@ async function idemLoop(n) {
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
   const config = parsed.config;
   const journal = await openJournal(config.journal.path, { synchronous: "FULL" });
-  const tr = performance.now();
+  const t0 = performance.now();
   for (let i = 0; i < n; i++) {
     const output = {
       jobId: `bench-${i}`,
@@ -85,7 +76,7 @@ async function idemLoop(n) {
       targets: effectTargets(output, config),
     });
   }
-  const recordRate = perSec(n, performance.now() - tr);
+  const recordRate = perSec(n, performance.now() - t0);
   const effects = openTargets(config);
   const interpreter = createInterpreter({
     config,
@@ -97,13 +88,13 @@ async function idemLoop(n) {
   return {
     recordRate,
     async step(k) {
-      const t0 = performance.now();
+      const t = performance.now();
       for (let i = 0; i < k; i++) {
         const r = await interpreter.runOnce();
         if (r?.outcome !== "done") throw new Error(`run ${done + i}: ${JSON.stringify(r)}`);
       }
       done += k;
-      return performance.now() - t0;
+      return perSec(k, performance.now() - t);
     },
     async close() {
       const commits = Number(git(repo, "rev-list", "--count", "main")) - 1;
@@ -114,60 +105,48 @@ async function idemLoop(n) {
   };
 }
 
-// Warm up both sides, then interleave rounds so that the machine's drift hits both alike.
-const ROUNDS = 5;
-const per = Math.ceil(N / ROUNDS);
-await rawLoop()(Math.min(30, N));
-const warm = await idemLoop(Math.min(30, N));
-await warm.step(Math.min(30, N));
-await warm.close();
-const raw = rawLoop();
-const idem = await idemLoop(per * ROUNDS);
-let rawMs = 0;
-let idemMs = 0;
-const rounds = [];
-for (let r = 0; r < ROUNDS; r++) {
-  const a = await raw(per);
-  const b = await idem.step(per);
-  rawMs += a;
-  idemMs += b;
-  rounds.push(`${perSec(per, b).toFixed(1)}/${perSec(per, a).toFixed(1)}`);
+try {
+  const idem = await idemLoop(PER * ROUNDS + WARM);
+  const plain = plainLoop();
+  const plainFsync = plainLoop(GIT_FSYNC);
+  const rounds = await interleave("interpreter", {
+    plain: async (r) => plain(r < 0 ? WARM : PER),
+    idem: (r) => idem.step(r < 0 ? WARM : PER),
+    plainFsync: async (r) => plainFsync(r < 0 ? WARM : PER),
+  });
+  await idem.close();
+  const loop = (extra) =>
+    `\`bash ${script("git-commit-loop.sh")} REPO FROM ${PER}${extra}\` (FROM: where the last round stopped; the repo carries on)`;
+  report({
+    name: "interpreter",
+    command: `node test/bench/interpreter.bench.mjs --n ${N}`,
+    results: [
+      row({
+        metric: `git.commit effects/s end to end (claim, probe, intent, apply, settle, complete; journal FULL; git durable, the default)`,
+        unit: "effects/s",
+        idem: rounds.idem,
+        base: rounds.plain,
+        baseline: loop(""),
+        target: { min: 0.8 },
+      }),
+      row({
+        metric: "the same, against the plain loop with git's fsync (the same durability for git)",
+        unit: "effects/s",
+        idem: rounds.idem,
+        base: rounds.plainFsync,
+        baseline: loop(` ${GIT_FSYNC.join(" ")}`),
+      }),
+      figure({
+        metric:
+          "journal.record of the same outputs (before the rounds; not part of the figures above)",
+        unit: "outputs/s",
+        values: [idem.recordRate],
+      }),
+    ],
+    notes: [
+      `${ROUNDS} interleaved rounds of ${PER} effects per side after a warm-up of ${WARM}; each side goes on in its own repo (checked out, one branch) from round to round. idem: \`interpreter.runOnce()\` in one Node process on a journal holding one recorded output per effect, timed in Node. Plain tool: the bash loop printed as the baseline, timed inside bash (no process start on either side; the whole-process table has those).`,
+    ],
+  });
+} finally {
+  rmSync(root, { recursive: true, force: true });
 }
-await idem.close();
-rmSync(root, { recursive: true, force: true });
-const idemRate = perSec(per * ROUNDS, idemMs);
-const rawRate = perSec(per * ROUNDS, rawMs);
-
-const r3 = (x) => +x.toFixed(3);
-process.stdout.write(
-  `${JSON.stringify(
-    {
-      name: "interpreter",
-      command: `node test/bench/interpreter.bench.mjs --n ${N}`,
-      results: [
-        {
-          metric: `git.commit effects/s end to end (${N} runs: claim, probe, intent, apply, settle, complete; journal FULL)`,
-          value: r3(idemRate),
-          unit: "effects/s",
-          raw: r3(rawRate),
-          ratio: r3(idemRate / rawRate),
-          target: ">= 0.8x raw git add + git commit loop",
-        },
-        {
-          metric: "journal.record of the same outputs (not part of the figure above)",
-          value: r3(idem.recordRate),
-          unit: "outputs/s",
-          raw: null,
-          ratio: null,
-          target: null,
-        },
-      ],
-      notes: [
-        `${ROUNDS} interleaved rounds of ${per}, idem/raw per second: ${rounds.join(", ")}`,
-        "raw: `git add` + `git commit -q` per file via execFile, the same kind of repo (checked out, one branch)",
-      ],
-    },
-    null,
-    2,
-  )}\n`,
-);

@@ -1,50 +1,58 @@
-// Journal benchmark: record latency next to a raw better-sqlite3 insert of the same bytes in the same
-// run, and record + claim p99 at 10k and at 1M outputs. Prints one JSON object (see run.mjs).
+// Journal benchmark: record latency next to a raw better-sqlite3 insert of the same bytes and to the
+// contract's floor (the same rows in one raw transaction), all in this process, in interleaved
+// rounds; and record and claim p99 at 1M outputs against the same at 10k, interleaved too.
+// Usage: node test/bench/journal.bench.mjs   (BENCH_N, BENCH_BIG; BENCH_QUICK=1: a smoke run)
+// Prints one JSON object (see run.mjs).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openJournal } from "@idem/journal";
 import Database from "better-sqlite3";
+import { figure, interleave, pct, QUICK, ROUNDS, report, row } from "./lib/measure.mjs";
 
-const N = Number(process.env.BENCH_N ?? 2000);
-const BIG = Number(process.env.BENCH_BIG ?? 1_000_000);
+const N = Number(process.env.BENCH_N ?? (QUICK ? 200 : 2000));
+const BIG = Number(process.env.BENCH_BIG ?? (QUICK ? 50_000 : 1_000_000));
+const PER = Math.ceil(N / ROUNDS);
+const SCALE_PER = QUICK ? 50 : 200;
 const payload = "x".repeat(1024 - 120);
-
-const pct = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
-};
 const us = (t0) => Number(process.hrtime.bigint() - t0) / 1000;
 const output = (i, tag) => ({
   jobId: `${tag}-${String(i).padStart(8, "0")}`,
   agent: "writer",
   effects: [{ kind: "file.write", root: "out", path: `f${i}.txt`, content: payload }],
 });
+const dir = mkdtempSync(join(tmpdir(), "idem-bench-journal-"));
 
-function rawInsert(dir, sync) {
+/** Each side keeps its own file from round to round; a call writes `k` more rows and answers their latencies. */
+function rawInsert(sync) {
   const db = new Database(join(dir, `raw-${sync}.db`));
   db.pragma("journal_mode = WAL");
   db.pragma(`synchronous = ${sync}`);
   db.exec("CREATE TABLE t (job_id TEXT PRIMARY KEY, body TEXT NOT NULL)");
   const ins = db.prepare("INSERT INTO t (job_id, body) VALUES (?, ?)");
-  const lat = [];
-  for (let i = 0; i < N; i++) {
-    const body = JSON.stringify(output(i, "raw"));
-    const t0 = process.hrtime.bigint();
-    ins.run(`raw-${i}`, body);
-    lat.push(us(t0));
-  }
-  db.close();
-  return lat;
+  let i = 0;
+  return {
+    step: async (k) => {
+      const lat = [];
+      for (const end = i + k; i < end; i++) {
+        const body = JSON.stringify(output(i, "raw"));
+        const t0 = process.hrtime.bigint();
+        ins.run(`raw-${i}`, body);
+        lat.push(us(t0));
+      }
+      return lat;
+    },
+    close: () => db.close(),
+  };
 }
 
 /**
  * The floor of the record contract in raw SQL: the rows one record must write in one transaction
  * (the output, its generation-1 run, the run's target, the output.recorded event), with the
- * journal's own tables and indexes (a journal file, written with prepared statements in a
- * better-sqlite3 transaction, nothing else: no hashing, no canonical JSON, no lock polling).
+ * journal's own tables and indexes, prepared statements in a better-sqlite3 transaction, nothing
+ * else: no hashing, no canonical JSON, no lock polling.
  */
-async function rawRecordRows(dir, sync) {
+async function rawRecordRows(sync) {
   const path = join(dir, `floor-${sync}.db`);
   await (await openJournal(path, { synchronous: "NORMAL" })).close();
   const db = new Database(path);
@@ -66,33 +74,45 @@ async function rawRecordRows(dir, sync) {
     insT.run(r.id);
     insE.run(now, id, '{"source":"bench"}');
   });
-  const lat = [];
-  for (let i = 0; i < N; i++) {
-    const o = output(i, "floor");
-    const body = JSON.stringify(o);
-    const t0 = process.hrtime.bigint();
-    one(o.jobId, body, Date.now());
-    lat.push(us(t0));
-  }
-  db.close();
-  return lat;
+  let i = 0;
+  return {
+    step: async (k) => {
+      const lat = [];
+      for (const end = i + k; i < end; i++) {
+        const o = output(i, "floor");
+        const body = JSON.stringify(o);
+        const t0 = process.hrtime.bigint();
+        one(o.jobId, body, Date.now());
+        lat.push(us(t0));
+      }
+      return lat;
+    },
+    close: () => db.close(),
+  };
 }
 
-async function journalRecord(dir, sync) {
+async function journalRecord(sync) {
   const j = await openJournal(join(dir, `journal-${sync}.db`), { synchronous: sync });
-  const lat = [];
-  for (let i = 0; i < N; i++) {
-    const o = output(i, "rec");
-    const t0 = process.hrtime.bigint();
-    await j.outputs.record(o, { source: "bench", targets: ["root:out"] });
-    lat.push(us(t0));
-  }
-  await j.close();
-  return lat;
+  let i = 0;
+  return {
+    step: async (k) => {
+      const lat = [];
+      for (const end = i + k; i < end; i++) {
+        const o = output(i, "rec");
+        const t0 = process.hrtime.bigint();
+        await j.outputs.record(o, { source: "bench", targets: ["root:out"] });
+        lat.push(us(t0));
+      }
+      return lat;
+    },
+    close: () => j.close(),
+  };
 }
 
-/** Fills a journal with `n` outputs whose runs are done (history), in big transactions. */
-function fill(path, n) {
+/** A journal holding `n` outputs whose runs are done (history), filled in big raw transactions. */
+async function scaled(n) {
+  const path = join(dir, `scale-${n}.db`);
+  await (await openJournal(path)).close();
   const db = new Database(path);
   db.pragma("synchronous = OFF");
   const now = Date.now();
@@ -111,74 +131,125 @@ function fill(path, n) {
   });
   for (let i = 0; i < n; i += 50_000) batch(i, Math.min(n, i + 50_000));
   db.close();
-}
-
-async function atScale(dir, n) {
-  const path = join(dir, `scale-${n}.db`);
-  await (await openJournal(path)).close();
-  fill(path, n);
   const j = await openJournal(path, { synchronous: "FULL" });
-  const rec = [];
-  const claim = [];
-  for (let i = 0; i < 1000; i++) {
-    let t0 = process.hrtime.bigint();
-    await j.outputs.record(output(i, `s${n}`), { source: "bench", targets: ["root:out"] });
-    rec.push(us(t0));
-    t0 = process.hrtime.bigint();
-    const c = await j.runs.claim({ owner: "bench", leaseMs: 60_000, maxLeaseExpiries: 50 });
-    claim.push(us(t0));
-    await j.runs.complete(c.lease);
-  }
-  await j.close();
-  return { rec, claim };
+  let i = 0;
+  return {
+    /** `k` records, each followed by a claim and complete of its run: { rec, claim } latencies. */
+    step: async (k) => {
+      const rec = [];
+      const claim = [];
+      for (const end = i + k; i < end; i++) {
+        let t0 = process.hrtime.bigint();
+        await j.outputs.record(output(i, `s${n}`), { source: "bench", targets: ["root:out"] });
+        rec.push(us(t0));
+        t0 = process.hrtime.bigint();
+        const c = await j.runs.claim({ owner: "bench", leaseMs: 60_000, maxLeaseExpiries: 50 });
+        claim.push(us(t0));
+        await j.runs.complete(c.lease);
+      }
+      return { rec, claim };
+    },
+    close: () => j.close(),
+  };
 }
 
-const dir = mkdtempSync(join(tmpdir(), "idem-bench-journal-"));
 try {
-  const rawFull = rawInsert(dir, "FULL");
-  const recFull = await journalRecord(dir, "FULL");
-  const floorFull = await rawRecordRows(dir, "FULL");
-  const rawNormal = rawInsert(dir, "NORMAL");
-  const recNormal = await journalRecord(dir, "NORMAL");
-  const small = await atScale(dir, 10_000);
-  const big = await atScale(dir, BIG);
-  const r = (metric, value, raw, target, unit = "µs") => ({
-    metric,
-    value: Math.round(value),
-    raw: raw === null ? null : Math.round(raw),
-    unit,
-    ratio: raw === null ? null : Number((value / raw).toFixed(2)),
-    target,
-  });
-  const results = [
-    r("record p50, FULL (vs raw insert p50)", pct(recFull, 50), pct(rawFull, 50), "≤ 1.3x"),
-    r("record p99, FULL (vs raw insert p99)", pct(recFull, 99), pct(rawFull, 99), "≤ 1.3x"),
-    r(
-      "record p50, FULL (vs the same rows in one raw transaction: the contract's floor)",
-      pct(recFull, 50),
-      pct(floorFull, 50),
-      "informational",
-    ),
-    r(
-      "the contract's floor p50, FULL (vs raw insert p50)",
-      pct(floorFull, 50),
-      pct(rawFull, 50),
-      "informational",
-    ),
-    r("record p50, NORMAL (vs raw insert p50)", pct(recNormal, 50), pct(rawNormal, 50), "-"),
-    r("record p99, NORMAL (vs raw insert p99)", pct(recNormal, 99), pct(rawNormal, 99), "-"),
-    r(`record p99 at ${BIG} outputs (vs at 10k)`, pct(big.rec, 99), pct(small.rec, 99), "≤ 1.5x"),
-    r(
-      `claim p99 at ${BIG} outputs (vs at 10k)`,
-      pct(big.claim, 99),
-      pct(small.claim, 99),
-      "≤ 1.5x",
-    ),
-    r("claim p50 at 10k outputs", pct(small.claim, 50), null, "-"),
-  ];
-  process.stdout.write(
-    `${JSON.stringify({ name: "journal", command: "node test/bench/journal.bench.mjs", results }, null, 2)}\n`,
+  const sides = {
+    rawFull: rawInsert("FULL"),
+    recFull: await journalRecord("FULL"),
+    floorFull: await rawRecordRows("FULL"),
+    rawNormal: rawInsert("NORMAL"),
+    recNormal: await journalRecord("NORMAL"),
+  };
+  const lat = await interleave(
+    "journal record",
+    Object.fromEntries(Object.entries(sides).map(([k, s]) => [k, (r) => s.step(r < 0 ? 50 : PER)])),
   );
+  for (const s of Object.values(sides)) await s.close();
+  const p = (k, q) => lat[k].map((xs) => pct(xs, q));
+  const small = await scaled(10_000);
+  const big = await scaled(BIG);
+  const sc = await interleave("journal at scale", {
+    small: (r) => small.step(r < 0 ? 20 : SCALE_PER),
+    big: (r) => big.step(r < 0 ? 20 : SCALE_PER),
+  });
+  await small.close();
+  await big.close();
+  const sp = (k, f, q) => sc[k].map((x) => pct(x[f], q));
+  const rawBase =
+    "better-sqlite3 in this process: INSERT INTO t (job_id, body) of the same ~1 KB JSON, one row per transaction, WAL";
+  const results = [
+    row({
+      metric: "record p50, FULL",
+      unit: "µs",
+      idem: p("recFull", 50),
+      base: p("rawFull", 50),
+      baseline: `${rawBase}, synchronous=FULL (p50)`,
+      target: { max: 1.3 },
+    }),
+    row({
+      metric: "record p99, FULL",
+      unit: "µs",
+      idem: p("recFull", 99),
+      base: p("rawFull", 99),
+      baseline: `${rawBase}, synchronous=FULL (p99)`,
+      target: { max: 1.3 },
+    }),
+    row({
+      metric: "record p50, FULL, against the contract's floor",
+      unit: "µs",
+      idem: p("recFull", 50),
+      base: p("floorFull", 50),
+      baseline:
+        "the rows one record writes (output, run, target, event) in one raw transaction, FULL (p50)",
+    }),
+    row({
+      metric: "the contract's floor p50, FULL, against the raw insert",
+      unit: "µs",
+      idem: p("floorFull", 50),
+      base: p("rawFull", 50),
+      baseline: `${rawBase}, synchronous=FULL (p50)`,
+    }),
+    row({
+      metric: "record p50, NORMAL",
+      unit: "µs",
+      idem: p("recNormal", 50),
+      base: p("rawNormal", 50),
+      baseline: `${rawBase}, synchronous=NORMAL (p50)`,
+    }),
+    row({
+      metric: "record p99, NORMAL",
+      unit: "µs",
+      idem: p("recNormal", 99),
+      base: p("rawNormal", 99),
+      baseline: `${rawBase}, synchronous=NORMAL (p99)`,
+    }),
+    row({
+      metric: `record p99 at ${BIG} outputs, against idem at 10k`,
+      unit: "µs",
+      idem: sp("big", "rec", 99),
+      base: sp("small", "rec", 99),
+      baseline: "idem's own record p99 on a journal of 10,000 outputs",
+      target: { max: 1.5 },
+    }),
+    row({
+      metric: `claim p99 at ${BIG} outputs, against idem at 10k`,
+      unit: "µs",
+      idem: sp("big", "claim", 99),
+      base: sp("small", "claim", 99),
+      baseline: "idem's own claim p99 on a journal of 10,000 outputs",
+      target: { max: 1.5 },
+    }),
+    figure({ metric: "claim p50 at 10k outputs", unit: "µs", values: sp("small", "claim", 50) }),
+  ];
+  report({
+    name: "journal",
+    command: "node test/bench/journal.bench.mjs",
+    results,
+    notes: [
+      `${ROUNDS} interleaved rounds after a warm-up; each round writes ${PER} rows on each of five sides (raw insert FULL, record FULL, floor FULL, raw insert NORMAL, record NORMAL), each side on its own file kept from round to round; a round's p50 and p99 are over its ${PER} writes. The scale rows: ${SCALE_PER} record + claim + complete per round on a journal of 10,000 and of ${BIG} outputs (history filled in raw transactions), interleaved the same way.`,
+    ],
+  });
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

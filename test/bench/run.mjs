@@ -1,11 +1,15 @@
 // `npm run bench`: runs every test/bench/*.bench.mjs in turn (each prints one JSON object) and
-// rewrites BENCHMARKS.md: each figure next to its raw counterpart from the same run, the ratio, the
-// target and the machine. BENCH_ONLY=journal,effects runs a subset.
+// rewrites BENCHMARKS.md: each figure next to its baseline from the same rounds, the median of the
+// per-round ratios with their min and max, the baseline's command, the target, and the machine.
+// BENCH_ONLY=journal,effects runs a subset. BENCH_QUICK=1 runs small sizes to check the benches
+// work and writes nothing (BENCH_OUT=file writes the page there instead of BENCHMARKS.md).
 import { execFileSync, spawnSync } from "node:child_process";
 import { readdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { QUICK, ROUNDS } from "./lib/measure.mjs";
+import { canDropCaches, processTimer } from "./lib/plain.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "../..");
@@ -19,14 +23,20 @@ const version = (cmd, args) => {
   try {
     return execFileSync(cmd, args, { encoding: "utf8" }).trim().split("\n")[0];
   } catch {
-    return "not found";
+    return `${cmd}: not found`;
   }
 };
 const machine = [
   `${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${Math.round(totalmem() / 2 ** 30)} GiB`,
   `Node ${process.version}`,
   version("git", ["--version"]),
+  version("bash", ["--version"]),
+  `sqlite3 ${version("sqlite3", ["--version"]).split(" ")[0]}`,
   version("nats-server", ["--version"]),
+  `whole processes timed by ${processTimer()}`,
+  canDropCaches()
+    ? "page cache dropped for the cold rows (root)"
+    : "page cache not droppable here (no root): no cold rows",
 ];
 
 const reports = [];
@@ -39,26 +49,53 @@ for (const f of files) {
     cwd: root,
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
+    maxBuffer: 1 << 26,
   });
   if (r.status !== 0) {
     reports.push({ name: f, error: `exit ${r.status}` });
     continue;
   }
-  const start = r.stdout.indexOf("{");
-  reports.push(JSON.parse(r.stdout.slice(start)));
+  reports.push(JSON.parse(r.stdout.slice(r.stdout.indexOf("{"))));
 }
 
+const cell = (x) => (x === null || x === undefined ? "" : String(x));
+const ratioCell = (x) => (x.ratio === null ? "" : `**${x.ratio}**`);
+const rangeCell = (x) => (x.ratio === null ? "" : `${x.ratioMin} – ${x.ratioMax}`);
+const targetCell = (x) => {
+  if (!x.target) return "";
+  return x.met === false ? `${x.target}: **not met**` : `${x.target}: met`;
+};
+
+const missed = reports.flatMap((r) =>
+  (r.results ?? []).filter((x) => x.met === false).map((x) => `${r.name}: ${x.metric}`),
+);
 const lines = [
   "# Benchmarks",
   "",
-  "Written by `npm run bench` (test/bench/run.mjs). Each figure stands next to the raw operation",
-  "measured in the same run on the same machine, because this machine drifts by up to 2x within an",
-  "hour (see shared/LIMITS.md). Ratios compare like with like: latency ratios above 1 are slower than",
-  "raw, throughput ratios below 1 are slower than raw.",
+  "Written by `npm run bench` (test/bench/run.mjs). Every idem figure stands next to a baseline",
+  "measured in the same rounds on the same machine: the plain tool doing the same work (a bash loop",
+  "of git commands, sqlite3, one `git log`), or, where a row says so, idem itself at another size.",
+  "The machine drifts by up to 2x within an hour, so the rounds interleave: each round runs every",
+  "side once, the order reversed every other round, after an uncounted warm-up round.",
   "",
-  `Run: ${new Date().toISOString()}`,
+  "How to read a table:",
+  "",
+  "- **idem** and **baseline**: each the median of that side's per-round values.",
+  "- **ratio**: the median of the per-round ratios idem / baseline (each round's idem figure over",
+  "  the same round's baseline); **min – max**: the lowest and highest of those ratios. The ratio is",
+  "  not idem / baseline of the two medians, and need not equal it.",
+  "- A rate (…/s): a ratio above 1 means idem did more per second. A time (ms, µs, s): a ratio",
+  "  below 1 means idem took less time.",
+  "- **baseline command**: numbered below each table, as a reader runs it from the repository",
+  "  root (REPO, PATCHES and $B are the bench's own folders, described under the table).",
+  "",
+  `Run: ${new Date().toISOString()}${QUICK ? " (BENCH_QUICK: smoke sizes, figures meaningless)" : ""}`,
   "",
   ...machine.map((m) => `- ${m}`),
+  "",
+  missed.length === 0
+    ? "Every target is met in this run."
+    : `Targets not met in this run (idem is to be made faster there, never the baseline slower):\n\n${missed.map((m) => `- ${m}`).join("\n")}`,
   "",
 ];
 for (const r of reports) {
@@ -68,14 +105,36 @@ for (const r of reports) {
     continue;
   }
   if (r.command) lines.push(`Command: \`${r.command}\``, "");
-  lines.push("| metric | idem | raw | unit | ratio | target |", "|---|---:|---:|---|---:|---|");
+  const baselines = [];
+  const ref = (b) => {
+    if (!b) return "";
+    let i = baselines.indexOf(b);
+    if (i < 0) i = baselines.push(b) - 1;
+    return `[${i + 1}]`;
+  };
+  lines.push(
+    "| metric | idem | baseline | unit | ratio | min – max | rounds | baseline command | target |",
+    "|---|---:|---:|---|---:|---|---:|---|---|",
+  );
   for (const x of r.results) {
     lines.push(
-      `| ${x.metric} | ${x.value} | ${x.raw ?? ""} | ${x.unit} | ${x.ratio ?? ""} | ${x.target ?? ""} |`,
+      `| ${x.metric}${x.note ? ` (${x.note})` : ""} | ${cell(x.value)} | ${cell(x.raw)} | ${x.unit} | ${ratioCell(x)} | ${rangeCell(x)} | ${cell(x.rounds)} | ${ref(x.baseline)} | ${targetCell(x)} |`,
     );
   }
-  if (r.notes) lines.push("", ...[].concat(r.notes));
+  if (baselines.length > 0) {
+    lines.push("", "Baseline commands:", "");
+    baselines.forEach((b, i) => {
+      const code = !b.includes("`") && /^(bash|hyperfine|git) /.test(b);
+      lines.push(`${i + 1}. ${code ? `\`${b}\`` : b}`);
+    });
+  }
+  if (r.notes) lines.push("", ...[].concat(r.notes).flatMap((n) => [n, ""]));
   lines.push("");
 }
-writeFileSync(join(root, "BENCHMARKS.md"), `${lines.join("\n")}\n`);
-process.stdout.write(`${lines.join("\n")}\n`);
+const page = `${lines.join("\n").replace(/\n{3,}/g, "\n\n")}\n`;
+const out = process.env.BENCH_OUT ?? (QUICK ? undefined : join(root, "BENCHMARKS.md"));
+if (out) writeFileSync(out, page);
+process.stdout.write(page);
+process.stderr.write(
+  out ? `bench: wrote ${out} (${ROUNDS} rounds)\n` : "bench: BENCH_QUICK, nothing written\n",
+);
