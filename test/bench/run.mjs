@@ -1,8 +1,12 @@
 // `npm run bench`: runs every test/bench/*.bench.mjs in turn (each prints one JSON object) and
 // rewrites BENCHMARKS.md: each figure next to its baseline from the same rounds, the median of the
 // per-round ratios with their min and max, the baseline's command, the target, and the machine.
-// BENCH_ONLY=journal,effects runs a subset. BENCH_QUICK=1 runs small sizes to check the benches
-// work and writes nothing (BENCH_OUT=file writes the page there instead of BENCHMARKS.md).
+// Environment: BENCH_ONLY=journal,effects runs a subset; BENCH_QUICK=1 runs small sizes and 2
+// rounds to check the benches work and writes nothing (BENCH_OUT=file writes the page there instead
+// of BENCHMARKS.md); BENCH_ROUNDS=n counted rounds (default 5); BENCH_KEEP=1 keeps the whole-process
+// bench's folder; BENCH_NO_INSTALL=1 never installs hyperfine, BENCH_NO_HYPERFINE=1 never uses it.
+// Final figures want a quiet machine: every ratio is measured in the same rounds, but a busy one
+// inflates fsyncs and process starts unevenly between the sides.
 import { execFileSync, spawnSync } from "node:child_process";
 import { readdirSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";

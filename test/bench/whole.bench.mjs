@@ -207,7 +207,7 @@ try {
       }),
     ],
     notes: [
-      `Every figure is one whole process, wall clock, timed by ${processTimer()} (\`-N --runs 1\` per round and side, so each round's prepare and run alternate between the sides). Seconds: a ratio below 1 means idem took less time. The interpreter's target is its end-to-end one (at least 0.8x the plain loop's rate) in seconds: at most 1.25x the plain loop's time.`,
+      `Every figure is one whole process, wall clock, timed by ${processTimer()}, each prepared untimed just before it. Seconds: a ratio below 1 means idem took less time. The interpreter's target is its end-to-end one (at least 0.8x the plain loop's rate) in seconds: at most 1.25x the plain loop's time.`,
       `$B is the bench folder (BENCH_KEEP=1 keeps it): templates/ holds outputs.jsonl (${N} git.commit outputs of one file each), submit/ (a workspace with an empty journal), interpret/ (the same ${N} outputs recorded), git/ (the plain loop's repository, one seed commit) and empty/; work/ the copies each run starts from; replay/ the replay bench's fixture (test/bench/lib/replay-fixture.mjs). idem is \`node apps/cli/bin/idem.js\`, run from the repository root.`,
       "The plain record is sqlite3 (Debian's CLI): every line imported and the first output per job ID kept, WAL, synchronous=FULL, so it is on disk when sqlite3 exits; idem also validates each output, hashes it, writes its run generation and event, and answers each line.",
     ],

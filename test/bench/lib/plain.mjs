@@ -78,11 +78,15 @@ export function dropCaches() {
 let hyperfinePath;
 /**
  * hyperfine's path: found on PATH, else installed from Debian with apt-get when this runs as root
- * (BENCH_NO_INSTALL=1 forbids it); null when neither works (whole processes are then timed from
- * Node, and the table says so).
+ * (BENCH_NO_INSTALL=1 forbids it); null when neither works, or with BENCH_NO_HYPERFINE=1
+ * (whole processes are then timed from Node, and the table says so).
  */
 export function hyperfine() {
   if (hyperfinePath !== undefined) return hyperfinePath;
+  if (process.env.BENCH_NO_HYPERFINE === "1") {
+    hyperfinePath = null;
+    return null;
+  }
   const which = () => spawnSync("sh", ["-c", "command -v hyperfine"], { encoding: "utf8" });
   let found = which();
   if (found.status !== 0 && process.getuid?.() === 0 && process.env.BENCH_NO_INSTALL !== "1") {
@@ -99,11 +103,12 @@ export function hyperfine() {
   return hyperfinePath;
 }
 
-/** "hyperfine 1.15.0", or a sentence saying how whole processes were timed without it. */
+/** How whole processes are timed here: "hyperfine 1.15.0 (...)" or Node's clock without it. */
 export function processTimer() {
   const h = hyperfine();
-  if (!h) return "Node (spawnSync, wall clock; hyperfine was not available)";
-  return execFileSync(h, ["--version"], { encoding: "utf8" }).trim();
+  if (!h) return "Node's clock around spawnSync (hyperfine was not available)";
+  const v = execFileSync(h, ["--version"], { encoding: "utf8" }).trim();
+  return `${v} (\`hyperfine -N --runs 1\` for each side of each round)`;
 }
 
 /**
