@@ -3,11 +3,31 @@ import type pg from "pg";
 import { recordOutcome } from "../../domain/decisions.js";
 import { JOURNAL_EVENTS as E } from "../../domain/events.js";
 import { toOutput, toRejection } from "../../domain/records.js";
-import type { JournalOutputs, RecordOptions, RecordResult } from "../../port/outputs.js";
+import type { RunState } from "../../domain/states.js";
+import type {
+  JournalOutputs,
+  OutputSummary,
+  RecordOptions,
+  RecordResult,
+} from "../../port/outputs.js";
 import { NOW_MS, type PostgresConnection } from "./connection.js";
 import type { OutputRow, RejectionRow } from "./rows.js";
+import { selectOutputs } from "./select.js";
+import { where } from "./where.js";
 
-/** Inserts run generation `generation` (pending, due at the server's now) and its active targets. */
+/**
+ * The key spaces of the transaction-level advisory locks the adapter takes (the two-int form,
+ * apart from the migration's one-bigint lock): one per ordering target, one per job.
+ */
+export const lockKey = { target: 0x1de3_0019, job: 0x1de3_001a } as const;
+
+/**
+ * Inserts run generation `generation` (pending, due at the server's now) and its active targets.
+ * First it takes each target's advisory lock (sorted, so two inserts never wait on each other in a
+ * cycle), held until COMMIT: runs sharing a target commit in the order of their ids, so a claimer
+ * that sees a run sees every earlier one on its targets (a sequence hands out ids in the order
+ * asked, not the order committed).
+ */
 export async function insertRun(
   client: pg.PoolClient,
   jobId: string,
@@ -16,6 +36,12 @@ export async function insertRun(
   force: boolean,
   now: number,
 ): Promise<number> {
+  if (targets.length > 0) {
+    await client.query(
+      "SELECT pg_advisory_xact_lock($1, hashtext(t)) FROM unnest($2::text[]) AS t ORDER BY t",
+      [lockKey.target, [...new Set(targets)].sort()],
+    );
+  }
   const { rows } = await client.query<{ id: number }>(
     `INSERT INTO runs (job_id, generation, state, due_at, force_unprobeable, targets, created_at, updated_at)
      VALUES ($1, $2, 'pending', ${NOW_MS}, $3, $4, $5, $5) RETURNING id`,
@@ -93,10 +119,8 @@ async function recordInTx(
   return { status: "recorded", jobId: output.jobId, seq, contentHash: hash };
 }
 
-/** The outputs of a PostgreSQL journal (record, get, has, rejections so far; see the README). */
-export function postgresOutputs(
-  c: PostgresConnection,
-): Pick<JournalOutputs, "record" | "get" | "has" | "rejections"> {
+/** The outputs of a PostgreSQL journal. */
+export function postgresOutputs(c: PostgresConnection): JournalOutputs {
   return {
     async record(output, options) {
       const body = options.canonical ?? canonicalJson(output);
@@ -115,6 +139,47 @@ export function postgresOutputs(
       return rows.length > 0;
     },
 
+    async list(filter = {}) {
+      const w = where([
+        filter.agent !== undefined && ["o.agent = ?", filter.agent],
+        filter.since !== undefined && ["o.recorded_at >= ?", filter.since],
+        filter.state !== undefined && ["r.state = ?", filter.state],
+      ]);
+      const limit =
+        filter.limit === undefined ? "" : `LIMIT ${Math.max(0, Math.floor(filter.limit))}`;
+      const rows = await c.query<
+        Pick<OutputRow, "seq" | "job_id" | "agent" | "recorded_at"> & {
+          effects: number;
+          generation: number;
+          state: RunState;
+        }
+      >(
+        `SELECT o.seq, o.job_id, o.agent, o.recorded_at, r.generation, r.state,
+           json_array_length(o.body::json -> 'effects') AS effects
+         FROM outputs o JOIN LATERAL (
+           SELECT generation, state FROM runs WHERE job_id = o.job_id ORDER BY generation DESC LIMIT 1
+         ) r ON true
+         ${w.sql} ORDER BY o.seq ${limit}`,
+        w.args,
+      );
+      return rows.map(
+        (r): OutputSummary => ({
+          seq: r.seq,
+          jobId: r.job_id,
+          agent: r.agent,
+          effects: r.effects,
+          recordedAt: r.recorded_at,
+          generation: r.generation,
+          state: r.state,
+        }),
+      );
+    },
+    async select(selection) {
+      return selectOutputs(c, selection);
+    },
+    async page(selection, page) {
+      return selectOutputs(c, selection, page);
+    },
     async rejections(jobId) {
       const rows =
         jobId === undefined

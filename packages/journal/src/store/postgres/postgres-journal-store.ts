@@ -1,8 +1,12 @@
 import type { JournalEvents } from "../../port/events.js";
+import type { JournalLedger } from "../../port/ledger.js";
 import type { JournalOutputs } from "../../port/outputs.js";
+import type { JournalRuns } from "../../port/runs.js";
 import { PostgresConnection, type PostgresJournalOptions } from "./connection.js";
 import { postgresEvents } from "./events.js";
+import { postgresLedger } from "./ledger.js";
 import { postgresOutputs } from "./outputs.js";
+import { postgresRuns } from "./runs.js";
 
 export type { PostgresJournalOptions } from "./connection.js";
 
@@ -12,10 +16,14 @@ export type { PostgresJournalOptions } from "./connection.js";
  * the whole `JournalStore`.
  */
 export class PostgresJournalStore {
-  readonly outputs: Pick<JournalOutputs, "record" | "get" | "has" | "rejections">;
+  readonly outputs: JournalOutputs;
+  readonly runs: JournalRuns;
+  readonly ledger: JournalLedger;
   readonly events: JournalEvents;
   private constructor(private readonly c: PostgresConnection) {
     this.outputs = postgresOutputs(c);
+    this.runs = postgresRuns(c);
+    this.ledger = postgresLedger(c);
     this.events = postgresEvents(c);
   }
 

@@ -1,0 +1,239 @@
+import { IdemError } from "@idem/schema";
+import { assertResolutionReason, resolvedDetail } from "../../domain/decisions.js";
+import { JOURNAL_EVENTS as E, effectEvent } from "../../domain/events.js";
+import { toEffect } from "../../domain/records.js";
+import {
+  BLOCKING_EFFECT_STATES,
+  type EffectState,
+  REINTENDABLE_EFFECT_STATES,
+  RESOLVABLE_EFFECT_STATES,
+  sqlStateList,
+} from "../../domain/states.js";
+import type { JournalLedger, LedgerEntry } from "../../port/ledger.js";
+import { NOW_MS, type PostgresConnection } from "./connection.js";
+import { HELD_CTE, leaseLost } from "./held.js";
+import type { RowOf, RunRow } from "./rows.js";
+import type * as tables from "./tables.js";
+
+type EffectRow = RowOf<typeof tables.effects>;
+
+const BLOCKING = sqlStateList(BLOCKING_EFFECT_STATES);
+const REINTENDABLE = sqlStateList(REINTENDABLE_EFFECT_STATES);
+/** A value as stored in a JSON text column: null for none. */
+const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
+
+/** The effects ledger of a PostgreSQL journal; every write under a lease is fenced in its statement. */
+export function postgresLedger(c: PostgresConnection): JournalLedger {
+  return {
+    async intend(lease, effect) {
+      return c.tx(async (client) => {
+        const now = c.clock.now();
+        const first = await client.query<{ held: number } & Partial<EffectRow>>(
+          `WITH ${HELD_CTE},
+           ins AS (
+             INSERT INTO effects (key, generation, job_id, idx, kind, spec_hash, state, detail, attempts, updated_at)
+             SELECT $3, $4, $5, $6, $7, $8, 'intended', $9, 1, $10 FROM held
+             ON CONFLICT (key, generation) DO NOTHING RETURNING *)
+           SELECT (SELECT count(*) FROM held)::int AS held, ins.* FROM (SELECT 1) one LEFT JOIN ins ON true`,
+          [
+            lease.runId,
+            lease.token,
+            effect.key,
+            lease.generation,
+            lease.jobId,
+            effect.idx,
+            effect.kind,
+            effect.specHash,
+            json(effect.detail),
+            now,
+          ],
+        );
+        const { held, ...inserted } = first.rows[0] as { held: number } & Partial<EffectRow>;
+        if (held === 0) throw await leaseLost(client, lease);
+        if (inserted.key != null) {
+          await c.event(client, lease.jobId, E.EFFECT_INTENDED, lease.owner, {
+            key: effect.key,
+            generation: lease.generation,
+          });
+          return toEffect(inserted as EffectRow);
+        }
+        // The run's row stays locked by the statement above: the lease holds until COMMIT.
+        const again = await client.query<EffectRow & { previous: EffectState }>(
+          `WITH ${HELD_CTE},
+           prev AS (SELECT state FROM effects WHERE key = $3 AND generation = $4)
+           UPDATE effects SET state = 'intended', attempts = effects.attempts + 1,
+             detail = COALESCE($5, effects.detail), updated_at = $6
+           FROM held, prev
+           WHERE effects.key = $3 AND effects.generation = $4 AND effects.state IN ${REINTENDABLE}
+           RETURNING effects.*, prev.state AS previous`,
+          [lease.runId, lease.token, effect.key, lease.generation, json(effect.detail), now],
+        );
+        const reopened = again.rows[0];
+        if (reopened) {
+          const { previous, ...row } = reopened;
+          await c.event(client, lease.jobId, E.EFFECT_INTENDED, lease.owner, {
+            key: effect.key,
+            generation: lease.generation,
+            attempt: row.attempts,
+            previous,
+          });
+          return toEffect(row);
+        }
+        const existing = await client.query<EffectRow>(
+          "SELECT * FROM effects WHERE key = $1 AND generation = $2",
+          [effect.key, lease.generation],
+        );
+        return toEffect(existing.rows[0] as EffectRow);
+      });
+    },
+
+    async settle(lease, key, state, detail) {
+      await c.tx(async (client) => {
+        const { rows } = await client.query<{ held: number; updated: number }>(
+          `WITH ${HELD_CTE},
+           upd AS (
+             UPDATE effects SET state = $3, detail = COALESCE($4, detail), updated_at = $5
+             WHERE key = $6 AND generation = $7 AND EXISTS (SELECT 1 FROM held) RETURNING 1)
+           SELECT (SELECT count(*) FROM held)::int AS held, (SELECT count(*) FROM upd)::int AS updated`,
+          [lease.runId, lease.token, state, json(detail), c.clock.now(), key, lease.generation],
+        );
+        const r = rows[0] as { held: number; updated: number };
+        if (r.held === 0) throw await leaseLost(client, lease);
+        if (r.updated === 0) {
+          throw new IdemError(
+            "INVALID_STATE",
+            `effect ${key} has no intent in generation ${lease.generation}`,
+          );
+        }
+        await c.event(client, lease.jobId, effectEvent(state), lease.owner, {
+          key,
+          generation: lease.generation,
+          detail,
+        });
+      });
+    },
+
+    async forJob(jobId, generation) {
+      const rows =
+        generation === undefined
+          ? await c.query<EffectRow>(
+              "SELECT * FROM effects WHERE job_id = $1 ORDER BY generation, idx",
+              [jobId],
+            )
+          : await c.query<EffectRow>(
+              "SELECT * FROM effects WHERE job_id = $1 AND generation = $2 ORDER BY idx",
+              [jobId, generation],
+            );
+      return rows.map(toEffect);
+    },
+
+    async history(key) {
+      const rows = await c.query<EffectRow>(
+        "SELECT * FROM effects WHERE key = $1 ORDER BY generation",
+        [key],
+      );
+      return rows.map(toEffect);
+    },
+
+    async ofJobs(jobIds) {
+      const ledgers = new Map<string, LedgerEntry[]>();
+      if (jobIds.length === 0) return ledgers;
+      const rows = await c.query<Pick<EffectRow, "key" | "generation" | "state">>(
+        "SELECT key, generation, state FROM effects WHERE job_id = ANY($1::text[]) ORDER BY id",
+        [[...new Set(jobIds)]],
+      );
+      for (const r of rows) {
+        const entry = { generation: r.generation, state: r.state };
+        const list = ledgers.get(r.key);
+        if (list) list.push(entry);
+        else ledgers.set(r.key, [entry]);
+      }
+      return ledgers;
+    },
+
+    async resolve(jobId, decision, reason, actor, expectKey) {
+      assertResolutionReason(reason);
+      return c.tx(async (client) => {
+        const run = (
+          await client.query<RunRow>(
+            "SELECT * FROM runs WHERE job_id = $1 ORDER BY generation DESC LIMIT 1 FOR UPDATE",
+            [jobId],
+          )
+        ).rows[0];
+        if (!run) throw new IdemError("NOT_FOUND", `no run for job ${jobId}`);
+        if (run.state !== "dead") {
+          throw new IdemError(
+            "INVALID_STATE",
+            `the latest run of ${jobId} is ${run.state}, not dead: nothing to resolve`,
+          );
+        }
+        let effect: EffectRow | undefined;
+        for (const state of RESOLVABLE_EFFECT_STATES) {
+          effect = (
+            await client.query<EffectRow>(
+              `SELECT * FROM effects WHERE job_id = $1 AND generation = $2 AND state = $3
+               ORDER BY idx LIMIT 1 FOR UPDATE`,
+              [jobId, run.generation, state],
+            )
+          ).rows[0];
+          if (effect) break;
+        }
+        if (!effect) {
+          throw new IdemError(
+            "INVALID_STATE",
+            `run ${jobId}#${run.generation} has no uncertain or failed effect; use dlq retry`,
+          );
+        }
+        if (expectKey !== undefined && effect.key !== expectKey) {
+          throw new IdemError(
+            "INVALID_STATE",
+            `the open effect of ${jobId} is ${effect.key}, not ${expectKey}: it changed meanwhile`,
+          );
+        }
+        const now = c.clock.now();
+        const previous = effect.detail
+          ? (JSON.parse(effect.detail) as Record<string, unknown>)
+          : null;
+        const updated = (
+          await client.query<EffectRow>(
+            `UPDATE effects SET state = $1, detail = $2, updated_at = $3
+             WHERE key = $4 AND generation = $5 RETURNING *`,
+            [
+              decision,
+              JSON.stringify(resolvedDetail(previous, actor, reason)),
+              now,
+              effect.key,
+              run.generation,
+            ],
+          )
+        ).rows[0] as EffectRow;
+        await c.event(client, jobId, E.EFFECT_RESOLVED, actor, {
+          key: effect.key,
+          generation: run.generation,
+          decision,
+          reason,
+          previous: effect.state,
+        });
+        const unsettled = await client.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM effects WHERE job_id = $1 AND generation = $2 AND state IN ${BLOCKING}`,
+          [jobId, run.generation],
+        );
+        if (unsettled.rows[0]?.n === 0) {
+          await client.query(
+            `UPDATE runs SET state = 'pending', due_at = ${NOW_MS}, attempts = 0, lease_expiries = 0,
+             next_at = NULL, last_error = NULL, class = NULL, updated_at = $1 WHERE id = $2`,
+            [now, run.id],
+          );
+          // Back in its place on its targets: ahead of the runs recorded after it.
+          await client.query(
+            `INSERT INTO active_targets (target, run_id) SELECT t, $2 FROM unnest($1::text[]) AS t
+             ON CONFLICT DO NOTHING`,
+            [JSON.parse(run.targets) as string[], run.id],
+          );
+          await c.event(client, jobId, E.RUN_RESUMED, actor, { generation: run.generation });
+        }
+        return toEffect(updated);
+      });
+    },
+  };
+}

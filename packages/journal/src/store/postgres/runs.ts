@@ -1,0 +1,314 @@
+import { type FailureClass, IdemError } from "@idem/schema";
+import type pg from "pg";
+import { LATER_RUNS_NAMED, laterRunsNote, runClaimDecision } from "../../domain/decisions.js";
+import { JOURNAL_EVENTS as E } from "../../domain/events.js";
+import { toOutput, toRun } from "../../domain/records.js";
+import {
+  ACTIVE_RUN_STATES,
+  isActiveRun,
+  SETTLED_EFFECT_STATES,
+  sqlStateList,
+} from "../../domain/states.js";
+import type { JournalRuns, LatestRun, Lease, RunRecord } from "../../port/runs.js";
+import { NOW_MS, type PostgresConnection } from "./connection.js";
+import { HOLDS, leaseLost } from "./held.js";
+import { insertRun, lockKey } from "./outputs.js";
+import type { OutputRow, RunRow } from "./rows.js";
+import { selectOutputs } from "./select.js";
+
+const ACTIVE = sqlStateList(ACTIVE_RUN_STATES);
+const SETTLED = sqlStateList(SETTLED_EFFECT_STATES);
+/** The lease fields a run leaves behind when it is no longer held. */
+const UNLEASED = "lease_owner = NULL, lease_token = NULL, lease_until = NULL";
+/** Milliseconds as a whole number, as the bigint columns hold them. */
+const ms = (n: number): number => Math.max(0, Math.round(n));
+
+/** A run that is done or dead leaves the per-target order. */
+const deactivate = (client: pg.PoolClient, runId: number) =>
+  client.query("DELETE FROM active_targets WHERE run_id = $1", [runId]);
+
+/** Dead releases the run's targets; its error and event name the later runs that go ahead of it. */
+async function markDeadRow(
+  c: PostgresConnection,
+  client: pg.PoolClient,
+  row: RunRow,
+  cls: FailureClass,
+  error: string,
+  actor: string,
+): Promise<void> {
+  const { rows } = await client.query<{ job_id: string }>(
+    `SELECT r.job_id FROM runs r WHERE r.id IN (
+       SELECT other.run_id FROM active_targets other
+       WHERE other.target = ANY($1::text[]) AND other.run_id > $2)
+     ORDER BY r.id LIMIT ${LATER_RUNS_NAMED + 1}`,
+    [JSON.parse(row.targets) as string[], row.id],
+  );
+  const later = rows.map((r) => r.job_id);
+  await client.query(
+    `UPDATE runs SET state = 'dead', ${UNLEASED}, due_at = NULL, last_error = $1, class = $2,
+     updated_at = $3 WHERE id = $4`,
+    [`${error}${laterRunsNote(later)}`, cls, c.clock.now(), row.id],
+  );
+  await deactivate(client, row.id);
+  await c.event(client, row.job_id, E.RUN_DEAD, actor, {
+    generation: row.generation,
+    class: cls,
+    error,
+    wentAhead: later.slice(0, LATER_RUNS_NAMED),
+  });
+}
+
+/**
+ * The next due run whose targets have no earlier active run, locked for this transaction; runs
+ * other claimers hold locked are skipped (each claimer gets another run or none).
+ */
+const NEXT_DUE = `SELECT r.* FROM runs r
+  WHERE r.state IN ${ACTIVE} AND r.due_at <= ${NOW_MS}
+    AND NOT EXISTS (
+      SELECT 1 FROM active_targets other
+      WHERE other.target = ANY(ARRAY(SELECT jsonb_array_elements_text(r.targets::jsonb)))
+        AND other.run_id < r.id)
+  ORDER BY r.due_at, r.id LIMIT 1 FOR UPDATE OF r SKIP LOCKED`;
+
+/** Runs one write of a run under its lease; the fence is in the statement. */
+async function heldUpdate(
+  client: pg.PoolClient,
+  lease: Lease,
+  set: string,
+  values: unknown[] = [],
+): Promise<RunRow> {
+  const { rows } = await client.query<RunRow>(`UPDATE runs SET ${set} WHERE ${HOLDS} RETURNING *`, [
+    lease.runId,
+    lease.token,
+    ...values,
+  ]);
+  const row = rows[0];
+  if (!row) throw await leaseLost(client, lease);
+  return row;
+}
+
+const latestRow = async (c: PostgresConnection, jobId: string) =>
+  (
+    await c.query<RunRow>("SELECT * FROM runs WHERE job_id = $1 ORDER BY generation DESC LIMIT 1", [
+      jobId,
+    ])
+  )[0];
+
+/** The runs of a PostgreSQL journal: leases and due times by the server's clock. */
+export function postgresRuns(c: PostgresConnection): JournalRuns {
+  return {
+    async claim(options) {
+      // Look before locking: an idle poller opens no transaction.
+      const due = await c.query(
+        `SELECT 1 FROM runs WHERE state IN ${ACTIVE} AND due_at <= ${NOW_MS} LIMIT 1`,
+      );
+      if (due.length === 0) return undefined;
+      return c.tx(async (client) => {
+        for (;;) {
+          const row = (await client.query<RunRow>(NEXT_DUE)).rows[0];
+          if (!row) return undefined;
+          const decision = runClaimDecision(row, options.maxLeaseExpiries);
+          if (decision.action === "dead") {
+            await markDeadRow(c, client, row, "infrastructure", decision.error, options.owner);
+            continue;
+          }
+          const { takeover } = decision;
+          const token = c.ids();
+          const { rows } = await client.query<RunRow>(
+            `UPDATE runs SET state = 'running', lease_owner = $1, lease_token = $2,
+               lease_until = ${NOW_MS} + $3, due_at = ${NOW_MS} + $3,
+               lease_expiries = lease_expiries + $4, updated_at = $5
+             WHERE id = $6 RETURNING *`,
+            [options.owner, token, ms(options.leaseMs), takeover ? 1 : 0, c.clock.now(), row.id],
+          );
+          const updated = rows[0] as RunRow;
+          await c.event(
+            client,
+            row.job_id,
+            takeover ? E.RUN_TAKEOVER : E.RUN_CLAIMED,
+            options.owner,
+            {
+              generation: row.generation,
+              previousOwner: row.lease_owner,
+              attempts: row.attempts,
+            },
+          );
+          const out = await client.query<OutputRow>("SELECT * FROM outputs WHERE job_id = $1", [
+            row.job_id,
+          ]);
+          const lease: Lease = {
+            runId: row.id,
+            jobId: row.job_id,
+            generation: row.generation,
+            token,
+            owner: options.owner,
+            until: updated.lease_until as number,
+          };
+          return {
+            run: toRun(updated),
+            output: toOutput(out.rows[0] as OutputRow),
+            lease,
+            takeover,
+          };
+        }
+      });
+    },
+
+    async extendLease(lease, leaseMs) {
+      return c.tx(async (client) => {
+        const row = await heldUpdate(
+          client,
+          lease,
+          `lease_until = ${NOW_MS} + $3, due_at = ${NOW_MS} + $3, updated_at = $4`,
+          [ms(leaseMs), c.clock.now()],
+        );
+        return { ...lease, until: row.lease_until as number };
+      });
+    },
+
+    async release(lease) {
+      await c.tx(async (client) => {
+        await heldUpdate(
+          client,
+          lease,
+          `state = 'pending', ${UNLEASED}, due_at = ${NOW_MS}, updated_at = $3`,
+          [c.clock.now()],
+        );
+        await c.event(client, lease.jobId, E.RUN_RELEASED, lease.owner, {
+          generation: lease.generation,
+        });
+      });
+    },
+
+    async complete(lease) {
+      await c.tx(async (client) => {
+        await heldUpdate(
+          client,
+          lease,
+          `state = 'done', ${UNLEASED}, due_at = NULL, last_error = NULL, class = NULL, updated_at = $3`,
+          [c.clock.now()],
+        );
+        // Under the run's row lock, taken by the update above: no ledger write of this lease is
+        // under way. An open effect refuses it all (the transaction rolls back).
+        const open = await client.query<{ key: string; state: string }>(
+          `SELECT key, state FROM effects WHERE job_id = $1 AND generation = $2
+           AND state NOT IN ${SETTLED} ORDER BY idx LIMIT 1`,
+          [lease.jobId, lease.generation],
+        );
+        const o = open.rows[0];
+        if (o) {
+          throw new IdemError(
+            "INVALID_STATE",
+            `run ${lease.jobId}#${lease.generation} cannot be done: effect ${o.key} is ${o.state}`,
+          );
+        }
+        await deactivate(client, lease.runId);
+        await c.event(client, lease.jobId, E.RUN_DONE, lease.owner, {
+          generation: lease.generation,
+        });
+      });
+    },
+
+    async fail(lease, failure) {
+      // The retry waits as long from the server's now as the caller asked from its own.
+      const delay = ms(failure.nextAt - c.clock.now());
+      await c.tx(async (client) => {
+        const row = await heldUpdate(
+          client,
+          lease,
+          `state = 'failed', ${UNLEASED}, due_at = ${NOW_MS} + $3, next_at = ${NOW_MS} + $3,
+           attempts = attempts + 1, last_error = $4, class = $5, updated_at = $6`,
+          [delay, failure.error, failure.class, c.clock.now()],
+        );
+        await c.event(client, lease.jobId, E.RUN_FAILED, lease.owner, {
+          generation: lease.generation,
+          class: failure.class,
+          error: failure.error,
+          nextAt: row.next_at,
+        });
+      });
+    },
+
+    async markDead(lease, failure) {
+      await c.tx(async (client) => {
+        const row = await heldUpdate(client, lease, "attempts = attempts + 1");
+        await markDeadRow(c, client, row, failure.class, failure.error, lease.owner);
+      });
+    },
+
+    async forJob(jobId) {
+      const rows = await c.query<RunRow>(
+        "SELECT * FROM runs WHERE job_id = $1 ORDER BY generation",
+        [jobId],
+      );
+      return rows.map(toRun);
+    },
+
+    async latest(jobId) {
+      const r = await latestRow(c, jobId);
+      return r && toRun(r);
+    },
+
+    async latestOf(jobIds) {
+      const latest = new Map<string, LatestRun>();
+      if (jobIds.length === 0) return latest;
+      const rows = await c.query<Pick<RunRow, "job_id" | "generation" | "state">>(
+        `SELECT DISTINCT ON (job_id) job_id, generation, state FROM runs
+         WHERE job_id = ANY($1::text[]) ORDER BY job_id, generation DESC`,
+        [[...jobIds]],
+      );
+      for (const r of rows) latest.set(r.job_id, { generation: r.generation, state: r.state });
+      return latest;
+    },
+
+    async nextDueAt() {
+      const [r] = await c.query<{ t: number | null }>(
+        `SELECT MIN(due_at) AS t FROM runs WHERE state IN ${ACTIVE}`,
+      );
+      return r?.t ?? undefined;
+    },
+
+    async active() {
+      const out = { pending: 0, running: 0, failed: 0 };
+      const rows = await c.query<{ state: "pending" | "running" | "failed"; n: number }>(
+        `SELECT state, count(*)::int AS n FROM runs WHERE state IN ${ACTIVE} GROUP BY state`,
+      );
+      for (const r of rows) out[r.state] = r.n;
+      return out;
+    },
+
+    async replay(selection, options) {
+      const outputs = await selectOutputs(c, selection);
+      const force = options.forceUnprobeable ?? false;
+      return c.tx(async (client) => {
+        const now = c.clock.now();
+        const created: RunRecord[] = [];
+        for (const o of outputs) {
+          // Replays of one output serialize here: the second reads the generation the first made.
+          await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [
+            lockKey.job,
+            o.jobId,
+          ]);
+          const { rows } = await client.query<RunRow>(
+            "SELECT * FROM runs WHERE job_id = $1 ORDER BY generation DESC LIMIT 1",
+            [o.jobId],
+          );
+          const latest = rows[0];
+          // Still being interpreted: a second generation beside it would race it.
+          if (latest && isActiveRun(latest.state)) continue;
+          const targets = latest ? (JSON.parse(latest.targets) as string[]) : [];
+          const generation = (latest?.generation ?? 0) + 1;
+          const id = await insertRun(client, o.jobId, generation, targets, force, now);
+          const row = (await client.query<RunRow>("SELECT * FROM runs WHERE id = $1", [id]))
+            .rows[0] as RunRow;
+          await c.event(client, o.jobId, E.RUN_REPLAYED, options.actor, {
+            generation,
+            forceUnprobeable: force,
+          });
+          created.push(toRun(row));
+        }
+        return created;
+      });
+    },
+  };
+}
