@@ -8,8 +8,11 @@ export default defineConfig({
   test: {
     include: ["packages/*/test/**/*.test.ts", "apps/*/test/**/*.test.ts", "test/**/*.test.ts"],
     exclude: ["**/node_modules/**", "**/dist/**", "test/bench/**"],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // Bounds a hung test, never a slow one: the suites spawn processes, fsync and wait on servers,
+    // and on a busy machine a passing test can take minutes. A test that waits for something
+    // names it (its own, shorter bound) rather than reaching this one.
+    testTimeout: 300_000,
+    hookTimeout: 300_000,
     pool: "forks",
     // Two workers on this 2-core machine: the suites wait on processes and fsync more than on CPU.
     maxWorkers: 2,

@@ -1,4 +1,4 @@
-import { fdatasync, readFileSync } from "node:fs";
+import { fdatasync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { enqueueJob, retryDeadLetter, silentLogger, submitOutput } from "@idem/core";
 import { openJournal, type SqliteJournalOptions } from "@idem/journal";
@@ -54,6 +54,7 @@ async function setup(
   transport: "embedded" | "jetstream",
   over: {
     queue?: Partial<Config["queue"]>;
+    timeoutMs?: number;
     busyTimeoutMs?: number;
     fdatasync?: SqliteJournalOptions["fdatasync"];
   } = {},
@@ -67,6 +68,7 @@ async function setup(
     journalPath: tj.path,
     ...(transport === "jetstream" ? { natsUrl: server.url } : {}),
     ...(over.queue ? { queue: over.queue } : {}),
+    ...(over.timeoutMs ? { timeoutMs: over.timeoutMs } : {}),
   });
   let publisher: JobPublisher | undefined;
   if (config.nats) {
@@ -138,7 +140,14 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
   });
 
   it("runs the agent once with two executors and a republished job", async () => {
-    await using env = await setup(transport);
+    // On JetStream the republished message meets the first one's claim (its lease is the agent
+    // timeout) or its delivery in progress (held for three heartbeats, a third of the ack wait
+    // each), and comes back after either: short enough to wait for, far longer than the agent run.
+    // Each return is a delivery: maxDeliver leaves room for them.
+    await using env = await setup(transport, {
+      timeoutMs: 10_000,
+      queue: { ackWaitMs: 10_000, maxDeliver: 10 },
+    });
     await env.startExecutor();
     await env.startExecutor();
     const j = job(env, "j-3", { sleepMs: 300 });
@@ -174,7 +183,10 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
   );
 
   it("dead-letters an always-failing job after maxDeliver deliveries spaced by the backoff; dlq retry runs it again", async () => {
-    await using env = await setup(transport);
+    // On JetStream the backoff's first step is also the ack wait of a delivery in progress: an agent
+    // run must not outlast it between two heartbeats (a third of it), however busy the machine.
+    const [first, second] = [3_000, 4_000];
+    await using env = await setup(transport, { queue: { backoffMs: [first, second] } });
     await env.startExecutor();
     await env.enqueue(job(env, "j-4", { failTimes: 3 }));
     const [dl] = await waitFor("the dead letter", async () => {
@@ -189,8 +201,8 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
     const dead = await env.tj.journal.events.list({ jobId: "j-4", type: "job.dead" });
     expect(failed.length).toBe(2);
     const times = [...failed, ...dead].map((e) => e.at);
-    expect((times[1] as number) - (times[0] as number)).toBeGreaterThanOrEqual(180);
-    expect((times[2] as number) - (times[1] as number)).toBeGreaterThanOrEqual(380);
+    expect((times[1] as number) - (times[0] as number)).toBeGreaterThanOrEqual(first - 20);
+    expect((times[2] as number) - (times[1] as number)).toBeGreaterThanOrEqual(second - 20);
     expect(await runCounts(env.counts)).toEqual({ "j-4": 3 });
     const retry = await retryDeadLetter("j-4", {
       journal: env.tj.journal,
@@ -203,18 +215,23 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
   });
 
   it("keeps the output and does not ack while the journal cannot be written; records it once it can", async () => {
-    await using env = await setup(transport, { busyTimeoutMs: 20 });
+    // The heartbeats keep the delivery alive past its ack wait (the embedded lease): the test waits
+    // out two of them, each long beside the heartbeat's third of it.
+    const ackWaitMs = 3_000;
+    await using env = await setup(transport, { busyTimeoutMs: 20, queue: { ackWaitMs } });
     const ex = await env.startExecutor();
-    await env.enqueue(job(env, "j-5", { sleepMs: 200 }));
+    const gate = join(env.tj.dir, "j-5.go");
+    await env.enqueue(job(env, "j-5", { waitForFile: gate }));
     await waitFor("the agent to start", async () => (await runCounts(env.counts))["j-5"] === 1);
     const locker = new Database(env.tj.path);
     locker.exec("BEGIN EXCLUSIVE");
     try {
+      writeFileSync(gate, ""); // the agent finishes only once the journal is locked
       await waitFor("a refused record", async () => {
         const m = await ex.metrics.recordRetries.get();
         return (m.values[0]?.value ?? 0) > 0;
       });
-      await new Promise((r) => setTimeout(r, 2_000)); // two effective ack waits
+      await new Promise((r) => setTimeout(r, 2 * ackWaitMs));
       expect(await env.tj.journal.outputs.has("j-5")).toBe(false);
       if (env.config.nats) {
         const jsm = await jetstreamManager(nc);
@@ -237,7 +254,12 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
     // injection point stands in for it, from the moment the agent of j-f is running.
     let failing = false;
     const eio = Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" });
+    // The restarted executor waits out the failed one's claims (the agent timeout on JetStream, the
+    // ack wait embedded) and JetStream's ack wait: short enough to wait for, and the agent timeout
+    // far longer than the steps from the long agent's start to the failure.
     await using env = await setup(transport, {
+      timeoutMs: 20_000,
+      queue: { ackWaitMs: 5_000 },
       fdatasync: (fd, done) => (failing ? setImmediate(() => done(eio)) : fdatasync(fd, done)),
     });
     const ex = await env.startExecutor();
@@ -257,15 +279,17 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
       const pidFile = join(env.tj.dir, "long.pid");
       await env.enqueue(job(env, "j-long", { sleepFirstMs: 60_000, pidFile }));
       await waitFor("the long agent", async () => (await runCounts(env.counts))["j-long"] === 1);
-      await env.enqueue(job(env, "j-f", { sleepMs: 300 }));
+      const gate = join(env.tj.dir, "j-f.go");
+      await env.enqueue(job(env, "j-f", { waitForFile: gate }));
       await waitFor("the agent of j-f", async () => (await runCounts(env.counts))["j-f"] === 1);
       failing = true;
+      writeFileSync(gate, ""); // j-f's output is recorded only once fsync fails
       const failure = await Promise.race([
         ex.fatal,
-        new Promise<undefined>((r) => setTimeout(r, 10_000, undefined)),
+        new Promise<undefined>((r) => setTimeout(r, 60_000, undefined)),
       ]);
       expect(failure).toMatchObject({ code: "IO", message: expect.stringMatching(/EIO/) });
-      await waitFor("the deliveries to be let go", () => ex.inFlight() === 0, 5_000);
+      await waitFor("the deliveries to be let go", () => ex.inFlight() === 0);
       const longPid = Number(readFileSync(pidFile, "utf8").trim());
       await waitFor("the long agent to be killed", () => {
         try {
@@ -336,8 +360,13 @@ describe("many runs in flight", () => {
     const onWarning = (w: Error) => warnings.push(w);
     process.on("warning", onWarning);
     try {
+      // Every run waits until all 16 are in flight together, however long the claims take.
       let running = 0;
       let most = 0;
+      let allRunning = () => {};
+      const together = new Promise<void>((r) => {
+        allRunning = r;
+      });
       const ex = createExecutor({
         config: env.config,
         journal: env.tj.journal,
@@ -345,7 +374,8 @@ describe("many runs in flight", () => {
         pollMs: 5,
         run: async () => {
           most = Math.max(most, ++running);
-          await new Promise((r) => setTimeout(r, 150));
+          if (running === 16) allRunning();
+          await together;
           running -= 1;
           return { summary: "ok", effects: [] };
         },
@@ -354,7 +384,7 @@ describe("many runs in flight", () => {
       for (let i = 0; i < 16; i++) await env.enqueue(job(env, `many-${i}`));
       await ex.start();
       await waitFor("16 outputs", async () => (await env.tj.journal.status()).outputs === 16);
-      expect(most).toBeGreaterThan(10);
+      expect(most).toBe(16);
       expect(warnings.filter((w) => w.name === "MaxListenersExceededWarning")).toEqual([]);
     } finally {
       process.off("warning", onWarning);
@@ -368,7 +398,7 @@ describe("the NATS submit subject", () => {
     await env.startExecutor();
     const subject = `${env.config.nats?.subjectPrefix}.submit`;
     const ask = async (body: unknown) =>
-      (await nc.request(subject, JSON.stringify(body), { timeout: 5_000 })).json<{
+      (await nc.request(subject, JSON.stringify(body), { timeout: 60_000 })).json<{
         status: string;
         jobId: string | null;
       }>();

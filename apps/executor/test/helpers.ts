@@ -12,6 +12,15 @@ export function unique(): string {
   return `${process.pid}_${counter}_${Math.random().toString(36).slice(2, 6)}`;
 }
 
+/**
+ * An agent timeout, ack wait or lease that no passing run reaches, however slow or busy the machine:
+ * what a test gets unless it exercises that timeout or lease itself and sets a short one.
+ */
+export const UNREACHED_MS = 120_000;
+
+/** How long `waitFor` waits for a condition by default: far beyond a passing run on a busy machine. */
+export const WAIT_MS = 60_000;
+
 export interface TestConfigOptions {
   dir: string;
   journalPath: string;
@@ -21,13 +30,26 @@ export interface TestConfigOptions {
   extra?: Record<string, unknown>;
 }
 
-/** A config with short ack waits and backoffs, the counting agent as `writer`, NATS when a URL is given. */
+/**
+ * A config with the counting agent as `writer` and NATS when a URL is given. The agent timeout and
+ * the ack wait (the embedded queue's lease; JetStream's ack wait, as there is no backoff) are
+ * {@link UNREACHED_MS} and a failed delivery is retried at once: a test that exercises a timeout, a
+ * lease or a backoff sets it, knowing that on JetStream a backoff's first step is the ack wait.
+ */
 export function testConfig(o: TestConfigOptions): Config {
   const u = unique();
   const raw: Record<string, unknown> = {
     journal: { path: o.journalPath },
-    agents: { writer: { command: [process.execPath, AGENT], timeoutMs: o.timeoutMs ?? 2_000 } },
-    queue: { ackWaitMs: 1_000, maxDeliver: 3, backoffMs: [200, 400], maxAckPending: 2, ...o.queue },
+    agents: {
+      writer: { command: [process.execPath, AGENT], timeoutMs: o.timeoutMs ?? UNREACHED_MS },
+    },
+    queue: {
+      ackWaitMs: UNREACHED_MS,
+      maxDeliver: 3,
+      backoffMs: [],
+      maxAckPending: 2,
+      ...o.queue,
+    },
     roots: { outbox: { path: "outbox" } },
     ...o.extra,
   };
@@ -57,7 +79,7 @@ export async function runCounts(file: string): Promise<Record<string, number>> {
 export async function waitFor<T>(
   what: string,
   check: () => Promise<T | undefined | false> | T | undefined | false,
-  timeoutMs = 15_000,
+  timeoutMs = WAIT_MS,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
