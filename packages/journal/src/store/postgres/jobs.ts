@@ -1,0 +1,310 @@
+import type { Job } from "@idem/schema";
+import type pg from "pg";
+import { enqueueOutcome, exhaustedDelivery, jobClaimDecision } from "../../domain/decisions.js";
+import { JOURNAL_EVENTS as E } from "../../domain/events.js";
+import { jobInput } from "../../domain/job-input.js";
+import { jobLeaseLost } from "../../domain/leases.js";
+import { jobRecord, toJob } from "../../domain/records.js";
+import { sqlStateList, UNFINISHED_JOB_STATES } from "../../domain/states.js";
+import type {
+  EnqueueResult,
+  JobClaimResult,
+  JobLease,
+  JobRecord,
+  JournalJobs,
+} from "../../port/jobs.js";
+import { NOW_MS, type PostgresConnection, sqlState, UNIQUE_VIOLATION } from "./connection.js";
+import { deadLetterRow, type JobRow } from "./dead-letters.js";
+import type { RowOf } from "./rows.js";
+import type * as tables from "./tables.js";
+
+/** A `jobs` row with its input and trace context (`JOB_WITH_INPUT`). */
+type JobRowWithInput = JobRow & Pick<RowOf<typeof tables.jobInputs>, "input" | "traceparent">;
+
+/** Jobs still waiting for an output, as a SQL list. */
+const UNFINISHED = sqlStateList(UNFINISHED_JOB_STATES);
+/** Jobs rows with their inputs: where clauses name the jobs columns unqualified. */
+const JOB_WITH_INPUT =
+  "SELECT jobs.*, job_inputs.input, job_inputs.traceparent FROM jobs JOIN job_inputs ON job_inputs.seq = jobs.seq";
+/** The unique constraint on `jobs.job_id`: the one 23505 an enqueue answers as duplicate/conflict. */
+const JOB_KEY = "jobs_job_id_unique";
+
+/** Inserts a queued job due at the database's now, with its input; the job key may be taken. */
+async function insertJob(
+  client: pg.PoolClient,
+  job: Job,
+  hash: string,
+  input: string,
+  created: number,
+  now: number,
+  traceparent: string | undefined,
+): Promise<JobRow> {
+  const { rows } = await client.query<JobRow>(
+    `INSERT INTO jobs (job_id, agent, input_hash, state, due_at, created_at, updated_at)
+     VALUES ($1, $2, $3, 'queued', ${NOW_MS}, $4, $5) RETURNING *`,
+    [job.jobId, job.agent, hash, created, now],
+  );
+  const row = rows[0] as JobRow;
+  await client.query("INSERT INTO job_inputs (seq, input, traceparent) VALUES ($1, $2, $3)", [
+    row.seq,
+    input,
+    traceparent ?? null,
+  ]);
+  return row;
+}
+
+/**
+ * Leases `row` (locked by the caller) to `owner` until the database's now + `leaseMs`: a fresh
+ * token, one more delivery. `input` is the job's, parsed.
+ */
+async function leaseJob(
+  c: PostgresConnection,
+  client: pg.PoolClient,
+  row: JobRow,
+  options: { owner: string; leaseMs: number; streamSeq?: number },
+  input: unknown,
+  traceparent: string | null,
+): Promise<{ lease: JobLease; job: JobRecord }> {
+  const token = c.ids();
+  const { rows } = await client.query<JobRow>(
+    `UPDATE jobs SET state = 'running', lease_owner = $1, lease_token = $2,
+     lease_until = ${NOW_MS} + $3, due_at = ${NOW_MS} + $3, deliveries = deliveries + 1,
+     stream_seq = $4, updated_at = $5 WHERE seq = $6 RETURNING *`,
+    [
+      options.owner,
+      token,
+      options.leaseMs,
+      options.streamSeq ?? row.stream_seq,
+      c.clock.now(),
+      row.seq,
+    ],
+  );
+  const updated = rows[0] as JobRow;
+  return {
+    lease: {
+      jobId: row.job_id,
+      token,
+      owner: options.owner,
+      until: updated.lease_until as number,
+      deliveries: updated.deliveries,
+    },
+    job: jobRecord(updated, input, traceparent),
+  };
+}
+
+/** Whether the job's output is recorded. */
+async function recorded(client: pg.PoolClient, jobId: string): Promise<boolean> {
+  const r = await client.query("SELECT 1 FROM outputs WHERE job_id = $1", [jobId]);
+  return (r.rowCount ?? 0) > 0;
+}
+
+/** The job queue/outbox of a PostgreSQL journal: a queue several hosts' executors claim from. */
+export function postgresJobs(c: PostgresConnection): JournalJobs {
+  /** The answer to an enqueue whose insert lost to the job key: the first job decides. */
+  const existingJob = (job: Job, hash: string, actor: string) =>
+    c.tx(async (client): Promise<EnqueueResult> => {
+      const { rows } = await client.query<Pick<JobRow, "seq" | "input_hash">>(
+        "SELECT seq, input_hash FROM jobs WHERE job_id = $1",
+        [job.jobId],
+      );
+      const existing = rows[0] as Pick<JobRow, "seq" | "input_hash">;
+      if (enqueueOutcome(existing.input_hash, hash) === "conflict") {
+        await c.event(client, job.jobId, E.JOB_CONFLICT, actor, {
+          inputHash: hash,
+          existingHash: existing.input_hash,
+        });
+        return { status: "conflict", jobId: job.jobId };
+      }
+      return { status: "duplicate", jobId: job.jobId, seq: existing.seq };
+    });
+
+  return {
+    /** Every commit is durable (synchronous_commit): `durable: false` changes nothing here. */
+    async enqueue(job, options = {}) {
+      const { input, hash } = jobInput(job);
+      try {
+        return await c.tx(async (client): Promise<EnqueueResult> => {
+          const now = c.clock.now();
+          const created = job.createdAt === undefined ? now : Date.parse(job.createdAt);
+          const row = await insertJob(client, job, hash, input, created, now, options.traceparent);
+          return { status: "enqueued", jobId: job.jobId, seq: row.seq };
+        });
+      } catch (e) {
+        // Only the job key taken (first write wins): anything else propagates as it is.
+        if (
+          sqlState(e) !== UNIQUE_VIOLATION ||
+          (e as { constraint?: string }).constraint !== JOB_KEY
+        )
+          throw e;
+        return existingJob(job, hash, options.actor ?? "enqueue");
+      }
+    },
+
+    async get(jobId) {
+      const [r] = await c.query<JobRowWithInput>(`${JOB_WITH_INPUT} WHERE job_id = $1`, [jobId]);
+      return r && toJob(r);
+    },
+
+    async setStreamSeq(jobId, seq, event) {
+      await c.tx(async (client) => {
+        await client.query("UPDATE jobs SET stream_seq = $1, updated_at = $2 WHERE job_id = $3", [
+          seq,
+          c.clock.now(),
+          jobId,
+        ]);
+        if (event) await c.event(client, jobId, event.type, event.actor, event.data);
+      });
+    },
+
+    /**
+     * The next due job, taken with `FOR UPDATE SKIP LOCKED`: executors on several hosts claim at
+     * once, each skipping the rows another holds, and a row another claim changed meanwhile is
+     * read again before it is taken (one holder per job at a time).
+     */
+    async claimNext(options) {
+      const agents = options.agents === undefined ? null : [...options.agents];
+      const due = `state IN ${UNFINISHED} AND due_at <= ${NOW_MS} AND ($1::text[] IS NULL OR agent = ANY($1))`;
+      if ((await c.query(`SELECT 1 FROM jobs WHERE ${due} LIMIT 1`, [agents])).length === 0) {
+        return undefined;
+      }
+      const deadLettered: string[] = [];
+      const claimed = await c.tx(async (client) => {
+        deadLettered.length = 0; // a retried transaction starts over
+        for (;;) {
+          const { rows } = await client.query<JobRowWithInput>(
+            `${JOB_WITH_INPUT} WHERE ${due} ORDER BY due_at, jobs.seq LIMIT 1 FOR UPDATE OF jobs SKIP LOCKED`,
+            [agents],
+          );
+          const row = rows[0];
+          if (!row) return undefined;
+          if (await recorded(client, row.job_id)) {
+            await client.query(
+              "UPDATE jobs SET state = 'done', due_at = NULL, updated_at = $1 WHERE seq = $2",
+              [c.clock.now(), row.seq],
+            );
+            continue;
+          }
+          const exhausted = exhaustedDelivery(row, options.maxDeliver);
+          if (exhausted) {
+            await deadLetterRow(c, client, row, exhausted, options.owner, row.job_id);
+            deadLettered.push(row.job_id);
+            continue;
+          }
+          return leaseJob(c, client, row, options, JSON.parse(row.input), row.traceparent);
+        }
+      });
+      if (deadLettered.length > 0) options.onDeadLettered?.(deadLettered);
+      return claimed;
+    },
+
+    async claim(job, options) {
+      const { input, hash } = jobInput(job);
+      return c.tx(async (client): Promise<JobClaimResult> => {
+        if (await recorded(client, job.jobId)) return { status: "recorded" };
+        const now = c.clock.now();
+        const read = () =>
+          client.query<JobRow & { db_now: number }>(
+            `SELECT jobs.*, ${NOW_MS} AS db_now FROM jobs WHERE job_id = $1 FOR UPDATE`,
+            [job.jobId],
+          );
+        let row = (await read()).rows[0];
+        if (!row) {
+          // A job published by another client: its row, unless a concurrent claim wrote it first.
+          const inserted = await client.query<JobRow>(
+            `INSERT INTO jobs (job_id, agent, input_hash, state, due_at, created_at, updated_at)
+             VALUES ($1, $2, $3, 'queued', ${NOW_MS}, $4, $4) ON CONFLICT (job_id) DO NOTHING RETURNING seq`,
+            [job.jobId, job.agent, hash, now],
+          );
+          const seq = inserted.rows[0]?.seq;
+          if (seq !== undefined) {
+            await client.query(
+              "INSERT INTO job_inputs (seq, input, traceparent) VALUES ($1, $2, $3)",
+              [seq, input, options.traceparent ?? null],
+            );
+          }
+          row = (await read()).rows[0] as JobRow & { db_now: number };
+        }
+        const decision = jobClaimDecision(row, hash, row.db_now);
+        if (decision.status !== "acquire") return decision;
+        const tp = await client.query<{ traceparent: string | null }>(
+          "SELECT traceparent FROM job_inputs WHERE seq = $1",
+          [row.seq],
+        );
+        const { lease, job: record } = await leaseJob(
+          c,
+          client,
+          row,
+          options,
+          job.input,
+          tp.rows[0]?.traceparent ?? null,
+        );
+        return { status: "acquired", lease, job: record };
+      });
+    },
+
+    async extendLease(lease, leaseMs) {
+      return c.tx(async (client) => {
+        const { rows } = await client.query<{ lease_until: number }>(
+          `UPDATE jobs SET lease_until = ${NOW_MS} + $1, due_at = ${NOW_MS} + $1, updated_at = $2
+           WHERE job_id = $3 AND state = 'running' AND lease_token = $4 RETURNING lease_until`,
+          [leaseMs, c.clock.now(), lease.jobId, lease.token],
+        );
+        const until = rows[0]?.lease_until;
+        if (until === undefined) throw jobLeaseLost(lease, await stateOf(client, lease.jobId));
+        return { ...lease, until };
+      });
+    },
+
+    /**
+     * Back to queued. The caller's `nextAt` is read as a delay from its own clock, and the job is
+     * due that long after the database's now: hosts whose clocks disagree back off alike.
+     */
+    async fail(lease, failure) {
+      await c.tx(async (client) => {
+        const now = c.clock.now();
+        const delay = Math.max(0, Math.round(failure.nextAt - now));
+        const { rows } = await client.query<{ next_at: number }>(
+          `UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_token = NULL, lease_until = NULL,
+           due_at = ${NOW_MS} + $1, next_at = ${NOW_MS} + $1, last_error = $2, last_class = $3, updated_at = $4
+           WHERE job_id = $5 AND state = 'running' AND lease_token = $6 RETURNING next_at`,
+          [delay, failure.error, failure.class, now, lease.jobId, lease.token],
+        );
+        const nextAt = rows[0]?.next_at;
+        if (nextAt === undefined) throw jobLeaseLost(lease, await stateOf(client, lease.jobId));
+        await c.event(client, lease.jobId, E.JOB_FAILED, lease.owner, {
+          class: failure.class,
+          error: failure.error,
+          nextAt,
+        });
+      });
+    },
+
+    async pending(options = {}) {
+      const limit =
+        options.limit === undefined ? "ALL" : String(Math.max(0, Math.floor(options.limit)));
+      const rows = await c.query<JobRowWithInput>(
+        `${JOB_WITH_INPUT} WHERE state IN ${UNFINISHED} AND created_at >= $1
+         AND NOT EXISTS (SELECT 1 FROM outputs o WHERE o.job_id = jobs.job_id) ORDER BY jobs.seq LIMIT ${limit}`,
+        [options.since ?? 0],
+      );
+      return rows.map(toJob);
+    },
+
+    async count(options = {}) {
+      const [row] = await c.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM jobs WHERE created_at >= $1",
+        [options.since ?? Number.MIN_SAFE_INTEGER],
+      );
+      return row?.n ?? 0;
+    },
+  };
+}
+
+/** A job's state, for the LEASE_LOST a stale holder is told. */
+async function stateOf(client: pg.PoolClient, jobId: string): Promise<string | undefined> {
+  const { rows } = await client.query<{ state: string }>(
+    "SELECT state FROM jobs WHERE job_id = $1",
+    [jobId],
+  );
+  return rows[0]?.state;
+}
