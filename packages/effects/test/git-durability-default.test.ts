@@ -52,7 +52,7 @@ async function applyTwo(fx: Effects): Promise<void> {
 }
 
 async function waitForUpdateRef(seen: Set<string>): Promise<number[]> {
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < 1200; i++) {
     const got = updateRefFsyncs(seen);
     if (got.length > 0) return got;
     await new Promise((r) => setTimeout(r, 25));
