@@ -24,6 +24,8 @@ export {
   UNFINISHED_JOB_STATES,
 } from "./domain/states.js";
 export type { JournalStore } from "./journal-store.js";
+export type { JournalLocation, OpenJournalStoreOptions } from "./open-journal-store.js";
+export { openJournalStore } from "./open-journal-store.js";
 export type { DeadLetterRecord, JournalDeadLetters } from "./port/dead-letters.js";
 export type { EventRecord, JournalEvents } from "./port/events.js";
 export type {
@@ -60,5 +62,9 @@ export type {
   RunRecord,
 } from "./port/runs.js";
 export type { JournalStatus } from "./port/status.js";
+export type { JournalWakeUps, WorkKind } from "./port/work.js";
+export { redactUrl } from "./store/postgres/connection.js";
+export type { PostgresJournalOptions } from "./store/postgres/postgres-journal-store.js";
+export { PostgresJournalStore } from "./store/postgres/postgres-journal-store.js";
 export type { SqliteJournalOptions } from "./store/sqlite/sqlite-journal-store.js";
 export { openJournal, SqliteJournalStore, TRIGGERS } from "./store/sqlite/sqlite-journal-store.js";

@@ -7,6 +7,7 @@ import type { JournalMaintenance } from "./port/maintenance.js";
 import type { JournalOutputs } from "./port/outputs.js";
 import type { JournalRuns } from "./port/runs.js";
 import type { JournalStatus } from "./port/status.js";
+import type { WorkKind } from "./port/work.js";
 
 /**
  * The journal: immutable outputs keyed by job ID, runs (one generation per interpretation), the
@@ -42,6 +43,12 @@ export interface JournalStore {
   readonly maintenance: JournalMaintenance;
   /** Counts of outputs, latest runs, effects, rejections, dead letters and jobs by state. */
   status(): Promise<JournalStatus>;
+  /**
+   * Optional wake-up hook of a journal shared by several processes (PostgreSQL: LISTEN/NOTIFY):
+   * resolves when work of `kind` may have been committed, after `ms` at the latest, or when
+   * `signal` aborts; never rejects. A store without it (SQLite) leaves callers to poll every `ms`.
+   */
+  waitForWork?(kind: WorkKind, ms: number, signal?: AbortSignal): Promise<void>;
   /** Waits for the fsync in flight, then closes the handle; idempotent. */
   close(): Promise<void>;
 }

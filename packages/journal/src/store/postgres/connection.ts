@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Clock, systemClock } from "@idem/schema";
+import { type Clock, IdemError, systemClock } from "@idem/schema";
 import pg from "pg";
 import { migrate } from "./migrate.js";
 
@@ -15,6 +15,11 @@ export interface PostgresJournalOptions {
   ids?: () => string;
   /** How often a transaction that hit a serialization failure or a deadlock is tried again (default 5). */
   retries?: number;
+  /**
+   * Every session read-only (`default_transaction_read_only`): any write is refused by the server
+   * (SQLSTATE 25006) and no migration runs; a database without the journal's tables is NOT_FOUND.
+   */
+  readonly?: boolean;
 }
 
 const MIGRATIONS = join(dirname(fileURLToPath(import.meta.url)), "../../../migrations-pg");
@@ -50,6 +55,17 @@ export function redactUrl(url: string): string {
   }
 }
 
+/** A read-only open never creates: the journal's tables must be there already. */
+async function requireJournal(pool: pg.Pool, url: string): Promise<void> {
+  const { rows } = await pool.query<{ t: string | null }>("SELECT to_regclass('outputs')::text AS t");
+  if (rows[0]?.t === null || rows[0]?.t === undefined) {
+    throw new IdemError(
+      "NOT_FOUND",
+      `no journal in ${redactUrl(url)} (run idem init, or check journal.url)`,
+    );
+  }
+}
+
 /**
  * The connection pool of a PostgreSQL journal and its transactions: each runs on one client
  * checked out for it, BEGIN ... COMMIT, and is answered only once COMMIT returned (the server's
@@ -76,11 +92,17 @@ export class PostgresConnection {
     url: string,
     options: PostgresJournalOptions = {},
   ): Promise<PostgresConnection> {
-    const pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, types });
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: options.max ?? 10,
+      types,
+      ...(options.readonly && { options: "-c default_transaction_read_only=on" }),
+    });
     // An idle client losing its server (a restart) is told here; the next query reconnects.
     pool.on("error", () => {});
     try {
-      await migrate(pool, MIGRATIONS);
+      if (options.readonly) await requireJournal(pool, url);
+      else await migrate(pool, MIGRATIONS);
     } catch (e) {
       await pool.end();
       throw e;

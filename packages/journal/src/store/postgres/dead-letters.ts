@@ -6,6 +6,7 @@ import { toDeadLetter } from "../../domain/records.js";
 import type { JournalDeadLetters } from "../../port/dead-letters.js";
 import type { JobLease } from "../../port/jobs.js";
 import { NOW_MS, type PostgresConnection } from "./connection.js";
+import { notifyWork } from "./notify.js";
 import type { RowOf } from "./rows.js";
 import type * as tables from "./tables.js";
 import { where } from "./where.js";
@@ -121,6 +122,7 @@ export function postgresDeadLetters(c: PostgresConnection): JournalDeadLetters {
             [now, jobId],
           );
           retries = retried.rows[0]?.retries ?? 1;
+          await notifyWork(client, "jobs");
         }
         await c.event(client, jobId, deadLetterEvent(resolution.action), resolution.actor, {
           reason: resolution.reason ?? null,

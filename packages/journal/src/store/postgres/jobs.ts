@@ -15,6 +15,7 @@ import type {
 } from "../../port/jobs.js";
 import { NOW_MS, type PostgresConnection, sqlState, UNIQUE_VIOLATION } from "./connection.js";
 import { deadLetterRow, type JobRow } from "./dead-letters.js";
+import { notifyWork } from "./notify.js";
 import type { RowOf } from "./rows.js";
 import type * as tables from "./tables.js";
 
@@ -45,6 +46,7 @@ async function insertJob(
     [job.jobId, job.agent, hash, created, now],
   );
   const row = rows[0] as JobRow;
+  await notifyWork(client, "jobs");
   await client.query("INSERT INTO job_inputs (seq, input, traceparent) VALUES ($1, $2, $3)", [
     row.seq,
     input,

@@ -11,6 +11,7 @@ import type {
   RecordResult,
 } from "../../port/outputs.js";
 import { NOW_MS, type PostgresConnection } from "./connection.js";
+import { notifyWork } from "./notify.js";
 import type { OutputRow, RejectionRow } from "./rows.js";
 import { selectOutputs } from "./select.js";
 import { where } from "./where.js";
@@ -48,6 +49,7 @@ export async function insertRun(
     [jobId, generation, force ? 1 : 0, JSON.stringify(targets), now],
   );
   const id = (rows[0] as { id: number }).id;
+  await notifyWork(client, "runs");
   if (targets.length > 0) {
     await client.query(
       `INSERT INTO active_targets (target, run_id) SELECT t, $2 FROM unnest($1::text[]) AS t

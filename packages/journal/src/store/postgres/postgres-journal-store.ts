@@ -1,3 +1,5 @@
+import type { IdemError } from "@idem/schema";
+import type { JournalStore } from "../../journal-store.js";
 import type { JournalDeadLetters } from "../../port/dead-letters.js";
 import type { JournalEvents } from "../../port/events.js";
 import type { JournalJobs } from "../../port/jobs.js";
@@ -6,6 +8,7 @@ import type { JournalMaintenance } from "../../port/maintenance.js";
 import type { JournalOutputs } from "../../port/outputs.js";
 import type { JournalRuns } from "../../port/runs.js";
 import type { JournalStatus } from "../../port/status.js";
+import type { WorkKind } from "../../port/work.js";
 import { PostgresConnection, type PostgresJournalOptions } from "./connection.js";
 import { postgresDeadLetters } from "./dead-letters.js";
 import { postgresEvents } from "./events.js";
@@ -15,15 +18,17 @@ import { postgresMaintenance } from "./maintenance.js";
 import { postgresOutputs } from "./outputs.js";
 import { postgresRuns } from "./runs.js";
 import { readStatus } from "./status.js";
+import { WorkListener } from "./work-listener.js";
 
 export type { PostgresJournalOptions } from "./connection.js";
 
 /**
- * The PostgreSQL journal, being built (issue 18): the concerns written so far, each filling the
- * same port namespace as the SQLite adapter. Not exported from the package index until it fills
- * the whole `JournalStore`.
+ * The PostgreSQL adapter of the JournalStore port (node-postgres): one pool shared by one module
+ * per concern, the same namespaces as the SQLite adapter, and wake-ups by LISTEN/NOTIFY.
  */
-export class PostgresJournalStore {
+export class PostgresJournalStore implements JournalStore {
+  /** Never set: a commit PostgreSQL answered is durable by the server; errors propagate per call. */
+  readonly failure: IdemError | undefined = undefined;
   readonly outputs: JournalOutputs;
   readonly runs: JournalRuns;
   readonly ledger: JournalLedger;
@@ -31,7 +36,12 @@ export class PostgresJournalStore {
   readonly deadLetters: JournalDeadLetters;
   readonly events: JournalEvents;
   readonly maintenance: JournalMaintenance;
-  private constructor(private readonly c: PostgresConnection) {
+  private readonly listener: WorkListener;
+  private constructor(
+    private readonly c: PostgresConnection,
+    url: string,
+  ) {
+    this.listener = new WorkListener(url);
     this.outputs = postgresOutputs(c);
     this.runs = postgresRuns(c);
     this.ledger = postgresLedger(c);
@@ -43,7 +53,7 @@ export class PostgresJournalStore {
 
   /** Connects to `url` and applies pending migrations under the advisory lock. */
   static async open(url: string, options?: PostgresJournalOptions): Promise<PostgresJournalStore> {
-    return new PostgresJournalStore(await PostgresConnection.open(url, options));
+    return new PostgresJournalStore(await PostgresConnection.open(url, options), url);
   }
 
   /** The URL without its password. */
@@ -56,8 +66,17 @@ export class PostgresJournalStore {
     return readStatus(this.c);
   }
 
-  /** Ends the pool; idempotent. */
+  /**
+   * Resolves on a NOTIFY of `kind` from any process sharing the database (a record or replay:
+   * `runs`; an enqueue or dead-letter retry: `jobs`), after `ms` at the latest, or on `signal`.
+   */
+  waitForWork(kind: WorkKind, ms: number, signal?: AbortSignal): Promise<void> {
+    return this.listener.waitForWork(kind, ms, signal);
+  }
+
+  /** Ends the listening connection and the pool; idempotent. */
   async close(): Promise<void> {
+    await this.listener.close();
     await this.c.close();
   }
 }

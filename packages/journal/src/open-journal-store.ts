@@ -1,0 +1,40 @@
+import type { JournalStore } from "./journal-store.js";
+import { PostgresJournalStore } from "./store/postgres/postgres-journal-store.js";
+import type { SqliteJournalOptions } from "./store/sqlite/connection.js";
+import { openJournal } from "./store/sqlite/sqlite-journal-store.js";
+
+/** Where a journal lives: a SQLite file, or a PostgreSQL database by its URL. */
+export type JournalLocation = { path: string } | { url: string };
+
+/** What both stores take when opened through `openJournalStore`. */
+export interface OpenJournalStoreOptions {
+  /**
+   * Nothing it does can write. SQLite: the file opened read-only (it must exist). PostgreSQL:
+   * every session in `default_transaction_read_only` (the server refuses any write) and no
+   * migration; a database without the journal's tables is NOT_FOUND.
+   */
+  readonly?: boolean;
+  /** SQLite's durability (ignored on PostgreSQL, whose durability is the server's settings). */
+  synchronous?: SqliteJournalOptions["synchronous"];
+}
+
+/**
+ * Opens the journal at `location` with the adapter its form names: `{ path }` SQLite (created
+ * with its migrations when missing, unless read-only), `{ url }` PostgreSQL (migrated under the
+ * advisory lock, unless read-only). Messages name a URL without its password.
+ * @throws the store's error when it cannot be opened or migrated.
+ */
+export async function openJournalStore(
+  location: JournalLocation,
+  options: OpenJournalStoreOptions = {},
+): Promise<JournalStore> {
+  if ("url" in location) {
+    return PostgresJournalStore.open(location.url, {
+      ...(options.readonly !== undefined && { readonly: options.readonly }),
+    });
+  }
+  return openJournal(location.path, {
+    ...(options.readonly !== undefined && { readonly: options.readonly }),
+    ...(options.synchronous !== undefined && { synchronous: options.synchronous }),
+  });
+}
