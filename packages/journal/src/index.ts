@@ -1,3 +1,11 @@
+export type {
+  JournalCopyFaultPoint,
+  JournalCopyOptions,
+  JournalCopyProgress,
+  JournalCopyReport,
+  JournalCopyTableReport,
+} from "./copy/index.js";
+export { COPY_TABLES, copyJournal } from "./copy/index.js";
 export type { JournalEventType } from "./domain/events.js";
 export { deadLetterEvent, effectEvent, JOURNAL_EVENTS } from "./domain/events.js";
 export { jobInput } from "./domain/job-input.js";
