@@ -8,6 +8,7 @@ import * as enqueue from "./commands/enqueue.js";
 import * as executor from "./commands/executor.js";
 import * as init from "./commands/init.js";
 import * as interpreter from "./commands/interpreter.js";
+import * as journal from "./commands/journal.js";
 import * as ls from "./commands/ls.js";
 import * as prune from "./commands/prune.js";
 import * as replay from "./commands/replay.js";
@@ -34,6 +35,7 @@ const COMMANDS: { register(program: Command): void }[] = [
 ];
 COMMANDS.push(interpreter, dlq);
 COMMANDS.push(executor, enqueue);
+COMMANDS.push(journal);
 
 /** Builds the `idem` program. Actions set a non-zero exit code through `exitHolder` or throw. */
 export function buildProgram(): Command {
