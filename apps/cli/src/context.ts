@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { type JournalStore, openJournal } from "@idem/journal";
+import { type JournalStore, openJournalStore, redactUrl } from "@idem/journal";
 import {
   type Config,
   describeJsonError,
@@ -82,6 +82,7 @@ export function loadConfig(options: GlobalOptions): Config {
     dir: dirname(file),
     file,
     natsUrl: process.env.NATS_URL,
+    journalUrl: process.env.IDEM_JOURNAL_URL,
   });
   if (!r.ok) {
     const lines = r.issues.map((i) => `  ${i.path || "(root)"}: ${i.message}`).join("\n");
@@ -90,16 +91,39 @@ export function loadConfig(options: GlobalOptions): Config {
   return r.config;
 }
 
-/** Opens the config's journal (creating it and applying migrations when missing). */
+/**
+ * Where the config's journal is, for messages: the SQLite file, or the PostgreSQL URL without its
+ * password (`journal.url`, or `IDEM_JOURNAL_URL`, wins over `journal.path`).
+ */
+export function journalLocation(config: Config): string {
+  return config.journal.url === null ? config.journal.path : redactUrl(config.journal.url);
+}
+
+/** Whether the config's journal is a PostgreSQL database (`journal.url` or `IDEM_JOURNAL_URL`). */
+export const onPostgres = (config: Config): boolean => config.journal.url !== null;
+
+/**
+ * Opens the config's journal with the adapter it names, creating it (SQLite: the file; PostgreSQL:
+ * the tables) and applying migrations when missing.
+ */
 export async function openConfiguredJournal(config: Config): Promise<JournalStore> {
-  return openJournal(config.journal.path, { synchronous: config.journal.synchronous });
+  if (config.journal.url !== null) return openJournalStore({ url: config.journal.url });
+  return openJournalStore(
+    { path: config.journal.path },
+    { synchronous: config.journal.synchronous },
+  );
 }
 
 /**
  * Opens the config's journal, refusing to create it: for commands that act on an existing journal
- * only (`idem backup`).
+ * only (`idem backup`). On PostgreSQL a database without the journal's tables is refused too.
  */
 export async function openExistingJournal(config: Config): Promise<JournalStore> {
+  if (config.journal.url !== null) {
+    // Proves the tables are there without creating them, then opens for writing.
+    await (await openJournalStore({ url: config.journal.url }, { readonly: true })).close();
+    return openConfiguredJournal(config);
+  }
   if (!existsSync(config.journal.path)) {
     throw new CliError(`no journal at ${config.journal.path}`, EXIT.FAILED);
   }
@@ -108,20 +132,34 @@ export async function openExistingJournal(config: Config): Promise<JournalStore>
 
 /**
  * Runs `fn` with the config's journal opened read-only: nothing it does can write, so a dry run or
- * an audit leaves the file byte-identical. A missing journal is an error, never created.
+ * an audit leaves the journal as it was. SQLite: the file opened read-only. PostgreSQL: every
+ * session `default_transaction_read_only`, so the server itself refuses a write. A missing journal
+ * is an error, never created.
  */
 export async function withReadonlyJournal<T>(
   config: Config,
   fn: (journal: JournalStore) => Promise<T>,
 ): Promise<T> {
-  if (!existsSync(config.journal.path)) {
+  if (config.journal.url === null && !existsSync(config.journal.path)) {
     throw new CliError(`no journal at ${config.journal.path} (run idem init, or check --config)`);
   }
-  const journal = await openJournal(config.journal.path, { readonly: true });
+  const journal =
+    config.journal.url === null
+      ? await openJournalStore({ path: config.journal.path }, { readonly: true })
+      : await openReadonlyPostgres(config.journal.url);
   try {
     return await fn(journal);
   } finally {
     await journal.close();
+  }
+}
+
+async function openReadonlyPostgres(url: string): Promise<JournalStore> {
+  try {
+    return await openJournalStore({ url }, { readonly: true });
+  } catch (e) {
+    if (isIdemError(e, "NOT_FOUND")) throw new CliError(e.message);
+    throw e;
   }
 }
 

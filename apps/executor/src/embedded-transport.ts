@@ -46,7 +46,9 @@ export function createEmbeddedTransport(
         continue;
       }
       if (!claimed) {
-        await sleep(pollMs, signal);
+        // PostgreSQL wakes this at once on an enqueue from any host; pollMs stays the fallback.
+        if (journal.waitForWork) await journal.waitForWork("jobs", pollMs, signal);
+        else await sleep(pollMs, signal);
         continue;
       }
       const { lease, job: row } = claimed;

@@ -179,9 +179,7 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
         }
         const active = await journal.runs.active();
         if (active.pending + active.running + active.failed === 0) return;
-        const due = await journal.runs.nextDueAt();
-        const wait = due === undefined ? settings.pollMs : due - clock.now();
-        await sleep(Math.min(settings.pollMs, Math.max(5, wait)), stopSignal);
+        await idle();
       }
     };
     loops = Promise.all(Array.from({ length: concurrency }, loop)).then(() => {});
@@ -204,6 +202,18 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
     return { runs, dead: deadRuns, endedDead: deadRuns.length > 0 };
   }
 
+  /**
+   * Nothing to claim: waits until the next retry is due, `pollMs` at the latest, and sooner when
+   * the journal announces a new run (PostgreSQL's NOTIFY of a record or replay from any host).
+   */
+  async function idle(): Promise<void> {
+    const due = await journal.runs.nextDueAt();
+    const wait = due === undefined ? settings.pollMs : due - clock.now();
+    const ms = Math.min(settings.pollMs, Math.max(5, wait));
+    if (journal.waitForWork) await journal.waitForWork("runs", ms, stopSignal);
+    else await sleep(ms, stopSignal);
+  }
+
   function start(): void {
     if (loops !== undefined) return;
     const loop = async () => {
@@ -211,11 +221,12 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
         if (journalFailed()) return;
         try {
           if (await runOnce()) continue;
+          await idle();
         } catch (e) {
           if (journalFailed()) return;
           log.warn({ err: describeError(e) }, "claim failed; retrying");
+          await sleep(settings.pollMs, stopSignal);
         }
-        await sleep(settings.pollMs, stopSignal);
       }
     };
     log.info({ event: "interpreter.started", concurrency }, "interpreter started");

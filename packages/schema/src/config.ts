@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { AGENT_PATTERN, ALIAS_PATTERN } from "./ids.js";
+import { JournalUrlSchema, journalUrlOf } from "./journal-url.js";
 
 const ms = z.number().int().nonnegative();
 const positiveMs = z.number().int().positive();
@@ -76,6 +77,7 @@ export const NatsConfigSchema = z.strictObject({
 
 const journalDefaults = {
   path: ".idem/journal.db",
+  url: null,
   synchronous: "FULL",
   retentionDays: null,
   archiveDir: ".idem/archive",
@@ -124,6 +126,7 @@ export const ConfigFileSchema = z.strictObject({
   journal: z
     .strictObject({
       path: z.string().min(1).default(journalDefaults.path),
+      url: JournalUrlSchema.nullable().default(null),
       synchronous: z.enum(["OFF", "NORMAL", "FULL", "EXTRA"]).default("FULL"),
       retentionDays: z.number().positive().nullable().default(null),
       archiveDir: z.string().min(1).default(journalDefaults.archiveDir),
@@ -223,6 +226,8 @@ export interface ParseConfigOptions {
   file?: string | null;
   /** `NATS_URL`: with no `nats` section it switches the transport to JetStream at that URL. */
   natsUrl?: string | undefined;
+  /** `IDEM_JOURNAL_URL`: when set, it overrides `journal.url` (the environment wins). */
+  journalUrl?: string | undefined;
 }
 
 /**
@@ -260,6 +265,9 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions): ConfigRe
   }
   for (const root of Object.values(c.roots)) root.path = abs(root.path);
   c.journal.path = abs(c.journal.path);
+  const url = journalUrlOf(c.journal.url, options.journalUrl);
+  if ("url" in url) c.journal.url = url.url;
+  else issues.push(url.issue);
   c.journal.archiveDir = abs(c.journal.archiveDir);
   if (c.nats === undefined && options.natsUrl)
     c.nats = NatsConfigSchema.parse({ url: options.natsUrl });

@@ -1,12 +1,22 @@
 import { resolve } from "node:path";
 import { backupJournal } from "@idem/core";
 import type { Command } from "commander";
-import { CliError, EXIT, loadConfig, openExistingJournal, printJson } from "../context.js";
+import {
+  CliError,
+  EXIT,
+  journalLocation,
+  loadConfig,
+  onPostgres,
+  openExistingJournal,
+  printJson,
+} from "../context.js";
 
 export function register(program: Command): void {
   program
     .command("backup")
-    .description("a consistent copy of the journal while it is in use (SQLite online backup)")
+    .description(
+      "a consistent copy of the journal while it is in use (SQLite online backup; on PostgreSQL pg_dump --format=custom)",
+    )
     .argument("<file>", "where to write the copy")
     .option("--force", "overwrite FILE if it exists")
     .option("--json", "print JSON")
@@ -18,7 +28,8 @@ export function register(program: Command): void {
       ) => {
         const config = loadConfig(cmd.optsWithGlobals());
         const target = resolve(file);
-        if (target === resolve(config.journal.path)) {
+        const journal = journalLocation(config);
+        if (!onPostgres(config) && target === resolve(config.journal.path)) {
           throw new CliError("the backup file is the journal itself", EXIT.USAGE);
         }
         const { bytes, ms } = await backupJournal(target, {
@@ -26,12 +37,14 @@ export function register(program: Command): void {
           open: () => openExistingJournal(config),
         });
         if (opts.json) {
-          printJson({ file: target, journal: config.journal.path, bytes, ms });
+          printJson({ file: target, journal, bytes, ms });
           return;
         }
+        const restore = onPostgres(config)
+          ? `restore: stop idem, pg_restore --clean --if-exists --dbname=${journal} ${target} (the password in PGPASSWORD), run idem doctor`
+          : `restore: stop idem, copy it over ${journal} (remove its -wal and -shm), run idem doctor`;
         process.stdout.write(
-          `backed up ${config.journal.path}\n       to ${target} (${bytes} bytes, ${ms} ms)\n` +
-            `restore: stop idem, copy it over ${config.journal.path} (remove its -wal and -shm), run idem doctor\n`,
+          `backed up ${journal}\n       to ${target} (${bytes} bytes, ${ms} ms)\n${restore}\n`,
         );
       },
     );

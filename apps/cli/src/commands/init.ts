@@ -2,7 +2,15 @@ import { existsSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { initialConfig, initWorkspace } from "@idem/core";
 import type { Command } from "commander";
-import { CliError, CONFIG_FILE, configPath, EXIT, loadConfig, printJson } from "../context.js";
+import {
+  CliError,
+  CONFIG_FILE,
+  configPath,
+  EXIT,
+  journalLocation,
+  loadConfig,
+  printJson,
+} from "../context.js";
 
 export function register(program: Command): void {
   program
@@ -18,7 +26,9 @@ export function register(program: Command): void {
       writeFileSync(file, `${JSON.stringify(initialConfig(), null, 2)}\n`);
       const config = loadConfig({ config: file });
       await initWorkspace(config);
-      if (opts.json) printJson({ config: file, journal: config.journal.path });
-      else process.stdout.write(`wrote ${file}\ncreated journal ${config.journal.path}\n`);
+      // With IDEM_JOURNAL_URL set, the journal's tables are made in that PostgreSQL database.
+      const journal = journalLocation(config);
+      if (opts.json) printJson({ config: file, journal });
+      else process.stdout.write(`wrote ${file}\ncreated journal ${journal}\n`);
     });
 }

@@ -1,5 +1,5 @@
 import { mkdirSync } from "node:fs";
-import { openJournal } from "@idem/journal";
+import { openJournalStore } from "@idem/journal";
 import { type Config, defaultConfig } from "@idem/schema";
 
 /**
@@ -31,15 +31,20 @@ export function initialConfig(): Record<string, unknown> {
 
 /**
  * Makes a workspace's storage real: the archive folder, and the journal (created with its
- * migrations when missing, then closed). Idempotent: an existing journal is opened and left as it
+ * migrations when missing, then closed): the SQLite file, or on PostgreSQL (`journal.url`) the
+ * tables in that database, which must exist already. Idempotent: an existing journal is opened and left as it
  * is, its outputs untouched.
  * @throws the journal's error when it cannot be created or opened (e.g. `DISK_FULL`, `IO`, a file
  * that is not a journal), and Node's error when the archive folder cannot be created.
  */
 export async function initWorkspace(config: Config): Promise<void> {
   mkdirSync(config.journal.archiveDir, { recursive: true });
-  const journal = await openJournal(config.journal.path, {
-    synchronous: config.journal.synchronous,
-  });
+  const journal =
+    config.journal.url === null
+      ? await openJournalStore(
+          { path: config.journal.path },
+          { synchronous: config.journal.synchronous },
+        )
+      : await openJournalStore({ url: config.journal.url });
   await journal.close();
 }

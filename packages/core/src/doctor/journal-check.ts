@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
-import { openJournal } from "@idem/journal";
-import type { Config } from "@idem/schema";
+import { type JournalStore, openJournalStore, redactUrl } from "@idem/journal";
+import { type Config, isIdemError } from "@idem/schema";
 import type { AddFinding } from "./finding.js";
 import { checkQueuedAgents } from "./queued-agents-check.js";
 import { checkWritableDir, nearestExisting } from "./target-checks.js";
@@ -13,8 +13,9 @@ import { checkWritableDir, nearestExisting } from "./target-checks.js";
  * Changes nothing in the journal; never throws (an unopenable journal is a violation).
  */
 export async function checkJournal(config: Config, add: AddFinding): Promise<void> {
-  const path = config.journal.path;
-  if (!existsSync(path)) {
+  const url = config.journal.url;
+  const path = url === null ? config.journal.path : redactUrl(url);
+  if (url === null && !existsSync(path)) {
     add(
       "warning",
       "journal.path",
@@ -26,7 +27,10 @@ export async function checkJournal(config: Config, add: AddFinding): Promise<voi
   }
   let problems: string[];
   try {
-    const journal = await openJournal(path, { synchronous: config.journal.synchronous });
+    const journal: JournalStore =
+      url === null
+        ? await openJournalStore({ path }, { synchronous: config.journal.synchronous })
+        : await openJournalStore({ url }, { readonly: true });
     try {
       problems = await journal.maintenance.integrity();
       await checkQueuedAgents(journal, config, add);
@@ -34,6 +38,15 @@ export async function checkJournal(config: Config, add: AddFinding): Promise<voi
       await journal.close();
     }
   } catch (e) {
+    if (url !== null && isIdemError(e, "NOT_FOUND")) {
+      add(
+        "warning",
+        "journal.url",
+        e.message,
+        "run `idem init` with this config to create the tables",
+      );
+      return;
+    }
     add(
       "violation",
       "journal",
@@ -45,7 +58,8 @@ export async function checkJournal(config: Config, add: AddFinding): Promise<voi
   for (const p of problems) {
     add("violation", "journal", p, journalFix(p));
   }
-  if (config.journal.synchronous === "OFF" || config.journal.synchronous === "NORMAL") {
+  const sync = config.journal.synchronous;
+  if (url === null && (sync === "OFF" || sync === "NORMAL")) {
     add(
       "warning",
       "journal.synchronous",
@@ -59,6 +73,10 @@ export async function checkJournal(config: Config, add: AddFinding): Promise<voi
 }
 
 function journalFix(problem: string): string {
+  if (/^(fsync|synchronous_commit|full_page_writes) is /.test(problem)) {
+    const setting = problem.split(" ")[0];
+    return `set ${setting} = on on the PostgreSQL server (ALTER SYSTEM, or ALTER ROLE ... RESET ${setting} when a role overrides it) and reload`;
+  }
   if (problem.startsWith("integrity_check"))
     return "stop idem, restore the latest `idem backup` (docs/runbook.md), then replay what came after";
   if (problem.startsWith("journal_mode"))

@@ -57,7 +57,9 @@ export function redactUrl(url: string): string {
 
 /** A read-only open never creates: the journal's tables must be there already. */
 async function requireJournal(pool: pg.Pool, url: string): Promise<void> {
-  const { rows } = await pool.query<{ t: string | null }>("SELECT to_regclass('outputs')::text AS t");
+  const { rows } = await pool.query<{ t: string | null }>(
+    "SELECT to_regclass('outputs')::text AS t",
+  );
   if (rows[0]?.t === null || rows[0]?.t === undefined) {
     throw new IdemError(
       "NOT_FOUND",

@@ -188,12 +188,21 @@ export function postgresMaintenance(
 
     async integrity() {
       const problems: string[] = [];
-      const [settings] = await c.query<{ fsync: string; synchronous_commit: string }>(
-        "SELECT current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS synchronous_commit",
+      const [settings] = await c.query<{
+        fsync: string;
+        synchronous_commit: string;
+        full_page_writes: string;
+      }>(
+        `SELECT current_setting('fsync') AS fsync, current_setting('synchronous_commit') AS synchronous_commit,
+         current_setting('full_page_writes') AS full_page_writes`,
       );
       if (settings?.fsync !== "on") problems.push(`fsync is ${settings?.fsync}, expected on`);
       if (settings?.synchronous_commit === "off")
         problems.push("synchronous_commit is off: a recorded output may be lost on a crash");
+      if (settings?.full_page_writes !== "on")
+        problems.push(
+          `full_page_writes is ${settings?.full_page_writes}: a crash mid-write can tear a page`,
+        );
       // A disabled trigger protects nothing: it counts as missing.
       const present = new Set(
         (

@@ -11,8 +11,9 @@ const RECONNECT_MS = [100, 250, 500, 1000, 2000, 5000] as const;
  * client is handed to transactions), started by the first wait. A notification wakes every
  * waiter of its kind; one arriving while nobody of that kind waits is kept, so the next wait of
  * that kind returns at once (a claim loop busy when the row committed does not sleep past it).
- * When the connection is lost (a server restart), it reconnects with backoff and then wakes every
- * waiter, since notifications sent meanwhile are gone; until then waits fall back to their `ms`.
+ * Each time it starts listening (the first wait, or a reconnect with backoff after a server
+ * restart) it wakes every waiter, since what committed before was announced to nobody; while it
+ * is not listening, waits fall back to their `ms`.
  */
 export class WorkListener implements JournalWakeUps {
   private client: pg.Client | undefined;
@@ -83,8 +84,9 @@ export class WorkListener implements JournalWakeUps {
       return;
     }
     this.client = client;
-    // Work committed while no connection listened was announced to nobody.
-    if (this.failures > 0) this.wakeAll();
+    // Work committed before this connection listened (the first wait's own race, or a restart)
+    // was announced to nobody: every waiter claims once more.
+    this.wakeAll();
     this.failures = 0;
   }
 
