@@ -12,6 +12,8 @@ export const FAULT_POINTS = {
   INTERPRETER_AFTER_APPLY: "interpreter.after-apply",
   INTERPRETER_AFTER_EFFECT_RECORD: "interpreter.after-effect-record",
   INTERPRETER_BEFORE_DONE: "interpreter.before-done",
+  JOURNAL_COPY_BEFORE_COMMIT: "journal-copy.before-commit",
+  JOURNAL_COPY_AFTER_BATCH: "journal-copy.after-batch",
 } as const;
 /** One of the values of FAULT_POINTS, as written in `IDEM_FAULT`. */
 export type FaultPoint = (typeof FAULT_POINTS)[keyof typeof FAULT_POINTS];

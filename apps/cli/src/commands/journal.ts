@@ -6,32 +6,23 @@ import {
   type JournalCopyReport,
   redactUrl,
 } from "@idem/journal";
-import { isIdemError } from "@idem/schema";
+import { createFaultHook, isIdemError } from "@idem/schema";
 import cliProgress from "cli-progress";
 import type { Command } from "commander";
 import { CliError, EXIT, exitHolder, loadConfig, printJson, table } from "../context.js";
 import { nestedConfigOption } from "../options.js";
 
-const FAULT_POINTS: readonly JournalCopyFaultPoint[] = [
-  "journal-copy.before-commit",
-  "journal-copy.after-batch",
-];
-
 /**
  * `IDEM_FAULT=journal-copy.after-batch[:N]` (or `.before-commit`) SIGKILLs this process at the
- * Nth hit of that point, as the executor and interpreter do at theirs; other points are other
- * commands' and are ignored here.
+ * Nth hit of that point, as the executor and interpreter do at theirs (any other known point
+ * never fires in a copy; an unknown one is a usage error).
  */
 export function copyFault(spec: string | undefined): (point: JournalCopyFaultPoint) => void {
-  const [point, countText] = (spec ?? "").split(":");
-  if (!FAULT_POINTS.includes(point as JournalCopyFaultPoint)) return () => {};
-  const at = countText === undefined ? 1 : Number(countText);
-  if (!Number.isInteger(at) || at < 1)
-    throw new CliError(`IDEM_FAULT: bad count "${countText}"`, EXIT.USAGE);
-  let seen = 0;
-  return (p) => {
-    if (p === point && ++seen === at) process.kill(process.pid, "SIGKILL");
-  };
+  try {
+    return createFaultHook(spec, () => process.kill(process.pid, "SIGKILL"));
+  } catch (e) {
+    throw new CliError((e as Error).message, EXIT.USAGE);
+  }
 }
 
 /** The --to URL, checked: a postgres:// or postgresql:// URL (its password is never echoed). */

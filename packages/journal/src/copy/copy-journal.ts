@@ -1,11 +1,11 @@
-import { type Clock, IdemError, systemClock } from "@idem/schema";
+import { type Clock, type FaultPoint, IdemError, systemClock } from "@idem/schema";
 import { canonicalRow } from "./digest.js";
 import { keyValues, PostgresTarget } from "./postgres-target.js";
 import { SqliteSource } from "./sqlite-source.js";
 import { COPY_TABLES, type CopyTable } from "./tables.js";
 
-/** Where a copy can be stopped on purpose (tests SIGKILL the process there). */
-export type JournalCopyFaultPoint = "journal-copy.before-commit" | "journal-copy.after-batch";
+/** Where a copy can be stopped on purpose (tests SIGKILL the process there): `FAULT_POINTS` of @idem/schema. */
+export type JournalCopyFaultPoint = Extract<FaultPoint, `journal-copy.${string}`>;
 
 export interface JournalCopyOptions {
   /** The SQLite journal file to read (never written). */
