@@ -2,12 +2,13 @@
 // the PATH of an empty directory with no workspace and no access to the repository's node_modules
 // (a temp prefix; the npm registry serves the third-party dependencies), and there `idem --help`,
 // `idem init`, a submit of an example output of docs/agents.md, `idem interpreter --once`, `idem audit` and the demo
-// work. Slow by nature (the install may build better-sqlite3): one test, generous time limits.
+// work, and a submit on a PostgreSQL journal (IDEM_JOURNAL_URL). Slow by nature (the install may build better-sqlite3): one test, generous time limits.
 import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startPostgres } from "@idem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 const CLI = resolve(dirname(fileURLToPath(import.meta.url)), "../../apps/cli");
@@ -156,6 +157,22 @@ describe("the packed CLI", () => {
       const audit = await idem(["audit", "--json"]);
       expect(audit.code, audit.stdout + audit.stderr).toBe(0);
       expect(JSON.parse(audit.stdout)).toMatchObject({ outputs: 1, duplicateEffectsAtTargets: 0 });
+
+      // The same submit on a PostgreSQL journal: the packed CLI carries that store's migrations too.
+      await using pg = await startPostgres();
+      const pgUrl = await pg.createDatabase("packed_cli");
+      const onPostgres = (args: string[]) =>
+        run(join(prefix, "bin/idem"), args, {
+          cwd: home,
+          env: { ...env, IDEM_JOURNAL_URL: pgUrl },
+          timeoutMs: 2 * MINUTE,
+        });
+      const pgSubmit = await onPostgres(["submit", "output.json", "--json"]);
+      expect(pgSubmit.code, pgSubmit.stderr).toBe(0);
+      expect(JSON.parse(pgSubmit.stdout)).toMatchObject({ status: "recorded" });
+      const pgStatus = await onPostgres(["status", "--json"]);
+      expect(pgStatus.code, pgStatus.stderr).toBe(0);
+      expect(JSON.parse(pgStatus.stdout)).toMatchObject({ outputs: 1 });
 
       const demo = await idem(["demo"], 6 * MINUTE);
       expect(demo.code, demo.stdout.slice(-2000) + demo.stderr.slice(-2000)).toBe(0);

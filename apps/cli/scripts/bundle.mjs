@@ -16,9 +16,11 @@ const out = join(cli, "dist/pack");
 const pkg = JSON.parse(readFileSync(join(cli, "package.json"), "utf8"));
 const declared = new Set(Object.keys(pkg.dependencies ?? {}));
 
-/** The journal finds its migrations beside its own module; in the bundle they sit beside main.js. */
-const MIGRATIONS_FROM = '"../../../migrations"';
-const MIGRATIONS_TO = '"./migrations"';
+/**
+ * The journal finds each store's migrations beside its own module (SQLite's `migrations`,
+ * PostgreSQL's `migrations-pg`); in the bundle they sit beside main.js.
+ */
+const STORES = { sqlite: "migrations", postgres: "migrations-pg" };
 
 /** `@scope/name/sub` -> `@scope/name`, `name/sub` -> `name`. */
 const packageName = (spec) =>
@@ -27,8 +29,8 @@ const packageName = (spec) =>
     .slice(0, spec.startsWith("@") ? 2 : 1)
     .join("/");
 
-/** The journal's migrations folder, found where its connection module is bundled from. */
-let migrations;
+/** Each store's migrations folder, found where its connection module is bundled from. */
+const migrations = new Map();
 
 const plugin = {
   name: "idem-pack",
@@ -39,14 +41,17 @@ const plugin = {
       return { path: args.path, external: true };
     });
     b.onLoad(
-      { filter: /[\\/]journal[\\/]src[\\/]store[\\/]sqlite[\\/]connection\.ts$/ },
+      { filter: /[\\/]journal[\\/]src[\\/]store[\\/](sqlite|postgres)[\\/]connection\.ts$/ },
       (args) => {
+        const store = /(sqlite|postgres)[\\/]connection\.ts$/.exec(args.path)[1];
+        const folder = STORES[store];
+        const from = `"../../../${folder}"`;
         const text = readFileSync(args.path, "utf8");
-        if (text.split(MIGRATIONS_FROM).length !== 2) {
-          throw new Error(`${args.path}: expected the migrations path ${MIGRATIONS_FROM} once`);
+        if (text.split(from).length !== 2) {
+          throw new Error(`${args.path}: expected the migrations path ${from} once`);
         }
-        migrations = join(dirname(args.path), "../../../migrations");
-        return { contents: text.replace(MIGRATIONS_FROM, MIGRATIONS_TO), loader: "ts" };
+        migrations.set(folder, join(dirname(args.path), "../../..", folder));
+        return { contents: text.replace(from, `"./${folder}"`), loader: "ts" };
       },
     );
   },
@@ -87,11 +92,12 @@ if (missing.size > 0) {
   );
   process.exit(1);
 }
-if (migrations === undefined) {
-  console.error(
-    "idem pack: the journal's connection module was not bundled: no migrations to copy",
-  );
-  process.exit(1);
+for (const folder of Object.values(STORES)) {
+  const from = migrations.get(folder);
+  if (from === undefined) {
+    console.error(`idem pack: the journal's connection module for ${folder} was not bundled`);
+    process.exit(1);
+  }
+  cpSync(from, join(out, folder), { recursive: true });
 }
-cpSync(migrations, join(out, "migrations"), { recursive: true });
-console.error(`idem pack: ${join("dist/pack", "main.js")} and its migrations`);
+console.error(`idem pack: ${join("dist/pack", "main.js")} and the migrations of both stores`);
