@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { type Clock, IdemError, systemClock } from "@idem/schema";
 import pg from "pg";
 import { migrate } from "./migrate.js";
+import { asUnavailable } from "./unavailable.js";
 
 /** How a PostgreSQL journal is opened: pool size, injected clock and ids. */
 export interface PostgresJournalOptions {
@@ -72,7 +73,9 @@ async function requireJournal(pool: pg.Pool, url: string): Promise<void> {
  * The connection pool of a PostgreSQL journal and its transactions: each runs on one client
  * checked out for it, BEGIN ... COMMIT, and is answered only once COMMIT returned (the server's
  * synchronous_commit makes that durable). Serialization failures and deadlocks are tried again;
- * every other error propagates as it is.
+ * a server that is gone or restarting is UNAVAILABLE (see `asUnavailable`: a COMMIT whose answer
+ * was lost among them, so nothing is answered as written before COMMIT returned); every other
+ * error propagates as it is.
  */
 export class PostgresConnection {
   readonly pool: pg.Pool;
@@ -112,17 +115,39 @@ export class PostgresConnection {
     return new PostgresConnection(url, pool, options);
   }
 
-  /** One query outside a transaction (a read, or a single-statement write). */
+  /**
+   * One query outside a transaction (a read, or a single-statement write).
+   * @throws UNAVAILABLE when the server is gone or restarting; other errors as they are.
+   */
   async query<R extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<R[]> {
-    return (await this.pool.query<R>(text, values)).rows;
+    try {
+      return (await this.pool.query<R>(text, values)).rows;
+    } catch (e) {
+      throw asUnavailable(e, this.location);
+    }
   }
 
-  /** One transaction on one client, retried on 40001/40P01; resolves after COMMIT returned. */
+  /**
+   * One transaction on one client, retried on 40001/40P01; resolves after COMMIT returned.
+   * @throws UNAVAILABLE when the server is gone or restarting, also when COMMIT's answer was lost
+   * (it may or may not have committed); what `fn` throws otherwise, as it is.
+   */
   async tx<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     for (let attempt = 0; ; attempt++) {
-      const client = await this.pool.connect();
+      let client: pg.PoolClient;
+      try {
+        client = await this.pool.connect();
+      } catch (e) {
+        throw asUnavailable(e, this.location);
+      }
       // A client whose ROLLBACK failed has lost its connection: destroyed, not pooled again.
       let broken: Error | undefined;
+      // The pool stops listening to a client it lends: a connection lost between two queries
+      // would be an uncaught 'error' event (a crashed process) without this listener.
+      const lost = (e: Error) => {
+        broken ??= e;
+      };
+      client.on("error", lost);
       try {
         await client.query("BEGIN");
         try {
@@ -137,8 +162,12 @@ export class PostgresConnection {
         }
       } catch (e) {
         const state = sqlState(e);
-        if (state === undefined || !RETRYABLE.has(state) || attempt >= this.retries) throw e;
+        if (state === undefined || !RETRYABLE.has(state) || attempt >= this.retries) {
+          throw asUnavailable(e, this.location);
+        }
       } finally {
+        // A broken client keeps the listener: it is destroyed and may still report its socket.
+        if (broken === undefined) client.removeListener("error", lost);
         client.release(broken);
       }
     }
