@@ -1,19 +1,25 @@
 // Journal benchmark: record latency next to a raw better-sqlite3 insert of the same bytes and to the
 // contract's floor (the same rows in one raw transaction), all in this process, in interleaved
 // rounds; and record and claim p99 at 1M outputs against the same at 10k, interleaved too.
-// Usage: node test/bench/journal.bench.mjs   (BENCH_N, BENCH_BIG; BENCH_QUICK=1: a smoke run)
+// The PostgreSQL column (lib/journal-pg.mjs) measures the same on a disposable server of its own.
+// Usage: node test/bench/journal.bench.mjs   (BENCH_N, BENCH_BIG, BENCH_PG_BIG; BENCH_PG=0 skips
+// PostgreSQL; BENCH_QUICK=1: a smoke run)
 // Prints one JSON object (see run.mjs).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openJournal } from "@idem/journal";
+import { postgresBinDir } from "@idem/testing";
 import Database from "better-sqlite3";
+import { postgresRows } from "./lib/journal-pg.mjs";
 import { figure, interleave, pct, QUICK, ROUNDS, report, row } from "./lib/measure.mjs";
 
 const N = Number(process.env.BENCH_N ?? (QUICK ? 200 : 2000));
 const BIG = Number(process.env.BENCH_BIG ?? (QUICK ? 50_000 : 1_000_000));
 const PER = Math.ceil(N / ROUNDS);
 const SCALE_PER = QUICK ? 50 : 200;
+const PG_BIG = Number(process.env.BENCH_PG_BIG ?? (QUICK ? 20_000 : 1_000_000));
+const PG = process.env.BENCH_PG !== "0" && postgresBinDir() !== undefined;
 const payload = "x".repeat(1024 - 120);
 const us = (t0) => Number(process.hrtime.bigint() - t0) / 1000;
 const output = (i, tag) => ({
@@ -242,12 +248,31 @@ try {
     }),
     figure({ metric: "claim p50 at 10k outputs", unit: "µs", values: sp("small", "claim", 50) }),
   ];
+  const pgNotes = [];
+  if (PG) {
+    const pgRows = await postgresRows({
+      output,
+      per: PER,
+      tputPer: QUICK ? 10 : 50,
+      scalePer: QUICK ? 30 : SCALE_PER,
+      big: PG_BIG,
+    });
+    results.push(...pgRows.results);
+    pgNotes.push(...pgRows.notes);
+  } else {
+    pgNotes.push(
+      process.env.BENCH_PG === "0"
+        ? "PostgreSQL rows skipped (BENCH_PG=0)."
+        : "PostgreSQL rows skipped: no initdb/pg_ctl under /usr/lib/postgresql (apt-get install postgresql).",
+    );
+  }
   report({
     name: "journal",
     command: "node test/bench/journal.bench.mjs",
     results,
     notes: [
-      `${ROUNDS} interleaved rounds after a warm-up; each round writes ${PER} rows on each of five sides (raw insert FULL, record FULL, floor FULL, raw insert NORMAL, record NORMAL), each side on its own file kept from round to round; a round's p50 and p99 are over its ${PER} writes. The scale rows: ${SCALE_PER} record + claim + complete per round on a journal of 10,000 and of ${BIG} outputs (history filled in raw transactions), interleaved the same way.`,
+      `SQLite rows: ${ROUNDS} interleaved rounds after a warm-up; each round writes ${PER} rows on each of five sides (raw insert FULL, record FULL, floor FULL, raw insert NORMAL, record NORMAL), each side on its own file kept from round to round; a round's p50 and p99 are over its ${PER} writes. The scale rows: ${SCALE_PER} record + claim + complete per round on a journal of 10,000 and of ${BIG} outputs (history filled in raw transactions), interleaved the same way.`,
+      ...pgNotes,
     ],
   });
 } finally {
