@@ -23,6 +23,7 @@ import {
   effectTargets,
   type FaultHook,
   IdemError,
+  isRetryableClass,
   type Job,
 } from "@idem/schema";
 import { type AgentRunner, runWithTimeout } from "./agent-runner.js";
@@ -89,6 +90,9 @@ export interface DeliveryHandler {
   deadLettered(jobId: string): Promise<void>;
 }
 
+/** The longest wait between two attempts of a record the journal could not take. */
+export const RECORD_RETRY_MAX_MS = 1_000;
+
 /** Fills in `jobId` and `agent` per the agent command protocol; present ones must match the job. */
 function completeOutput(raw: unknown, job: Job): unknown {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return raw;
@@ -146,10 +150,12 @@ export function createDeliveryHandler(options: DeliveryHandlerOptions): Delivery
       // The slow path: the shared backoff retries the record until it is taken.
       return await retryAfter(e, () => journal.outputs.record(output, options), {
         initialMs: 50,
-        maxMs: 1_000,
-        // Not a hiccup: no retry in this process can make it durable. Unacked, the delivery goes
-        // to a healthy executor once its ack wait ends.
-        retryable: () => !journalFailed(),
+        maxMs: RECORD_RETRY_MAX_MS,
+        // Only a failure worth another attempt (a locked or full SQLite file, a PostgreSQL server
+        // gone or restarting: UNAVAILABLE) is retried, and not once the journal failed for good:
+        // no retry in this process can make it durable then. Unacked, the delivery goes to a
+        // healthy executor once its ack wait ends.
+        retryable: (err) => isRetryableClass(classifyError(err)) && !journalFailed(),
         onRetry: (err, delay) => {
           metrics.recordRetries.inc();
           log.warn(

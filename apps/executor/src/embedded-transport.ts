@@ -1,8 +1,11 @@
 import { sleep } from "@idem/core";
 import type { JobLease, JournalStore } from "@idem/journal";
-import { describeError, type Job } from "@idem/schema";
-import type { Delivery } from "./delivery.js";
+import { createBackoff, describeError, isIdemError, type Job } from "@idem/schema";
+import { type Delivery, RECORD_RETRY_MAX_MS } from "./delivery.js";
 import type { ExecutorTransport, TransportContext } from "./transport.js";
+
+/** How long claims wait once the journal is back after an outage: two record retries at most. */
+const RECOVERY_GRACE_MS = 2 * RECORD_RETRY_MAX_MS + 500;
 
 /**
  * The embedded queue: claims due jobs from the journal's jobs table (leased for `queue.ackWaitMs`,
@@ -18,6 +21,10 @@ export function createEmbeddedTransport(
   const queue = config.queue;
   const heartbeatMs = Math.max(20, Math.floor(queue.ackWaitMs / 3));
   let loop: Promise<void> | undefined;
+  /** The claims' backoff while the journal is UNAVAILABLE (a PostgreSQL server gone or restarting). */
+  const outage = createBackoff({ initialMs: options.pollMs, maxMs: 5_000 });
+  /** Set by an UNAVAILABLE claim: the next attempt waits out RECOVERY_GRACE_MS once it answers. */
+  let recovering = false;
 
   async function run(): Promise<void> {
     const pollMs = options.pollMs;
@@ -28,6 +35,18 @@ export function createEmbeddedTransport(
       }
       let claimed: Awaited<ReturnType<JournalStore["jobs"]["claimNext"]>>;
       try {
+        if (recovering) {
+          // Answers only once the journal is back (else UNAVAILABLE again, below). Leases lapsed
+          // during the outage: outputs still held in memory by this and other executors are given
+          // time to be recorded first (their retries back off at most RECORD_RETRY_MAX_MS), so a
+          // job they ran is found recorded by the claim, not run again here.
+          await journal.jobs.count({ since: context.clock.now() });
+          recovering = false;
+          outage.reset();
+          log.info({ graceMs: RECOVERY_GRACE_MS }, "the journal is back: claiming again shortly");
+          await sleep(RECOVERY_GRACE_MS, signal);
+          continue;
+        }
         claimed = await journal.jobs.claimNext({
           owner,
           leaseMs: queue.ackWaitMs,
@@ -41,10 +60,19 @@ export function createEmbeddedTransport(
         });
       } catch (e) {
         if (context.journalFailed()) return;
-        log.warn({ err: describeError(e) }, "could not claim from the embedded queue");
-        await sleep(pollMs, signal);
+        const unavailable = isIdemError(e, "UNAVAILABLE");
+        const delay = unavailable ? outage.next() : pollMs;
+        log.warn(
+          { err: describeError(e), retryInMs: delay },
+          unavailable
+            ? "the journal is unavailable: not claiming; retrying"
+            : "could not claim from the embedded queue",
+        );
+        if (unavailable) recovering = true;
+        await sleep(delay, signal);
         continue;
       }
+
       if (!claimed) {
         // PostgreSQL wakes this at once on an enqueue from any host; pollMs stays the fallback.
         if (journal.waitForWork) await journal.waitForWork("jobs", pollMs, signal);

@@ -10,12 +10,15 @@ import {
 import type { Effects } from "@idem/effects";
 import { JOURNAL_EVENTS, type JournalStore } from "@idem/journal";
 import {
+  type Backoff,
   type Clock,
   type Config,
+  createBackoff,
   describeError,
   effectTarget,
   type FaultHook,
   type IdemError,
+  isIdemError,
   noFault,
   systemClock,
 } from "@idem/schema";
@@ -148,6 +151,33 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
     return claim && interpretRun(claim, context, claimedAt);
   }
 
+  /** The claims' backoff while the journal is UNAVAILABLE (a PostgreSQL server gone or restarting). */
+  const newOutageBackoff = () =>
+    createBackoff({
+      initialMs: Math.min(settings.pollMs, 250),
+      maxMs: Math.max(settings.pollMs, 5_000),
+    });
+
+  /**
+   * A claim (or a journal read of the loop) failed: an UNAVAILABLE journal stops this loop
+   * claiming for a growing backoff and it tries again by itself; anything else (SQLite busy beyond
+   * its timeout) waits a poll. Runs held when the journal went away are left to their leases:
+   * a write under a lease taken over meanwhile is refused (LEASE_LOST).
+   */
+  async function claimFailed(e: unknown, outage: Backoff): Promise<void> {
+    if (isIdemError(e, "UNAVAILABLE")) {
+      const delay = outage.next();
+      log.warn(
+        { event: "interpreter.journal-unavailable", err: describeError(e), retryInMs: delay },
+        "the journal is unavailable: not claiming; retrying",
+      );
+      await sleep(delay, stopSignal);
+      return;
+    }
+    log.warn({ err: describeError(e) }, "claim failed; retrying");
+    await sleep(settings.pollMs, stopSignal);
+  }
+
   const newTally = (): Record<RunOutcome["outcome"], number> => ({
     done: 0,
     failed: 0,
@@ -161,6 +191,7 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
     const runs = newTally();
     const deadRuns: DrainResult["dead"] = [];
     const loop = async () => {
+      const outage = newOutageBackoff();
       while (!stopSignal.aborted) {
         if (journalFailed()) return;
         let outcome: RunOutcome | undefined;
@@ -168,11 +199,10 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
           outcome = await runOnce();
         } catch (e) {
           if (journalFailed()) return;
-          // The journal is briefly unavailable (busy beyond its timeout): wait a poll and retry.
-          log.warn({ err: describeError(e) }, "claim failed; retrying");
-          await sleep(settings.pollMs, stopSignal);
+          await claimFailed(e, outage);
           continue;
         }
+        outage.reset();
         if (outcome) {
           runs[outcome.outcome]++;
           continue;
@@ -217,15 +247,17 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
   function start(): void {
     if (loops !== undefined) return;
     const loop = async () => {
+      const outage = newOutageBackoff();
       while (!stopSignal.aborted) {
         if (journalFailed()) return;
         try {
-          if (await runOnce()) continue;
+          const ran = await runOnce();
+          outage.reset();
+          if (ran) continue;
           await idle();
         } catch (e) {
           if (journalFailed()) return;
-          log.warn({ err: describeError(e) }, "claim failed; retrying");
-          await sleep(settings.pollMs, stopSignal);
+          await claimFailed(e, outage);
         }
       }
     };
