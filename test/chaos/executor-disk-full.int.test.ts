@@ -41,6 +41,18 @@ function fill(dir: string): string {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Polls `check` until it holds; the bound is far beyond a passing run on a busy machine. */
+async function until(what: string, check: () => Promise<boolean>, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+/** JetStream's ack wait here: long beside a heartbeat (a third of it) on a busy machine. */
+const ACK_WAIT_MS = 3_000;
+
 describe.skipIf(!canMount())("the executor when the journal's disk fills up", () => {
   it("keeps the output, acks nothing and never re-runs the agent; records once space returns", async () => {
     await using nats = await startNatsServer();
@@ -50,8 +62,9 @@ describe.skipIf(!canMount())("the executor when the journal's disk fills up", ()
       const r = parseConfig(
         {
           journal: { path: "journal.db" },
-          agents: { writer: { command: ["unused"], timeoutMs: 5000 } },
-          queue: { ackWaitMs: 1000, maxDeliver: 3, backoffMs: [200, 400], maxAckPending: 1 },
+          agents: { writer: { command: ["unused"], timeoutMs: 120_000 } },
+          // No backoff: its first step would be the ack wait.
+          queue: { ackWaitMs: ACK_WAIT_MS, maxDeliver: 3, backoffMs: [], maxAckPending: 1 },
           nats: {
             url: nats.url,
             duplicateWindowMs: 60_000,
@@ -89,9 +102,10 @@ describe.skipIf(!canMount())("the executor when the journal's disk fills up", ()
       try {
         await enqueueJob({ jobId: "full-1", agent: "writer", input: {} }, { journal, publisher });
         enqueued();
-        for (let i = 0; i < 100 && runs === 0; i++) await sleep(50);
+        await until("the agent's run", async () => runs > 0);
         expect(runs).toBe(1);
-        await sleep(3000); // three ack waits: an un-heartbeated delivery would have come back by now
+        // Two ack waits: an un-heartbeated delivery would have come back by now.
+        await sleep(2 * ACK_WAIT_MS);
         expect(await journal.outputs.has("full-1")).toBe(false);
         const jsm = await jetstreamManager(nc);
         const info = await jsm.consumers.info(natsConfig.stream, agentConsumerName("writer"));
@@ -99,15 +113,12 @@ describe.skipIf(!canMount())("the executor when the journal's disk fills up", ()
         expect(info.num_redelivered).toBe(0);
         expect(await journal.maintenance.integrity()).toEqual([]);
         unlinkSync(ballast as string); // space returns
-        for (let i = 0; i < 200 && !(await journal.outputs.has("full-1")); i++) await sleep(50);
+        await until("the output", () => journal.outputs.has("full-1"));
         expect(await journal.outputs.has("full-1")).toBe(true);
-        for (let i = 0; i < 100; i++) {
+        await until("the ack", async () => {
           const after = await jsm.consumers.info(natsConfig.stream, agentConsumerName("writer"));
-          if (after.num_ack_pending === 0) break;
-          await sleep(50);
-        }
-        const done = await jsm.consumers.info(natsConfig.stream, agentConsumerName("writer"));
-        expect(done.num_ack_pending).toBe(0);
+          return after.num_ack_pending === 0;
+        });
         expect(runs).toBe(1);
         expect((await journal.status()).outputs).toBe(1);
       } finally {
@@ -120,5 +131,5 @@ describe.skipIf(!canMount())("the executor when the journal's disk fills up", ()
       execFileSync("umount", ["-l", dir]);
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 60_000);
+  });
 });

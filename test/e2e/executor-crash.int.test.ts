@@ -46,8 +46,12 @@ async function drill(fault: "executor.after-record" | "executor.after-run") {
     dir: dir.path,
     journalPath,
     natsUrl: server.url,
-    queue: { ackWaitMs: 1_000, backoffMs: [300, 300, 300], maxDeliver: 6, maxAckPending: 1 },
-    timeoutMs: 1_500,
+    // The second executor takes the job over once JetStream's ack wait and the dead one's claim
+    // (its lease is the agent timeout) have lapsed: short enough to wait for, long beside an agent
+    // run and a heartbeat (a third of the ack wait) on a busy machine. No backoff: its first step
+    // would be the ack wait.
+    queue: { ackWaitMs: 3_000, backoffMs: [], maxDeliver: 6, maxAckPending: 1 },
+    timeoutMs: 10_000,
   });
   const file = join(dir.path, "idem.config.json");
   const { dir: _d, file: _f, ...raw } = config;
@@ -71,7 +75,7 @@ async function drill(fault: "executor.after-record" | "executor.after-run") {
 
     const second = startIdemExecutor(file);
     try {
-      await waitFor("the output", () => journal.outputs.has("crash-1"), 20_000);
+      await waitFor("the output", () => journal.outputs.has("crash-1"));
       if (fault === "executor.after-record") {
         await waitFor("the skipped redelivery", async () => {
           const c = await journal.events.count(["redelivery.skipped"]);

@@ -14,6 +14,17 @@ import { describe, expect, it } from "vitest";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+const TIMEOUT_MS = 10_000;
+
+/** Polls `check` until it holds; the bound is far beyond a passing run on a busy machine. */
+async function until(what: string, check: () => Promise<boolean>, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
+}
+
 describe("regression: an agent run after its output was recorded", () => {
   it("keeps the in-progress claim alive past the agent timeout while the delivery works", async () => {
     await using nats = await startNatsServer();
@@ -21,8 +32,11 @@ describe("regression: an agent run after its output was recorded", () => {
     const r = parseConfig(
       {
         journal: { path: "journal.db" },
-        agents: { writer: { command: ["unused"], timeoutMs: 5000 } },
-        queue: { ackWaitMs: 2000, maxDeliver: 5, backoffMs: [200, 400], maxAckPending: 2 },
+        // The timeout is the claim's lease too, and how long the second message is held off.
+        agents: { writer: { command: ["unused"], timeoutMs: TIMEOUT_MS } },
+        // No backoff: its first step would be JetStream's ack wait, and a short one a busy machine
+        // can outlast between two heartbeats (a third of it).
+        queue: { ackWaitMs: 3_000, maxDeliver: 5, backoffMs: [], maxAckPending: 2 },
         nats: {
           url: nats.url,
           duplicateWindowMs: 60_000,
@@ -46,9 +60,13 @@ describe("regression: an agent run after its output was recorded", () => {
     const run = async () => {
       runs += 1;
       // The agent "started late": the claim's original lease (one timeout) is over...
-      clock.advance(2 * 5000);
+      clock.advance(2 * TIMEOUT_MS);
+      // ...the delivery's heartbeat extends it...
+      await until("the claim extended past the lapse", async () => {
+        const row = await journal.jobs.get(job.jobId);
+        return (row?.leaseUntil ?? 0) > clock.now();
+      });
       // ...and while this delivery still works, the same job arrives again under another msg id.
-      await sleep(300);
       await publisher.publish(job, { msgId: "slow-start#again" });
       await sleep(1500);
       return { jobId: job.jobId, agent: job.agent, summary: "once", effects: [] };
@@ -59,11 +77,11 @@ describe("regression: an agent run after its output was recorded", () => {
     for (const e of executors) await e.start();
     try {
       await enqueueJob(job, { journal, publisher });
-      for (let i = 0; i < 200 && !(await journal.outputs.has(job.jobId)); i++) await sleep(25);
+      await until("the output", () => journal.outputs.has(job.jobId));
       // The second message is delivered, finds the output recorded and is acked without a run.
       const skipped = async () =>
         (await journal.events.count(["redelivery.skipped"]))["redelivery.skipped"] ?? 0;
-      for (let i = 0; i < 400 && (await skipped()) === 0; i++) await sleep(25);
+      await until("the skipped redelivery", async () => (await skipped()) > 0);
       expect(await journal.outputs.has(job.jobId)).toBe(true);
       expect(runs).toBe(1);
       expect((await journal.status()).rejections).toBe(0);
@@ -75,5 +93,5 @@ describe("regression: an agent run after its output was recorded", () => {
       await nc.close();
       await journal.close();
     }
-  }, 40_000);
+  });
 });

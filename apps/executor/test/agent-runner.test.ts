@@ -57,21 +57,22 @@ describe("runWithTimeout", () => {
 describe("createCommandRunner", () => {
   it("kills an agent that runs past timeoutMs and fails the run with TIMEOUT", async () => {
     await using dir = await tempDir("idem-runner-");
-    const agent = join(dir.path, "sleeper.mjs");
+    const agent = join(dir.path, "sleeper.sh");
     const pidFile = join(dir.path, "pid");
-    await writeFile(
-      agent,
-      `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(pidFile)}, String(process.pid));\nsetInterval(() => {}, 1000);\n`,
-    );
+    // A shell writes its PID at once and becomes the sleep (same PID): it is known long before the
+    // timeout, however slowly a busy machine starts processes (Node itself can take seconds).
+    await writeFile(agent, `echo $$ > ${JSON.stringify(pidFile)}\nexec sleep 600\n`);
     const config = testConfig({
       dir: dir.path,
       journalPath: join(dir.path, "j.db"),
-      extra: { agents: { writer: { command: [process.execPath, agent], timeoutMs: 1_500 } } },
+      extra: { agents: { writer: { command: ["/bin/sh", agent], timeoutMs: 1_500 } } },
     });
     const runner = createCommandRunner(config);
     const err = await runWithTimeout(runner, job, 1_500, log).catch((e: unknown) => e);
     expect(isIdemError(err, "TIMEOUT")).toBe(true);
-    const pid = Number(await waitFor("the agent's pid", () => readFile(pidFile, "utf8")));
+    const pid = Number(
+      await waitFor("the agent's pid", () => readFile(pidFile, "utf8").catch(() => "")),
+    );
     await waitFor("the agent to be killed", () => {
       try {
         process.kill(pid, 0);

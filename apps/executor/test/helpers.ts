@@ -33,8 +33,11 @@ export interface TestConfigOptions {
 /**
  * A config with the counting agent as `writer` and NATS when a URL is given. The agent timeout and
  * the ack wait (the embedded queue's lease; JetStream's ack wait, as there is no backoff) are
- * {@link UNREACHED_MS} and a failed delivery is retried at once: a test that exercises a timeout, a
- * lease or a backoff sets it, knowing that on JetStream a backoff's first step is the ack wait.
+ * {@link UNREACHED_MS}: a test that exercises a timeout, a lease or a backoff sets it, knowing that
+ * on JetStream a backoff's first step is the ack wait. A failed delivery is retried at once on
+ * JetStream, after 1 s on the embedded queue: a job due again at once can be claimed by the
+ * executor's own poll while it is still letting the failed delivery go, and that claim is skipped
+ * with its lease kept, so the job waits out the whole lease.
  */
 export function testConfig(o: TestConfigOptions): Config {
   const u = unique();
@@ -46,7 +49,7 @@ export function testConfig(o: TestConfigOptions): Config {
     queue: {
       ackWaitMs: UNREACHED_MS,
       maxDeliver: 3,
-      backoffMs: [],
+      backoffMs: o.natsUrl ? [] : [1_000],
       maxAckPending: 2,
       ...o.queue,
     },

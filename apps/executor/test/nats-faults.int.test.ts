@@ -14,7 +14,10 @@ describe("executor and a nats-server killed mid-stream", () => {
       dir: tj.dir,
       journalPath: tj.path,
       natsUrl: server.url,
-      queue: { ackWaitMs: 1_000, backoffMs: [500, 500], maxDeliver: 10, maxAckPending: 4 },
+      // Deliveries in flight at the kill come back after the ack wait: short enough to wait for,
+      // long beside a heartbeat (a third of it) on a busy machine. No backoff: its first step
+      // would be the ack wait.
+      queue: { ackWaitMs: 5_000, backoffMs: [], maxDeliver: 10, maxAckPending: 4 },
     });
     const nats = config.nats as NonNullable<typeof config.nats>;
     const counts = countFile(tj.dir);
@@ -35,7 +38,7 @@ describe("executor and a nats-server killed mid-stream", () => {
       await server.kill("SIGKILL");
       await new Promise((r) => setTimeout(r, 500));
       await server.restart();
-      await waitFor("every output", async () => (await tj.journal.status()).outputs === N, 30_000);
+      await waitFor("every output", async () => (await tj.journal.status()).outputs === N, 120_000);
     } finally {
       await ex.stop();
       await nc.close();

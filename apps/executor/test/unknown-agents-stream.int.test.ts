@@ -78,10 +78,8 @@ async function setup() {
 type Env = Awaited<ReturnType<typeof setup>>;
 
 const deadLetter = async (env: Env, jobId: string) =>
-  waitFor(
-    `the dead letter of ${jobId}`,
-    async () => (await env.tj.journal.deadLetters.list()).find((d) => d.jobId === jobId),
-    30_000,
+  waitFor(`the dead letter of ${jobId}`, async () =>
+    (await env.tj.journal.deadLetters.list()).find((d) => d.jobId === jobId),
   );
 
 const deadEvents = async (env: Env, jobId: string) =>
@@ -209,11 +207,11 @@ describe("jobs another NATS client publishes for an agent no executor runs", () 
     const ids = ["wire-ghost-4", "wire-ghost-5", "wire-ghost-6"];
     for (const jobId of ids) await env.publish({ jobId, agent: "ghost", input: {} });
     for (const jobId of ids) expect((await deadLetter(env, jobId)).class).toBe("unknown-agent");
-    await waitFor("the ghost subject purged", async () => (await env.held("ghost")) === 0, 30_000);
+    await waitFor("the ghost subject purged", async () => (await env.held("ghost")) === 0);
     // A later job, dead-lettered once the sweeps after the purge have run.
     await env.publish({ jobId: "wire-ghost-7", agent: "ghost", input: {} });
     await deadLetter(env, "wire-ghost-7");
-    await waitFor("the ghost subject purged", async () => (await env.held("ghost")) === 0, 30_000);
+    await waitFor("the ghost subject purged", async () => (await env.held("ghost")) === 0);
     const all = [...ids, "wire-ghost-7"];
     expect((await env.tj.journal.deadLetters.list()).map((d) => d.jobId).sort()).toEqual(all);
     for (const jobId of all) expect(await deadEvents(env, jobId)).toBe(1);
@@ -229,7 +227,7 @@ describe("jobs another NATS client publishes for an agent some executor runs", (
     await using env = await setup();
     await env.start();
     await env.publish({ jobId: "wire-w-1", agent: "writer", input: { countFile: env.counts } });
-    await waitFor("the writer's output", () => env.tj.journal.outputs.has("wire-w-1"), 30_000);
+    await waitFor("the writer's output", () => env.tj.journal.outputs.has("wire-w-1"));
     // A ghost job published after it is dead-lettered: sweeps have run since the writer's job.
     await env.publish({ jobId: "wire-ghost-8", agent: "ghost", input: {} });
     await deadLetter(env, "wire-ghost-8");
@@ -268,14 +266,10 @@ describe("jobs another NATS client publishes for an agent some executor runs", (
     expect(await env.tj.journal.jobs.get("wire-o-1")).toBeUndefined();
     expect(await env.held("other")).toBe(1);
     // Purged before the other executor (which sweeps too) starts again.
-    await waitFor("the ghost subject purged", async () => (await env.held("ghost")) === 0, 30_000);
+    await waitFor("the ghost subject purged", async () => (await env.held("ghost")) === 0);
     const other = await startOther();
     try {
-      await waitFor(
-        "the other executor's output",
-        () => elsewhere.journal.outputs.has("wire-o-1"),
-        30_000,
-      );
+      await waitFor("the other executor's output", () => elsewhere.journal.outputs.has("wire-o-1"));
       expect(await elsewhere.journal.deadLetters.list()).toEqual([]);
     } finally {
       await other.stop();
