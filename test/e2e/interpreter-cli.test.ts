@@ -126,7 +126,8 @@ describe("idem interpreter and idem dlq", () => {
       const ws = await createWorkspace(
         dir.path,
         {},
-        { http: { targets: { hooks: { baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 400 } } } },
+        // The request reaches the server long before the timeout, however busy the machine.
+        { http: { targets: { hooks: { baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 5_000 } } } },
       );
       const out = {
         jobId: "hook",

@@ -27,7 +27,8 @@ describe("an uncertain webhook, the runbook's way", () => {
     await new Promise<void>((r) => server?.listen(0, "127.0.0.1", r));
     const port = (server.address() as AddressInfo).port;
     fx = await opsFixture({
-      http: { targets: { hooks: { baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 300 } } },
+      // The request reaches the server long before the timeout, however busy the machine.
+      http: { targets: { hooks: { baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 5_000 } } },
     });
     await fx.record("hook", [
       { kind: "http.request", target: "hooks", method: "POST", path: "/deploy", body: "{}" },

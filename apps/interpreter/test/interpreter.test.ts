@@ -24,17 +24,33 @@ import {
 import { createInterpreter } from "../src/index.js";
 
 const silent = pino({ level: "silent" });
+
+/** Polls `check` until it holds; the bound is far beyond a passing run on a busy machine. */
+async function waitFor(what: string, check: () => unknown, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });
+
+/** A run lease no passing test outlives, however busy the machine: tests of lease expiry set theirs. */
+const UNREACHED_LEASE_MS = 120_000;
 
 async function setup(
   interpreter: Record<string, unknown> = {},
   extra: Record<string, unknown> = {},
 ): Promise<{ ws: Workspace; journal: JournalStore; effects: Effects }> {
   const dir = await tempDir("idem-interp-");
-  const ws = await createWorkspace(dir.path, interpreter, extra);
+  const ws = await createWorkspace(
+    dir.path,
+    { leaseMs: UNREACHED_LEASE_MS, ...interpreter },
+    extra,
+  );
   const journal = await openWorkspaceJournal(ws);
   const effects = openTargets(ws.config);
   cleanup.push(async () => {
@@ -182,18 +198,36 @@ describe("createInterpreter", () => {
   });
 
   it("retries a repo locked by another process (transient), then succeeds once the lock is free", async () => {
-    const { ws, journal } = await setup({ maxAttempts: 20, backoffMs: [100] });
+    // maxAttempts: the run retries until the lock is free, however slowly tries come.
+    const { ws, journal } = await setup({ maxAttempts: 1_000, backoffMs: [100] });
     const effects = openTargets(ws.config, { lockTimeoutMs: 150 });
     cleanup.push(() => effects.close());
-    // Another process holds the repo's lock for a second: every apply meanwhile fails LOCKED.
+    // Another process holds the repo's lock until the test has seen an apply fail LOCKED.
     mkdirSync(join(ws.repoPath, ".git/idem"), { recursive: true });
-    const holder = spawn("flock", ["-x", join(ws.repoPath, ".git/idem/lock"), "-c", "sleep 1"]);
+    const held = join(ws.dir, "lock-held");
+    const release = join(ws.dir, "lock-release");
+    const holder = spawn("flock", [
+      "-x",
+      join(ws.repoPath, ".git/idem/lock"),
+      "-c",
+      `touch '${held}'; while [ ! -e '${release}' ]; do sleep 0.05; done`,
+    ]);
     const released = new Promise((r) => holder.on("exit", r));
-    await new Promise((r) => setTimeout(r, 100));
+    cleanup.push(async () => {
+      writeFileSync(release, ""); // also when the test fails before it lets go
+      await released;
+    });
+    await waitFor("the other process to hold the lock", () => existsSync(held));
     const outputs = [mixedOutput("locked")];
     await recordAll(journal, ws.config, outputs);
     const interp = createInterpreter({ config: ws.config, journal, effects, logger: silent });
-    const result = await interp.drain();
+    const draining = interp.drain();
+    await waitFor(
+      "a failed try",
+      async () => (await journal.events.list({ jobId: "locked", type: "run.failed" })).length,
+    );
+    writeFileSync(release, "");
+    const result = await draining;
     await released;
     expect(result.runs.failed).toBeGreaterThanOrEqual(1);
     expect(result.runs.done).toBe(1);
@@ -205,14 +239,18 @@ describe("createInterpreter", () => {
   });
 
   it("retries a branch whose ref lock another git process holds, and never removes that lock", async () => {
-    const { ws, journal, effects } = await setup({ maxAttempts: 20, backoffMs: [100] });
+    // maxAttempts: the run retries until the test removes the lock, however slowly tries come.
+    const { ws, journal, effects } = await setup({ maxAttempts: 1_000, backoffMs: [100] });
     const lock = join(ws.repoPath, ".git/refs/heads/main.lock");
     writeFileSync(lock, "");
     const outputs = [mixedOutput("ref-locked")];
     await recordAll(journal, ws.config, outputs);
     const interp = createInterpreter({ config: ws.config, journal, effects, logger: silent });
     const draining = interp.drain();
-    await new Promise((r) => setTimeout(r, 500));
+    await waitFor(
+      "a failed try",
+      async () => (await journal.events.list({ jobId: "ref-locked", type: "run.failed" })).length,
+    );
     expect(existsSync(lock)).toBe(true); // the other process's lock is not idem's to remove
     rmSync(lock);
     const result = await draining;
@@ -237,7 +275,8 @@ describe("createInterpreter", () => {
     });
     const { ws, journal, effects } = await setup(
       {},
-      { http: { targets: { hooks: { baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 300 } } } },
+      // The request reaches the server long before the timeout, however busy the machine.
+      { http: { targets: { hooks: { baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 5_000 } } } },
     );
     const out = {
       jobId: "hook",
@@ -331,8 +370,10 @@ describe("createInterpreter", () => {
     expect(await again.fatal).toBe(failing.failure);
     await again.stop();
 
-    // The restarted process (a healthy handle) waits out the leases and finishes, once each.
-    const b = createInterpreter({ config: ws.config, journal, effects, logger: silent });
+    // The restarted process (a healthy handle) waits out the failed one's short leases and
+    // finishes, once each; its own leases are long, so a busy machine cannot make it lose them.
+    const config = { ...ws.config, interpreter: { ...ws.config.interpreter, leaseMs: 120_000 } };
+    const b = createInterpreter({ config, journal, effects, logger: silent });
     const result = await b.drain();
     expect(result.endedDead).toBe(false);
     expect(await verify(ws, journal, outputs)).toEqual(CLEAN);
