@@ -1,0 +1,135 @@
+// Fencing on PostgreSQL (issue 18): an `idem interpreter` SIGSTOPped as soon as it holds a run (of
+// 40 git commits) stays stopped past its lease; a second interpreter takes the run over and
+// finishes it. SIGCONTed, the first changes nothing: the journal's runs, ledger and events and the
+// branch are as the second left them, and each effect key is on the branch once.
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { PostgresJournalStore } from "@idem/journal";
+import type { AgentOutput } from "@idem/schema";
+import { startPostgres, tempDir } from "@idem/testing";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  CLEAN,
+  createWorkspace,
+  git,
+  IDEM_BIN,
+  REPO_ROOT,
+  recordAll,
+  sleep,
+  trailerCounts,
+  verify,
+} from "./interpreter-fixture.js";
+
+const LEASE_MS = 2_000;
+
+let server: Awaited<ReturnType<typeof startPostgres>>;
+beforeAll(async () => {
+  execFileSync("npx", ["tsc", "-b", "apps/cli"], { cwd: REPO_ROOT, stdio: "ignore" });
+  server = await startPostgres();
+}, 180_000);
+afterAll(async () => {
+  await server?.stop();
+});
+
+function interpreter(configFile: string) {
+  const e: NodeJS.ProcessEnv = { ...process.env, IDEM_LOG_LEVEL: "warn", NO_COLOR: "1" };
+  for (const k of Object.keys(e)) if (k.startsWith("OTEL_") || k === "NATS_URL") delete e[k];
+  delete e.IDEM_JOURNAL_URL;
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [IDEM_BIN, "interpreter", "--config", configFile],
+    {
+      env: e,
+      stdio: ["ignore", "ignore", "pipe"],
+    },
+  );
+  let stderr = "";
+  child.stderr?.on("data", (d) => {
+    stderr += d;
+  });
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  return { child, exited, stderr: () => stderr };
+}
+
+async function waitFor(what: string, done: () => Promise<boolean>): Promise<void> {
+  const until = Date.now() + 120_000;
+  while (Date.now() < until) {
+    if (await done()) return;
+    await sleep(20);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Everything the stale holder could change in the journal, in a stable order. */
+async function snapshot(db: pg.Pool): Promise<unknown> {
+  const q = async (sql: string) => (await db.query(sql)).rows;
+  return {
+    runs: await q(
+      "SELECT job_id, generation, state, lease_owner, lease_token, attempts, last_error FROM runs ORDER BY id",
+    ),
+    ledger: await q(
+      "SELECT key, generation, state, detail, attempts FROM effects ORDER BY key, generation",
+    ),
+    events: await q("SELECT id, job_id, type, actor FROM events ORDER BY id"),
+  };
+}
+
+describe("fencing on a PostgreSQL journal", () => {
+  it("an interpreter stopped past its lease changes nothing in the journal or at the target when it wakes", async () => {
+    await using dir = await tempDir("idem-pg-fence-");
+    const url = await server.createDatabase("fencing");
+    const ws = await createWorkspace(
+      dir.path,
+      { leaseMs: LEASE_MS, pollMs: 50 },
+      { journal: { url } },
+    );
+    const output: AgentOutput = {
+      jobId: "fence-1",
+      agent: "writer",
+      effects: Array.from({ length: 40 }, (_, i) => ({
+        kind: "git.commit" as const,
+        repo: "site",
+        message: `commit ${i}`,
+        files: [{ path: `f/${i}.txt`, content: `${i}\n` }],
+      })),
+    };
+    const journal = await PostgresJournalStore.open(url, { max: 2 });
+    const db = new pg.Pool({ connectionString: url, max: 1 });
+    const a = interpreter(ws.configFile);
+    let b: ReturnType<typeof interpreter> | undefined;
+    try {
+      await recordAll(journal, ws.config, [output]);
+      await waitFor("the first interpreter to hold the run", async () => {
+        const { rows } = await db.query("SELECT 1 FROM runs WHERE lease_owner IS NOT NULL");
+        return rows.length > 0;
+      });
+      a.child.kill("SIGSTOP");
+      const [held] = (await db.query("SELECT lease_owner, state FROM runs")).rows;
+      expect(held?.state).toBe("running");
+      b = interpreter(ws.configFile);
+      await waitFor("the second interpreter to finish the run", async () => {
+        const { rows } = await db.query("SELECT state, lease_owner FROM runs");
+        return rows[0]?.state === "done" && rows[0]?.lease_owner !== held?.lease_owner;
+      });
+      const before = await snapshot(db);
+      const head = await git(ws.repoPath, "rev-parse", "main");
+      a.child.kill("SIGCONT");
+      // Woken, it finds its lease gone at its next write; stopped, it releases nothing it lost.
+      await sleep(2 * LEASE_MS);
+      a.child.kill("SIGTERM");
+      await a.exited;
+      expect(await snapshot(db)).toEqual(before);
+      expect(await git(ws.repoPath, "rev-parse", "main")).toBe(head);
+      const counts = await trailerCounts(ws.repoPath);
+      expect([...counts.values()].filter((n) => n !== 1)).toEqual([]);
+      expect(counts.size).toBe(40);
+      expect(await verify(ws, journal, [output])).toEqual(CLEAN);
+    } finally {
+      a.child.kill("SIGCONT");
+      a.child.kill("SIGTERM");
+      b?.child.kill("SIGTERM");
+      await db.end();
+      await journal.close();
+    }
+  }, 300_000);
+});
