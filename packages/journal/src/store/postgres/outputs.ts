@@ -11,7 +11,7 @@ import type {
   RecordResult,
 } from "../../port/outputs.js";
 import { NOW_MS, type PostgresConnection } from "./connection.js";
-import { notifyWork } from "./notify.js";
+import { WORK_CHANNEL } from "./notify.js";
 import type { OutputRow, RejectionRow } from "./rows.js";
 import { selectOutputs } from "./select.js";
 import { where } from "./where.js";
@@ -27,7 +27,9 @@ export const lockKey = { target: 0x1de3_0019, job: 0x1de3_001a } as const;
  * First it takes each target's advisory lock (sorted, so two inserts never wait on each other in a
  * cycle), held until COMMIT: runs sharing a target commit in the order of their ids, so a claimer
  * that sees a run sees every earlier one on its targets (a sequence hands out ids in the order
- * asked, not the order committed).
+ * asked, not the order committed). The locks, the insert and the NOTIFY are one statement: the
+ * aggregate over the locks finishes before its one row reaches the insert, so the id is drawn
+ * after every lock is held (volatile functions in a target list run after its ORDER BY).
  */
 export async function insertRun(
   client: pg.PoolClient,
@@ -37,19 +39,25 @@ export async function insertRun(
   force: boolean,
   now: number,
 ): Promise<number> {
-  if (targets.length > 0) {
-    await client.query(
-      "SELECT pg_advisory_xact_lock($1, hashtext(t)) FROM unnest($2::text[]) AS t ORDER BY t",
-      [lockKey.target, [...new Set(targets)].sort()],
-    );
-  }
   const { rows } = await client.query<{ id: number }>(
     `INSERT INTO runs (job_id, generation, state, due_at, force_unprobeable, targets, created_at, updated_at)
-     VALUES ($1, $2, 'pending', ${NOW_MS}, $3, $4, $5, $5) RETURNING id`,
-    [jobId, generation, force ? 1 : 0, JSON.stringify(targets), now],
+     SELECT $1, $2, 'pending', ${NOW_MS}, $3, $4, $5, $5
+     FROM (SELECT count(locked.l) FROM (
+       SELECT pg_advisory_xact_lock($6, hashtext(t)) AS l FROM unnest($7::text[]) AS t ORDER BY t
+     ) AS locked) AS locks
+     RETURNING id, pg_notify($8, 'runs')`,
+    [
+      jobId,
+      generation,
+      force ? 1 : 0,
+      JSON.stringify(targets),
+      now,
+      lockKey.target,
+      [...new Set(targets)].sort(),
+      WORK_CHANNEL,
+    ],
   );
   const id = (rows[0] as { id: number }).id;
-  await notifyWork(client, "runs");
   if (targets.length > 0) {
     await client.query(
       `INSERT INTO active_targets (target, run_id) SELECT t, $2 FROM unnest($1::text[]) AS t
@@ -108,16 +116,21 @@ async function recordInTx(
     };
   }
   await insertRun(client, output.jobId, 1, options.targets, false, now);
+  // The queue's job done and the event in one statement (a data-modifying WITH always runs).
   await client.query(
-    `UPDATE jobs SET state = 'done', due_at = NULL, lease_owner = NULL, lease_token = NULL,
-     lease_until = NULL, updated_at = $1 WHERE job_id = $2 AND state != 'done'`,
-    [now, output.jobId],
+    `WITH job AS (
+       UPDATE jobs SET state = 'done', due_at = NULL, lease_owner = NULL, lease_token = NULL,
+       lease_until = NULL, updated_at = $1 WHERE job_id = $2 AND state != 'done'
+     )
+     INSERT INTO events (at, job_id, type, data, actor) VALUES ($1, $2, $3, $4, $5)`,
+    [
+      now,
+      output.jobId,
+      E.OUTPUT_RECORDED,
+      JSON.stringify({ source: options.source, seq, contentHash: hash }),
+      actor,
+    ],
   );
-  await c.event(client, output.jobId, E.OUTPUT_RECORDED, actor, {
-    source: options.source,
-    seq,
-    contentHash: hash,
-  });
   return { status: "recorded", jobId: output.jobId, seq, contentHash: hash };
 }
 
