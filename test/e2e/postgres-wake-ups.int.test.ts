@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { createExecutor } from "@idem/executor";
 import { PostgresJournalStore } from "@idem/journal";
-import { type AgentOutput, effectTargets, parseConfig } from "@idem/schema";
+import { type AgentOutput, defaultConfig, effectTargets, parseConfig } from "@idem/schema";
 import { startPostgres, tempDir } from "@idem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWorkspace, IDEM_BIN, REPO_ROOT } from "../chaos/interpreter-fixture.js";
@@ -59,7 +59,9 @@ async function listeners(journal: PostgresJournalStore, url: string): Promise<nu
 /** A connection the restart took away: the server's admin shutdown, or the socket gone. */
 function lostServer(e: unknown): boolean {
   const code = (e as { code?: unknown }).code;
-  if (typeof code === "string" && ["57P01", "57P03", "ECONNREFUSED", "ECONNRESET"].includes(code))
+  // The journal's own connection says UNAVAILABLE; a bare pg client says the driver's code.
+  const codes = ["UNAVAILABLE", "57P01", "57P03", "ECONNREFUSED", "ECONNRESET"];
+  if (typeof code === "string" && codes.includes(code))
     return true;
   return e instanceof Error && /Connection terminated/.test(e.message);
 }
@@ -88,7 +90,7 @@ describe("wake-ups on a PostgreSQL journal", () => {
       };
       const recorded = await journal.outputs.record(output, {
         source: "api",
-        targets: effectTargets(output),
+        targets: effectTargets(output, defaultConfig(dir.path)),
       });
       expect(recorded.status).toBe("recorded");
       await within60s("the effect applied", () => existsSync(join(ws.outboxPath, "woken.txt")));
