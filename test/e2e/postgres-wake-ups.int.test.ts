@@ -61,8 +61,7 @@ function lostServer(e: unknown): boolean {
   const code = (e as { code?: unknown }).code;
   // The journal's own connection says UNAVAILABLE; a bare pg client says the driver's code.
   const codes = ["UNAVAILABLE", "57P01", "57P03", "ECONNREFUSED", "ECONNRESET"];
-  if (typeof code === "string" && codes.includes(code))
-    return true;
+  if (typeof code === "string" && codes.includes(code)) return true;
   return e instanceof Error && /Connection terminated/.test(e.message);
 }
 
