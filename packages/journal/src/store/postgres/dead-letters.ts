@@ -6,7 +6,7 @@ import { toDeadLetter } from "../../domain/records.js";
 import type { JournalDeadLetters } from "../../port/dead-letters.js";
 import type { JobLease } from "../../port/jobs.js";
 import { NOW_MS, type PostgresConnection } from "./connection.js";
-import { notifyWork } from "./notify.js";
+import { announceWork } from "./notify.js";
 import type { RowOf } from "./rows.js";
 import type * as tables from "./tables.js";
 import { where } from "./where.js";
@@ -93,7 +93,7 @@ export function postgresDeadLetters(c: PostgresConnection): JournalDeadLetters {
     },
 
     async resolve(jobId, resolution) {
-      return c.tx(async (client) => {
+      const resolved = await c.tx(async (client) => {
         const now = c.clock.now();
         const { rows } = await client.query<DeadLetterRow>(
           "SELECT * FROM dead_letters WHERE job_id = $1 AND resolved_at IS NULL FOR UPDATE",
@@ -122,7 +122,6 @@ export function postgresDeadLetters(c: PostgresConnection): JournalDeadLetters {
             [now, jobId],
           );
           retries = retried.rows[0]?.retries ?? 1;
-          await notifyWork(client, "jobs");
         }
         await c.event(client, jobId, deadLetterEvent(resolution.action), resolution.actor, {
           reason: resolution.reason ?? null,
@@ -130,6 +129,9 @@ export function postgresDeadLetters(c: PostgresConnection): JournalDeadLetters {
         });
         return { retries };
       });
+      // The retried job is queued again: announced after COMMIT.
+      if (resolution.action === "retry") await announceWork(c, "jobs");
+      return resolved;
     },
   };
 }

@@ -15,7 +15,7 @@ import type {
 } from "../../port/jobs.js";
 import { NOW_MS, type PostgresConnection, sqlState, UNIQUE_VIOLATION } from "./connection.js";
 import { deadLetterRow, type JobRow } from "./dead-letters.js";
-import { notifyWork } from "./notify.js";
+import { announceWork } from "./notify.js";
 import type { RowOf } from "./rows.js";
 import type * as tables from "./tables.js";
 
@@ -46,7 +46,6 @@ async function insertJob(
     [job.jobId, job.agent, hash, created, now],
   );
   const row = rows[0] as JobRow;
-  await notifyWork(client, "jobs");
   await client.query("INSERT INTO job_inputs (seq, input, traceparent) VALUES ($1, $2, $3)", [
     row.seq,
     input,
@@ -125,12 +124,14 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
     async enqueue(job, options = {}) {
       const { input, hash } = jobInput(job);
       try {
-        return await c.tx(async (client): Promise<EnqueueResult> => {
+        const enqueued = await c.tx(async (client): Promise<EnqueueResult> => {
           const now = c.clock.now();
           const created = job.createdAt === undefined ? now : Date.parse(job.createdAt);
           const row = await insertJob(client, job, hash, input, created, now, options.traceparent);
           return { status: "enqueued", jobId: job.jobId, seq: row.seq };
         });
+        await announceWork(c, "jobs");
+        return enqueued;
       } catch (e) {
         // Only the job key taken (first write wins): anything else propagates as it is.
         if (

@@ -11,7 +11,7 @@ import type {
   RecordResult,
 } from "../../port/outputs.js";
 import { NOW_MS, type PostgresConnection } from "./connection.js";
-import { WORK_CHANNEL } from "./notify.js";
+import { announceWork } from "./notify.js";
 import type { OutputRow, RejectionRow } from "./rows.js";
 import { selectOutputs } from "./select.js";
 import { where } from "./where.js";
@@ -27,9 +27,10 @@ export const lockKey = { target: 0x1de3_0019, job: 0x1de3_001a } as const;
  * First it takes each target's advisory lock (sorted, so two inserts never wait on each other in a
  * cycle), held until COMMIT: runs sharing a target commit in the order of their ids, so a claimer
  * that sees a run sees every earlier one on its targets (a sequence hands out ids in the order
- * asked, not the order committed). The locks, the insert and the NOTIFY are one statement: the
- * aggregate over the locks finishes before its one row reaches the insert, so the id is drawn
- * after every lock is held (volatile functions in a target list run after its ORDER BY).
+ * asked, not the order committed). The locks and the insert are one statement: the aggregate over
+ * the locks finishes before its one row reaches the insert, so the id is drawn after every lock is
+ * held (volatile functions in a target list run after its ORDER BY). The caller announces the run
+ * after COMMIT (announceWork).
  */
 export async function insertRun(
   client: pg.PoolClient,
@@ -45,7 +46,7 @@ export async function insertRun(
      FROM (SELECT count(locked.l) FROM (
        SELECT pg_advisory_xact_lock($6, hashtext(t)) AS l FROM unnest($7::text[]) AS t ORDER BY t
      ) AS locked) AS locks
-     RETURNING id, pg_notify($8, 'runs')`,
+     RETURNING id`,
     [
       jobId,
       generation,
@@ -54,7 +55,6 @@ export async function insertRun(
       now,
       lockKey.target,
       [...new Set(targets)].sort(),
-      WORK_CHANNEL,
     ],
   );
   const id = (rows[0] as { id: number }).id;
@@ -140,7 +140,9 @@ export function postgresOutputs(c: PostgresConnection): JournalOutputs {
     async record(output, options) {
       const body = options.canonical ?? canonicalJson(output);
       const hash = sha256Hex(body);
-      return c.tx((client) => recordInTx(c, client, output, options, body, hash));
+      const result = await c.tx((client) => recordInTx(c, client, output, options, body, hash));
+      if (result.status === "recorded") await announceWork(c, "runs");
+      return result;
     },
 
     async get(jobId) {

@@ -12,6 +12,7 @@ import {
 import type { JournalRuns, LatestRun, Lease, RunRecord } from "../../port/runs.js";
 import { NOW_MS, type PostgresConnection } from "./connection.js";
 import { HOLDS, leaseLost } from "./held.js";
+import { announceWork } from "./notify.js";
 import { insertRun, lockKey } from "./outputs.js";
 import type { OutputRow, RunRow } from "./rows.js";
 import { selectOutputs } from "./select.js";
@@ -280,7 +281,7 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
     async replay(selection, options) {
       const outputs = await selectOutputs(c, selection);
       const force = options.forceUnprobeable ?? false;
-      return c.tx(async (client) => {
+      const replayed = await c.tx(async (client) => {
         const now = c.clock.now();
         const created: RunRecord[] = [];
         for (const o of outputs) {
@@ -309,6 +310,8 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
         }
         return created;
       });
+      if (replayed.length > 0) await announceWork(c, "runs");
+      return replayed;
     },
   };
 }
