@@ -18,7 +18,7 @@ import {
 
 beforeAll(() => {
   execFileSync("npx", ["tsc", "-b", "apps/interpreter"], { cwd: REPO_ROOT, stdio: "ignore" });
-}, 120_000);
+});
 
 const POINTS = [
   [FAULT_POINTS.INTERPRETER_AFTER_CLAIM, 1],

@@ -173,5 +173,5 @@ describe("fuzzing outputs that must be refused before the record", () => {
       await journal.close();
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 120_000);
+  });
 });

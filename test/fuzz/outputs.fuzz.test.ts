@@ -66,7 +66,7 @@ describe("fuzzing the validation and record paths", () => {
       await journal.close();
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 120_000);
+  });
 
   it("refuses malformed jobs with the field named", () => {
     const samples = fc.sample(

@@ -124,7 +124,7 @@ async function countJobs(path: string): Promise<number> {
 async function waitFor(
   what: string,
   check: () => Promise<boolean>,
-  timeoutMs = 20_000,
+  timeoutMs = 60_000, // far beyond a passing run on a busy machine
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {

@@ -59,7 +59,8 @@ describe("a command that needs a journal, with no config anywhere", () => {
       expect(r.stdout, what).toBe("");
       expect(readdirSync(cwd).sort(), what).toEqual(["job.json", "out.json"]);
     }
-  });
+    // 18 CLI processes one after another: minutes on a busy machine, a bound above the default.
+  }, 600_000);
 
   it("works once idem init has made the config and the journal, and IDEM_CONFIG finds one from elsewhere", async () => {
     const cwd = emptyDir();

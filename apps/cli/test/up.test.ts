@@ -23,7 +23,8 @@ process.stdin.on("end", () => {
 });
 `;
 
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 30_000) {
+/** Polls `check` until it holds; the bound is far beyond a passing run on a busy machine. */
+async function until(what: string, check: () => boolean | Promise<boolean>, ms = 60_000) {
   const end = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);

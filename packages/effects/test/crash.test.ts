@@ -36,7 +36,7 @@ describe("git effects survive SIGKILL of the whole process group at random momen
     });
     sb = sandbox();
     repo = addRepo(sb, "site");
-  }, 120_000);
+  });
   afterAll(() => sb?.cleanup());
 
   it("leaves a usable repo, no stray locks, and each key present at most once", async () => {
@@ -67,5 +67,5 @@ describe("git effects survive SIGKILL of the whole process group at random momen
     for (let i = 0; i < KEYS; i++) expect(commitsWithKey(repo, `crash/${i}`)).toHaveLength(1);
     expect(git(repo, "status", "--porcelain")).toBe("");
     expect(lockFiles(join(repo, ".git"))).toEqual([]);
-  }, 180_000);
+  });
 });

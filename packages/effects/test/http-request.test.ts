@@ -72,7 +72,9 @@ describe("http.request (local node:http server)", () => {
       baseUrl: `${base}/hooks`,
       idempotencyKeys: false,
       probeUrl: null,
-      timeoutMs: 2000,
+      // Far beyond an answer from this process's own server on a busy machine; the tests of the
+      // timeout set a short one, for a request that is never answered.
+      timeoutMs: 60_000,
       ...target,
     };
     return { fx: createEffects(sb.config), sb };
@@ -114,10 +116,13 @@ describe("http.request (local node:http server)", () => {
   });
 
   it("classifies failures: unknown outcome, unavailable, rate limits and client errors", async () => {
-    const { fx, sb } = effects({ timeoutMs: 300 });
-    await expect(fx.apply(req("/slow"), "h-3/0")).rejects.toSatisfy((e) =>
+    const slow = effects({ timeoutMs: 300 });
+    await expect(slow.fx.apply(req("/slow"), "h-3/0")).rejects.toSatisfy((e) =>
       isIdemError(e, "OUTCOME_UNKNOWN"),
     );
+    await slow.fx.close();
+    slow.sb.cleanup();
+    const { fx, sb } = effects();
     await expect(fx.apply(req("/reset"), "h-3/1")).rejects.toSatisfy((e) =>
       isIdemError(e, "OUTCOME_UNKNOWN"),
     );

@@ -197,7 +197,7 @@ describe("dead-letter monitor", () => {
       concurrency: 1,
       handler: async (m: JsMsg) => m.term(),
     });
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 60_000; // far beyond the advisory's arrival on a busy machine
     while (seen.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     await loop.stop();
     await monitor.stop();
