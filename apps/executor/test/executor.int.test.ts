@@ -6,6 +6,8 @@ import {
   agentConsumerName,
   connectNats,
   createJobPublisher,
+  DEAD_LETTER_CONSUMER,
+  deadLetterStreamName,
   ensureJobsStream,
   type JobPublisher,
 } from "@idem/nats";
@@ -140,10 +142,8 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
   });
 
   it("runs the agent once with two executors and a republished job", async () => {
-    // On JetStream the republished message meets the first one's claim (its lease is the agent
-    // timeout) or its delivery in progress (held for three heartbeats, a third of the ack wait
-    // each), and comes back after either: short enough to wait for, far longer than the agent run.
-    // Each return is a delivery: maxDeliver leaves room for them.
+    // On JetStream the republished message is held off by the first one's claim (the agent timeout)
+    // or delivery (3 heartbeats, a third of the ack wait each): short, far above an agent run.
     await using env = await setup(transport, {
       timeoutMs: 10_000,
       queue: { ackWaitMs: 10_000, maxDeliver: 10 },
@@ -204,6 +204,15 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
     expect((times[1] as number) - (times[0] as number)).toBeGreaterThanOrEqual(first - 20);
     expect((times[2] as number) - (times[1] as number)).toBeGreaterThanOrEqual(second - 20);
     expect(await runCounts(env.counts)).toEqual({ "j-4": 3 });
+    const nats = env.config.nats;
+    if (nats) {
+      // Retried once the terminated delivery's advisory is handled: a late one re-dead-letters it.
+      const jsm = await jetstreamManager(nc);
+      await waitFor("the dead-letter advisory handled", async () => {
+        const c = await jsm.consumers.info(deadLetterStreamName(nats.stream), DEAD_LETTER_CONSUMER);
+        return c.delivered.stream_seq > 0 && c.num_pending + c.num_ack_pending === 0;
+      });
+    }
     const retry = await retryDeadLetter("j-4", {
       journal: env.tj.journal,
       ...(env.publisher ? { publisher: env.publisher } : {}),
@@ -215,8 +224,7 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
   });
 
   it("keeps the output and does not ack while the journal cannot be written; records it once it can", async () => {
-    // The heartbeats keep the delivery alive past its ack wait (the embedded lease): the test waits
-    // out two of them, each long beside the heartbeat's third of it.
+    // Heartbeats keep the delivery past its ack wait (embedded: lease); the test waits out two.
     const ackWaitMs = 3_000;
     await using env = await setup(transport, { busyTimeoutMs: 20, queue: { ackWaitMs } });
     const ex = await env.startExecutor();
@@ -254,9 +262,8 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
     // injection point stands in for it, from the moment the agent of j-f is running.
     let failing = false;
     const eio = Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" });
-    // The restarted executor waits out the failed one's claims (the agent timeout on JetStream, the
-    // ack wait embedded) and JetStream's ack wait: short enough to wait for, and the agent timeout
-    // far longer than the steps from the long agent's start to the failure.
+    // The restarted executor waits out the claims (the agent timeout on JetStream, the ack wait
+    // embedded) and the ack wait: short, yet far above the steps from j-long's start to the failure.
     await using env = await setup(transport, {
       timeoutMs: 20_000,
       queue: { ackWaitMs: 5_000 },
