@@ -284,6 +284,9 @@ export function createDeliveryHandler(options: DeliveryHandlerOptions): Delivery
         run.fail(e);
         run.end();
         outcome("failed");
+        // The agent is no longer running and nothing is left to record: a claim of this job that
+        // comes while the failure is being written (due again at once with no backoff) runs it.
+        working.delete(job.jobId);
         await fail(d, lease, e, jlog);
         return;
       }
