@@ -45,6 +45,7 @@ export async function rawSql(
     return;
   }
   const client = new pg.Client({ connectionString: s.location });
+  client.on("error", ignoreServerShutdown);
   await client.connect();
   try {
     await client.query(sql.postgres);
@@ -62,4 +63,9 @@ export async function until<T>(probe: () => Promise<T | undefined>, what: string
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** An idle connection told by the disposable server's shutdown (57P01) at teardown; others throw. */
+function ignoreServerShutdown(e: Error & { code?: string }): void {
+  if (e.code !== "57P01") throw e;
 }
