@@ -5,7 +5,7 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { PostgresJournalStore } from "@idem/journal";
 import type { AgentOutput } from "@idem/schema";
-import { startPostgres, tempDir } from "@idem/testing";
+import { ignoreServerShutdown, startPostgres, tempDir } from "@idem/testing";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -141,8 +141,3 @@ describe.skipIf(process.env.IDEM_PG_FENCING !== "1")(
     }, 300_000);
   },
 );
-
-/** An idle connection told by the disposable server's shutdown (57P01) at teardown; others throw. */
-function ignoreServerShutdown(e: Error & { code?: string }): void {
-  if (e.code !== "57P01") throw e;
-}

@@ -3,7 +3,7 @@ export { freePort, startNatsServer } from "./nats-server.js";
 export type { CheckedRequest, OpenApiChecker } from "./openapi-check.js";
 export { createOpenApiChecker } from "./openapi-check.js";
 export type { PostgresHandle, StartPostgresOptions } from "./postgres.js";
-export { postgresBinDir, startPostgres } from "./postgres.js";
+export { ignoreServerShutdown, postgresBinDir, startPostgres } from "./postgres.js";
 export type { TempDir } from "./temp-dir.js";
 export { tempDir } from "./temp-dir.js";
 export type { TempJournal } from "./temp-journal.js";

@@ -303,3 +303,11 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     [Symbol.asyncDispose]: stop,
   };
 }
+
+/**
+ * An `error` listener for a test's own pg pool or client: lets through only the disposable
+ * server's shutdown (57P01) of an idle connection at teardown; any other error throws.
+ */
+export function ignoreServerShutdown(e: Error & { code?: string }): void {
+  if (e.code !== "57P01") throw e;
+}

@@ -116,3 +116,45 @@ export const resolvedDetail = (
   actor: string,
   reason: string,
 ): Record<string, unknown> => ({ ...(detail ?? {}), resolvedBy: actor, reason });
+
+/**
+ * The latest run of a job that a human resolution may settle: it must exist and be dead.
+ * @throws NOT_FOUND without a run; INVALID_STATE when the latest run is not dead.
+ */
+export function assertResolvableRun<R extends { state: string }>(
+  jobId: string,
+  run: R | undefined,
+): asserts run is R {
+  if (!run) throw new IdemError("NOT_FOUND", `no run for job ${jobId}`);
+  if (run.state !== "dead") {
+    throw new IdemError(
+      "INVALID_STATE",
+      `the latest run of ${jobId} is ${run.state}, not dead: nothing to resolve`,
+    );
+  }
+}
+
+/**
+ * The open (uncertain, else failed) effect of a dead run that a resolution settles, and, when the
+ * caller names one, the effect it expects.
+ * @throws INVALID_STATE when the run has none, or when it is another effect than `expectKey`.
+ */
+export function assertResolvableEffect<E extends { key: string }>(
+  jobId: string,
+  generation: number,
+  effect: E | undefined,
+  expectKey: string | undefined,
+): asserts effect is E {
+  if (!effect) {
+    throw new IdemError(
+      "INVALID_STATE",
+      `run ${jobId}#${generation} has no uncertain or failed effect; use dlq retry`,
+    );
+  }
+  if (expectKey !== undefined && effect.key !== expectKey) {
+    throw new IdemError(
+      "INVALID_STATE",
+      `the open effect of ${jobId} is ${effect.key}, not ${expectKey}: it changed meanwhile`,
+    );
+  }
+}

@@ -1,4 +1,5 @@
 import { type AgentOutput, isIdemError, ManualClock } from "@idem/schema";
+import { ignoreServerShutdown } from "@idem/testing";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { JOURNAL_EVENTS as E } from "../../src/index.js";
@@ -211,8 +212,3 @@ describe.each(STORES.map((make) => [make().name, make] as const))(
     );
   },
 );
-
-/** An idle connection told by the disposable server's shutdown (57P01) at teardown; others throw. */
-function ignoreServerShutdown(e: Error & { code?: string }): void {
-  if (e.code !== "57P01") throw e;
-}

@@ -1,3 +1,4 @@
+import { ignoreServerShutdown } from "@idem/testing";
 import Database from "better-sqlite3";
 import pg from "pg";
 import type { JournalStore } from "../../src/index.js";
@@ -63,9 +64,4 @@ export async function until<T>(probe: () => Promise<T | undefined>, what: string
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
-}
-
-/** An idle connection told by the disposable server's shutdown (57P01) at teardown; others throw. */
-function ignoreServerShutdown(e: Error & { code?: string }): void {
-  if (e.code !== "57P01") throw e;
 }

@@ -1,6 +1,6 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type PostgresHandle, startPostgres } from "@idem/testing";
+import { ignoreServerShutdown, type PostgresHandle, startPostgres } from "@idem/testing";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -93,8 +93,3 @@ describe("the PostgreSQL journal's migrations", () => {
     }
   });
 });
-
-/** An idle connection told by the disposable server's shutdown (57P01) at teardown; others throw. */
-function ignoreServerShutdown(e: Error & { code?: string }): void {
-  if (e.code !== "57P01") throw e;
-}

@@ -1,5 +1,10 @@
 import { IdemError } from "@idem/schema";
-import { assertResolutionReason, resolvedDetail } from "../../domain/decisions.js";
+import {
+  assertResolutionReason,
+  assertResolvableEffect,
+  assertResolvableRun,
+  resolvedDetail,
+} from "../../domain/decisions.js";
 import { JOURNAL_EVENTS as E, effectEvent } from "../../domain/events.js";
 import { toEffect } from "../../domain/records.js";
 import {
@@ -160,13 +165,7 @@ export function postgresLedger(c: PostgresConnection): JournalLedger {
             [jobId],
           )
         ).rows[0];
-        if (!run) throw new IdemError("NOT_FOUND", `no run for job ${jobId}`);
-        if (run.state !== "dead") {
-          throw new IdemError(
-            "INVALID_STATE",
-            `the latest run of ${jobId} is ${run.state}, not dead: nothing to resolve`,
-          );
-        }
+        assertResolvableRun(jobId, run);
         let effect: EffectRow | undefined;
         for (const state of RESOLVABLE_EFFECT_STATES) {
           effect = (
@@ -178,18 +177,7 @@ export function postgresLedger(c: PostgresConnection): JournalLedger {
           ).rows[0];
           if (effect) break;
         }
-        if (!effect) {
-          throw new IdemError(
-            "INVALID_STATE",
-            `run ${jobId}#${run.generation} has no uncertain or failed effect; use dlq retry`,
-          );
-        }
-        if (expectKey !== undefined && effect.key !== expectKey) {
-          throw new IdemError(
-            "INVALID_STATE",
-            `the open effect of ${jobId} is ${effect.key}, not ${expectKey}: it changed meanwhile`,
-          );
-        }
+        assertResolvableEffect(jobId, run.generation, effect, expectKey);
         const now = c.clock.now();
         const previous = effect.detail
           ? (JSON.parse(effect.detail) as Record<string, unknown>)

@@ -1,5 +1,10 @@
 import { IdemError } from "@idem/schema";
-import { assertResolutionReason, resolvedDetail } from "../../domain/decisions.js";
+import {
+  assertResolutionReason,
+  assertResolvableEffect,
+  assertResolvableRun,
+  resolvedDetail,
+} from "../../domain/decisions.js";
 import { JOURNAL_EVENTS as E, effectEvent } from "../../domain/events.js";
 import {
   BLOCKING_EFFECT_STATES,
@@ -153,13 +158,7 @@ export function sqliteLedger(c: SqliteConnection): JournalLedger {
         const run = c
           .st("SELECT * FROM runs WHERE job_id = ? ORDER BY generation DESC LIMIT 1")
           .get(jobId) as RunRow | undefined;
-        if (!run) throw new IdemError("NOT_FOUND", `no run for job ${jobId}`);
-        if (run.state !== "dead") {
-          throw new IdemError(
-            "INVALID_STATE",
-            `the latest run of ${jobId} is ${run.state}, not dead: nothing to resolve`,
-          );
-        }
+        assertResolvableRun(jobId, run);
         const pick = c.st(
           "SELECT * FROM effects WHERE job_id = ? AND generation = ? AND state = ? ORDER BY idx LIMIT 1",
         );
@@ -168,18 +167,7 @@ export function sqliteLedger(c: SqliteConnection): JournalLedger {
           effect = pick.get(jobId, run.generation, state) as EffectRow | undefined;
           if (effect) break;
         }
-        if (!effect) {
-          throw new IdemError(
-            "INVALID_STATE",
-            `run ${jobId}#${run.generation} has no uncertain or failed effect; use dlq retry`,
-          );
-        }
-        if (expectKey !== undefined && effect.key !== expectKey) {
-          throw new IdemError(
-            "INVALID_STATE",
-            `the open effect of ${jobId} is ${effect.key}, not ${expectKey}: it changed meanwhile`,
-          );
-        }
+        assertResolvableEffect(jobId, run.generation, effect, expectKey);
         const now = c.clock.now();
         const previous = effect.detail
           ? (JSON.parse(effect.detail) as Record<string, unknown>)
