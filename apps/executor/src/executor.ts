@@ -59,7 +59,7 @@ export interface CreateExecutorOptions {
   owner?: string;
   /** An open NATS connection to use (not drained on stop); default: connect to `config.nats.url`. */
   nc?: NatsConnection;
-  /** Embedded queue: how long to wait when no job is due; default 100 ms. */
+  /** Embedded queue: how long to wait when no job is due; default `queue.pollMs`. */
   pollMs?: number;
   /** Serve the NATS submit subject (`<prefix>.submit`); default true on JetStream. */
   natsSubmit?: boolean;
@@ -257,7 +257,9 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
         if (options.natsSubmit !== false)
           transports.push(createNatsSubmitTransport(context, nc, metrics));
       } else {
-        transports = [createEmbeddedTransport(context, { pollMs: options.pollMs ?? 100 })];
+        transports = [
+          createEmbeddedTransport(context, { pollMs: options.pollMs ?? config.queue.pollMs }),
+        ];
       }
       for (const t of transports) await t.start();
       await announceAgents(context);

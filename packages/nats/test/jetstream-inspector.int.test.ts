@@ -41,6 +41,7 @@ const queue = (): ReturnType<typeof defaultConfig>["queue"] => ({
   maxDeliver: 3,
   backoffMs: [500, 1_000],
   maxAckPending: 2,
+  pollMs: 100,
 });
 
 beforeAll(async () => {

@@ -39,7 +39,14 @@ function natsConfig(): NatsConfig {
 }
 
 function queue(over: Partial<ReturnType<typeof defaultConfig>["queue"]> = {}) {
-  return { ackWaitMs: 2_000, maxDeliver: 3, backoffMs: [500, 1_000], maxAckPending: 2, ...over };
+  return {
+    ackWaitMs: 2_000,
+    maxDeliver: 3,
+    backoffMs: [500, 1_000],
+    maxAckPending: 2,
+    pollMs: 100,
+    ...over,
+  };
 }
 
 beforeAll(async () => {

@@ -6,7 +6,6 @@ export type {
   ConfigIssue,
   ConfigResult,
   HttpTarget,
-  InvariantViolation,
   NatsConfig,
   ParseConfigOptions,
   PublishTarget,
@@ -15,13 +14,13 @@ export type {
 } from "./config.js";
 export {
   ConfigFileSchema,
-  checkConfigInvariants,
   defaultConfig,
   isSafeBranchName,
   issuePath,
   parseConfig,
-  redeliveryHorizonMs,
 } from "./config.js";
+export type { InvariantViolation } from "./config-invariants.js";
+export { checkConfigInvariants, redeliveryHorizonMs } from "./config-invariants.js";
 export { effectTarget, effectTargets } from "./effect-targets.js";
 export type { ErrorCode, FailureClass, IdemErrorOptions } from "./errors.js";
 export {

@@ -12,6 +12,15 @@ describe("parseConfig", () => {
     expect(r.config.queue.maxDeliver).toBe(3);
     expect(r.config.interpreter.backoffMs).toEqual([1000, 5000, 30000]);
     expect(r.config.nats).toBeUndefined();
+    expect(r.config.queue.pollMs).toBe(100);
+    expect(r.config.console).toEqual({ host: "127.0.0.1", port: 7071, readOnly: false });
+  });
+
+  it("refuses a zero queue.pollMs and a console port out of range, naming each key", () => {
+    const r = parseConfig({ queue: { pollMs: 0 }, console: { port: 70000 } }, { dir: "/" });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.issues.map((i) => i.path).sort()).toEqual(["console.port", "queue.pollMs"]);
   });
 
   it("refuses unknown keys and names them", () => {

@@ -1,0 +1,2 @@
+/** idem's operator console: see README.md. */
+export {};
