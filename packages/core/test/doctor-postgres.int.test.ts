@@ -47,6 +47,15 @@ async function migrated(): Promise<string> {
 const journalViolations = (findings: { severity: string; key: string; finding: string }[]) =>
   findings.filter((f) => f.severity === "violation" && f.key.startsWith("journal"));
 
+/** Doctor's report once the server shows `count` journal violations (a reload is asynchronous). */
+async function waitForFindings(url: string, count: number) {
+  for (let i = 0; ; i++) {
+    const report = await runDoctor(config(url));
+    if (journalViolations(report.findings).length === count || i >= 300) return report;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 describe("doctor on a PostgreSQL journal", () => {
   it("finds nothing wrong with a migrated journal on a durable server", async () => {
     const report = await runDoctor(config(await migrated()));
@@ -63,6 +72,26 @@ describe("doctor on a PostgreSQL journal", () => {
     const found = journalViolations(report.findings);
     expect(found.map((f) => f.finding.split(" ")[0])).toEqual(["synchronous_commit"]);
     expect(JSON.stringify(report)).not.toContain("password");
+  });
+
+  it("names fsync and full_page_writes off on the server as violations (exit 3), each by its name", async () => {
+    const url = await migrated();
+    // Both are server-wide (sighup) settings: ALTER SYSTEM plus a reload changes them on this
+    // disposable server only, and they are put back before the next test.
+    await psql(url, "ALTER SYSTEM SET fsync = off");
+    await psql(url, "ALTER SYSTEM SET full_page_writes = off");
+    await psql(url, "SELECT pg_reload_conf()");
+    try {
+      const report = await waitForFindings(url, 2);
+      expect(report.ok).toBe(false);
+      const names = journalViolations(report.findings).map((f) => f.finding.split(" ")[0]);
+      expect(names.sort()).toEqual(["fsync", "full_page_writes"]);
+    } finally {
+      await psql(url, "ALTER SYSTEM RESET fsync");
+      await psql(url, "ALTER SYSTEM RESET full_page_writes");
+      await psql(url, "SELECT pg_reload_conf()");
+      await waitForFindings(url, 0);
+    }
   });
 
   it("reports a database without the journal's tables as a warning to run idem init, creating nothing", async () => {
