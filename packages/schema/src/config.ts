@@ -2,6 +2,7 @@ import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { AGENT_PATTERN, ALIAS_PATTERN } from "./ids.js";
 import { JournalUrlSchema, journalUrlOf } from "./journal-url.js";
+import { isRepoPath, repoUrlIssue } from "./repo-url.js";
 
 const ms = z.number().int().nonnegative();
 const positiveMs = z.number().int().positive();
@@ -16,12 +17,16 @@ const AuthorSchema = z.strictObject({
 });
 
 /**
- * `repos.<alias>`: a git working tree that git effects commit to.
+ * `repos.<alias>`: the git repository that git effects commit to: a working tree or bare repo on
+ * this host (`path`), or a repository on a server (`url`, pushed from a per-host mirror kept in
+ * `cacheDir`); exactly one of `path` and `url`.
  *
  * Its default branch, the other branches agents may name, the commit author.
  */
 export const RepoConfigSchema = z.strictObject({
-  path: z.string().min(1),
+  path: z.string().min(1).optional(),
+  url: z.string().min(1).optional(),
+  cacheDir: z.string().min(1).optional(),
   branch: z.string().min(1).default("main"),
   branches: z.array(z.string().min(1)).default([]),
   author: AuthorSchema.default({ name: "idem", email: "idem@localhost" }),
@@ -195,9 +200,14 @@ export const ConfigFileSchema = z.strictObject({
   telemetry: TelemetryConfigSchema.default(telemetryDefaults),
 });
 
-type ParsedConfig = z.infer<typeof ConfigFileSchema>;
-/** A parsed `repos.<alias>`, its path absolute. */
-export type RepoConfig = z.infer<typeof RepoConfigSchema>;
+type ParsedConfig = Omit<z.infer<typeof ConfigFileSchema>, "repos"> & {
+  repos: Record<string, RepoConfig>;
+};
+/**
+ * A parsed `repos.<alias>`, its path absolute. For a remote (`url` set), `path` and `cacheDir` are
+ * both the absolute path of this host's mirror (a bare repository idem builds commits in).
+ */
+export type RepoConfig = Omit<z.infer<typeof RepoConfigSchema>, "path"> & { path: string };
 /** A parsed `roots.<alias>`, its path absolute. */
 export type RootConfig = z.infer<typeof RootConfigSchema>;
 /** A parsed `publish.<alias>`. */
@@ -262,8 +272,10 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions): ConfigRe
   const dir = options.dir;
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(dir, p));
   const issues: ConfigIssue[] = [];
+  const repos: Record<string, RepoConfig> = {};
   for (const [alias, repo] of Object.entries(c.repos)) {
-    repo.path = abs(repo.path);
+    const resolved = resolveRepo(alias, repo, abs, issues);
+    if (resolved) repos[alias] = resolved;
     for (const [i, b] of [repo.branch, ...repo.branches].entries()) {
       if (!isSafeBranchName(b)) {
         issues.push({
@@ -297,7 +309,53 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions): ConfigRe
     }
   }
   if (issues.length > 0) return { ok: false, issues };
-  return { ok: true, config: { ...c, dir, file: options.file ?? null } };
+  return { ok: true, config: { ...c, repos, dir, file: options.file ?? null } };
+}
+
+/** Where a remote repo's mirror goes by default, relative to the config file. */
+export const MIRROR_DIR = ".idem/mirrors";
+
+/**
+ * Exactly one of `path` and `url`; a `url` git can reach without idem holding a credential (a
+ * relative repository path resolved like every path); `cacheDir` only beside `url`. Pushes the
+ * issues it finds; answers the repo with `path` absolute (the mirror, for a remote).
+ */
+function resolveRepo(
+  alias: string,
+  repo: z.infer<typeof RepoConfigSchema>,
+  abs: (p: string) => string,
+  issues: ConfigIssue[],
+): RepoConfig | undefined {
+  const key = `repos.${alias}`;
+  if (repo.url === undefined) {
+    if (repo.path === undefined) {
+      issues.push({
+        path: key,
+        message: "needs path (a repository on this host) or url (one on a server)",
+      });
+      return undefined;
+    }
+    if (repo.cacheDir !== undefined) {
+      issues.push({
+        path: `${key}.cacheDir`,
+        message: "is the mirror of a url; a path needs none",
+      });
+      return undefined;
+    }
+    return { ...repo, path: abs(repo.path) };
+  }
+  if (repo.path !== undefined) {
+    issues.push({ path: key, message: "has both path and url; give exactly one of the two" });
+    return undefined;
+  }
+  const issue = repoUrlIssue(repo.url);
+  if (issue) {
+    issues.push({ path: `${key}.url`, message: issue });
+    return undefined;
+  }
+  const url = isRepoPath(repo.url) ? abs(repo.url) : repo.url;
+  const cacheDir = abs(repo.cacheDir ?? `${MIRROR_DIR}/${alias}.git`);
+  return { ...repo, url, cacheDir, path: cacheDir };
 }
 
 /**

@@ -9,6 +9,8 @@ export const FAULT_POINTS = {
   EXECUTOR_AFTER_RECORD: "executor.after-record",
   INTERPRETER_AFTER_CLAIM: "interpreter.after-claim",
   INTERPRETER_AFTER_INTENT: "interpreter.after-intent",
+  /** A remote git target: the push succeeded, nothing of it is in the ledger yet. */
+  INTERPRETER_AFTER_PUSH: "interpreter.after-push",
   INTERPRETER_AFTER_APPLY: "interpreter.after-apply",
   INTERPRETER_AFTER_EFFECT_RECORD: "interpreter.after-effect-record",
   INTERPRETER_BEFORE_DONE: "interpreter.before-done",

@@ -37,6 +37,72 @@ describe("parseConfig", () => {
     if (!r.ok) expect(r.issues[0]?.path).toBe("repos.a.branch");
   });
 
+  it("takes a repo on a server by url, with a per-host mirror inside .idem by default", () => {
+    const r = parseConfig(
+      {
+        repos: {
+          site: { url: "ssh://git@example.com/org/site.git" },
+          docs: { url: "../shared/docs.git", cacheDir: "/var/cache/idem/docs" },
+        },
+      },
+      { dir: "/srv/idem" },
+    );
+    expect(r.ok).toBe(true);
+    if (!r.ok) return;
+    expect(r.config.repos.site?.url).toBe("ssh://git@example.com/org/site.git");
+    expect(r.config.repos.site?.cacheDir).toBe("/srv/idem/.idem/mirrors/site.git");
+    expect(r.config.repos.site?.path).toBe("/srv/idem/.idem/mirrors/site.git");
+    expect(r.config.repos.docs?.url).toBe("/srv/shared/docs.git");
+    expect(r.config.repos.docs?.path).toBe("/var/cache/idem/docs");
+  });
+
+  it("wants exactly one of path and url, and a cacheDir only beside a url", () => {
+    const r = parseConfig(
+      {
+        repos: {
+          both: { path: "a", url: "git://h/a.git" },
+          none: { branch: "main" },
+          odd: { path: "a", cacheDir: "c" },
+        },
+      },
+      { dir: "/" },
+    );
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.issues.map((i) => i.path).sort()).toEqual([
+      "repos.both",
+      "repos.none",
+      "repos.odd.cacheDir",
+    ]);
+  });
+
+  it("refuses a url with a password and never repeats it", () => {
+    const r = parseConfig(
+      { repos: { a: { url: "https://bob:s3cret@example.com/a.git" } } },
+      { dir: "/" },
+    );
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.issues[0]?.path).toBe("repos.a.url");
+    expect(r.issues[0]?.message).toMatch(/password/);
+    expect(JSON.stringify(r.issues)).not.toContain("s3cret");
+  });
+
+  it("refuses an option-like url and an unknown scheme", () => {
+    for (const url of ["--upload-pack=touch /tmp/x", "ftp://example.com/a.git", "https://"]) {
+      const r = parseConfig({ repos: { a: { url } } }, { dir: "/" });
+      expect(r.ok, url).toBe(false);
+      if (!r.ok) expect(r.issues[0]?.path).toBe("repos.a.url");
+    }
+    for (const url of [
+      "git@example.com:org/a.git",
+      "file:///srv/a.git",
+      "git://127.0.0.1:9418/a",
+    ]) {
+      expect(parseConfig({ repos: { a: { url } } }, { dir: "/" }).ok, url).toBe(true);
+    }
+  });
+
   it("turns NATS_URL into a nats section when the config has none", () => {
     const r = parseConfig({}, { dir: "/", natsUrl: "nats://127.0.0.1:4333" });
     expect(r.ok && r.config.nats?.url).toBe("nats://127.0.0.1:4333");
