@@ -1,5 +1,6 @@
 import {
   decideEffect,
+  effectInFilter,
   type FileWriteIndex,
   type Logger,
   scheduledDelay,
@@ -82,7 +83,7 @@ class EffectFailure extends Error {
 
 /**
  * Interprets one claimed run: decides, probes, applies and settles each effect of its output in
- * order, with the fault points of DESIGN.md between the steps, and ends the run (done, a retry
+ * order (only those in the run's filter, `run.only`, for a replay by kind or target), with the fault points of DESIGN.md between the steps, and ends the run (done, a retry
  * after `interpreter.backoffMs`, dead, or released when `stopSignal` aborted).
  *
  * Crash safety: an intent is written before every apply, an effect found `intended` after a crash
@@ -170,7 +171,9 @@ export async function interpretRun(
         await journal.runs.release(lease);
         return end({ ...base, outcome: "released" });
       }
-      await interpretEffect(i, specs[i] as EffectSpec);
+      const spec = specs[i] as EffectSpec;
+      // A replay's filter (on the run record, so any host honours it): the rest is left as it was.
+      if (effectInFilter(spec, run.only)) await interpretEffect(i, spec);
     }
     if (lost) throw new IdemError("LEASE_LOST", `lease on ${run.jobId} was taken over`);
     fault(FAULT_POINTS.INTERPRETER_BEFORE_DONE);

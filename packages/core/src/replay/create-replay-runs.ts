@@ -10,14 +10,19 @@ import type { ReplayPlan } from "./replay-plan.js";
  * twice: a second replay only makes one more generation that finds everything present.
  * `forceUnprobeable` marks the new runs to send again effects that cannot be probed and were sent.
  *
+ * Each new run carries the plan's effect filter (`plan.only`: its interpreter takes only those
+ * effects) and its lineage: `actor`, `reason` (as given; front ends require one, see
+ * `replayReason`), the operator's selection (`plan.selection`), the filter and the generation it
+ * replays, recorded with the run and in its `run.replayed` event.
+ *
  * With `tracing`, each created run is an `idem.replay` span in its output's own trace (continuing
  * the traceparent kept with the record), as the new generation's interpretation will be.
  * Journal errors propagate (nothing is created then).
  */
 export async function createReplayRuns(
   journal: JournalStore,
-  plan: Pick<ReplayPlan, "jobIds">,
-  options: { actor: string; forceUnprobeable?: boolean; tracing?: Tracing },
+  plan: Pick<ReplayPlan, "jobIds"> & Partial<Pick<ReplayPlan, "selection" | "only">>,
+  options: { actor: string; reason?: string; forceUnprobeable?: boolean; tracing?: Tracing },
 ): Promise<RunRecord[]> {
   if (plan.jobIds.length === 0) return [];
   const tracing = options.tracing ?? noopTracing;
@@ -25,7 +30,13 @@ export async function createReplayRuns(
   const forceUnprobeable = options.forceUnprobeable ?? false;
   const created = await journal.runs.replay(
     { jobIds: plan.jobIds },
-    { actor: options.actor, forceUnprobeable },
+    {
+      actor: options.actor,
+      forceUnprobeable,
+      ...(options.reason !== undefined && { reason: options.reason }),
+      ...(plan.selection !== undefined && { selection: plan.selection }),
+      only: plan.only ?? null,
+    },
   );
   if (tracing.enabled && created.length > 0) {
     const outputs = await journal.outputs.select({ jobIds: created.map((r) => r.jobId) });
@@ -40,6 +51,7 @@ export async function createReplayRuns(
             "idem.generation": run.generation,
             "idem.replay.actor": options.actor,
             "idem.replay.force_unprobeable": forceUnprobeable,
+            "idem.replay.replays_generation": run.replay?.replaysGeneration,
           },
         })
         .end();

@@ -1,3 +1,11 @@
 export { createReplayRuns } from "./create-replay-runs.js";
-export type { PlanAction, PlanEntry, ReplayPlan } from "./replay-plan.js";
+export type { EffectFilter, ReplayLineage } from "./effect-filter.js";
+export {
+  checkEffectFilter,
+  describeFilter,
+  effectInFilter,
+  FILTER_OPTIONS,
+  replayReason,
+} from "./effect-filter.js";
+export type { KeptEntry, PlanAction, PlanEntry, ReplayPlan } from "./replay-plan.js";
 export { buildReplayPlan, PLAN_ACTIONS } from "./replay-plan.js";

@@ -9,6 +9,7 @@ import {
 import { type Config, describeError, type EffectSpec, effectKey, effectTarget } from "@idem/schema";
 import { decideEffect } from "../decide/decide-effect.js";
 import { FileWriteIndex } from "../decide/file-write-index.js";
+import { type EffectFilter, effectInFilter } from "./effect-filter.js";
 
 /** What a replay's interpreter will do with one effect: the rows of `idem replay --dry-run`. */
 export type PlanAction = "apply" | "skip" | "conflict" | "uncertain";
@@ -26,14 +27,38 @@ export interface PlanEntry {
   generation: number;
 }
 
+/**
+ * An effect of a selected output outside the replay's filter: the new generation neither decides,
+ * probes nor applies it, and writes no ledger row for it; it stays as its latest generation left it.
+ */
+export interface KeptEntry {
+  key: string;
+  jobId: string;
+  kind: EffectSpec["kind"];
+  /** Its latest ledger state (`applied`, `present`, ...), or null when no generation wrote it. */
+  state: string | null;
+  /** The generation of that state, or null. */
+  stateGeneration: number | null;
+  reason: string;
+}
+
 /** The plan of a replay: what each effect would do, which outputs get a new generation, which are busy. */
 export interface ReplayPlan {
+  /** The effects the new generations take (those in the filter), in recording order. */
   plan: PlanEntry[];
   summary: Record<PlanAction, number>;
   /** Outputs the replay creates a new generation for, in recording order. */
   jobIds: string[];
   /** Selected outputs whose latest run is still pending, running or waiting for a retry: left alone. */
   busy: string[];
+  /** The operator's selection of outputs, recorded in each new generation's lineage. */
+  selection: ReplaySelection;
+  /** The effect filter (checked, see `checkEffectFilter`); null: every effect. */
+  only: EffectFilter | null;
+  /** Effects of the replayed outputs outside the filter, left as they were (empty without one). */
+  kept: KeptEntry[];
+  /** Selected, not busy outputs with no effect in the filter: no new generation for them. */
+  untouched: string[];
 }
 
 /** Outputs read, or decided, between two looks at the event loop (so early git processes move on). */
@@ -67,9 +92,15 @@ export async function buildReplayPlan(options: {
   effects: Effects;
   selection: ReplaySelection;
   forceUnprobeable: boolean;
+  /**
+   * Only these effects (check it first with `checkEffectFilter`: an unknown name only matches
+   * nothing here); absent or null: every effect.
+   */
+  only?: EffectFilter | null;
 }): Promise<ReplayPlan> {
   const { config, journal, effects } = options;
-  const warm = new GitWarmUp(config, effects);
+  const only = options.only ?? null;
+  const warm = new GitWarmUp(config, effects, only);
   try {
     const outputs: OutputRecord[] = [];
     for (let afterSeq = 0; ; ) {
@@ -90,6 +121,8 @@ export async function buildReplayPlan(options: {
     const plan: PlanEntry[] = [];
     const jobIds: string[] = [];
     const busy: string[] = [];
+    const kept: KeptEntry[] = [];
+    const untouched: string[] = [];
     /** Probe groups per target, items in recording order, with the plan rows they answer. */
     const groups = new Map<string, (ProbeItem & { entry: PlanEntry })[]>();
 
@@ -101,12 +134,20 @@ export async function buildReplayPlan(options: {
         busy.push(o.jobId);
         continue;
       }
+      const specs = o.output.effects;
+      if (only && !specs.some((spec) => effectInFilter(spec, only))) {
+        untouched.push(o.jobId);
+        continue;
+      }
       jobIds.push(o.jobId);
       const generation = (latest?.generation ?? 0) + 1;
-      const specs = o.output.effects;
       for (let i = 0; i < specs.length; i++) {
         const spec = specs[i] as EffectSpec;
         const key = effectKey(o.jobId, i);
+        if (only && !effectInFilter(spec, only)) {
+          kept.push(keptEntry(o.jobId, key, spec, ledgers.get(key) ?? NO_LEDGER));
+          continue;
+        }
         const entry: PlanEntry = {
           key,
           jobId: o.jobId,
@@ -168,7 +209,7 @@ export async function buildReplayPlan(options: {
 
     const summary = { apply: 0, skip: 0, conflict: 0, uncertain: 0 };
     for (const e of plan) summary[e.action] += 1;
-    return { plan, summary, jobIds, busy };
+    return { plan, summary, jobIds, busy, selection: options.selection, only, kept, untouched };
   } finally {
     await warm.done();
   }
@@ -186,6 +227,7 @@ class GitWarmUp {
   constructor(
     private readonly config: Config,
     private readonly effects: Effects,
+    private readonly only: EffectFilter | null,
   ) {}
 
   meet(o: OutputRecord): void {
@@ -193,6 +235,7 @@ class GitWarmUp {
     for (let i = 0; i < specs.length; i++) {
       const spec = specs[i] as EffectSpec;
       if (spec.kind !== "git.commit" && spec.kind !== "git.patch") continue;
+      if (!effectInFilter(spec, this.only)) continue;
       const target = effectTarget(spec, this.config) as string;
       if (this.seen.has(target)) continue;
       this.seen.add(target);
@@ -250,6 +293,27 @@ function settleGroup(
       it.entry.reason = r.reason;
     }
   }
+}
+
+/** An effect outside the filter, with the state its latest generation left it in. */
+function keptEntry(
+  jobId: string,
+  key: string,
+  spec: EffectSpec,
+  ledger: readonly LedgerEntry[],
+): KeptEntry {
+  let last: LedgerEntry | undefined;
+  for (const r of ledger) if (!last || r.generation > last.generation) last = r;
+  return {
+    key,
+    jobId,
+    kind: spec.kind,
+    state: last?.state ?? null,
+    stateGeneration: last?.generation ?? null,
+    reason: last
+      ? `outside the filter: left ${last.state} as generation ${last.generation} left it`
+      : "outside the filter: left as it is (no generation recorded it)",
+  };
 }
 
 /** Lets I/O callbacks run (the early probes' git processes), then goes on. */

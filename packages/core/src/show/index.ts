@@ -1,2 +1,2 @@
-export type { JobView, ShownEffect } from "./show-job.js";
+export type { JobView, ShownEffect, ShownLineage } from "./show-job.js";
 export { showArchivedJob, showJob } from "./show-job.js";

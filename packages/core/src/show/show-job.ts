@@ -9,6 +9,7 @@ import type {
 } from "@idem/journal";
 import { IdemError } from "@idem/schema";
 import { findInArchive } from "../archive/find-in-archive.js";
+import type { ReplayLineage } from "../replay/effect-filter.js";
 
 /** One effect ledger row as `idem show` lists it. */
 export interface ShownEffect {
@@ -19,10 +20,21 @@ export interface ShownEffect {
   detail: Record<string, unknown> | null;
 }
 
+/** One replayed generation's lineage, as `idem show` lists it: who, why, what, and of which generation. */
+export interface ShownLineage extends ReplayLineage {
+  /** The generation the replay created. */
+  generation: number;
+  /** When it was created (epoch milliseconds). */
+  at: number;
+}
+
 /** Everything about one job (`idem show JOB --json`): its output, runs, effects, events and rejections. */
 export interface JobView {
   output: OutputRecord;
+  /** Every generation, oldest first; each with its effect filter (`only`) and lineage (`replay`). */
   runs: RunRecord[];
+  /** The replayed generations' lineage, oldest first (empty when it was never replayed). */
+  lineage: ShownLineage[];
   effects: ShownEffect[];
   events: EventRecord[];
   rejections: RejectionRecord[];
@@ -39,9 +51,11 @@ export async function showJob(journal: JournalStore, jobId: string): Promise<Job
   const output = await journal.outputs.get(jobId);
   if (!output) throw new IdemError("NOT_FOUND", `no output recorded for job ${jobId}`);
   const effects = await journal.ledger.forJob(jobId);
+  const runs = (await journal.runs.forJob(jobId)).map(withLineage);
   return {
     output,
-    runs: await journal.runs.forJob(jobId),
+    runs,
+    lineage: lineageOf(runs),
     effects: effects.map(shownEffect),
     events: await journal.events.list({ jobId }),
     rejections: await journal.outputs.rejections(jobId),
@@ -55,9 +69,11 @@ export async function showJob(journal: JournalStore, jobId: string): Promise<Job
 export function showArchivedJob(archiveDir: string, jobId: string): JobView {
   const entry: ArchivedOutput | undefined = findInArchive(archiveDir, jobId);
   if (!entry) throw new IdemError("NOT_FOUND", `job ${jobId} is not in the archive`);
+  const runs = entry.runs.map(withLineage);
   return {
     output: entry.output,
-    runs: entry.runs,
+    runs,
+    lineage: lineageOf(runs),
     effects: entry.effects.map(shownEffect),
     events: entry.events,
     rejections: entry.rejections,
@@ -67,4 +83,17 @@ export function showArchivedJob(archiveDir: string, jobId: string): JobView {
 
 function shownEffect(e: EffectRecord): ShownEffect {
   return { key: e.key, generation: e.generation, kind: e.kind, state: e.state, detail: e.detail };
+}
+
+/** A run with its filter and lineage fields, null when it has none (archives written before them). */
+function withLineage(r: RunRecord): RunRecord {
+  return { ...r, only: r.only ?? null, replay: r.replay ?? null };
+}
+
+function lineageOf(runs: readonly RunRecord[]): ShownLineage[] {
+  const out: ShownLineage[] = [];
+  for (const r of runs) {
+    if (r.replay) out.push({ generation: r.generation, at: r.createdAt, ...r.replay });
+  }
+  return out;
 }

@@ -70,6 +70,8 @@ export const COPY_TABLES: readonly CopyTable[] = [
       ["class", T],
       ["force_unprobeable", I],
       ["targets", T],
+      ["effect_filter", T],
+      ["replay", T],
       ["created_at", B],
       ["updated_at", B],
     ],

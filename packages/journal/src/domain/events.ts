@@ -1,3 +1,4 @@
+import type { ReplayLineage } from "../port/runs.js";
 import type { EffectState } from "./states.js";
 
 /**
@@ -24,7 +25,10 @@ export const JOURNAL_EVENTS = {
   RUN_DONE: "run.done",
   /** A run went dead: no more automatic attempts. */
   RUN_DEAD: "run.dead",
-  /** A replay created the next generation of a run. */
+  /**
+   * A replay created the next generation of a run; its data: generation, forceUnprobeable and the
+   * lineage (actor, reason, selection, only, replaysGeneration), as recorded on the run.
+   */
   RUN_REPLAYED: "run.replayed",
   /** A human's resolution returned a dead run to pending. */
   RUN_RESUMED: "run.resumed",
@@ -73,3 +77,10 @@ export const effectEvent = (state: EffectState): `effect.${EffectState}` => `eff
 /** The event a dead letter's resolution writes: `job.retry` or `job.dismiss`. */
 export const deadLetterEvent = (action: "retry" | "dismiss"): "job.retry" | "job.dismiss" =>
   `job.${action}`;
+
+/** The data of a `run.replayed` event: the new generation, its force flag and its lineage. */
+export const replayedEvent = (
+  generation: number,
+  forceUnprobeable: boolean,
+  lineage: ReplayLineage,
+): Record<string, unknown> => ({ generation, forceUnprobeable, ...lineage });

@@ -3,8 +3,13 @@ import type { DeadLetterRecord } from "../port/dead-letters.js";
 import type { EventRecord } from "../port/events.js";
 import type { JobRecord } from "../port/jobs.js";
 import type { EffectRecord } from "../port/ledger.js";
-import type { OutputRecord, OutputSource, RejectionRecord } from "../port/outputs.js";
-import type { RunRecord } from "../port/runs.js";
+import type {
+  OutputRecord,
+  OutputSource,
+  RejectionRecord,
+  ReplaySelection,
+} from "../port/outputs.js";
+import type { EffectFilter, ReplayLineage, ReplayOptions, RunRecord } from "../port/runs.js";
 import type { EffectState, JobState, RunState } from "./states.js";
 
 /**
@@ -39,6 +44,8 @@ export interface RunRowShape {
   class: FailureClass | null;
   force_unprobeable: number;
   targets: string;
+  effect_filter: string | null;
+  replay: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -114,24 +121,44 @@ export const toOutput = (r: OutputRowShape): OutputRecord => ({
   recordedAt: r.recorded_at,
   ...(r.traceparent === null ? {} : { traceparent: r.traceparent }),
 });
-/** A run record from its row (targets parsed, force_unprobeable as a boolean). */
-export const toRun = (r: RunRowShape): RunRecord => ({
-  id: r.id,
-  jobId: r.job_id,
-  generation: r.generation,
-  state: r.state,
-  attempts: r.attempts,
-  leaseExpiries: r.lease_expiries,
-  leaseOwner: r.lease_owner,
-  leaseUntil: r.lease_until,
-  nextAt: r.next_at,
-  lastError: r.last_error,
-  class: r.class,
-  forceUnprobeable: r.force_unprobeable === 1,
-  targets: JSON.parse(r.targets) as string[],
-  createdAt: r.created_at,
-  updatedAt: r.updated_at,
-});
+/** A run record from its row (targets, filter and lineage parsed, force_unprobeable as a boolean). */
+export const toRun = (r: RunRowShape): RunRecord => {
+  const only = r.effect_filter === null ? null : (JSON.parse(r.effect_filter) as EffectFilter);
+  return {
+    id: r.id,
+    jobId: r.job_id,
+    generation: r.generation,
+    state: r.state,
+    attempts: r.attempts,
+    leaseExpiries: r.lease_expiries,
+    leaseOwner: r.lease_owner,
+    leaseUntil: r.lease_until,
+    nextAt: r.next_at,
+    lastError: r.last_error,
+    class: r.class,
+    forceUnprobeable: r.force_unprobeable === 1,
+    targets: JSON.parse(r.targets) as string[],
+    only,
+    replay:
+      r.replay === null ? null : { ...(JSON.parse(r.replay) as Omit<ReplayLineage, "only">), only },
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+};
+
+/**
+ * The `runs` columns a replay writes: `effect_filter` (the filter, or null) and `replay` (the
+ * lineage without the filter, which `toRun` puts back from `effect_filter`).
+ */
+export const replayColumns = (
+  lineage: ReplayLineage,
+): { effect_filter: string | null; replay: string } => {
+  const { only, ...rest } = lineage;
+  return {
+    effect_filter: only === null ? null : JSON.stringify(only),
+    replay: JSON.stringify(rest),
+  };
+};
 /** An effect record from its row (detail parsed). */
 export const toEffect = (r: EffectRowShape): EffectRecord => ({
   key: r.key,
@@ -199,3 +226,31 @@ export const toRejection = (r: RejectionRowShape): RejectionRecord => ({
   source: r.source,
   at: r.at,
 });
+
+/**
+ * The lineage a replay records with the generation after `replaysGeneration`: the operator's
+ * selection when given (else the one replayed), the reason as given (null: none), the filter with
+ * its empty lists dropped (null: every effect).
+ */
+export const replayLineage = (
+  selection: ReplaySelection,
+  options: ReplayOptions,
+  replaysGeneration: number,
+): ReplayLineage => ({
+  actor: options.actor,
+  reason: options.reason ?? null,
+  selection: options.selection ?? selection,
+  only: normalFilter(options.only),
+  replaysGeneration,
+});
+
+/** A filter without its empty lists; null when nothing is left (every effect). */
+export function normalFilter(only: EffectFilter | null | undefined): EffectFilter | null {
+  if (!only) return null;
+  const out: EffectFilter = {};
+  for (const k of ["kinds", "repos", "roots", "targets"] as const) {
+    const list = only[k];
+    if (list && list.length > 0) out[k] = [...list];
+  }
+  return Object.keys(out).length === 0 ? null : out;
+}

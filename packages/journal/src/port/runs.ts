@@ -20,8 +20,55 @@ export interface RunRecord {
   forceUnprobeable: boolean;
   /** Ordering targets: runs sharing one are interpreted in recording order. */
   targets: string[];
+  /**
+   * The effects this run decides, probes and applies (a replay `--kind`/`--repo`/`--root`/
+   * `--target`); null: every effect of the output. Effects outside it get no ledger row in this
+   * generation, and the run is done when those inside it are settled.
+   */
+  only: EffectFilter | null;
+  /** Who made this generation by a replay, why, and of what; null for a first run or a dlq retry. */
+  replay: ReplayLineage | null;
   createdAt: number;
   updatedAt: number;
+}
+
+/**
+ * Which effects of an output a run takes, by kind and by place. An effect is in the filter when its
+ * kind is one of `kinds` (or `kinds` is absent) and its place is one of `repos` (git.commit,
+ * git.patch), `roots` (file.write) or `targets` (nats.publish, http.request), or none of those three
+ * is given. Names are config aliases; an empty or absent list does not constrain.
+ */
+export interface EffectFilter {
+  kinds?: string[];
+  repos?: string[];
+  roots?: string[];
+  targets?: string[];
+}
+
+/** The lineage of a replayed generation, as recorded with it (and in its `run.replayed` event). */
+export interface ReplayLineage {
+  /** Who replayed (`--actor`, `$IDEM_ACTOR`, `$USER`), as given. */
+  actor: string;
+  /** Why (`--reason`), as given; null when the caller gave none (a replay through the journal API). */
+  reason: string | null;
+  /** The operator's selection of outputs (jobs, agent, since, state, all), as given. */
+  selection: ReplaySelection;
+  /** The effect filter of the new generation (the same as the run's `only`); null: every effect. */
+  only: EffectFilter | null;
+  /** The generation this one replays: the output's latest when the replay was made. */
+  replaysGeneration: number;
+}
+
+/** What a replay records with each generation it creates. */
+export interface ReplayOptions {
+  actor: string;
+  forceUnprobeable?: boolean;
+  /** Why; stored as given. */
+  reason?: string;
+  /** The operator's selection, recorded as the lineage's `selection` (default: the one replayed). */
+  selection?: ReplaySelection;
+  /** Only these effects (see EffectFilter); absent or null: every effect. */
+  only?: EffectFilter | null;
 }
 
 /** Proof of holding a run: every write under a lease checks the token, so a stale holder changes nothing. */
@@ -108,9 +155,8 @@ export interface JournalRuns {
   /**
    * Creates the next generation (pending, empty effects ledger) for each selected output whose
    * latest run is not active (a second generation beside it would race it); returns those created.
+   * Each carries its effect filter (`only`) and its lineage (`replay`), written with the run and
+   * in its `run.replayed` event, in the same transaction.
    */
-  replay(
-    selection: ReplaySelection,
-    options: { actor: string; forceUnprobeable?: boolean },
-  ): Promise<RunRecord[]>;
+  replay(selection: ReplaySelection, options: ReplayOptions): Promise<RunRecord[]>;
 }

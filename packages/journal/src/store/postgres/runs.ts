@@ -1,8 +1,8 @@
 import { type FailureClass, IdemError } from "@idem/schema";
 import type pg from "pg";
 import { LATER_RUNS_NAMED, laterRunsNote, runClaimDecision } from "../../domain/decisions.js";
-import { JOURNAL_EVENTS as E } from "../../domain/events.js";
-import { toOutput, toRun } from "../../domain/records.js";
+import { JOURNAL_EVENTS as E, replayedEvent } from "../../domain/events.js";
+import { replayColumns, replayLineage, toOutput, toRun } from "../../domain/records.js";
 import {
   ACTIVE_RUN_STATES,
   isActiveRun,
@@ -298,14 +298,23 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
           // Still being interpreted: a second generation beside it would race it.
           if (latest && isActiveRun(latest.state)) continue;
           const targets = latest ? (JSON.parse(latest.targets) as string[]) : [];
-          const generation = (latest?.generation ?? 0) + 1;
+          const lineage = replayLineage(selection, options, latest?.generation ?? 0);
+          const cols = replayColumns(lineage);
+          const generation = lineage.replaysGeneration + 1;
           const id = await insertRun(client, o.jobId, generation, targets, force, now);
-          const row = (await client.query<RunRow>("SELECT * FROM runs WHERE id = $1", [id]))
-            .rows[0] as RunRow;
-          await c.event(client, o.jobId, E.RUN_REPLAYED, options.actor, {
-            generation,
-            forceUnprobeable: force,
-          });
+          const row = (
+            await client.query<RunRow>(
+              "UPDATE runs SET effect_filter = $1, replay = $2 WHERE id = $3 RETURNING *",
+              [cols.effect_filter, cols.replay, id],
+            )
+          ).rows[0] as RunRow;
+          await c.event(
+            client,
+            o.jobId,
+            E.RUN_REPLAYED,
+            options.actor,
+            replayedEvent(generation, force, lineage),
+          );
           created.push(toRun(row));
         }
         return created;

@@ -1,7 +1,8 @@
 import { type FailureClass, IdemError } from "@idem/schema";
 import { LATER_RUNS_NAMED, laterRunsNote, runClaimDecision } from "../../domain/decisions.js";
-import { JOURNAL_EVENTS as E } from "../../domain/events.js";
+import { JOURNAL_EVENTS as E, replayedEvent } from "../../domain/events.js";
 import { leaseEnd } from "../../domain/leases.js";
+import { replayColumns, replayLineage } from "../../domain/records.js";
 import {
   ACTIVE_RUN_STATES,
   isActiveRun,
@@ -289,6 +290,7 @@ export function sqliteRuns(c: SqliteConnection): JournalRuns {
 
     async replay(selection, options) {
       const outputs = selectOutputs(c.db, selection);
+      const force = options.forceUnprobeable ?? false;
       return c.write(() => {
         const now = c.clock.now();
         const created: RunRecord[] = [];
@@ -297,19 +299,18 @@ export function sqliteRuns(c: SqliteConnection): JournalRuns {
           // Still being interpreted: a second generation beside it would race it.
           if (latest && isActiveRun(latest.state)) continue;
           const targets = latest ? (JSON.parse(latest.targets) as string[]) : [];
-          const id = insertRun(
-            c,
+          const lineage = replayLineage(selection, options, latest?.generation ?? 0);
+          const cols = replayColumns(lineage);
+          const id = insertRun(c, o.jobId, lineage.replaysGeneration + 1, targets, force, now);
+          const row = c
+            .st("UPDATE runs SET effect_filter = ?, replay = ? WHERE id = ? RETURNING *")
+            .get(cols.effect_filter, cols.replay, id) as RunRow;
+          c.event(
             o.jobId,
-            (latest?.generation ?? 0) + 1,
-            targets,
-            options.forceUnprobeable ?? false,
-            now,
+            E.RUN_REPLAYED,
+            options.actor,
+            replayedEvent(row.generation, force, lineage),
           );
-          const row = c.st("SELECT * FROM runs WHERE id = ?").get(id) as RunRow;
-          c.event(o.jobId, E.RUN_REPLAYED, options.actor, {
-            generation: row.generation,
-            forceUnprobeable: options.forceUnprobeable ?? false,
-          });
           created.push(toRun(row));
         }
         return created;

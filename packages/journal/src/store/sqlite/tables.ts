@@ -68,6 +68,10 @@ export const runs = sqliteTable(
     class: text("class").$type<FailureClass>(),
     forceUnprobeable: integer("force_unprobeable").notNull().default(0),
     targets: text("targets").notNull().default("[]"),
+    /** A replay's effect filter (JSON), null: every effect (migration 0007 / pg 0002). */
+    effectFilter: text("effect_filter"),
+    /** A replay's lineage (JSON: actor, reason, selection, replaysGeneration), null: not a replay. */
+    replay: text("replay"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
