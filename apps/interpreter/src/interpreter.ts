@@ -24,6 +24,7 @@ import {
 } from "@idem/schema";
 import { type InterpretRunContext, interpretRun, type RunOutcome } from "./interpret-run.js";
 import { createInterpreterMetrics, type InterpreterMetrics } from "./interpreter-metrics.js";
+import { withPausePoint } from "./pause-point.js";
 
 /** How to build an interpreter; `config`, `journal` and `effects` are required. */
 export interface InterpreterOptions {
@@ -35,6 +36,11 @@ export interface InterpreterOptions {
   owner?: string;
   /** Called at each fault point of DESIGN.md; the apps wire `IDEM_FAULT` here. No-op by default. */
   fault?: FaultHook;
+  /**
+   * `<point>[:<n>]`: SIGSTOP this process the n-th time it reaches a fault point (fencing drills);
+   * default `IDEM_PAUSE` from the environment, unset: never.
+   */
+  pause?: string;
   logger?: Logger;
   metrics?: InterpreterMetrics;
   /** Claim loops in this process (`--concurrency N`); the journal's target order keeps them apart. */
@@ -107,7 +113,7 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
     effects: options.effects,
     settings,
     clock,
-    fault: options.fault ?? noFault,
+    fault: withPausePoint(options.fault ?? noFault, options.pause ?? process.env.IDEM_PAUSE),
     log,
     metrics,
     writes: new FileWriteIndex(journal),
