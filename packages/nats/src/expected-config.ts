@@ -40,6 +40,7 @@ export interface ExpectedStream {
     retention: "limits";
     max_age: number;
     duplicate_window?: number;
+    num_replicas: number;
   };
   /** In the order provisioning compares them: the first difference is the one it reports. */
   readonly fields: readonly ExpectedField[];
@@ -106,6 +107,8 @@ function streamFields(cfg: ExpectedStream["config"]): ExpectedField[] {
     { field: "retention", expected: cfg.retention, immutable: true },
     { field: "subjects", expected: cfg.subjects, immutable: false },
     { field: "max_age", expected: cfg.max_age, immutable: false },
+    // A clustered server moves a stream to more or fewer replicas in place.
+    { field: "num_replicas", expected: cfg.num_replicas, immutable: false, absentAs: 1 },
   ];
   if (cfg.duplicate_window !== undefined)
     fields.push({ field: "duplicate_window", expected: cfg.duplicate_window, immutable: false });
@@ -125,6 +128,7 @@ export function expectedJobsStream(nats: NatsConfig): ExpectedStream {
     retention: "limits" as const,
     max_age: nanos(nats.maxAgeMs),
     duplicate_window: nanos(nats.duplicateWindowMs),
+    num_replicas: nats.replicas,
   };
   return { name: config.name, config, fields: streamFields(config) };
 }
@@ -137,6 +141,7 @@ export function expectedDeadLetterStream(nats: NatsConfig): ExpectedStream {
     storage: "file" as const,
     retention: "limits" as const,
     max_age: nanos(nats.maxAgeMs),
+    num_replicas: nats.replicas,
   };
   return { name: config.name, config, fields: streamFields(config) };
 }

@@ -64,7 +64,12 @@ export async function openJetStreamInspector(
     jsm = await jetstreamManager(nc, { timeout: timeoutMs });
   } catch (e) {
     await nc.close();
-    throw e;
+    // Connected, so the server is there: JetStream is off, or a cluster has no meta leader (lost
+    // its quorum, or is electing one), which nats.js reports as "jetstream is not enabled" too.
+    throw new Error(
+      `connected, but JetStream does not answer (${(e as Error).message}): is it enabled, and does the cluster have a quorum?`,
+      { cause: e },
+    );
   }
   const orMissing = async (read: () => Promise<{ config: object }>) => {
     try {

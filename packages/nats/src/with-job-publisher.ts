@@ -1,4 +1,4 @@
-import type { Config } from "@idem/schema";
+import { type Config, natsServers } from "@idem/schema";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { closeNats, connectNats } from "./connect.js";
 import { createJobPublisher, type JobPublisher } from "./job-publisher.js";
@@ -17,7 +17,7 @@ export async function withJobPublisher<T>(
   fn: (publisher: JobPublisher | undefined) => Promise<T>,
 ): Promise<T> {
   if (!config.nats) return fn(undefined);
-  const nc = await connectNats(config.nats.url, name);
+  const nc = await connectNats(natsServers(config.nats), name);
   try {
     await ensureJobsStream(await jetstreamManager(nc), config.nats);
     return await fn(createJobPublisher({ js: jetstream(nc), nats: config.nats }));

@@ -33,6 +33,8 @@ function natsConfig(): NatsConfig {
     duplicateWindowMs: 60_000,
     maxAgeMs: 3_600_000,
     publishRetryMs: 5_000,
+    servers: [],
+    replicas: 1,
   };
 }
 
@@ -65,6 +67,7 @@ describe("expected config", () => {
       retention: "limits",
       max_age: 3_600_000 * 1e6,
       duplicate_window: 60_000 * 1e6,
+      num_replicas: 1,
     });
     const c = expectedAgentConsumer({ nats, queue: queue() }, "writer");
     expect(c.effectiveAckWaitMs).toBe(500);

@@ -20,6 +20,8 @@ const nats: NatsConfig = {
   maxAgeMs: 3_600_000,
   // Long enough to ride out an election on a slow machine: a publish is retried with its msg id.
   publishRetryMs: 120_000,
+  servers: [],
+  replicas: 3,
 };
 
 beforeAll(async () => {

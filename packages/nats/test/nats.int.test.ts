@@ -35,6 +35,8 @@ function natsConfig(): NatsConfig {
     duplicateWindowMs: 60_000,
     maxAgeMs: 3_600_000,
     publishRetryMs: 5_000,
+    servers: [],
+    replicas: 1,
   };
 }
 

@@ -2,6 +2,7 @@ import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { AGENT_PATTERN, ALIAS_PATTERN } from "./ids.js";
 import { JournalUrlSchema, journalUrlOf } from "./journal-url.js";
+import { NatsConfigSchema } from "./nats-config.js";
 import { isRepoPath, repoUrlIssue } from "./repo-url.js";
 
 const ms = z.number().int().nonnegative();
@@ -60,24 +61,6 @@ export const HttpTargetSchema = z.strictObject({
 export const AgentConfigSchema = z.strictObject({
   command: z.array(z.string().min(1)).min(1, "must name the program to run"),
   timeoutMs: positiveMs.default(900_000),
-});
-
-/**
- * `nats`: JetStream as the transport (URL, stream, subject prefix, duplicate window, retention).
- */
-export const NatsConfigSchema = z.strictObject({
-  url: z.string().min(1).default("nats://127.0.0.1:4222"),
-  stream: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]+$/)
-    .default("IDEM_JOBS"),
-  subjectPrefix: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/)
-    .default("idem"),
-  duplicateWindowMs: positiveMs.default(3_600_000),
-  maxAgeMs: positiveMs.default(604_800_000),
-  publishRetryMs: ms.default(60_000),
 });
 
 const journalDefaults = {
@@ -216,8 +199,6 @@ export type PublishTarget = z.infer<typeof PublishTargetSchema>;
 export type HttpTarget = z.infer<typeof HttpTargetSchema>;
 /** A parsed `agents.<name>`. */
 export type AgentConfig = z.infer<typeof AgentConfigSchema>;
-/** A parsed `nats` section, defaults filled. */
-export type NatsConfig = z.infer<typeof NatsConfigSchema>;
 /** A parsed `telemetry` section, defaults filled. */
 export type TelemetryConfig = z.infer<typeof TelemetryConfigSchema>;
 

@@ -6,7 +6,6 @@ export type {
   ConfigIssue,
   ConfigResult,
   HttpTarget,
-  NatsConfig,
   ParseConfigOptions,
   PublishTarget,
   RepoConfig,
@@ -65,6 +64,8 @@ export {
 } from "./ids.js";
 export type { JsonSchemaDocument, JsonSchemaName } from "./json-schemas.js";
 export { JSON_SCHEMA_NAMES, jsonSchemaOf, jsonSchemaText } from "./json-schemas.js";
+export type { NatsConfig } from "./nats-config.js";
+export { NatsConfigSchema, natsServers } from "./nats-config.js";
 export type { OpenApiDocument } from "./openapi.js";
 export { HTTP_API_VERSION, openApiDocument, openApiText } from "./openapi.js";
 export type {

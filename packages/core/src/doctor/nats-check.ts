@@ -7,7 +7,7 @@ import {
   type JetStreamInspector,
   openJetStreamInspector,
 } from "@idem/nats";
-import type { Config, NatsConfig } from "@idem/schema";
+import { type Config, type NatsConfig, natsServers } from "@idem/schema";
 import type { Finding } from "./finding.js";
 
 /**
@@ -37,13 +37,14 @@ export async function checkNats(
   };
   try {
     const nats = config.nats;
-    if (nats) {
-      const c = await inspector(nats.url);
+    const servers = nats && natsServers(nats);
+    if (nats && servers) {
+      const c = await inspector(servers);
       if (c instanceof Error) {
         findings.push({
           severity: "violation",
-          key: "nats.url",
-          finding: `cannot reach NATS at ${nats.url}: ${c.message}`,
+          key: nats.servers.length > 0 ? "nats.servers" : "nats.url",
+          finding: `cannot reach NATS at ${servers}: ${c.message}`,
           fix: "start nats-server with JetStream (-js), or fix nats.url / NATS_URL; enqueue and the executor wait for it (docs/runbook.md, NATS outage)",
         });
       } else {
@@ -51,7 +52,7 @@ export async function checkNats(
       }
     }
     for (const [alias, t] of Object.entries(config.publish)) {
-      const url = t.url ?? nats?.url;
+      const url = t.url ?? servers;
       const key = `publish.${alias}`;
       if (!url) {
         findings.push({
@@ -64,7 +65,7 @@ export async function checkNats(
       }
       const c = await inspector(url);
       if (c instanceof Error) {
-        if (url !== nats?.url) {
+        if (url !== servers) {
           findings.push({
             severity: "violation",
             key: `${key}.url`,
@@ -124,7 +125,7 @@ async function checkJobsStream(
       severity: "violation",
       key: "nats.stream",
       finding: `cannot read stream ${nats.stream}: ${(e as Error).message}`,
-      fix: "start `idem executor` or run `idem enqueue` once: both create it",
+      fix: "on a cluster, check that a majority of its nodes is up (JetStream answers nothing without quorum); otherwise start `idem executor` or run `idem enqueue` once: both create it",
     });
     return;
   }

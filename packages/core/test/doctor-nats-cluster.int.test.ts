@@ -1,0 +1,74 @@
+// idem doctor and stream provisioning on a three-node JetStream cluster (nats.servers,
+// nats.replicas): a jobs stream with fewer replicas than configured is a violation naming
+// num_replicas, provisioning moves it to the configured count in place, and a cluster that lost
+// its quorum is a violation too.
+import { connectNats, ensureJobsStream } from "@idem/nats";
+import { type Config, parseConfig } from "@idem/schema";
+// Provisioning through the JetStream client is test setup only (tests sit outside the import rules).
+import { jetstreamManager } from "@nats-io/jetstream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type NatsClusterHandle, startNatsCluster } from "../../testing/src/nats-cluster.js";
+import { runDoctor } from "../src/doctor/run-doctor.js";
+
+let cluster: NatsClusterHandle;
+beforeAll(async () => {
+  cluster = await startNatsCluster({ size: 3 });
+}, 180_000);
+afterAll(async () => {
+  await cluster?.stop();
+});
+
+function config(replicas: number): Config {
+  const r = parseConfig(
+    { nats: { servers: cluster.urls, stream: "CL_JOBS", subjectPrefix: "cl", replicas } },
+    { dir: "/tmp" },
+  );
+  if (!r.ok) throw new Error(JSON.stringify(r.issues));
+  return r.config;
+}
+const natsViolations = (findings: { severity: string; key: string; finding: string }[]) =>
+  findings.filter((f) => f.severity === "violation" && f.key.startsWith("nats"));
+
+describe("doctor and provisioning on a JetStream cluster of three", () => {
+  it("names a jobs stream with fewer replicas than nats.replicas, and provisioning fixes it in place", async () => {
+    const nc = await connectNats(cluster.urls.join(","));
+    try {
+      const jsm = await jetstreamManager(nc);
+      const one = config(1).nats as NonNullable<Config["nats"]>;
+      await ensureJobsStream(jsm, one);
+      const report = await runDoctor(config(3));
+      const found = natsViolations(report.findings);
+      expect(found).toHaveLength(1);
+      expect(found[0]?.finding).toMatch(
+        /^stream CL_JOBS: num_replicas is 1 on the server, expected 3/,
+      );
+
+      const three = config(3).nats as NonNullable<Config["nats"]>;
+      const info = await ensureJobsStream(jsm, three);
+      expect(info.config.num_replicas).toBe(3);
+      await cluster.waitForStreamLeader("CL_JOBS", 3);
+      expect(natsViolations((await runDoctor(config(3))).findings)).toEqual([]);
+    } finally {
+      await nc.close();
+    }
+  }, 300_000);
+
+  it("reports a cluster without quorum as a violation, and nothing once it is back", async () => {
+    const [a, b] = cluster.nodes;
+    await a?.kill("SIGKILL");
+    await b?.kill("SIGKILL");
+    try {
+      const report = await runDoctor(config(3), { timeoutMs: 3_000 });
+      expect(report.ok).toBe(false);
+      const found = natsViolations(report.findings);
+      expect(found.map((f) => f.key)).toEqual(["nats.servers"]);
+      expect(found[0]?.finding).toMatch(/JetStream does not answer .*quorum/);
+    } finally {
+      await a?.restart();
+      await b?.restart();
+    }
+    await cluster.waitForMetaLeader();
+    await cluster.waitForStreamLeader("CL_JOBS", 3);
+    expect(natsViolations((await runDoctor(config(3))).findings)).toEqual([]);
+  }, 300_000);
+});
