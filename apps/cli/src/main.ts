@@ -1,6 +1,7 @@
 import { Command, CommanderError } from "commander";
 import * as audit from "./commands/audit.js";
 import * as backup from "./commands/backup.js";
+import * as consoleCommand from "./commands/console.js";
 import * as demo from "./commands/demo.js";
 import * as dlq from "./commands/dlq.js";
 import * as doctor from "./commands/doctor.js";
@@ -36,6 +37,7 @@ const COMMANDS: { register(program: Command): void }[] = [
 COMMANDS.push(interpreter, dlq);
 COMMANDS.push(executor, enqueue);
 COMMANDS.push(journal);
+COMMANDS.push(consoleCommand);
 
 /** Builds the `idem` program. Actions set a non-zero exit code through `exitHolder` or throw. */
 export function buildProgram(): Command {

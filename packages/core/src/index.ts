@@ -2,6 +2,7 @@
 // index; this file only lists them.
 export * from "./archive/index.js";
 export * from "./audit/index.js";
+export * from "./console-views/index.js";
 export * from "./dead-letters/index.js";
 export * from "./decide/index.js";
 export * from "./doctor/index.js";

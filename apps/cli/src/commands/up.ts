@@ -3,18 +3,19 @@ import { color, configPath, exitHolder, loadConfig, useColor } from "../context.
 import { supervise } from "../ops/supervisor.js";
 import { LOG_FORMAT_HELP, logFormatOption } from "../options.js";
 
-const PREFIX_COLORS = [color.cyan, color.magenta] as const;
+const PREFIX_COLORS = [color.cyan, color.magenta, color.yellow] as const;
 
 interface UpOptions {
   concurrency?: string;
   config?: string;
   logFormat?: string;
+  console?: boolean;
 }
 
 /**
- * Registers `idem up`: the executor and the interpreter as two supervised child processes with
- * prefixed logs, restarted with backoff, stopped together on Ctrl-C; a child exiting 2 or 3 (a
- * restart cannot fix it) stops both with its code.
+ * Registers `idem up`: the executor and the interpreter (and, with `--console`, the operator
+ * console) as supervised child processes with prefixed logs, restarted with backoff, stopped
+ * together on Ctrl-C; a child exiting 2 or 3 (a restart cannot fix it) stops them all with its code.
  */
 export function register(program: Command): void {
   program
@@ -24,6 +25,10 @@ export function register(program: Command): void {
     )
     .option("--concurrency <n>", "the interpreter's claim loops", "1")
     .option("--log-format <format>", LOG_FORMAT_HELP)
+    .option(
+      "--console",
+      "also serve the operator console (idem console) on console.host:console.port",
+    )
     .action(async (opts: UpOptions, cmd: Command) => {
       // The children's stderr is a pipe to this process: they log in the form this terminal wants.
       const format = logFormatOption(opts.logFormat);
@@ -31,7 +36,9 @@ export function register(program: Command): void {
       const config = loadConfig(globals);
       // loadConfig found a file (no config at all is refused), so both children get the same one.
       const file = config.file ?? configPath(globals);
-      const names = ["executor", "interpreter"];
+      const names = opts.console
+        ? ["executor", "interpreter", "console"]
+        : ["executor", "interpreter"];
       const width = Math.max(...names.map((n) => n.length));
       const prefix = (name: string) => {
         const p = `${name.padEnd(width)} |`;
@@ -46,6 +53,7 @@ export function register(program: Command): void {
             name: "interpreter",
             args: ["interpreter", "--concurrency", opts.concurrency ?? "1", "--log-format", format],
           },
+          ...(opts.console ? [{ name: "console", args: ["console", "--log-format", format] }] : []),
         ],
         config: file,
         onLine: (name, line, stream) =>
@@ -55,10 +63,14 @@ export function register(program: Command): void {
         onEvent: (message) => process.stderr.write(`${color.bold("up")} ${message}\n`),
         onFatal: (_name, code) => fatal?.(code),
       });
-      process.stderr.write(`${color.bold("up")} config ${file}; Ctrl-C stops both\n`);
+      process.stderr.write(
+        `${color.bold("up")} config ${file}; Ctrl-C stops ${opts.console ? "all three" : "both"}\n`,
+      );
       await new Promise<void>((resolve) => {
         const onSignal = (signal: NodeJS.Signals) => {
-          process.stderr.write(`${color.bold("up")} ${signal}: stopping both\n`);
+          process.stderr.write(
+            `${color.bold("up")} ${signal}: stopping ${opts.console ? "all three" : "both"}\n`,
+          );
           process.off("SIGINT", onSignal);
           process.off("SIGTERM", onSignal);
           void supervisor.stop().then(resolve);

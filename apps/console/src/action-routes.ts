@@ -1,0 +1,252 @@
+import { randomUUID } from "node:crypto";
+import {
+  buildReplayPlan,
+  createReplayRuns,
+  listDeadLetters,
+  readReplayProgress,
+  resolveUncertain,
+  retryDead,
+} from "@idem/core";
+import type { ReplaySelection } from "@idem/journal";
+import { describeError, isIdemError } from "@idem/schema";
+import type { Context, Hono } from "hono";
+import { type ConsoleDeps, wantsJson } from "./deps.js";
+import { page } from "./layout.js";
+import { deadLettersBody } from "./pages/dead-letters.js";
+import { progressBody, type ReplayQuery, replayBody, replayQueryParams } from "./pages/replay.js";
+import { BadRequest, notFound, sinceField, stateField } from "./read-routes.js";
+
+type Form = Record<string, string | File | (string | File)[]>;
+
+/** A form field as text (the first value of a repeated one), trimmed; "" when absent. */
+function field(form: Form, name: string): string {
+  const v = form[name];
+  const first = Array.isArray(v) ? v[0] : v;
+  return typeof first === "string" ? first.trim() : "";
+}
+
+/** A required text field, or a 400 naming it. */
+function required(form: Form, name: string, why: string): string {
+  const v = field(form, name);
+  if (v === "") throw new BadRequest(`${name} is required: ${why}`);
+  return v;
+}
+
+/** The HTTP status of a core error an action met. */
+function statusOf(e: unknown): 400 | 404 | 409 | 500 {
+  if (isIdemError(e, "NOT_FOUND")) return 404;
+  if (isIdemError(e, "INVALID_STATE")) return 409;
+  if (isIdemError(e, "INVALID_INPUT")) return 400;
+  return 500;
+}
+
+/** The answer to an action: JSON for a script, otherwise back to `to` with a flash message. */
+function answer(
+  c: Context,
+  to: string,
+  outcome: { done: string; json: unknown } | { error: unknown },
+) {
+  if ("error" in outcome) {
+    const message = describeError(outcome.error);
+    if (wantsJson(c)) return c.json({ error: message }, statusOf(outcome.error));
+    return c.redirect(
+      `${to}${to.includes("?") ? "&" : "?"}error=${encodeURIComponent(message)}`,
+      303,
+    );
+  }
+  if (wantsJson(c)) return c.json(outcome.json);
+  return c.redirect(
+    `${to}${to.includes("?") ? "&" : "?"}done=${encodeURIComponent(outcome.done)}`,
+    303,
+  );
+}
+
+/** The replay form's fields, from a query or a posted form. */
+function replayQuery(get: (name: string) => string): ReplayQuery {
+  return {
+    jobs: get("jobs"),
+    agent: get("agent"),
+    since: get("since"),
+    state: get("state"),
+    all: get("all") !== "",
+    force: get("force") !== "",
+  };
+}
+
+/** The journal's selection of a replay form; undefined when nothing is chosen yet. */
+function selectionOf(q: ReplayQuery, now: number): ReplaySelection | undefined {
+  const jobIds = q.jobs.split(/[\s,]+/).filter((j) => j !== "");
+  const state = stateField(q.state, "state");
+  const since = sinceField(q.since, "since", now);
+  const s: ReplaySelection = {
+    ...(jobIds.length > 0 && { jobIds }),
+    ...(q.agent !== "" && { agent: q.agent }),
+    ...(since !== undefined && { since }),
+    ...(state !== undefined && { state }),
+    ...(q.all && { all: true }),
+  };
+  return Object.keys(s).length === 0 ? undefined : s;
+}
+
+/** Dead letters (retry, resolve) and replay (plan, confirm, progress). */
+export function actionRoutes(app: Hono, d: ConsoleDeps): void {
+  const forms = (c: Context) =>
+    d.readOnly ? null : { csrf: d.auth.csrf, actor: actorDefault(c, d) };
+
+  app.get("/dead-letters", async (c) => {
+    const listing = await listDeadLetters(d.journal);
+    if (wantsJson(c)) return c.json(listing);
+    return page(c, d.shell(c), {
+      title: "Dead letters",
+      path: "/dead-letters",
+      body: deadLettersBody(listing, forms(c), {
+        done: c.req.query("done"),
+        error: c.req.query("error"),
+      }),
+    });
+  });
+
+  app.post("/dead-letters/retry", async (c) => {
+    const form = (await c.req.parseBody()) as Form;
+    const jobId = required(form, "job", "which job to retry");
+    const actor = required(form, "actor", "who retries is recorded");
+    try {
+      const { job, run } = await retryDead(jobId, { config: d.config, journal: d.journal, actor });
+      const done = job
+        ? `${jobId}: dead-lettered job queued again (retry ${job.retry})`
+        : `${jobId}: generation ${run?.generation} created (pending); an interpreter probes every effect again`;
+      return answer(c, "/dead-letters", {
+        done,
+        json: job
+          ? { ...job, requeued: true }
+          : { jobId, generation: run?.generation, state: run?.state },
+      });
+    } catch (e) {
+      if (statusOf(e) === 500) throw e;
+      return answer(c, "/dead-letters", { error: e });
+    }
+  });
+
+  app.post("/dead-letters/resolve", async (c) => {
+    const form = (await c.req.parseBody()) as Form;
+    const jobId = required(form, "job", "which dead run to resolve");
+    const decision = field(form, "decision");
+    if (decision !== "applied" && decision !== "skipped")
+      throw new BadRequest("decision: choose applied or skipped");
+    const reason = required(form, "reason", "say why, it is recorded");
+    const actor = required(form, "actor", "who decides is recorded");
+    try {
+      const { effect, run } = await resolveUncertain(
+        d.journal,
+        jobId,
+        { decision, reason, actor },
+        d.effects,
+      );
+      return answer(c, "/dead-letters", {
+        done: `${effect.key}: ${effect.state} (by ${actor}: ${reason}); run ${jobId}#${effect.generation} is ${run}`,
+        json: {
+          jobId,
+          key: effect.key,
+          generation: effect.generation,
+          decision,
+          state: effect.state,
+          reason,
+          actor,
+          run,
+        },
+      });
+    } catch (e) {
+      if (statusOf(e) === 500) throw e;
+      return answer(c, "/dead-letters", { error: e });
+    }
+  });
+
+  app.get("/replay", async (c) => {
+    const q = replayQuery((n) => (c.req.query(n) ?? "").trim());
+    const selection = selectionOf(q, d.now());
+    const plan = selection
+      ? await buildReplayPlan({
+          config: d.config,
+          journal: d.journal,
+          effects: d.effects,
+          selection,
+          forceUnprobeable: q.force,
+        })
+      : null;
+    if (wantsJson(c)) {
+      if (!plan) throw new BadRequest("choose what to replay: jobs, agent, since, state or all");
+      return c.json({
+        plan: plan.plan,
+        summary: plan.summary,
+        outputs: plan.jobIds.length,
+        busy: plan.busy,
+      });
+    }
+    return page(c, d.shell(c), {
+      title: "Replay",
+      path: "/replay",
+      body: replayBody({
+        query: q,
+        plan,
+        forms: forms(c),
+        flash: { done: c.req.query("done"), error: c.req.query("error") },
+      }),
+    });
+  });
+
+  app.post("/replay", async (c) => {
+    const form = (await c.req.parseBody()) as Form;
+    const q = replayQuery((n) => field(form, n));
+    const selection = selectionOf(q, d.now());
+    if (!selection) throw new BadRequest("choose what to replay: jobs, agent, since, state or all");
+    const reason = required(
+      form,
+      "reason",
+      "a replay changes the journal: say why, it is recorded",
+    );
+    const actor = required(form, "actor", "who replays is recorded");
+    const plan = await buildReplayPlan({
+      config: d.config,
+      journal: d.journal,
+      effects: d.effects,
+      selection,
+      forceUnprobeable: q.force,
+    });
+    const created = await createReplayRuns(d.journal, plan, {
+      actor,
+      forceUnprobeable: q.force,
+      ...(d.tracing && { tracing: d.tracing }),
+    });
+    const id = randomUUID();
+    const runs = created.map((r) => ({ jobId: r.jobId, generation: r.generation }));
+    d.replays.set(id, { actor, reason, at: d.now(), runs });
+    if (wantsJson(c))
+      return c.json({ summary: plan.summary, created: runs, progress: `/replay/runs/${id}` });
+    return c.redirect(`/replay/runs/${id}`, 303);
+  });
+
+  app.get("/replay/runs/:id", async (c) => {
+    const r = d.replays.get(c.req.param("id"));
+    if (!r)
+      return notFound(
+        c,
+        d,
+        "no such replay in this console's memory (it keeps the replays it made since it started)",
+      );
+    const progress = await readReplayProgress(d.journal, r.runs);
+    if (wantsJson(c)) return c.json(progress);
+    return page(c, d.shell(c), {
+      title: "Replay progress",
+      path: "/replay",
+      live: d.liveMs,
+      body: progressBody(progress, r),
+    });
+  });
+}
+
+/** The actor a form offers: the console's own, marked as coming from the console. */
+function actorDefault(_c: Context, d: ConsoleDeps): string {
+  return d.actor;
+}
+
+export { replayQueryParams };

@@ -1,0 +1,244 @@
+import { type HttpServer, serveHttp, type Tracing } from "@idem/core";
+import type { JournalStore } from "@idem/journal";
+import { type Config, describeError } from "@idem/schema";
+import { Hono } from "hono";
+import { deleteCookie, setCookie } from "hono/cookie";
+import { html } from "hono/html";
+import { actionRoutes } from "./action-routes.js";
+import { ActivitySampler } from "./activity.js";
+import { CSS, JS } from "./assets.js";
+import {
+  type Caller,
+  callerOf,
+  createAuth,
+  crossSiteRefusal,
+  hostIsLoopback,
+  isLoopback,
+  SESSION_COOKIE,
+  safeNext,
+  sameSecret,
+} from "./auth.js";
+import { type ConsoleDeps, type Targets, wantsJson } from "./deps.js";
+import { page, signInPage } from "./layout.js";
+import { BadRequest, readRoutes } from "./read-routes.js";
+
+/** What the console serves and acts on. */
+export interface ConsoleOptions {
+  config: Config;
+  /** The journal every view reads and every action writes through (@idem/core). */
+  journal: JournalStore;
+  /** The targets (openTargets): replay plans, resolve's probe, the audit. */
+  effects: Targets;
+  /** Who acts by default in the forms (a person may type another name). */
+  actor: string;
+  /** Hides and refuses every action; default `console.readOnly`. */
+  readOnly?: boolean;
+  /** Required on every page and action; default `api.token` (null: none). */
+  token?: string | null;
+  /** Whether the Host header must name a loopback host (default: when `console.host` is loopback). */
+  loopbackOnly?: boolean;
+  tracing?: Tracing;
+  /** Live pages poll every this many ms (default 3000). */
+  liveMs?: number;
+  /** The activity chart reads the journal's totals this often (default 30 s; 0: only on overviews). */
+  sampleMs?: number;
+  now?: () => number;
+}
+
+/** A console app, not listening: `app.fetch` serves it; `close` stops its timer. */
+export interface Console {
+  readonly app: Hono;
+  close(): void;
+}
+
+/** Paths served without a token: the stylesheet, the script and the sign-in form. */
+const OPEN_PATHS = new Set(["/assets/console.css", "/assets/console.js", "/sign-in"]);
+
+/**
+ * The operator console as a hono app: server-rendered pages over @idem/core (the same functions
+ * the CLI calls), live updates by polling, the actions of `idem dlq` and `idem replay`. With a token,
+ * every page and action requires it as a bearer header or the session cookie of the sign-in form;
+ * every POST is checked against cross-site requests; read-only refuses every action with 403.
+ */
+export function createConsole(options: ConsoleOptions): Console {
+  const { config } = options;
+  const auth = createAuth(options.token === undefined ? config.api.token : options.token);
+  const readOnly = options.readOnly ?? config.console.readOnly;
+  const loopbackOnly = options.loopbackOnly ?? isLoopback(config.console.host);
+  const sampler = new ActivitySampler();
+  const now = options.now ?? Date.now;
+  const d: ConsoleDeps = {
+    config,
+    journal: options.journal,
+    effects: options.effects,
+    actor: options.actor,
+    readOnly,
+    auth,
+    sampler,
+    ...(options.tracing && { tracing: options.tracing }),
+    now,
+    liveMs: options.liveMs ?? 3000,
+    replays: new Map(),
+    shell: (c) => ({
+      journal: options.journal.location,
+      readOnly,
+      signedIn: c.get("caller" as never) === "cookie",
+      csrf: auth.csrf,
+    }),
+  };
+  const app = new Hono<{ Variables: { caller: Caller } }>();
+
+  app.use("*", async (c, next) => {
+    await next();
+    c.header(
+      "content-security-policy",
+      "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+    );
+    c.header("x-content-type-options", "nosniff");
+    c.header("referrer-policy", "same-origin");
+    c.header("x-frame-options", "DENY");
+    if (!c.res.headers.has("cache-control")) c.header("cache-control", "no-store");
+  });
+
+  app.use("*", async (c, next) => {
+    if (loopbackOnly && !hostIsLoopback(c))
+      return c.text("this console answers only on loopback host names (console.host)", 421);
+    if (OPEN_PATHS.has(c.req.path)) return next();
+    const caller = callerOf(c, auth);
+    if (caller === null) {
+      if (c.req.method === "GET" && !wantsJson(c) && c.req.header("x-idem-fragment") !== "1")
+        return signInPage(c, {
+          next: safeNext(c.req.path + (new URL(c.req.url).search || "")),
+          csrf: auth.csrf,
+        });
+      return c.json(
+        {
+          error:
+            "unauthorized: this console requires api.token (Authorization: Bearer, or sign in)",
+        },
+        401,
+        {
+          "www-authenticate": 'Bearer realm="idem-console"',
+        },
+      );
+    }
+    c.set("caller", caller);
+    if (c.req.method === "GET" || c.req.method === "HEAD") return next();
+    const form = (await c.req.parseBody()) as Record<string, unknown>;
+    const refusal = crossSiteRefusal(c, auth, caller, form);
+    if (refusal) return c.json({ error: refusal }, 403);
+    if (readOnly && c.req.path !== "/sign-out")
+      return c.json(
+        {
+          error:
+            "this console is read-only (console.readOnly): every action is refused; use the CLI (idem dlq, idem replay)",
+        },
+        403,
+      );
+    return next();
+  });
+
+  app.get("/assets/console.css", (c) =>
+    c.body(CSS, 200, { "content-type": "text/css; charset=utf-8", "cache-control": "max-age=300" }),
+  );
+  app.get("/assets/console.js", (c) =>
+    c.body(JS, 200, {
+      "content-type": "text/javascript; charset=utf-8",
+      "cache-control": "max-age=300",
+    }),
+  );
+
+  app.get("/sign-in", (c) => {
+    if (auth.token === null) return c.redirect("/", 303);
+    return signInPage(c, { next: safeNext(c.req.query("next")), csrf: auth.csrf });
+  });
+  app.post("/sign-in", async (c) => {
+    if (auth.token === null) return c.redirect("/", 303);
+    const form = (await c.req.parseBody()) as Record<string, unknown>;
+    const refusal = crossSiteRefusal(c, auth, null, form);
+    if (refusal) return c.json({ error: refusal }, 403);
+    const next = safeNext(form.next);
+    if (!sameSecret(typeof form.token === "string" ? form.token : undefined, auth.token))
+      return signInPage(c, { next, csrf: auth.csrf, error: "wrong token" });
+    setCookie(c, SESSION_COOKIE, auth.session, { httpOnly: true, sameSite: "Strict", path: "/" });
+    return c.redirect(next, 303);
+  });
+  app.post("/sign-out", (c) => {
+    deleteCookie(c, SESSION_COOKIE, { path: "/" });
+    return c.redirect("/sign-in", 303);
+  });
+
+  readRoutes(app as unknown as Hono, d);
+  actionRoutes(app as unknown as Hono, d);
+
+  app.notFound((c) =>
+    page(c, d.shell(c), {
+      title: "Not found",
+      path: c.req.path,
+      status: 404,
+      body: html`<h1>Not found</h1><p>No page at ${c.req.path}.</p>`,
+    }),
+  );
+  app.onError((e, c) => {
+    const bad = e instanceof BadRequest;
+    const status = bad ? 400 : 500;
+    const message = bad ? e.message : describeError(e);
+    if (wantsJson(c) || c.req.method !== "GET") return c.json({ error: message }, status);
+    return page(c, d.shell(c), {
+      title: bad ? "Bad request" : "Error",
+      path: c.req.path,
+      status,
+      body: html`<h1>${bad ? "Bad request" : "Error"}</h1><p class="flash err" role="alert">${message}</p>`,
+    });
+  });
+
+  const sampleMs = options.sampleMs ?? 30_000;
+  const timer =
+    sampleMs > 0
+      ? setInterval(() => {
+          void options.journal.status().then(
+            (s) => sampler.record(now(), s),
+            () => {},
+          );
+        }, sampleMs)
+      : undefined;
+  timer?.unref();
+  return { app: app as unknown as Hono, close: () => clearInterval(timer) };
+}
+
+/** A listening console. */
+export interface RunningConsole extends AsyncDisposable {
+  readonly url: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/**
+ * Serves the console on `host:port` (default `console.host`/`console.port`; port 0 picks a free
+ * one). Resolves once listening.
+ * @throws the listen error (EADDRINUSE, EACCES) as is.
+ */
+export async function startConsole(
+  options: ConsoleOptions & { host?: string; port?: number },
+): Promise<RunningConsole> {
+  const host = options.host ?? options.config.console.host;
+  const created = createConsole({
+    ...options,
+    loopbackOnly: options.loopbackOnly ?? isLoopback(host),
+  });
+  let server: HttpServer;
+  try {
+    server = await serveHttp(created.app, {
+      host,
+      port: options.port ?? options.config.console.port,
+    });
+  } catch (e) {
+    created.close();
+    throw e;
+  }
+  const close = async () => {
+    created.close();
+    await server.close();
+  };
+  return { url: server.url, port: server.port, close, [Symbol.asyncDispose]: close };
+}

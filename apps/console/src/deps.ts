@@ -1,0 +1,43 @@
+import type { openTargets, Tracing } from "@idem/core";
+import type { JournalStore } from "@idem/journal";
+import type { Config } from "@idem/schema";
+import type { Context } from "hono";
+import type { ActivitySampler } from "./activity.js";
+import type { ConsoleAuth } from "./auth.js";
+import type { Shell } from "./layout.js";
+
+/** The effects façade of @idem/core (the replay plan's probes, resolve's probe, the audit). */
+export type Targets = ReturnType<typeof openTargets>;
+
+/** A replay the console created, kept so its progress page can follow it. */
+export interface CreatedReplay {
+  actor: string;
+  reason: string;
+  at: number;
+  runs: { jobId: string; generation: number }[];
+}
+
+/** What every route of the console works with. */
+export interface ConsoleDeps {
+  config: Config;
+  journal: JournalStore;
+  effects: Targets;
+  /** The actor forms offer by default. */
+  actor: string;
+  readOnly: boolean;
+  auth: ConsoleAuth;
+  sampler: ActivitySampler;
+  tracing?: Tracing;
+  now: () => number;
+  /** Live pages poll every this many ms. */
+  liveMs: number;
+  replays: Map<string, CreatedReplay>;
+  shell(c: Context): Shell;
+}
+
+/** Whether the caller asked for the page's data as JSON (`?format=json` or `Accept: application/json`). */
+export function wantsJson(c: Context): boolean {
+  if (c.req.query("format") === "json") return true;
+  const accept = c.req.header("accept") ?? "";
+  return accept.includes("application/json") && !accept.includes("text/html");
+}

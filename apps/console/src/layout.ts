@@ -1,0 +1,90 @@
+import type { Context } from "hono";
+import { html } from "hono/html";
+import type { Html } from "./format.js";
+
+/** The pages of the navigation, in order. */
+const NAV = [
+  ["/", "Overview"],
+  ["/outputs", "Outputs"],
+  ["/dead-letters", "Dead letters"],
+  ["/replay", "Replay"],
+  ["/audit", "Audit"],
+] as const;
+
+/** What the layout needs to know about the console and the caller. */
+export interface Shell {
+  journal: string;
+  readOnly: boolean;
+  /** Set when the caller signed in with the cookie: the page offers to sign out. */
+  signedIn: boolean;
+  csrf: string;
+}
+
+/** Whether the request only wants the page's main content (the live updates' polls). */
+export function wantsFragment(c: Context): boolean {
+  return c.req.header("x-idem-fragment") === "1";
+}
+
+/**
+ * A whole page: header with the navigation, the journal's location and the read-only mark; the
+ * main content, live (polled every `live` ms by the console's script) when asked. A poll of a live
+ * page gets the main content only.
+ */
+export function page(
+  c: Context,
+  shell: Shell,
+  options: { title: string; path: string; body: Html; live?: number; status?: number },
+): Response | Promise<Response> {
+  const status = (options.status ?? 200) as 200;
+  if (wantsFragment(c)) return c.html(options.body, status);
+  const current = (href: string) =>
+    href === "/" ? options.path === "/" : options.path.startsWith(href);
+  return c.html(
+    html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${options.title} · idem console</title>
+<link rel="stylesheet" href="/assets/console.css">
+<script src="/assets/console.js" defer></script>
+</head>
+<body>
+<a class="skip" href="#main">Skip to content</a>
+<header>
+<a class="brand" href="/">idem</a>
+<nav aria-label="pages"><ul>${NAV.map(
+      ([href, label]) =>
+        html`<li><a href="${href}"${current(href) ? html` aria-current="page"` : ""}>${label}</a></li>`,
+    )}</ul></nav>
+<div class="meta"><span title="journal">${shell.journal}</span>${
+      shell.readOnly ? html`<span class="ro" data-testid="read-only">read-only</span>` : ""
+    }<span id="live-status" aria-live="polite">${options.live ? "live" : ""}</span>${
+      shell.signedIn
+        ? html`<form class="inline" method="post" action="/sign-out"><input type="hidden" name="csrf" value="${shell.csrf}"><button class="secondary" type="submit">Sign out</button></form>`
+        : ""
+    }</div>
+</header>
+<main id="main" tabindex="-1"${options.live ? html` data-live="${options.live}"` : ""}>${options.body}</main>
+</body>
+</html>`,
+    status,
+  );
+}
+
+/** The sign-in page: one password field for `api.token`. */
+export function signInPage(c: Context, options: { next: string; csrf: string; error?: string }) {
+  return c.html(
+    html`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Sign in · idem console</title><link rel="stylesheet" href="/assets/console.css"></head>
+<body><main id="main"><h1>idem console: sign in</h1>
+<p>This console requires the token of <code>api.token</code>. Scripts send it as <code>Authorization: Bearer …</code>.</p>
+${options.error ? html`<p class="flash err" role="alert">${options.error}</p>` : ""}
+<form class="action" method="post" action="/sign-in">
+<input type="hidden" name="csrf" value="${options.csrf}"><input type="hidden" name="next" value="${options.next}">
+<label>Token <input type="password" name="token" autocomplete="current-password" required autofocus></label>
+<button type="submit">Sign in</button></form></main></body></html>`,
+    401,
+  );
+}

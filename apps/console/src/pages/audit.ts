@@ -1,0 +1,54 @@
+import type { AuditReport } from "@idem/core";
+import { html } from "hono/html";
+import { type Html, table, time } from "../format.js";
+
+/** The reconciliation table of `idem audit`, its duplicates and drift. */
+export function auditBody(r: AuditReport, clean: boolean, since: string): Html {
+  const rows: [string, number][] = [
+    ["jobs enqueued", r.enqueued],
+    ["outputs recorded", r.outputs],
+    ["redeliveries skipped", r.redeliveriesSkipped],
+    ["conflicts refused", r.conflictsRefused],
+    ["effects applied", r.effects.applied],
+    ["effects found present", r.effects.present],
+    ["duplicate effects at targets", r.duplicateEffectsAtTargets],
+    ["drift", r.drift.length],
+    ["dead letters", r.deadLetters],
+    ["unverifiable effects", r.unverifiable],
+  ];
+  return html`<h1>Audit</h1>
+<form class="filters" method="get" action="/audit"><label>Since <input name="since" value="${since}" placeholder="all time; 2h, 7d or an ISO time"></label><button type="submit">Audit</button></form>
+<p data-testid="verdict" class="flash ${clean ? "ok" : "err"}">${
+    clean
+      ? "Clean: every effect key at most once at its target, no drift."
+      : "Not clean: duplicates or drift below (idem audit exits 3)."
+  }${r.since !== null ? html` Since ${time(r.since)}.` : ""}</p>
+${table(
+  "Reconciliation",
+  ["what", "count"],
+  rows.map(
+    ([k, v]) => html`<tr><th scope="row">${k}</th><td class="n" data-k="${k}">${v}</td></tr>`,
+  ),
+)}
+${table(
+  "Targets scanned",
+  ["target", "keys"],
+  r.targets.map((t) => html`<tr><td>${t.target}</td><td class="n">${t.keys}</td></tr>`),
+  "No git target.",
+)}
+${table(
+  "Duplicates",
+  ["key", "count", "target", "commits"],
+  r.duplicates.map(
+    (d) =>
+      html`<tr><td><code>${d.key}</code></td><td class="n">${d.count}</td><td>${d.target}</td><td>${d.commits.map((c) => html`<code title="${c}">${c.slice(0, 12)}</code> `)}</td></tr>`,
+  ),
+  "No duplicate.",
+)}
+${table(
+  "Drift",
+  ["key", "reason"],
+  r.drift.map((d) => html`<tr><td><code>${d.key}</code></td><td>${d.reason}</td></tr>`),
+  "No drift.",
+)}`;
+}

@@ -1,0 +1,48 @@
+import type { Overview } from "@idem/core";
+import { EFFECT_STATES, JOB_STATES, RUN_STATES } from "@idem/journal";
+import { html } from "hono/html";
+import { type ActivitySeries, activityChart } from "../activity.js";
+import { badge, type Html, time } from "../format.js";
+
+const card = (k: string, label: string, v: number, href?: string): Html =>
+  html`<div class="card"><div class="v" data-k="${k}">${v}</div><div class="k">${
+    href ? html`<a href="${href}">${label}</a>` : label
+  }</div></div>`;
+
+const counts = (
+  title: string,
+  prefix: string,
+  states: readonly string[],
+  values: Record<string, number>,
+  href?: (s: string) => string,
+): Html =>
+  html`<section><h2>${title}</h2><div class="cards">${states.map(
+    (s) =>
+      html`<div class="card"><div class="v" data-k="${prefix}.${s}">${values[s] ?? 0}</div><div class="k">${
+        href ? html`<a href="${href(s)}">${badge(s)}</a>` : badge(s)
+      }</div></div>`,
+  )}</div></section>`;
+
+/** The overview: alerts, the counts of `idem status`, the per-minute chart. */
+export function overviewBody(o: Overview, series: ActivitySeries): Html {
+  const s = o.status;
+  return html`<h1>Overview</h1>
+${
+  o.alerts.length > 0
+    ? html`<section aria-labelledby="alerts-h"><h2 id="alerts-h">Alerts</h2><ul class="alerts" data-testid="alerts">${o.alerts.map(
+        (a) =>
+          html`<li data-alert="${a.kind}" role="alert">${a.message} — <a href="/dead-letters">dead letters</a></li>`,
+      )}</ul></section>`
+    : html`<p class="empty" data-testid="alerts">No alerts: ${o.deadLettersLastHour} dead letter(s) in the last hour (threshold ${o.deadLettersPerHour}), no uncertain effect, no dead run.</p>`
+}
+<section><h2>Journal</h2><div class="cards">
+${card("outputs", "outputs", s.outputs, "/outputs")}
+${card("rejections", "rejections", s.rejections)}
+${card("deadLetters", "open dead letters", s.deadLetters, "/dead-letters")}
+${JOB_STATES.map((j) => card(`jobs.${j}`, `jobs ${j}`, s.jobs[j]))}
+</div></section>
+${counts("Runs (latest per output)", "runs", RUN_STATES, s.runs, (st) => `/outputs?state=${st}`)}
+${counts("Effects (ledger rows)", "effects", EFFECT_STATES, s.effects)}
+<section><h2>Activity</h2>${activityChart(series)}</section>
+<p class="empty">Read at ${time(o.at)}; this page updates by itself.</p>`;
+}

@@ -1,0 +1,130 @@
+import type { ReplayPlan, ReplayProgress } from "@idem/core";
+import { RUN_STATES } from "@idem/journal";
+import { html } from "hono/html";
+import { badge, flash, type Html, jobLink, table } from "../format.js";
+
+/** The replay form's fields as typed (strings, so they can be shown again and carried on). */
+export interface ReplayQuery {
+  jobs: string;
+  agent: string;
+  since: string;
+  state: string;
+  all: boolean;
+  force: boolean;
+}
+
+/** Rows of a plan shown on the page; the rest are counted (the JSON form has them all). */
+const MAX_ROWS = 1000;
+
+export function replayQueryParams(q: ReplayQuery): URLSearchParams {
+  const p = new URLSearchParams();
+  if (q.jobs) p.set("jobs", q.jobs);
+  if (q.agent) p.set("agent", q.agent);
+  if (q.since) p.set("since", q.since);
+  if (q.state) p.set("state", q.state);
+  if (q.all) p.set("all", "on");
+  if (q.force) p.set("force", "on");
+  return p;
+}
+
+function selectionForm(q: ReplayQuery): Html {
+  return html`<form class="filters" method="get" action="/replay" data-testid="selection">
+<label>Jobs <input name="jobs" value="${q.jobs}" placeholder="job IDs, space or comma separated" size="30"></label>
+<label>Agent <input name="agent" value="${q.agent}"></label>
+<label>Recorded since <input name="since" value="${q.since}" placeholder="2h, 7d or an ISO time"></label>
+<label>Latest run state <select name="state"><option value="">any</option>${RUN_STATES.map(
+    (s) => html`<option${s === q.state ? html` selected` : ""}>${s}</option>`,
+  )}</select></label>
+<label class="check"><input type="checkbox" name="all"${q.all ? html` checked` : ""}> every output</label>
+<label class="check"><input type="checkbox" name="force"${q.force ? html` checked` : ""}> force unprobeable</label>
+<button type="submit">Plan (dry run)</button>
+</form>`;
+}
+
+function hiddenSelection(q: ReplayQuery): Html {
+  return html`${[...replayQueryParams(q).entries()].map(
+    ([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`,
+  )}`;
+}
+
+/** The plan of `idem replay --dry-run`: summary, busy outputs, every effect's action and reason. */
+function planView(plan: ReplayPlan): Html {
+  const s = plan.summary;
+  const rows = plan.plan.slice(0, MAX_ROWS);
+  return html`<section data-testid="plan"><h2>Plan (dry run: nothing changed)</h2>
+<div class="cards" data-testid="summary">${(
+    ["apply", "skip", "conflict", "uncertain"] as const
+  ).map(
+    (a) =>
+      html`<div class="card"><div class="v" data-k="summary.${a}">${s[a]}</div><div class="k">${badge(a)}</div></div>`,
+  )}<div class="card"><div class="v" data-k="outputs">${plan.jobIds.length}</div><div class="k">new generation(s)</div></div></div>
+${
+  plan.busy.length > 0
+    ? html`<p>${plan.busy.length} selected output(s) still being interpreted are left alone: ${plan.busy.slice(0, 20).map((j) => html`${jobLink(j)} `)}</p>`
+    : ""
+}
+${s.conflict > 0 ? html`<p class="flash err">A conflict fails its run (the target moved): see docs/runbook.md before going on.</p>` : ""}
+${table(
+  `Effects (${plan.plan.length})`,
+  ["key", "job", "gen", "kind", "action", "reason"],
+  rows.map(
+    (e) =>
+      html`<tr data-key="${e.key}" data-action="${e.action}"><td><code>${e.key}</code></td><td>${jobLink(e.jobId)}</td><td class="n">${e.generation}</td><td>${e.kind}</td><td>${badge(e.action)}</td><td>${e.reason}</td></tr>`,
+  ),
+  "The selection holds no effect.",
+)}
+${plan.plan.length > MAX_ROWS ? html`<p>${plan.plan.length - MAX_ROWS} more row(s) not shown; add <code>format=json</code> to this page's URL for every one.</p>` : ""}
+</section>`;
+}
+
+/** The replay page: the selection, and once chosen its plan and the confirmation form. */
+export function replayBody(options: {
+  query: ReplayQuery;
+  plan: ReplayPlan | null;
+  forms: { csrf: string; actor: string } | null;
+  flash: { done?: string; error?: string };
+}): Html {
+  const { query: q, plan, forms } = options;
+  return html`<h1>Replay</h1>
+${flash(options.flash)}
+<p>Choose the outputs; the plan below is exactly what <code>idem replay --dry-run</code> computes: each effect probed at its target, nothing changed.</p>
+${selectionForm(q)}
+${plan ? planView(plan) : ""}
+${
+  plan && forms && plan.jobIds.length > 0
+    ? html`<form class="action" method="post" action="/replay" data-testid="confirm">
+<input type="hidden" name="csrf" value="${forms.csrf}">${hiddenSelection(q)}
+<label>Reason (required, recorded) <input name="reason" required maxlength="2000" size="40"></label>
+<label>Actor <input name="actor" value="${forms.actor}" required maxlength="200"></label>
+<button type="submit" class="danger">Create ${plan.jobIds.length} new generation(s)</button>
+</form><p class="empty">The plan is computed again when you confirm; the generations then wait for an interpreter (idem up, idem interpreter).</p>`
+    : ""
+}
+${plan && !forms ? html`<p class="ro">Read-only console: replay with idem replay.</p>` : ""}`;
+}
+
+/** Progress of a replay's generations, updated live while an interpreter works through them. */
+export function progressBody(
+  p: ReplayProgress,
+  meta: { actor: string; reason: string; at: number },
+): Html {
+  return html`<h1>Replay progress</h1>
+<p>${p.total} generation(s) created by <b>${meta.actor}</b>: “${meta.reason}”.</p>
+<p data-testid="progress" data-remaining="${p.remaining}">${
+    p.remaining === 0
+      ? html`<b>Interpreted</b>: ${p.states.done} done, ${p.states.dead} dead.`
+      : html`<progress max="${p.total}" value="${p.total - p.remaining}"></progress> ${p.total - p.remaining}/${p.total} interpreted; waiting for an interpreter (idem up, idem interpreter).`
+  }</p>
+<div class="cards">${RUN_STATES.map(
+    (s) =>
+      html`<div class="card"><div class="v" data-k="runs.${s}">${p.states[s]}</div><div class="k">${badge(s)}</div></div>`,
+  )}</div>
+${table(
+  "Runs",
+  ["job", "gen", "state"],
+  p.runs.map(
+    (r) =>
+      html`<tr><td>${jobLink(r.jobId)}</td><td class="n">${r.generation}</td><td>${badge(r.state)}</td></tr>`,
+  ),
+)}`;
+}

@@ -1,0 +1,128 @@
+import {
+  buildAudit,
+  isAuditClean,
+  listOutputsPage,
+  type OutputsFilter,
+  readOverview,
+  showArchivedJob,
+  showJob,
+} from "@idem/core";
+import { RUN_STATES, type RunState } from "@idem/journal";
+import { isIdemError, parseSince } from "@idem/schema";
+import type { Context, Hono } from "hono";
+import { html } from "hono/html";
+import { type ConsoleDeps, wantsJson } from "./deps.js";
+import { page } from "./layout.js";
+import { auditBody } from "./pages/audit.js";
+import { outputBody } from "./pages/output.js";
+import { type OutputsQuery, outputsBody } from "./pages/outputs.js";
+import { overviewBody } from "./pages/overview.js";
+
+/** A request the console refuses, naming the field. */
+export class BadRequest extends Error {
+  override readonly name = "BadRequest";
+}
+
+/** A `since` field: a duration back from now or an ISO time, or a 400 naming the field. */
+export function sinceField(value: string, field: string, now: number): number | undefined {
+  if (value.trim() === "") return undefined;
+  try {
+    return parseSince(value.trim(), now);
+  } catch (e) {
+    throw new BadRequest(`${field}: ${(e as Error).message}`);
+  }
+}
+
+/** A run state field, or a 400 naming the field. */
+export function stateField(value: string, field: string): RunState | undefined {
+  if (value === "") return undefined;
+  if (!(RUN_STATES as readonly string[]).includes(value))
+    throw new BadRequest(`${field}: "${value}" is not one of ${RUN_STATES.join(", ")}`);
+  return value as RunState;
+}
+
+/** The read-only pages: overview, outputs, an output, audit. */
+export function readRoutes(app: Hono, d: ConsoleDeps): void {
+  app.get("/", async (c) => {
+    const overview = await readOverview(d.journal, { config: d.config, now: d.now() });
+    d.sampler.record(overview.at, overview.status);
+    if (wantsJson(c)) return c.json(overview);
+    const series = d.sampler.series(overview.at);
+    return page(c, d.shell(c), {
+      title: "Overview",
+      path: "/",
+      live: d.liveMs,
+      body: overviewBody(overview, series),
+    });
+  });
+
+  app.get("/outputs", async (c) => {
+    const q: OutputsQuery = {
+      agent: (c.req.query("agent") ?? "").trim(),
+      state: c.req.query("state") ?? "",
+      since: c.req.query("since") ?? "",
+      limit: Math.min(500, Math.max(1, Number(c.req.query("limit") ?? 50) || 50)),
+    };
+    const after = Number(c.req.query("after") ?? 0);
+    if (!Number.isInteger(after) || after < 0)
+      throw new BadRequest("after: a recording sequence number (0 or more)");
+    const filter: OutputsFilter = {
+      ...(q.agent && { agent: q.agent }),
+      ...(q.state && { state: stateField(q.state, "state") }),
+      ...(q.since && { since: sinceField(q.since, "since", d.now()) }),
+    };
+    const p = await listOutputsPage(d.journal, filter, { afterSeq: after, limit: q.limit });
+    if (wantsJson(c)) return c.json(p);
+    return page(c, d.shell(c), {
+      title: "Outputs",
+      path: "/outputs",
+      body: outputsBody(q, filter, p),
+    });
+  });
+
+  app.get("/outputs/:jobId", async (c) => {
+    const jobId = c.req.param("jobId");
+    let view: Awaited<ReturnType<typeof showJob>>;
+    try {
+      view = await showJob(d.journal, jobId);
+    } catch (e) {
+      if (!isIdemError(e, "NOT_FOUND")) throw e;
+      try {
+        view = showArchivedJob(d.config.journal.archiveDir, jobId);
+      } catch (e2) {
+        if (!isIdemError(e2, "NOT_FOUND")) throw e2;
+        return notFound(c, d, `no output recorded for job ${jobId}, in the journal or its archive`);
+      }
+    }
+    if (wantsJson(c)) return c.json(view);
+    return page(c, d.shell(c), {
+      title: `Output ${jobId}`,
+      path: "/outputs/",
+      live: view.archived ? undefined : d.liveMs,
+      body: outputBody(view, !d.readOnly),
+    });
+  });
+
+  app.get("/audit", async (c) => {
+    const sinceText = c.req.query("since") ?? "";
+    const since = sinceField(sinceText, "since", d.now());
+    const report = await buildAudit(d.config, d.journal, d.effects, since);
+    if (wantsJson(c)) return c.json(report);
+    return page(c, d.shell(c), {
+      title: "Audit",
+      path: "/audit",
+      body: auditBody(report, isAuditClean(report), sinceText),
+    });
+  });
+}
+
+/** A 404 page (or JSON) saying what is missing. */
+export function notFound(c: Context, d: ConsoleDeps, message: string) {
+  if (wantsJson(c)) return c.json({ error: message }, 404);
+  return page(c, d.shell(c), {
+    title: "Not found",
+    path: c.req.path,
+    status: 404,
+    body: html`<h1>Not found</h1><p>${message}</p><p><a href="/outputs">All outputs</a></p>`,
+  });
+}
