@@ -6,6 +6,8 @@ export interface NatsClusterNode extends NatsServerHandle {
   readonly name: string;
   /** Its HTTP monitoring port (`/jsz`), which the harness reads for leaders. */
   readonly monitorPort: number;
+  /** The address it listens on. */
+  readonly host: string;
 }
 
 /** A JetStream cluster of `size` nats-server processes on loopback, each killed by its PID only. */
@@ -34,6 +36,8 @@ export interface StartNatsClusterOptions {
   size?: number;
   /** The cluster's name (`cluster.name`, which nats-server 2.9 requires for JetStream); default `idem`. */
   name?: string;
+  /** The address every node listens on (clients, routes, monitoring); default 127.0.0.1. */
+  host?: string;
 }
 
 interface Jsz {
@@ -48,7 +52,7 @@ interface Jsz {
 
 async function jsz(node: NatsClusterNode, query = ""): Promise<Jsz | undefined> {
   try {
-    const res = await fetch(`http://127.0.0.1:${node.monitorPort}/jsz${query}`, {
+    const res = await fetch(`http://${node.host}:${node.monitorPort}/jsz${query}`, {
       signal: AbortSignal.timeout(5_000),
     });
     return res.ok ? ((await res.json()) as Jsz) : undefined;
@@ -78,9 +82,10 @@ export async function startNatsCluster(
 ): Promise<NatsClusterHandle> {
   const size = options.size ?? 3;
   const clusterName = options.name ?? "idem";
+  const host = options.host ?? "127.0.0.1";
   const routePorts = await Promise.all(Array.from({ length: size }, () => freePort()));
   const monitorPorts = await Promise.all(Array.from({ length: size }, () => freePort()));
-  const routes = routePorts.map((p) => `nats://127.0.0.1:${p}`).join(",");
+  const routes = routePorts.map((p) => `nats://${host}:${p}`).join(",");
   const nodes: NatsClusterNode[] = [];
   const stop = async () => {
     await Promise.all(nodes.map((n) => n.stop()));
@@ -90,13 +95,14 @@ export async function startNatsCluster(
       routePorts.map(async (routePort, i) => {
         const name = `n${i + 1}`;
         const server = await startNatsServer({
+          host,
           args: [
             "--name",
             name,
             "--cluster_name",
             clusterName,
             "--cluster",
-            `nats://127.0.0.1:${routePort}`,
+            `nats://${host}:${routePort}`,
             "--routes",
             routes,
             "-m",
@@ -104,7 +110,7 @@ export async function startNatsCluster(
           ],
         });
         // The handle's getters (pid) must stay live: extend the object, do not spread it.
-        return Object.assign(server, { name, monitorPort: monitorPorts[i] as number });
+        return Object.assign(server, { name, host, monitorPort: monitorPorts[i] as number });
       }),
     );
     nodes.push(...started);

@@ -28,6 +28,8 @@ export interface StartNatsServerOptions {
   args?: string[];
   /** How long to wait for the server to accept connections. Default 10 s. */
   readyTimeoutMs?: number;
+  /** The address to listen on; default 127.0.0.1 (a drill's bridge address to reach namespaces). */
+  host?: string;
 }
 
 /** Finds a free TCP port on 127.0.0.1 (the OS picks one; a tiny race remains, as with every such helper). */
@@ -43,9 +45,9 @@ export async function freePort(): Promise<number> {
   });
 }
 
-function canConnect(port: number): Promise<boolean> {
+function canConnect(port: number, host: string): Promise<boolean> {
   return new Promise((res) => {
-    const s = createConnection({ port, host: "127.0.0.1" });
+    const s = createConnection({ port, host });
     s.once("connect", () => {
       s.destroy();
       res(true);
@@ -124,6 +126,7 @@ export async function startNatsServer(
   const binary = options.binary ?? "nats-server";
   const storeDir = await mkdtemp(join(tmpdir(), "idem-nats-"));
   const port = await freePort();
+  const host = options.host ?? "127.0.0.1";
   const readyTimeoutMs = options.readyTimeoutMs ?? 10_000;
   let child: ChildProcess;
   let log = "";
@@ -133,7 +136,7 @@ export async function startNatsServer(
     log = "";
     child = spawn(
       binary,
-      ["-js", "-sd", storeDir, "-p", String(port), "-a", "127.0.0.1", ...(options.args ?? [])],
+      ["-js", "-sd", storeDir, "-p", String(port), "-a", host, ...(options.args ?? [])],
       { stdio: ["ignore", "ignore", "pipe"] },
     );
     live.add(child);
@@ -146,7 +149,7 @@ export async function startNatsServer(
     const deadline = Date.now() + readyTimeoutMs;
     while (Date.now() < deadline) {
       if (c.exitCode !== null) break;
-      if (log.includes("Server is ready") && (await canConnect(port))) return;
+      if (log.includes("Server is ready") && (await canConnect(port, host))) return;
       await new Promise((r) => setTimeout(r, 25));
     }
     if (c.pid !== undefined && c.exitCode === null) process.kill(c.pid, "SIGKILL");
@@ -172,7 +175,7 @@ export async function startNatsServer(
 
   await launch();
   return {
-    url: `nats://127.0.0.1:${port}`,
+    url: `nats://${host}:${port}`,
     port,
     storeDir,
     get pid() {

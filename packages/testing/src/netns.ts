@@ -3,80 +3,112 @@ import { randomBytes } from "node:crypto";
 import { promisify } from "node:util";
 
 const run = promisify(execFile);
+const ip = (...args: string[]) => run("ip", args);
 
 /**
- * A network namespace joined to this host by a veth pair: a "host" of a multi-host drill that can
- * be cut off from the network and healed. Processes started in it see only its own loopback and
- * the host end of the pair (`hostAddress`), where the drill's services listen.
+ * A "host" of a multi-host drill: a network namespace on the drill's bridge. Processes started in
+ * it see its own loopback and the bridge, where the drill's services listen; it can be cut off
+ * from the network and healed.
  */
-export interface NetnsHost extends AsyncDisposable {
+export interface NetnsHost {
   /** The namespace's name (`idem-<hex>`), as `ip netns` lists it. */
   readonly name: string;
-  /** The address of this host's end of the pair: services bind it so the namespace reaches them. */
-  readonly hostAddress: string;
-  /** The namespace's own address on the pair. */
+  /** Its address on the bridge. */
   readonly address: string;
-  /** Starts `command` inside the namespace (`ip netns exec`), with the options of `spawn`. */
+  /** Starts `command` inside the namespace (`ip netns exec`, which execs it: the PID is its own). */
   spawn(command: string, args: readonly string[], options?: SpawnOptions): ChildProcess;
-  /** Cuts the namespace off: its end of the pair goes down, packets in flight are lost. */
+  /** Cuts the host off: its link goes down, so it reaches nothing and nothing reaches it. */
   cut(): Promise<void>;
-  /** Brings the link back up after `cut()`. */
+  /** Brings its link back up after `cut()`. */
   heal(): Promise<void>;
-  /** Deletes the namespace and the pair (killing nothing: stop your processes first). Idempotent. */
+}
+
+/**
+ * A bridge on this machine with a /24 of its own (10.213.<n>.0/24), and namespaces joined to it by
+ * veth pairs. Services bind `address` (the bridge's) so that every host reaches them, and this
+ * process reaches them there too. Nothing here routes anywhere else.
+ */
+export interface NetnsNetwork extends AsyncDisposable {
+  /** The bridge's address: where services listen. */
+  readonly address: string;
+  /** The bridge's network, as a CIDR (for a server's list of trusted clients). */
+  readonly network: string;
+  /** Adds a host (namespace) with the next address on the bridge. */
+  addHost(): Promise<NetnsHost>;
+  /** Deletes every namespace, veth pair and the bridge (stop your processes first). Idempotent. */
   remove(): Promise<void>;
 }
 
-let subnet = 0;
-
 /**
- * Creates a network namespace with a veth pair to this host, on a /30 of 10.213.x.0 of its own.
- * Needs root (CI runs as root) and iproute2.
+ * Creates the bridge of a drill's network. Needs root (CI runs as root) and iproute2.
  * @throws Error when `ip` fails (no permission, no iproute2), after removing what it created.
  */
-export async function createNetnsHost(): Promise<NetnsHost> {
+export async function createNetnsNetwork(): Promise<NetnsNetwork> {
   const id = randomBytes(3).toString("hex");
-  const name = `idem-${id}`;
-  const hostLink = `vh${id}`;
-  const nsLink = `vn${id}`;
-  // A /30 per namespace, from the process ID and a counter, so parallel test files do not collide.
-  const n = (process.pid * 7 + subnet++) % 16_000;
-  const base = `10.${200 + Math.floor(n / 1000)}.${Math.floor((n % 1000) / 4)}`;
-  const offset = (n % 4) * 64;
-  const hostAddress = `${base}.${offset + 1}`;
-  const address = `${base}.${offset + 2}`;
-  const ip = (...args: string[]) => run("ip", args);
-  const inNs = (...args: string[]) => run("ip", ["netns", "exec", name, "ip", ...args]);
+  const bridge = `ib${id}`;
+  const subnet = `10.213.${(process.pid + Number.parseInt(id, 16)) % 250}`;
+  const address = `${subnet}.1`;
+  const namespaces: string[] = [];
+  const links: string[] = [];
   let removed = false;
   const remove = async () => {
     if (removed) return;
     removed = true;
-    await ip("link", "del", hostLink).catch(() => undefined); // deletes both ends
-    await ip("netns", "del", name).catch(() => undefined);
+    for (const l of links) await ip("link", "del", l).catch(() => undefined); // both ends
+    for (const ns of namespaces) await ip("netns", "del", ns).catch(() => undefined);
+    await ip("link", "del", bridge).catch(() => undefined);
   };
   try {
-    await ip("netns", "add", name);
-    await ip("link", "add", hostLink, "type", "veth", "peer", "name", nsLink);
-    await ip("link", "set", nsLink, "netns", name);
-    await ip("addr", "add", `${hostAddress}/26`, "dev", hostLink);
-    await ip("link", "set", hostLink, "up");
-    await inNs("addr", "add", `${address}/26`, "dev", nsLink);
-    await inNs("link", "set", nsLink, "up");
-    await inNs("link", "set", "lo", "up");
+    await ip("link", "add", bridge, "type", "bridge");
+    await ip("addr", "add", `${address}/24`, "dev", bridge);
+    await ip("link", "set", bridge, "up");
   } catch (e) {
     await remove();
     throw e;
   }
+
+  const addHost = async (): Promise<NetnsHost> => {
+    const n = namespaces.length + 10;
+    const hid = `${id}${n}`;
+    const name = `idem-${hid}`;
+    const hostLink = `vh${hid}`;
+    const nsLink = `vn${hid}`;
+    const hostAddress = `${subnet}.${n}`;
+    const inNs = (...args: string[]) => run("ip", ["netns", "exec", name, "ip", ...args]);
+    namespaces.push(name);
+    await ip("netns", "add", name);
+    await ip("link", "add", hostLink, "type", "veth", "peer", "name", nsLink);
+    links.push(hostLink);
+    await ip("link", "set", nsLink, "netns", name);
+    await ip("link", "set", hostLink, "master", bridge);
+    await ip("link", "set", hostLink, "up");
+    await inNs("addr", "add", `${hostAddress}/24`, "dev", nsLink);
+    await inNs("link", "set", nsLink, "up");
+    await inNs("link", "set", "lo", "up");
+    return {
+      name,
+      address: hostAddress,
+      spawn: (command, args, options = {}) =>
+        spawn("ip", ["netns", "exec", name, command, ...args], options),
+      cut: async () => {
+        await inNs("link", "set", nsLink, "down");
+      },
+      heal: async () => {
+        await inNs("link", "set", nsLink, "up");
+      },
+    };
+  };
+
   return {
-    name,
-    hostAddress,
     address,
-    spawn: (command, args, options = {}) =>
-      spawn("ip", ["netns", "exec", name, command, ...args], options),
-    cut: async () => {
-      await inNs("link", "set", nsLink, "down");
-    },
-    heal: async () => {
-      await inNs("link", "set", nsLink, "up");
+    network: `${subnet}.0/24`,
+    addHost: async () => {
+      try {
+        return await addHost();
+      } catch (e) {
+        await remove();
+        throw e;
+      }
     },
     remove,
     [Symbol.asyncDispose]: remove,

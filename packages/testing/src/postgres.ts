@@ -36,6 +36,12 @@ export interface StartPostgresOptions {
   binDir?: string;
   /** How long to wait for the server to accept connections. Default 30 s. */
   readyTimeoutMs?: number;
+  /**
+   * One more address to listen on besides 127.0.0.1, with the network whose clients it trusts
+   * (a drill's bridge to its network namespaces: `{ address: "10.213.0.1", network: "10.213.0.0/24" }`).
+   * `url` stays on 127.0.0.1; clients in that network use the address with the same port.
+   */
+  listen?: { address: string; network: string };
 }
 
 /** The newest Debian PostgreSQL's bin directory, or undefined when none is installed. */
@@ -160,7 +166,7 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
     join(dir, "postgresql.extra.conf"),
     [
       `port = ${port}`,
-      "listen_addresses = '127.0.0.1'",
+      `listen_addresses = '127.0.0.1${options.listen ? `,${options.listen.address}` : ""}'`,
       `unix_socket_directories = '${socketDir}'`,
       "fsync = on",
       "synchronous_commit = on",
@@ -172,6 +178,14 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
   await run(
     ...asOwner("sh", ["-c", `cat '${dir}/postgresql.extra.conf' >> '${dataDir}/postgresql.conf'`]),
   );
+  if (options.listen) {
+    if (!/^[0-9.]+$/.test(options.listen.address) || !/^[0-9.]+\/\d+$/.test(options.listen.network))
+      throw new Error(
+        `startPostgres: listen needs an IPv4 address and CIDR (got ${options.listen.address}, ${options.listen.network})`,
+      );
+    const hba = `host all all ${options.listen.network} trust`;
+    await run(...asOwner("sh", ["-c", `echo '${hba}' >> '${dataDir}/pg_hba.conf'`]));
+  }
 
   let pid = -1;
   let stopped = false;

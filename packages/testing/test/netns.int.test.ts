@@ -1,34 +1,39 @@
-// A network namespace host (createNetnsHost): a process inside reaches a service bound to the
-// host's end of the veth pair, cannot while the host is cut off, and can again once healed.
+// A drill's network (createNetnsNetwork): a process in a host's namespace reaches a service bound
+// to the bridge's address, cannot while its host is cut off, and can again once healed; it never
+// reaches this machine's loopback; two hosts reach each other over the bridge.
 import { createServer, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createNetnsHost, type NetnsHost } from "../src/netns.js";
+import { createNetnsNetwork, type NetnsHost, type NetnsNetwork } from "../src/netns.js";
 
 const root = process.getuid?.() === 0;
-let host: NetnsHost;
+let net: NetnsNetwork;
+let a: NetnsHost;
+let b: NetnsHost;
 let server: Server;
 let port = 0;
 
 beforeAll(async () => {
   if (!root) return;
-  host = await createNetnsHost();
+  net = await createNetnsNetwork();
+  a = await net.addHost();
+  b = await net.addHost();
   server = createServer((s) => s.end("pong\n"));
-  await new Promise<void>((r) => server.listen(0, host.hostAddress, r));
+  await new Promise<void>((r) => server.listen(0, net.address, r));
   const addr = server.address();
   port = typeof addr === "object" && addr ? addr.port : 0;
 });
 afterAll(async () => {
   server?.close();
-  await host?.remove();
+  await net?.remove();
 });
 
-/** What a node process inside the namespace gets from the service: "pong" or its error code. */
-function probe(): Promise<string> {
-  const script = `const s=require("node:net").connect(${port},"${host.hostAddress}");
+/** What a node process inside `host` gets from host:port: "pong" or its error code. */
+function probe(from: NetnsHost, address: string, to: number): Promise<string> {
+  const script = `const s=require("node:net").connect(${to},"${address}");
     s.setTimeout(20000,()=>{console.log("ETIMEDOUT");process.exit(0)});
     s.on("data",d=>{console.log(String(d).trim());process.exit(0)});
     s.on("error",e=>{console.log(e.code);process.exit(0)});`;
-  const child = host.spawn(process.execPath, ["-e", script], {
+  const child = from.spawn(process.execPath, ["-e", script], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   let out = "";
@@ -38,32 +43,24 @@ function probe(): Promise<string> {
   return new Promise((r) => child.once("exit", () => r(out.trim())));
 }
 
-describe.skipIf(!root)("a host in its own network namespace (runs as root)", () => {
-  it("reaches the host's services, is cut off by cut() and reaches them again after heal()", async () => {
-    expect(await probe()).toBe("pong");
-    await host.cut();
-    expect(await probe()).toMatch(/^E[A-Z]+$/);
-    await host.heal();
-    expect(await probe()).toBe("pong");
+describe.skipIf(!root)("hosts in network namespaces on a bridge (runs as root)", () => {
+  it("reach the bridge's services, are cut off by cut() and reach them again after heal()", async () => {
+    expect(await probe(a, net.address, port)).toBe("pong");
+    expect(await probe(b, net.address, port)).toBe("pong");
+    await a.cut();
+    expect(await probe(a, net.address, port)).toMatch(/^E[A-Z]+$/);
+    expect(await probe(b, net.address, port)).toBe("pong");
+    await a.heal();
+    expect(await probe(a, net.address, port)).toBe("pong");
   }, 120_000);
 
-  it("cannot reach this host's loopback: only what binds the pair's address is reachable", async () => {
+  it("cannot reach this machine's loopback: only what binds the bridge is reachable", async () => {
     const local = createServer((s) => s.end("pong\n"));
     await new Promise<void>((r) => local.listen(0, "127.0.0.1", r));
-    const a = local.address();
-    const localPort = typeof a === "object" && a ? a.port : 0;
-    const script = `const s=require("node:net").connect(${localPort},"127.0.0.1");
-      s.on("data",()=>{console.log("pong");process.exit(0)});
-      s.on("error",e=>{console.log(e.code);process.exit(0)});`;
-    const child = host.spawn(process.execPath, ["-e", script], {
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    let out = "";
-    child.stdout?.on("data", (d: Buffer) => {
-      out += d.toString();
-    });
-    await new Promise((r) => child.once("exit", r));
+    const addr = local.address();
+    const localPort = typeof addr === "object" && addr ? addr.port : 0;
+    const got = await probe(a, "127.0.0.1", localPort);
     local.close();
-    expect(out.trim()).toBe("ECONNREFUSED");
+    expect(got).toBe("ECONNREFUSED");
   }, 60_000);
 });
