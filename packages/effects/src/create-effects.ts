@@ -6,6 +6,7 @@ import {
   type Config,
   type EffectKind,
   type EffectSpec,
+  type FaultHook,
   type GitCommitSpec,
   type GitPatchSpec,
   IdemError,
@@ -19,6 +20,7 @@ import { isValidationError, probeGitGroup } from "./git/git-probe-batch.js";
 import type { GitRepo } from "./git/git-repo.js";
 import { GitTargets } from "./git/git-targets.js";
 import { ScratchIndexes } from "./git/patch/scratch-indexes.js";
+import type { CloneProgress } from "./git/remote/remote-git.js";
 import { createHttpRequestHandler } from "./http-request-effect.js";
 import { createNatsPublishHandler, PublishStreamChecks } from "./nats-publish-effect.js";
 import type { PublishTransport } from "./publish-transport.js";
@@ -53,6 +55,14 @@ export interface CreateEffectsOptions {
   lockTimeoutMs?: number;
   /** Keep a repo's OS lock this long after an apply so a burst pays for it once (default 200 ms). */
   lockLingerMs?: number;
+  /**
+   * Called at the fault points inside an apply (`interpreter.after-push`: a remote git target's
+   * push succeeded, nothing is recorded yet). The apps pass their `IDEM_FAULT` hook; a no-op by
+   * default.
+   */
+  fault?: FaultHook;
+  /** Progress of a first clone of a remote repo's mirror, e.g. for a line on a terminal. */
+  onCloneProgress?: (progress: CloneProgress) => void;
 }
 
 /**
@@ -77,6 +87,8 @@ export function createEffects(config: Config, options: CreateEffectsOptions = {}
     lockTimeoutMs: options.lockTimeoutMs ?? 30_000,
     lockLingerMs: options.lockLingerMs ?? 200,
     tmpDir,
+    ...(options.fault ? { fault: options.fault } : {}),
+    ...(options.onCloneProgress ? { onCloneProgress: options.onCloneProgress } : {}),
   });
   const scratch = new ScratchIndexes();
   const streamChecks = new PublishStreamChecks();

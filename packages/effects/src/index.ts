@@ -3,6 +3,8 @@ export { createEffects } from "./create-effects.js";
 export type { EffectHandler, Effects, ProbeHint, ProbeResult } from "./effect-handler.js";
 export { keyRef } from "./git/key-index.js";
 export { parsePatchFiles } from "./git/patch/patch-paths.js";
+export { redactUrls } from "./git/remote/redact.js";
+export type { CloneProgress } from "./git/remote/remote-git.js";
 export type {
   PublishTransport,
   TransportMessage,

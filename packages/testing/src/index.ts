@@ -1,3 +1,5 @@
+export type { GitDaemonHandle } from "./git-daemon.js";
+export { createBareRepo, startGitDaemon } from "./git-daemon.js";
 export type { NatsServerHandle, StartNatsServerOptions } from "./nats-server.js";
 export { freePort, startNatsServer } from "./nats-server.js";
 export type { CheckedRequest, OpenApiChecker } from "./openapi-check.js";

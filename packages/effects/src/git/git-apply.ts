@@ -103,6 +103,7 @@ export function applyOnBranch(
   change: GitChange,
 ): Promise<Record<string, unknown>> {
   const { repo, branch } = target;
+  if (repo.mirror) return applyRemote(target, key, probed, probeNow, change);
   return repo.withLock(async () => {
     const b = await baseForApply(target, probed, probeNow);
     if ("done" in b) return b.done;
@@ -117,5 +118,36 @@ export function applyOnBranch(
       paths: change.paths,
     });
     return { commit, base };
+  });
+}
+
+/**
+ * A remote's apply: the probed remote tip (or a probe now), then the commit built on the mirror's
+ * tip and pushed by compare-and-swap with the effects waiting at the same time.
+ * @throws IdemError TARGET_CONFLICT, TARGET_MOVED, UNAVAILABLE, INVALID_STATE.
+ */
+async function applyRemote(
+  { repo, branch }: GitTarget,
+  key: string,
+  probed: ProbeResult | undefined,
+  probeNow: () => Promise<ProbeResult>,
+  change: GitChange,
+): Promise<Record<string, unknown>> {
+  const p = probed ?? (await probeNow());
+  if (p.status === "present") return p.detail;
+  if (p.status === "conflict") throw new IdemError("TARGET_CONFLICT", p.reason);
+  const base = p.detail.base;
+  if (base !== null && typeof base !== "string") {
+    throw new IdemError(
+      "INVALID_STATE",
+      "an absent git probe must carry detail.base (a commit or null)",
+    );
+  }
+  return repo.pushEffect(branch, {
+    key,
+    base,
+    paths: change.paths,
+    tree: change.tree,
+    message: change.message,
   });
 }

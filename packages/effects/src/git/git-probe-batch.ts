@@ -39,6 +39,7 @@ export async function probeGitGroup(
 ): Promise<void> {
   const { scratch, maxFileBytes } = ctx;
   await repo.checkBranch(branch);
+  await repo.syncRemote(branch);
   const head = await repo.head(branch);
   if (head === null) {
     for (const it of items) out.set(it.key, await ctx.probeOne(it.spec, it.key));

@@ -1,6 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import { type Clock, IdemError, isSafeBranchName, type RepoConfig } from "@idem/schema";
+import {
+  type Clock,
+  type FaultHook,
+  IdemError,
+  isSafeBranchName,
+  noFault,
+  type RepoConfig,
+} from "@idem/schema";
 import type { ProbeHint, ProbeResult } from "../effect-handler.js";
 import { messageWithTrailer, refComponent, refuse } from "../sandbox.js";
 import { BranchPublisher } from "./branch-publisher.js";
@@ -10,6 +17,9 @@ import { serializeCommit } from "./plumbing/git-objects.js";
 import { type RepoLayout, RepoObjects } from "./plumbing/repo-objects.js";
 import { GitError, type GitResult, type RunGitOptions, runGit } from "./plumbing/run-git.js";
 import { WorktreeSync } from "./plumbing/worktree-sync.js";
+import type { CloneProgress } from "./remote/remote-git.js";
+import { RemoteMirror } from "./remote/remote-mirror.js";
+import { type PushEntry, RemotePusher } from "./remote/remote-pusher.js";
 import { RepoLock } from "./repo-lock.js";
 
 /** How the repositories of one `createEffects` behave. */
@@ -24,6 +34,10 @@ export interface GitRepoOptions {
   lockLingerMs: number;
   /** Folder for this process's temporary index files. */
   tmpDir: () => Promise<string>;
+  /** Fault points inside an apply (`interpreter.after-push`); a no-op by default. */
+  fault?: FaultHook;
+  /** Progress of a first clone of a remote's mirror (for a terminal). */
+  onCloneProgress?: (p: CloneProgress) => void;
 }
 
 /** One effect commit to build on the probed tip and publish onto its branch. */
@@ -55,21 +69,40 @@ export class GitRepo {
   private readonly keys: KeyIndex;
   private readonly publisher: BranchPublisher;
   private readonly branchOk = new Map<string, Promise<void>>();
+  /** A remote's mirror (`repos.<alias>.url`); undefined for a repository on this host. */
+  readonly mirror: RemoteMirror | undefined;
+  private readonly pushers = new Map<string, RemotePusher>();
 
   constructor(
     readonly alias: string,
     readonly config: RepoConfig,
     readonly options: GitRepoOptions,
   ) {
-    this.objects = new RepoObjects(alias, config.path, options.durable);
+    // A mirror's durability is the server's: the remote, not the mirror, holds what was applied.
+    const durable = config.url ? false : options.durable;
+    this.objects = new RepoObjects(alias, config.path, durable);
     this.worktree = new WorktreeSync(this.objects);
-    this.lock = new RepoLock(alias, config.path, options);
+    this.lock = new RepoLock(alias, config.path, { ...options, durable });
     this.keys = new KeyIndex(this.objects);
     this.publisher = new BranchPublisher(this.objects, this.keys, this.worktree, this.lock);
+    this.mirror = config.url
+      ? new RemoteMirror(alias, config.url, config.path, {
+          objects: this.objects,
+          keys: this.keys,
+          lock: this.lock,
+          withLock: (fn) => this.withLock(fn),
+          fault: options.fault ?? noFault,
+          onCloneProgress: options.onCloneProgress,
+        })
+      : undefined;
   }
 
-  /** Resolves the repository layout once. @throws IdemError TARGET_MISSING when it is not a repo. */
+  /**
+   * Resolves the repository layout once (a remote's mirror is cloned first when missing).
+   * @throws IdemError TARGET_MISSING when it is not a repo; UNAVAILABLE when the remote is not.
+   */
   async layout(): Promise<RepoLayout> {
+    await this.mirror?.ensure();
     const layout = await this.objects.layout();
     this.lock.attach(layout.gitDir);
     return layout;
@@ -88,6 +121,7 @@ export class GitRepo {
       refuse("branch", `"${branch}" is not a safe branch name`);
     let p = this.branchOk.get(branch);
     if (!p) {
+      if (this.mirror) await this.layout();
       p = runGit(this.config.path, ["check-ref-format", "--branch", branch]).then(
         () => undefined,
         (e) => {
@@ -116,6 +150,8 @@ export class GitRepo {
    */
   async probeKey(branch: string, key: string, hint?: ProbeHint): Promise<ProbeResult> {
     await this.layout();
+    if (this.mirror && (await this.mirror.refresh(branch)) === null)
+      return { status: "absent", detail: { base: null } };
     const found = await this.keys.lookupKey(branch, key, hint?.base);
     if (found.found) return { status: "present", detail: { commit: found.commit } };
     if (found.head === null && !(await this.isEmpty())) {
@@ -135,9 +171,65 @@ export class GitRepo {
    */
   async trailers(branch: string): Promise<Map<string, string[]>> {
     await this.checkBranch(branch);
+    await this.syncRemote(branch);
     const head = await this.head(branch);
     if (head === null) return new Map();
     return this.keys.scanRange([head]);
+  }
+
+  /**
+   * For a remote: brings the mirror's branch to the remote's tip (one ls-remote, a fetch only when
+   * it moved). A no-op for a repository on this host.
+   * @throws IdemError UNAVAILABLE, TARGET_MISSING
+   */
+  async syncRemote(branch: string): Promise<void> {
+    if (this.mirror) {
+      await this.layout();
+      await this.mirror.refresh(branch);
+    }
+  }
+
+  /**
+   * A remote's apply: the effect's commit is built on the mirror's tip together with the effects
+   * waiting at the same time and pushed by compare-and-swap (`RemotePusher`); answers
+   * `{ commit, base }` once the remote holds it.
+   * @throws IdemError TARGET_MOVED, UNAVAILABLE (the push's outcome is unknown: probe again).
+   */
+  pushEffect(
+    branch: string,
+    effect: Omit<PushEntry, "commitBody"> & { message: string },
+  ): Promise<Record<string, unknown>> {
+    const mirror = this.mirror;
+    if (!mirror) throw new IdemError("INVALID_STATE", `repo "${this.alias}" is not a remote`);
+    const { name, email } = this.config.author;
+    if (/[<>\n\0]/.test(name + email))
+      refuse("author", "of the repo config may not contain <, >, NUL or a line break");
+    let pusher = this.pushers.get(branch);
+    if (!pusher) {
+      pusher = new RemotePusher(branch, mirror, {
+        objects: this.objects,
+        keys: this.keys,
+        lock: this.lock,
+        publisher: this.publisher,
+        withLock: (fn) => this.withLock(fn),
+        fault: this.options.fault ?? noFault,
+      });
+      this.pushers.set(branch, pusher);
+    }
+    const message = messageWithTrailer(effect.message, effect.key);
+    return pusher.push({
+      key: effect.key,
+      base: effect.base,
+      paths: effect.paths,
+      tree: effect.tree,
+      commitBody: (tree, parent) =>
+        serializeCommit(
+          tree,
+          parent ? [parent] : [],
+          { name, email, at: this.options.clock.now() },
+          message,
+        ),
+    });
   }
 
   /** True when the repo has no branch at all (a fresh `git init`): only then may idem create one. */

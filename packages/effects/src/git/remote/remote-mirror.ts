@@ -1,0 +1,118 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { type FaultHook, IdemError } from "@idem/schema";
+import { refComponent } from "../../sandbox.js";
+import type { KeyIndex } from "../key-index.js";
+import type { RepoObjects } from "../plumbing/repo-objects.js";
+import type { RepoLock } from "../repo-lock.js";
+import { type CloneProgress, RemoteGit } from "./remote-git.js";
+
+/** What the mirror of one remote works with: the repository parts of its `GitRepo`. */
+export interface MirrorParts {
+  objects: RepoObjects;
+  keys: KeyIndex;
+  lock: RepoLock;
+  /** Runs `fn` under idem's lock on the mirror (recovery first). */
+  withLock<T>(fn: () => Promise<T>): Promise<T>;
+  fault: FaultHook;
+  onCloneProgress?: ((p: CloneProgress) => void) | undefined;
+}
+
+/** Where a fetched branch lands before the mirror's branch is reset to it. */
+function fetchedRef(branch: string): string {
+  return `refs/idem/fetched/${refComponent(branch)}`;
+}
+
+/**
+ * One host's mirror of a remote repository (`repos.<alias>.url`): a bare repository in `cacheDir`,
+ * made on first use, whose branches follow the remote. idem builds commits in it and pushes them by
+ * compare-and-swap; the mirror's branch only ever points at a commit the remote holds (it moves
+ * after a push succeeded, or to the remote's tip when a probe finds the remote moved), so a commit
+ * built and never pushed stays an unreferenced object and the next probe resets the branch to the
+ * remote's tip.
+ */
+export class RemoteMirror {
+  readonly remote: RemoteGit;
+  private made: Promise<void> | undefined;
+  private readonly asking = new Map<string, Promise<string | null>>();
+
+  constructor(
+    alias: string,
+    url: string,
+    readonly dir: string,
+    private readonly parts: MirrorParts,
+  ) {
+    this.remote = new RemoteGit(alias, url, dir);
+  }
+
+  /** Makes the mirror when it is missing (a bare clone, progress shown by the caller's hook). */
+  ensure(): Promise<void> {
+    if (!this.made) {
+      this.made = existsSync(join(this.dir, "HEAD"))
+        ? Promise.resolve()
+        : this.remote.cloneMirror(this.parts.onCloneProgress);
+      this.made.catch(() => {
+        this.made = undefined;
+      });
+    }
+    return this.made;
+  }
+
+  /** The remote's tip of `branch`: one ls-remote, shared by the probes that ask meanwhile. */
+  tip(branch: string): Promise<string | null> {
+    let p = this.asking.get(branch);
+    if (!p) {
+      p = this.remote.tip(branch).finally(() => this.asking.delete(branch));
+      this.asking.set(branch, p);
+    }
+    return p;
+  }
+
+  /**
+   * Brings the mirror's branch to the remote's tip and answers it: one ls-remote, and a fetch only
+   * when the tip is a commit the mirror does not hold. A remote without the branch answers null
+   * (TARGET_MISSING when the remote has other branches: idem creates a branch only in an empty one).
+   * @throws IdemError UNAVAILABLE, TARGET_MISSING
+   */
+  async refresh(branch: string): Promise<string | null> {
+    await this.ensure();
+    const tip = await this.tip(branch);
+    if (tip === null) {
+      if (await this.remote.hasBranches())
+        throw new IdemError(
+          "TARGET_MISSING",
+          `repo "${this.remote.alias}": the remote ${this.remote.shownUrl} has no branch "${branch}"`,
+        );
+      return null;
+    }
+    const { objects } = this.parts;
+    if ((await objects.head(branch)) === tip) return tip;
+    return this.parts.withLock(() => this.resetTo(branch, tip));
+  }
+
+  /** Under the lock: the mirror's branch to `tip` (fetched first when missing); answers the tip. */
+  private async resetTo(branch: string, tip: string | null): Promise<string | null> {
+    const { objects, lock } = this.parts;
+    let to = tip;
+    if (to === null || !(await objects.catFile.resolve(to))) {
+      to = await this.remote.fetch(branch, fetchedRef(branch));
+    }
+    const local = await objects.head(branch);
+    if (to === local) return to;
+    // Forced: the remote is the truth; an orphan commit the mirror may point at is dropped.
+    await lock.updateRefs([
+      to === null ? `delete refs/heads/${branch}` : `update refs/heads/${branch} ${to}`,
+    ]);
+    return to;
+  }
+
+  /** Under the lock, after a rejected push: fetch the branch and reset the mirror to it. */
+  async fetchAfterRejection(branch: string): Promise<string | null> {
+    return this.resetTo(branch, null);
+  }
+
+  /** True when the remote answers and has `branch` (for `idem doctor`). @throws UNAVAILABLE */
+  async remoteTip(branch: string): Promise<string | null> {
+    return this.remote.tip(branch);
+  }
+}

@@ -1,0 +1,221 @@
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
+import type { FaultPoint, GitCommitSpec } from "@idem/schema";
+import { createBareRepo, type GitDaemonHandle, startGitDaemon } from "@idem/testing";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createEffects, type Effects } from "../src/index.js";
+import { clock, commitsWithKey, git, type Sandbox, sandbox } from "./helpers.js";
+
+const spec = (path: string, content: string): GitCommitSpec => ({
+  kind: "git.commit",
+  repo: "site",
+  message: `agent: ${path}`,
+  files: [{ path, content }],
+});
+
+/** Registers `url` as the remote repo `site`, its mirror in the sandbox (as parseConfig would). */
+function addRemote(sb: Sandbox, url: string, mirror = "mirror.git"): string {
+  const cacheDir = join(sb.dir, mirror);
+  sb.config.repos.site = {
+    url,
+    cacheDir,
+    path: cacheDir,
+    branch: "main",
+    branches: [],
+    author: { name: "idem", email: "idem@localhost" },
+  };
+  return cacheDir;
+}
+
+/** A third party's commit pushed straight to the bare repository, as another tool would. */
+function thirdPartyCommit(bare: string, name: string): string {
+  const run = (args: string[], input?: string) =>
+    execFileSync("git", args, {
+      cwd: bare,
+      input,
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: "T",
+        GIT_AUTHOR_EMAIL: "t@x",
+        GIT_COMMITTER_NAME: "T",
+        GIT_COMMITTER_EMAIL: "t@x",
+      },
+    })
+      .toString()
+      .trim();
+  const head = run(["rev-parse", "refs/heads/main"]);
+  const blob = run(["hash-object", "-w", "--stdin"], `${name}\n`);
+  const base = run(["rev-parse", `${head}^{tree}`]);
+  const entries = run(["ls-tree", base]);
+  const tree = run(["mktree"], `${entries}\n100644 blob ${blob}\t${name}\n`);
+  const commit = run(["commit-tree", tree, "-p", head, "-m", `third party: ${name}`]);
+  run(["update-ref", "refs/heads/main", commit, head]);
+  return commit;
+}
+
+describe("git effects on a remote (file://)", () => {
+  let sb: Sandbox;
+  let fx: Effects | undefined;
+  let bare: string;
+  afterEach(async () => {
+    await fx?.close();
+    fx = undefined;
+    sb?.cleanup();
+  });
+  function setup(fault?: (p: FaultPoint) => void): Effects {
+    sb = sandbox();
+    bare = join(sb.dir, "remote.git");
+    createBareRepo(bare);
+    addRemote(sb, `file://${bare}`);
+    fx = createEffects(sb.config, { clock: clock(), ...(fault ? { fault } : {}) });
+    return fx;
+  }
+
+  it("makes the mirror on first use, pushes the commit and finds it present afterwards", async () => {
+    const e = setup();
+    const s = spec("docs/a.md", "A\n");
+    const probed = await e.probe(s, "j1/0");
+    expect(probed.status).toBe("absent");
+    const detail = await e.apply(s, "j1/0", probed);
+    expect(commitsWithKey(bare, "j1/0")).toEqual([detail.commit]);
+    expect(git(bare, "show", "main:docs/a.md")).toBe("A");
+    expect(await e.probe(s, "j1/0")).toEqual({
+      status: "present",
+      detail: { commit: detail.commit },
+    });
+  });
+
+  it("pushes effects applied at once together, each commit once, in the order they were applied", async () => {
+    const e = setup();
+    const keys = Array.from({ length: 12 }, (_, i) => `j${i}/0`);
+    const probes = await Promise.all(keys.map((k) => e.probe(spec(`f/${k}`, k), k)));
+    await Promise.all(keys.map((k, i) => e.apply(spec(`f/${k}`, k), k, probes[i])));
+    for (const k of keys) expect(commitsWithKey(bare, k)).toHaveLength(1);
+    const order = git(bare, "log", "--reverse", "--format=%s", "main").split("\n").slice(1);
+    expect(order).toEqual(keys.map((k) => `agent: f/${k}`));
+  });
+
+  it("builds again on a tip a third party moved after the probe, keeping the third party's commit", async () => {
+    const e = setup();
+    const s = spec("docs/b.md", "B\n");
+    const probed = await e.probe(s, "j2/0");
+    const theirs = thirdPartyCommit(bare, "theirs.txt");
+    const detail = await e.apply(s, "j2/0", probed);
+    expect(detail.base).toBe(theirs);
+    expect(git(bare, "merge-base", "--is-ancestor", theirs, "main")).toBe("");
+    expect(commitsWithKey(bare, "j2/0")).toHaveLength(1);
+  });
+
+  it("answers present after a kill right after the push (a fresh process probes the remote)", async () => {
+    const e = setup((p) => {
+      if (p === "interpreter.after-push") throw new Error("killed after the push");
+    });
+    const s = spec("docs/c.md", "C\n");
+    await expect(e.apply(s, "j3/0", await e.probe(s, "j3/0"))).rejects.toThrow(/killed/);
+    await e.close();
+    fx = createEffects(sb.config, { clock: clock() });
+    const again = await fx.probe(s, "j3/0");
+    expect(again.status).toBe("present");
+    expect(commitsWithKey(bare, "j3/0")).toHaveLength(1);
+  });
+
+  it("drops a commit the mirror holds but the remote never got, and applies the effect once", async () => {
+    const e = setup();
+    const s = spec("docs/d.md", "D\n");
+    await e.probe(s, "j0/0");
+    // What a kill between the commit in the mirror and the push leaves: the mirror ahead of the remote.
+    const mirror = sb.config.repos.site?.path as string;
+    const tree = git(mirror, "rev-parse", "main^{tree}");
+    const orphan = git(mirror, "commit-tree", tree, "-p", "main", "-m", "x\n\nIdem-Effect: j4/0");
+    git(mirror, "update-ref", "refs/heads/main", orphan);
+    const probed = await e.probe(s, "j4/0");
+    expect(probed.status).toBe("absent");
+    await e.apply(s, "j4/0", probed);
+    expect(commitsWithKey(bare, "j4/0")).toHaveLength(1);
+    expect(git(mirror, "rev-parse", "main")).toBe(git(bare, "rev-parse", "main"));
+  });
+
+  it("probes again after the remote was force-pushed below what the mirror knew", async () => {
+    const e = setup();
+    const s = spec("docs/e.md", "E\n");
+    await e.apply(s, "j5/0", await e.probe(s, "j5/0"));
+    git(bare, "update-ref", "refs/heads/main", git(bare, "rev-parse", "main~1"));
+    const probed = await e.probe(s, "j5/0");
+    expect(probed.status).toBe("absent");
+    await e.apply(s, "j5/0", probed);
+    expect(commitsWithKey(bare, "j5/0")).toHaveLength(1);
+  });
+
+  it("never prints a password of the remote's URL in an error", async () => {
+    sb = sandbox();
+    addRemote(sb, "http://bob:s3cret@127.0.0.1:9/nowhere.git");
+    fx = createEffects(sb.config, { clock: clock() });
+    const err = await fx.probe(spec("a", "a"), "j6/0").catch((e: Error) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as { code?: string }).code).toBe("UNAVAILABLE");
+    expect(`${(err as Error).message} ${JSON.stringify(err)}`).not.toContain("s3cret");
+  });
+});
+
+describe("git effects on a remote served by git daemon (git://)", () => {
+  let daemon: GitDaemonHandle;
+  let sb: Sandbox;
+  let fx: Effects | undefined;
+  beforeAll(async () => {
+    daemon = await startGitDaemon();
+  });
+  afterAll(async () => {
+    await daemon?.stop();
+  });
+  afterEach(async () => {
+    await fx?.close();
+    fx = undefined;
+    sb?.cleanup();
+  });
+
+  it("applies, probes present, and a second mirror on another host sees the same commit", async () => {
+    const { path: bare, url } = daemon.createRepo("site");
+    sb = sandbox();
+    addRemote(sb, url);
+    fx = createEffects(sb.config, { clock: clock() });
+    const s = spec("docs/g.md", "G\n");
+    const detail = await fx.apply(s, "g1/0", await fx.probe(s, "g1/0"));
+    expect(commitsWithKey(bare, "g1/0")).toEqual([detail.commit]);
+    const other = createEffects(
+      {
+        ...sb.config,
+        repos: {
+          site: {
+            ...(sb.config.repos.site as never),
+            path: join(sb.dir, "m2.git"),
+            cacheDir: join(sb.dir, "m2.git"),
+          },
+        },
+      },
+      { clock: clock() },
+    );
+    try {
+      expect(await other.probe(s, "g1/0")).toEqual({
+        status: "present",
+        detail: { commit: detail.commit },
+      });
+      // The second host's apply of the same key writes nothing.
+      expect(await other.apply(s, "g1/0")).toEqual({ commit: detail.commit });
+    } finally {
+      await other.close();
+    }
+    expect(commitsWithKey(bare, "g1/0")).toHaveLength(1);
+  });
+
+  it("audits the remote branch after one fetch", async () => {
+    const { path: bare, url } = daemon.createRepo("audited");
+    sb = sandbox();
+    addRemote(sb, url);
+    fx = createEffects(sb.config, { clock: clock() });
+    const s = spec("docs/h.md", "H\n");
+    await fx.apply(s, "h1/0", await fx.probe(s, "h1/0"));
+    thirdPartyCommit(bare, "later.txt");
+    const keys = await fx.scanTrailers("site");
+    expect([...keys.keys()]).toEqual(["h1/0"]);
+  });
+});
