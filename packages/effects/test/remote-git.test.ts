@@ -181,17 +181,11 @@ describe("git effects on a remote served by git daemon (git://)", () => {
     const s = spec("docs/g.md", "G\n");
     const detail = await fx.apply(s, "g1/0", await fx.probe(s, "g1/0"));
     expect(commitsWithKey(bare, "g1/0")).toEqual([detail.commit]);
+    const site = sb.config.repos.site;
+    if (!site) throw new Error("no repo");
+    const m2 = join(sb.dir, "m2.git");
     const other = createEffects(
-      {
-        ...sb.config,
-        repos: {
-          site: {
-            ...(sb.config.repos.site as never),
-            path: join(sb.dir, "m2.git"),
-            cacheDir: join(sb.dir, "m2.git"),
-          },
-        },
-      },
+      { ...sb.config, repos: { site: { ...site, path: m2, cacheDir: m2 } } },
       { clock: clock() },
     );
     try {
