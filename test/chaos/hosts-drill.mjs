@@ -25,7 +25,6 @@ import {
   rmSync,
   writeFileSync,
 } from "node:fs";
-import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -34,6 +33,14 @@ import { enqueueJobs } from "@idem/core";
 import { PostgresJournalStore } from "@idem/journal";
 import { FAULT_POINTS } from "@idem/schema";
 import { startPostgres } from "@idem/testing";
+import {
+  agentScript,
+  printReport,
+  readAgentRuns,
+  rng,
+  sleep,
+  startReceiver,
+} from "./lib/drill-kit.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const IDEM = join(here, "../../apps/cli/bin/idem.js");
@@ -57,71 +64,15 @@ const EXECUTOR_FAULTS = points.filter((p) => p.startsWith("executor."));
 const INTERPRETER_FAULTS = points.filter((p) => p.startsWith("interpreter."));
 const LEASE_MS = 3000;
 
-/** mulberry32: a small seeded PRNG, so a seed replays the schedule. */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const random = rng(SEED);
 const pick = (xs) => xs[Math.floor(random() * xs.length)];
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (...m) =>
   process.stderr.write(`[hosts ${new Date().toISOString().slice(11, 23)}] ${m.join(" ")}\n`);
 
-const AGENT_SCRIPT = `// A drill agent: logs each run (job, pid, time) on its host and answers non-deterministically.
-import { appendFileSync, readFileSync } from "node:fs";
-const [name, runsLog] = process.argv.slice(2);
-const job = JSON.parse(readFileSync(0, "utf8"));
-appendFileSync(runsLog, job.jobId + " " + process.pid + " " + Date.now() + " " + name + "\\n");
-const nonce = Math.random().toString(36).slice(2);
-await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 15)));
-process.stdout.write(JSON.stringify({
-  summary: name + " did " + job.jobId,
-  effects: [
-    { kind: "http.request", target: "ledger", method: "POST", path: "/" + job.jobId, body: { job: job.jobId, nonce } },
-    { kind: "file.write", root: "shared", path: job.jobId + ".json", content: JSON.stringify({ job: job.jobId, nonce }) },
-  ],
-}));
-`;
-
-/** The HTTP target: counts every complete request by Idempotency-Key; GET /probe/<key> answers 200 or 404. */
-function startReceiver() {
-  const deliveries = new Map(); // key -> [{ path, body }]
-  const server = createServer((req, res) => {
-    let body = "";
-    req.on("data", (d) => {
-      body += d;
-    });
-    req.on("end", () => {
-      const url = new URL(req.url, "http://x");
-      if (req.method === "GET" && url.pathname.startsWith("/probe/")) {
-        const key = decodeURIComponent(url.pathname.slice("/probe/".length));
-        res.writeHead(deliveries.has(key) ? 200 : 404).end();
-        return;
-      }
-      const key = req.headers["idempotency-key"];
-      if (req.method !== "POST" || typeof key !== "string") {
-        res.writeHead(400).end();
-        return;
-      }
-      const list = deliveries.get(key) ?? [];
-      list.push({ path: url.pathname, body });
-      deliveries.set(key, list);
-      res.writeHead(201, { "content-type": "application/json" }).end('{"ok":true}');
-    });
-  });
-  return new Promise((resolve) => {
-    server.listen(0, "127.0.0.1", () =>
-      resolve({ server, deliveries, port: server.address().port }),
-    );
-  });
-}
+const AGENT_SCRIPT = agentScript(`(job, nonce) => [
+  { kind: "http.request", target: "ledger", method: "POST", path: "/" + job.jobId, body: { job: job.jobId, nonce } },
+  { kind: "file.write", root: "shared", path: job.jobId + ".json", content: JSON.stringify({ job: job.jobId, nonce }) },
+]`);
 
 function hostConfig(url, receiverPort, sharedRoot, runsLog, agentScript) {
   return {
@@ -295,22 +246,7 @@ async function main() {
   }
   const lost = jobIds.filter((id) => !outputs.has(id));
   // Agent runs, from each host's own log: none may start after the job's output was recorded.
-  const runs = new Map();
-  const lateRuns = [];
-  const runsByHost = {};
-  for (const host of hosts) {
-    const lines = existsSync(host.runsLog)
-      ? readFileSync(host.runsLog, "utf8").split("\n").filter(Boolean)
-      : [];
-    runsByHost[host.name] = lines.length;
-    for (const line of lines) {
-      const [id, pid, at] = line.split(" ");
-      runs.set(id, (runs.get(id) ?? 0) + 1);
-      const o = outputs.get(id);
-      if (o && Number(at) > o.recordedAt)
-        lateRuns.push(`${id} (pid ${pid} at ${at}, recorded ${o.recordedAt})`);
-    }
-  }
+  const { runs, lateRuns, runsByHost } = readAgentRuns(hosts, outputs);
   const runCounts = [...runs.values()];
   // Effects at their targets: every request the receiver saw, by key; every shared file's content.
   const duplicateKeys = [...receiver.deliveries].filter(([, list]) => list.length > 1);
@@ -382,21 +318,13 @@ async function main() {
   await pg.stop();
   receiver.server.close();
 
-  if (args.json)
-    process.stdout.write(`${JSON.stringify({ seed: SEED, table, violations }, null, 2)}\n`);
-  else {
-    const w = Math.max(...table.map((r) => r.name.length));
-    process.stdout.write(`\nidem three-hosts drill (one PostgreSQL journal), seed ${SEED}\n`);
-    for (const r of table)
-      process.stdout.write(
-        `  ${r.name.padEnd(w)}  ${String(r.value).padStart(14)}  ${r.ok ? "ok" : "VIOLATION"}\n`,
-      );
-    process.stdout.write(
-      violations.length
-        ? `\n${violations.length} violation(s):\n  ${violations.join("\n  ")}\n`
-        : "\nno violations\n",
-    );
-  }
+  printReport({
+    title: "idem three-hosts drill (one PostgreSQL journal)",
+    seed: SEED,
+    table,
+    violations,
+    json: args.json,
+  });
   if (args.keep || violations.length) log(`workspace kept at ${work}`);
   else rmSync(work, { recursive: true, force: true });
   process.exit(violations.length ? 1 : 0);
