@@ -17,7 +17,7 @@ import {
   describeError,
   effectTarget,
   type FaultHook,
-  type IdemError,
+  IdemError,
   isIdemError,
   noFault,
   systemClock,
@@ -46,11 +46,20 @@ export interface InterpreterOptions {
   /** Claim loops in this process (`--concurrency N`); the journal's target order keeps them apart. */
   concurrency?: number;
   /**
+   * `drain()` (`--once`) rides out a journal outage (a PostgreSQL server gone or restarting) as the
+   * long-running loops do, and rejects with UNAVAILABLE once the journal has answered nothing for
+   * this long; default `DRAIN_OUTAGE_LIMIT_MS` (10 minutes).
+   */
+  outageLimitMs?: number;
+  /**
    * Claim, probe and apply spans continuing the trace kept with each record (`startTelemetry`);
    * default off.
    */
   tracing?: Tracing;
 }
+
+/** How long `drain()` waits for a journal that answers nothing before it gives up (10 minutes). */
+export const DRAIN_OUTAGE_LIMIT_MS = 10 * 60_000;
 
 /** What `drain()` (`idem interpreter --once`) did. */
 export interface DrainResult {
@@ -71,7 +80,9 @@ export interface Interpreter {
   /**
    * `--once`: works with `concurrency` loops until no run is pending, running or waiting for a
    * retry, waiting out expired leases and retry times. Stops early, releasing its lease, on `stop()`.
-   * @throws the journal's failure when it can no longer make a write durable.
+   * A journal outage is waited out (claims back off and resume by themselves), up to `outageLimitMs`.
+   * @throws the journal's failure when it can no longer make a write durable; UNAVAILABLE when the
+   * journal answered nothing for `outageLimitMs`.
    */
   drain(): Promise<DrainResult>;
   /** The long-running form: claim loops that poll at `interpreter.pollMs` until `stop()`. */
@@ -105,6 +116,7 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
   const log = (options.logger ?? createLogger({ name: "idem-interpreter" })).child({ owner });
   const metrics = options.metrics ?? createInterpreterMetrics();
   const concurrency = Math.max(1, Math.floor(options.concurrency ?? 1));
+  const outageLimitMs = options.outageLimitMs ?? DRAIN_OUTAGE_LIMIT_MS;
   /** Aborted on `stop()` or when the journal fails for good: loops end, sleeps wake. */
   const stopController = new AbortController();
   const stopSignal = stopController.signal;
@@ -196,37 +208,54 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
     const startedAt = clock.now();
     const runs = newTally();
     const deadRuns: DrainResult["dead"] = [];
+    const outage = outageWatch(outageLimitMs);
     const loop = async () => {
-      const outage = newOutageBackoff();
+      const backoff = newOutageBackoff();
       while (!stopSignal.aborted) {
         if (journalFailed()) return;
-        let outcome: RunOutcome | undefined;
         try {
-          outcome = await runOnce();
+          const outcome = await runOnce();
+          outage.answered();
+          backoff.reset();
+          if (outcome) {
+            runs[outcome.outcome]++;
+            continue;
+          }
+          const active = await journal.runs.active();
+          if (active.pending + active.running + active.failed === 0) return;
+          await idle();
         } catch (e) {
           if (journalFailed()) return;
-          await claimFailed(e, outage);
-          continue;
+          // A drain rides out an outage as the long-running loops do, up to `outageLimitMs`.
+          if (outage.exceeded(e)) {
+            stopController.abort();
+            return;
+          }
+          await claimFailed(e, backoff);
         }
-        outage.reset();
-        if (outcome) {
-          runs[outcome.outcome]++;
-          continue;
-        }
-        const active = await journal.runs.active();
-        if (active.pending + active.running + active.failed === 0) return;
-        await idle();
       }
     };
     loops = Promise.all(Array.from({ length: concurrency }, loop)).then(() => {});
     await loops;
     const failure = journal.failure;
     if (failure) throw failure;
+    if (outage.gaveUp) throw outage.gaveUp;
     // Runs that ended dead here: by this interpreter's own decisions or by its claims (maxLeaseExpiries).
-    for (const ev of await journal.events.list({
-      type: JOURNAL_EVENTS.RUN_DEAD,
-      since: startedAt - 1000,
-    })) {
+    const backoff = newOutageBackoff();
+    let events: Awaited<ReturnType<typeof journal.events.list>>;
+    for (;;) {
+      try {
+        events = await journal.events.list({
+          type: JOURNAL_EVENTS.RUN_DEAD,
+          since: startedAt - 1000,
+        });
+        break;
+      } catch (e) {
+        if (outage.exceeded(e)) throw outage.gaveUp;
+        await claimFailed(e, backoff);
+      }
+    }
+    for (const ev of events) {
       if (ev.actor !== owner || ev.jobId === null) continue;
       deadRuns.push({
         jobId: ev.jobId,
@@ -236,6 +265,39 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
       });
     }
     return { runs, dead: deadRuns, endedDead: deadRuns.length > 0 };
+  }
+
+  /**
+   * How long a drain's journal has been UNAVAILABLE without a break: `exceeded(e)` is true (and
+   * `gaveUp` set) once an UNAVAILABLE comes `limitMs` after the first one of the outage; anything
+   * else is not an outage. `answered()` ends the outage.
+   */
+  function outageWatch(limitMs: number) {
+    let since: number | undefined;
+    const watch = {
+      gaveUp: undefined as IdemError | undefined,
+      answered() {
+        since = undefined;
+      },
+      exceeded(e: unknown): boolean {
+        if (watch.gaveUp) return true;
+        if (!isIdemError(e, "UNAVAILABLE")) return false;
+        const now = Date.now();
+        since ??= now;
+        if (now - since < limitMs) return false;
+        watch.gaveUp = new IdemError(
+          "UNAVAILABLE",
+          `the journal has been unavailable for ${Math.round((now - since) / 1000)} s (the drain waits ${Math.round(limitMs / 1000)} s at most): ${e.message}`,
+          { cause: e },
+        );
+        log.error(
+          { event: "interpreter.drain-gave-up", err: describeError(e) },
+          watch.gaveUp.message,
+        );
+        return true;
+      },
+    };
+    return watch;
   }
 
   /**
