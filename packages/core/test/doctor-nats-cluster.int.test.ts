@@ -4,10 +4,10 @@
 // its quorum is a violation too.
 import { connectNats, ensureJobsStream } from "@idem/nats";
 import { type Config, parseConfig } from "@idem/schema";
+import { type NatsClusterHandle, startNatsCluster } from "@idem/testing";
 // Provisioning through the JetStream client is test setup only (tests sit outside the import rules).
 import { jetstreamManager } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type NatsClusterHandle, startNatsCluster } from "../../testing/src/nats-cluster.js";
 import { runDoctor } from "../src/doctor/run-doctor.js";
 
 let cluster: NatsClusterHandle;

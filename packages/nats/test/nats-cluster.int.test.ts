@@ -3,10 +3,10 @@
 // publisher rides through the stream leader's election (4 to 9 s on nats-server 2.9, during which
 // publishes fail with "jetstream is not enabled" or time out).
 import type { Job, NatsConfig } from "@idem/schema";
+import { type NatsClusterHandle, startNatsCluster } from "@idem/testing";
 import { jetstream, jetstreamManager, RetentionPolicy, StorageType } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type NatsClusterHandle, startNatsCluster } from "../../testing/src/nats-cluster.js";
 import { closeNats, connectNats, createJobPublisher } from "../src/index.js";
 
 let cluster: NatsClusterHandle;

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./nats-server.js";
 
-/** A `git daemon` on a free loopback port serving the bare repositories of a temporary folder. */
+/** A `git daemon` on a free port (loopback unless `host` says otherwise) serving the bare repositories of a temporary folder. */
 export interface GitDaemonHandle extends AsyncDisposable {
   /** `git://127.0.0.1:<port>`: a repository `name` is at `${url}/${name}`. */
   readonly url: string;
@@ -54,9 +54,9 @@ export function createBareRepo(path: string, seed = true): void {
   run(path, ["update-ref", "refs/heads/main", commit]);
 }
 
-function canConnect(port: number): Promise<boolean> {
+function canConnect(port: number, host: string): Promise<boolean> {
   return new Promise((res) => {
-    const s = createConnection({ port, host: "127.0.0.1" });
+    const s = createConnection({ port, host });
     s.once("connect", () => {
       s.destroy();
       res(true);
@@ -71,8 +71,9 @@ function canConnect(port: number): Promise<boolean> {
  * @throws Error when it does not listen within `readyTimeoutMs` (default 10 s) or exits first.
  */
 export async function startGitDaemon(
-  options: { readyTimeoutMs?: number } = {},
+  options: { readyTimeoutMs?: number; host?: string } = {},
 ): Promise<GitDaemonHandle> {
+  const host = options.host ?? "127.0.0.1";
   const baseDir = await mkdtemp(join(tmpdir(), "idem-git-daemon-"));
   const port = await freePort();
   const child: ChildProcess = spawn(
@@ -82,7 +83,7 @@ export async function startGitDaemon(
       "--reuseaddr",
       "--export-all",
       "--enable=receive-pack",
-      "--listen=127.0.0.1",
+      `--listen=${host}`,
       `--port=${port}`,
       `--base-path=${baseDir}`,
       baseDir,
@@ -97,7 +98,7 @@ export async function startGitDaemon(
   const deadline = Date.now() + (options.readyTimeoutMs ?? 10_000);
   let up = false;
   while (!up && child.exitCode === null && Date.now() < deadline) {
-    up = await canConnect(port);
+    up = await canConnect(port, host);
     if (!up) await new Promise((r) => setTimeout(r, 50));
   }
   const pid = child.pid ?? 0;
@@ -116,7 +117,7 @@ export async function startGitDaemon(
     await stop();
     throw new Error(`git daemon did not listen on ${port}: ${stderr.trim()}`);
   }
-  const url = `git://127.0.0.1:${port}`;
+  const url = `git://${host}:${port}`;
   return {
     url,
     port,

@@ -1,7 +1,15 @@
 export type { GitDaemonHandle } from "./git-daemon.js";
 export { createBareRepo, startGitDaemon } from "./git-daemon.js";
+export type {
+  NatsClusterHandle,
+  NatsClusterNode,
+  StartNatsClusterOptions,
+} from "./nats-cluster.js";
+export { startNatsCluster } from "./nats-cluster.js";
 export type { NatsServerHandle, StartNatsServerOptions } from "./nats-server.js";
 export { freePort, startNatsServer } from "./nats-server.js";
+export type { NetnsHost, NetnsNetwork } from "./netns.js";
+export { createNetnsNetwork } from "./netns.js";
 export type { CheckedRequest, OpenApiChecker } from "./openapi-check.js";
 export { createOpenApiChecker } from "./openapi-check.js";
 export type { PostgresHandle, StartPostgresOptions } from "./postgres.js";
