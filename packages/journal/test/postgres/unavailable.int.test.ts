@@ -15,11 +15,14 @@ const out = (jobId: string): AgentOutput => ({
 });
 
 /**
- * A TCP proxy in front of the server that, once armed, passes the next COMMIT on and then cuts
- * both sockets when the server answers it: the transaction committed, its answer is lost.
+ * A TCP proxy in front of the server that, once armed, passes the next message naming `marker`
+ * on (a COMMIT, or a named statement that is a transaction of its own) and then cuts both sockets
+ * when the server answers it: the transaction committed, its answer is lost.
  */
-async function commitCutter(port: number): Promise<{ port: number; arm(): void; close(): void }> {
-  let armed = false;
+async function commitCutter(
+  port: number,
+): Promise<{ port: number; arm(marker: string): void; close(): void }> {
+  let armed: string | undefined;
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
     const upstream = new Socket();
@@ -27,8 +30,8 @@ async function commitCutter(port: number): Promise<{ port: number; arm(): void; 
     let cutting = false;
     upstream.connect(port, "127.0.0.1");
     client.on("data", (chunk: Buffer) => {
-      if (armed && chunk.includes("COMMIT")) {
-        armed = false;
+      if (armed !== undefined && chunk.includes(armed)) {
+        armed = undefined;
         cutting = true;
       }
       upstream.write(chunk);
@@ -54,8 +57,8 @@ async function commitCutter(port: number): Promise<{ port: number; arm(): void; 
   if (address === null || typeof address === "string") throw new Error("no proxy port");
   return {
     port: address.port,
-    arm: () => {
-      armed = true;
+    arm: (marker) => {
+      armed = marker;
     },
     close: () => {
       for (const s of sockets) s.destroy();
@@ -151,7 +154,8 @@ describe("PostgreSQL connection loss is UNAVAILABLE, and only that", () => {
     viaProxy.port = String(proxy.port);
     const j = await PostgresJournalStore.open(viaProxy.toString());
     try {
-      proxy.arm();
+      // A record is one statement (named idem_record), committed when the server answers it.
+      proxy.arm("idem_record");
       const lost = await j.outputs
         .record(out("c-1"), { source: "executor", targets: ["file:out"] })
         .catch((err: unknown) => err);

@@ -128,6 +128,26 @@ export class PostgresConnection {
   }
 
   /**
+   * One write statement outside a transaction block: its own implicit transaction, answered after
+   * its COMMIT returned (one round trip). A named query is prepared once per pooled connection.
+   * Retried as a whole on 40001/40P01 (nothing of it committed).
+   * @throws UNAVAILABLE when the server is gone or restarting, also when the answer was lost (it
+   * may or may not have committed); other errors as they are.
+   */
+  async statement<R extends pg.QueryResultRow>(query: pg.QueryConfig): Promise<R[]> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return (await this.pool.query<R>(query)).rows;
+      } catch (e) {
+        const state = sqlState(e);
+        if (state === undefined || !RETRYABLE.has(state) || attempt >= this.retries) {
+          throw asUnavailable(e, this.location);
+        }
+      }
+    }
+  }
+
+  /**
    * One transaction on one client, retried on 40001/40P01; resolves after COMMIT returned.
    * @throws UNAVAILABLE when the server is gone or restarting, also when COMMIT's answer was lost
    * (it may or may not have committed); what `fn` throws otherwise, as it is.
