@@ -62,7 +62,17 @@ export function register(program: Command): void {
       // Off unless telemetry.otlpUrl or OTEL_EXPORTER_OTLP_ENDPOINT is set; shut down last.
       const tracing = startTelemetry({ config, service: "idem-interpreter", logger });
       const journal = await openConfiguredJournal(config);
-      const effects = openTargets(config);
+      // The fault hook reaches inside applies (interpreter.after-push); a first clone of a remote's
+      // mirror shows its progress on a terminal.
+      const effects = openTargets(config, {
+        fault,
+        ...(process.stderr.isTTY
+          ? {
+              onCloneProgress: (p) =>
+                process.stderr.write(`\rcloning ${p.alias}: ${p.stage} ${p.percent}%   `),
+            }
+          : {}),
+      });
       const metrics = createInterpreterMetrics();
       const interpreter = createInterpreter({
         config,
