@@ -23,6 +23,7 @@ import {
   type FaultHook,
   IdemError,
   type Job,
+  natsServers,
   noFault,
   systemClock,
 } from "@idem/schema";
@@ -57,7 +58,7 @@ export interface CreateExecutorOptions {
   clock?: Clock;
   /** This executor's name in journal leases; default `<host>:<pid>:<random>`. */
   owner?: string;
-  /** An open NATS connection to use (not drained on stop); default: connect to `config.nats.url`. */
+  /** An open NATS connection to use (not drained on stop); default: connect to `nats.servers` (or `nats.url`). */
   nc?: NatsConnection;
   /** Embedded queue: how long to wait when no job is due; default `queue.pollMs`. */
   pollMs?: number;
@@ -249,7 +250,7 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
       if (config.nats) {
         nc = options.nc;
         if (!nc) {
-          nc = await connect(config.nats.url);
+          nc = await connect(natsServers(config.nats));
           ownConnection = true;
         }
         jetStream = createJetStreamTransport(context, nc);

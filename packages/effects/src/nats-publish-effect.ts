@@ -3,6 +3,7 @@ import {
   IdemError,
   type NatsPublishSpec,
   NatsPublishSpecSchema,
+  natsServers,
   type PublishTarget,
 } from "@idem/schema";
 import type { EffectHandler } from "./effect-handler.js";
@@ -109,7 +110,8 @@ export function createNatsPublishHandler(
       const t = targetOf(spec.target);
       const subject = publishSubject(config, t, spec.subject);
       checkHeaders(spec.headers, true);
-      const url = t.url ?? config.nats?.url ?? defaultUrl ?? "nats://127.0.0.1:4222";
+      const url =
+        t.url ?? (config.nats && natsServers(config.nats)) ?? defaultUrl ?? "nats://127.0.0.1:4222";
       if (!transport) {
         throw new IdemError(
           "INVALID_STATE",

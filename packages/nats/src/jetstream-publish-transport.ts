@@ -60,14 +60,16 @@ export function createJetStreamPublishTransport(): JetStreamPublishTransport {
   const get = (url: string): Promise<NatsConnection> => {
     let c = conns.get(url);
     if (!c) {
-      c = connect({ servers: url, name: "idem-effects", timeout: 5000 }).catch((e: unknown) => {
-        conns.delete(url);
-        throw new IdemError(
-          "UNAVAILABLE",
-          `cannot connect to NATS at ${url}: ${(e as Error).message}`,
-          { cause: e },
-        );
-      });
+      c = connect({ servers: url.split(","), name: "idem-effects", timeout: 5000 }).catch(
+        (e: unknown) => {
+          conns.delete(url);
+          throw new IdemError(
+            "UNAVAILABLE",
+            `cannot connect to NATS at ${url}: ${(e as Error).message}`,
+            { cause: e },
+          );
+        },
+      );
       conns.set(url, c);
     }
     return c.then((nc) => {
