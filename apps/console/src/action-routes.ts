@@ -1,19 +1,28 @@
 import { randomUUID } from "node:crypto";
 import {
   buildReplayPlan,
+  checkEffectFilter,
   createReplayRuns,
+  type EffectFilter,
   listDeadLetters,
   readReplayProgress,
+  replayReason,
   resolveUncertain,
   retryDead,
 } from "@idem/core";
 import type { ReplaySelection } from "@idem/journal";
-import { describeError, isIdemError } from "@idem/schema";
+import { describeError, EFFECT_KINDS, isIdemError } from "@idem/schema";
 import type { Context, Hono } from "hono";
 import { type ConsoleDeps, wantsJson } from "./deps.js";
 import { page } from "./layout.js";
 import { deadLettersBody } from "./pages/dead-letters.js";
-import { progressBody, type ReplayQuery, replayBody, replayQueryParams } from "./pages/replay.js";
+import {
+  type FilterChoices,
+  progressBody,
+  type ReplayQuery,
+  replayBody,
+  replayQueryParams,
+} from "./pages/replay.js";
 import { BadRequest, notFound, sinceField, stateField } from "./read-routes.js";
 
 type Form = Record<string, string | File | (string | File)[]>;
@@ -61,8 +70,18 @@ function answer(
   );
 }
 
+/** A repeated form field's values, trimmed, without the empty ones. */
+function fields(form: Form, name: string): string[] {
+  const v = form[name];
+  const all = Array.isArray(v) ? v : v === undefined ? [] : [v];
+  return all.flatMap((x) => (typeof x === "string" && x.trim() !== "" ? [x.trim()] : []));
+}
+
 /** The replay form's fields, from a query or a posted form. */
-function replayQuery(get: (name: string) => string): ReplayQuery {
+function replayQuery(
+  get: (name: string) => string,
+  getAll: (name: string) => string[],
+): ReplayQuery {
   return {
     jobs: get("jobs"),
     agent: get("agent"),
@@ -70,6 +89,33 @@ function replayQuery(get: (name: string) => string): ReplayQuery {
     state: get("state"),
     all: get("all") !== "",
     force: get("force") !== "",
+    kind: getAll("kind"),
+    repo: getAll("repo"),
+    root: getAll("root"),
+    target: getAll("target"),
+  };
+}
+
+/** The effect filter of a replay form, checked against the config (a 400 names the field). */
+function filterOf(q: ReplayQuery, d: ConsoleDeps): EffectFilter | null {
+  try {
+    return checkEffectFilter(
+      { kinds: q.kind, repos: q.repo, roots: q.root, targets: q.target },
+      d.config,
+    );
+  } catch (e) {
+    if (isIdemError(e, "INVALID_INPUT")) throw new BadRequest(e.message.replace(/^--/, ""));
+    throw e;
+  }
+}
+
+/** What the filter's checkboxes offer: every effect kind and the config's names. */
+function choicesOf(d: ConsoleDeps): FilterChoices {
+  return {
+    kind: EFFECT_KINDS,
+    repo: Object.keys(d.config.repos),
+    root: Object.keys(d.config.roots),
+    target: [...Object.keys(d.config.http.targets), ...Object.keys(d.config.publish)],
   };
 }
 
@@ -162,8 +208,12 @@ export function actionRoutes(app: Hono, d: ConsoleDeps): void {
   });
 
   app.get("/replay", async (c) => {
-    const q = replayQuery((n) => (c.req.query(n) ?? "").trim());
+    const q = replayQuery(
+      (n) => (c.req.query(n) ?? "").trim(),
+      (n) => (c.req.queries(n) ?? []).map((v) => v.trim()).filter((v) => v !== ""),
+    );
     const selection = selectionOf(q, d.now());
+    const only = filterOf(q, d);
     const plan = selection
       ? await buildReplayPlan({
           config: d.config,
@@ -171,6 +221,7 @@ export function actionRoutes(app: Hono, d: ConsoleDeps): void {
           effects: d.effects,
           selection,
           forceUnprobeable: q.force,
+          only,
         })
       : null;
     if (wantsJson(c)) {
@@ -180,6 +231,9 @@ export function actionRoutes(app: Hono, d: ConsoleDeps): void {
         summary: plan.summary,
         outputs: plan.jobIds.length,
         busy: plan.busy,
+        only: plan.only,
+        kept: plan.kept.map((k) => ({ ...k, action: "keep" })),
+        untouched: plan.untouched,
       });
     }
     return page(c, d.shell(c), {
@@ -187,6 +241,7 @@ export function actionRoutes(app: Hono, d: ConsoleDeps): void {
       path: "/replay",
       body: replayBody({
         query: q,
+        choices: choicesOf(d),
         plan,
         forms: forms(c),
         flash: { done: c.req.query("done"), error: c.req.query("error") },
@@ -196,14 +251,21 @@ export function actionRoutes(app: Hono, d: ConsoleDeps): void {
 
   app.post("/replay", async (c) => {
     const form = (await c.req.parseBody()) as Form;
-    const q = replayQuery((n) => field(form, n));
+    const q = replayQuery(
+      (n) => field(form, n),
+      (n) => fields(form, n),
+    );
     const selection = selectionOf(q, d.now());
     if (!selection) throw new BadRequest("choose what to replay: jobs, agent, since, state or all");
-    const reason = required(
-      form,
-      "reason",
-      "a replay changes the journal: say why, it is recorded",
-    );
+    const only = filterOf(q, d);
+    let reason: string;
+    try {
+      reason = replayReason(field(form, "reason"));
+    } catch {
+      throw new BadRequest(
+        "reason is required: a replay changes the journal, say why (it is recorded)",
+      );
+    }
     const actor = required(form, "actor", "who replays is recorded");
     const plan = await buildReplayPlan({
       config: d.config,
@@ -211,9 +273,11 @@ export function actionRoutes(app: Hono, d: ConsoleDeps): void {
       effects: d.effects,
       selection,
       forceUnprobeable: q.force,
+      only,
     });
     const created = await createReplayRuns(d.journal, plan, {
       actor,
+      reason,
       forceUnprobeable: q.force,
       ...(d.tracing && { tracing: d.tracing }),
     });

@@ -124,9 +124,7 @@ export function createConsole(options: ConsoleOptions): Console {
     }
     c.set("caller", caller);
     if (c.req.method === "GET" || c.req.method === "HEAD") return next();
-    const form = (await c.req.parseBody()) as Record<string, unknown>;
-    const refusal = crossSiteRefusal(c, auth, caller, form);
-    if (refusal) return c.json({ error: refusal }, 403);
+    // Read-only first: whatever the request carries, no action runs, and it says why.
     if (readOnly && c.req.path !== "/sign-out")
       return c.json(
         {
@@ -135,6 +133,9 @@ export function createConsole(options: ConsoleOptions): Console {
         },
         403,
       );
+    const form = (await c.req.parseBody()) as Record<string, unknown>;
+    const refusal = crossSiteRefusal(c, auth, caller, form);
+    if (refusal) return c.json({ error: refusal }, 403);
     return next();
   });
 

@@ -1,30 +1,14 @@
-import type { JobView, ShownEffect } from "@idem/core";
+import { describeFilter, type JobView, type ShownEffect } from "@idem/core";
 import type { RunRecord } from "@idem/journal";
 import { html } from "hono/html";
 import { badge, detail, type Html, short, table, time } from "../format.js";
 
-/** A replayed generation's lineage as the journal records it with the run (when it does). */
-interface Lineage {
-  actor: string;
-  reason: string | null;
-  selection: unknown;
-  only: unknown;
-  replaysGeneration: number;
-}
-
-function lineageOf(run: RunRecord): Lineage | null {
-  const r = (run as RunRecord & { replay?: Lineage | null }).replay;
-  return r && typeof r === "object" ? r : null;
-}
-
 function lineageCell(run: RunRecord): Html {
-  const l = lineageOf(run);
+  const l = run.replay;
   if (!l) return html``;
   return html`<div class="lineage" data-testid="lineage-${run.generation}">replays generation ${l.replaysGeneration}, by <b>${l.actor}</b>${
     l.reason ? html`: “${l.reason}”` : ""
-  }<br><span class="kv"><b>selection</b> <code>${JSON.stringify(l.selection)}</code></span>${
-    l.only ? html`<span class="kv"><b>only</b> <code>${JSON.stringify(l.only)}</code></span>` : ""
-  }</div>`;
+  }<br><span class="kv"><b>selection</b> <code>${JSON.stringify(l.selection)}</code></span><span class="kv"><b>effects</b> ${describeFilter(l.only)}</span></div>`;
 }
 
 /** An output's page: its body, runs by generation with their lineage, effects by generation, events. */

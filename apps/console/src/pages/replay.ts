@@ -1,4 +1,4 @@
-import type { ReplayPlan, ReplayProgress } from "@idem/core";
+import { describeFilter, type ReplayPlan, type ReplayProgress } from "@idem/core";
 import { RUN_STATES } from "@idem/journal";
 import { html } from "hono/html";
 import { badge, flash, type Html, jobLink, table } from "../format.js";
@@ -11,7 +11,22 @@ export interface ReplayQuery {
   state: string;
   all: boolean;
   force: boolean;
+  /** The effect filter: kinds, repos, roots, targets (config aliases). */
+  kind: string[];
+  repo: string[];
+  root: string[];
+  target: string[];
 }
+
+/** The names each filter field offers, from the config. */
+export interface FilterChoices {
+  kind: readonly string[];
+  repo: readonly string[];
+  root: readonly string[];
+  target: readonly string[];
+}
+
+const FILTER_FIELDS = ["kind", "repo", "root", "target"] as const;
 
 /** Rows of a plan shown on the page; the rest are counted (the JSON form has them all). */
 const MAX_ROWS = 1000;
@@ -24,10 +39,25 @@ export function replayQueryParams(q: ReplayQuery): URLSearchParams {
   if (q.state) p.set("state", q.state);
   if (q.all) p.set("all", "on");
   if (q.force) p.set("force", "on");
+  for (const f of FILTER_FIELDS) for (const v of q[f]) p.append(f, v);
   return p;
 }
 
-function selectionForm(q: ReplayQuery): Html {
+function filterFields(q: ReplayQuery, choices: FilterChoices): Html {
+  return html`<fieldset><legend>Only these effects (none ticked: every effect)</legend>${FILTER_FIELDS.filter(
+    (f) => choices[f].length > 0,
+  ).map(
+    (f) =>
+      html`<div role="group" aria-label="${f}"><span class="kv"><b>${f}</b></span>${choices[f].map(
+        (v) =>
+          html`<label class="check" style="display:inline-flex;margin-right:10px"><input type="checkbox" name="${f}" value="${v}"${
+            q[f].includes(v) ? html` checked` : ""
+          }> ${v}</label>`,
+      )}</div>`,
+  )}</fieldset>`;
+}
+
+function selectionForm(q: ReplayQuery, choices: FilterChoices): Html {
   return html`<form class="filters" method="get" action="/replay" data-testid="selection">
 <label>Jobs <input name="jobs" value="${q.jobs}" placeholder="job IDs, space or comma separated" size="30"></label>
 <label>Agent <input name="agent" value="${q.agent}"></label>
@@ -37,6 +67,7 @@ function selectionForm(q: ReplayQuery): Html {
   )}</select></label>
 <label class="check"><input type="checkbox" name="all"${q.all ? html` checked` : ""}> every output</label>
 <label class="check"><input type="checkbox" name="force"${q.force ? html` checked` : ""}> force unprobeable</label>
+${filterFields(q, choices)}
 <button type="submit">Plan (dry run)</button>
 </form>`;
 }
@@ -64,6 +95,15 @@ ${
     : ""
 }
 ${s.conflict > 0 ? html`<p class="flash err">A conflict fails its run (the target moved): see docs/runbook.md before going on.</p>` : ""}
+${
+  plan.only
+    ? html`<p data-testid="only">Only ${describeFilter(plan.only)}: ${plan.kept.length} other effect(s) of these outputs are left as they were (keep)${
+        plan.untouched.length > 0
+          ? html`; ${plan.untouched.length} selected output(s) with no such effect get no new generation`
+          : ""
+      }.</p>`
+    : ""
+}
 ${table(
   `Effects (${plan.plan.length})`,
   ["key", "job", "gen", "kind", "action", "reason"],
@@ -73,6 +113,20 @@ ${table(
   ),
   "The selection holds no effect.",
 )}
+${
+  plan.kept.length > 0
+    ? table(
+        `Kept as they were (${plan.kept.length})`,
+        ["key", "job", "kind", "state", "reason"],
+        plan.kept
+          .slice(0, MAX_ROWS)
+          .map(
+            (k) =>
+              html`<tr data-kept="${k.key}"><td><code>${k.key}</code></td><td>${jobLink(k.jobId)}</td><td>${k.kind}</td><td>${badge(k.state)}</td><td>${k.reason}</td></tr>`,
+          ),
+      )
+    : ""
+}
 ${plan.plan.length > MAX_ROWS ? html`<p>${plan.plan.length - MAX_ROWS} more row(s) not shown; add <code>format=json</code> to this page's URL for every one.</p>` : ""}
 </section>`;
 }
@@ -80,6 +134,7 @@ ${plan.plan.length > MAX_ROWS ? html`<p>${plan.plan.length - MAX_ROWS} more row(
 /** The replay page: the selection, and once chosen its plan and the confirmation form. */
 export function replayBody(options: {
   query: ReplayQuery;
+  choices: FilterChoices;
   plan: ReplayPlan | null;
   forms: { csrf: string; actor: string } | null;
   flash: { done?: string; error?: string };
@@ -88,7 +143,7 @@ export function replayBody(options: {
   return html`<h1>Replay</h1>
 ${flash(options.flash)}
 <p>Choose the outputs; the plan below is exactly what <code>idem replay --dry-run</code> computes: each effect probed at its target, nothing changed.</p>
-${selectionForm(q)}
+${selectionForm(q, options.choices)}
 ${plan ? planView(plan) : ""}
 ${
   plan && forms && plan.jobIds.length > 0
