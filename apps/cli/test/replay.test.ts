@@ -48,7 +48,16 @@ describe("idem replay", () => {
     expect(table.stdout).toContain("20 apply");
     expect(journalBytes(fx.journalPath)).toEqual(before);
 
-    const r = await idem(["replay", "--all", "--now", "--yes", "--config", fx.ws.config]);
+    const r = await idem([
+      "replay",
+      "--all",
+      "--now",
+      "--yes",
+      "--reason",
+      "site reset by 20 commits",
+      "--config",
+      fx.ws.config,
+    ]);
     expect(r.code, r.stderr).toBe(0);
     const log = gitIn(fx.repoDir, "log", "--format=%B", "main");
     for (let i = 0; i < 50; i++) {
@@ -67,14 +76,23 @@ describe("idem replay", () => {
     fx = await opsFixture();
     await fx.record("job-1", [commitSpec("a.txt", "a\n")]);
     await fx.interpret();
-    const r = await idem(["replay", "--all", "--config", fx.ws.config]);
+    const r = await idem(["replay", "--all", "--reason", "r", "--config", fx.ws.config]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("--yes");
     expect((await fx.journal.runs.forJob("job-1")).map((x) => x.generation)).toEqual([1]);
     const none = await idem(["replay", "--config", fx.ws.config]);
     expect(none.code).toBe(2);
 
-    const ok = await idem(["replay", "--job", "job-1", "--yes", "--config", fx.ws.config]);
+    const ok = await idem([
+      "replay",
+      "--job",
+      "job-1",
+      "--yes",
+      "--reason",
+      "r",
+      "--config",
+      fx.ws.config,
+    ]);
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toContain("running interpreter");
     const runs = await fx.journal.runs.forJob("job-1");

@@ -1,15 +1,19 @@
 import { createInterface } from "node:readline/promises";
 import {
   buildReplayPlan,
+  checkEffectFilter,
   createLogger,
   createReplayRuns,
+  describeFilter,
+  type EffectFilter,
   openTargets,
+  replayReason,
   startTelemetry,
   type Tracing,
 } from "@idem/core";
 import { createInterpreter, type DrainResult } from "@idem/interpreter";
 import type { JournalStore, ReplaySelection } from "@idem/journal";
-import type { Config } from "@idem/schema";
+import { type Config, isIdemError } from "@idem/schema";
 import cliProgress from "cli-progress";
 import type { Command } from "commander";
 import {
@@ -38,7 +42,19 @@ interface ReplayOptions {
   now?: boolean;
   forceUnprobeable?: boolean;
   actor?: string;
+  reason?: string;
+  kind?: string[];
+  repo?: string[];
+  root?: string[];
+  target?: string[];
   json?: boolean;
+}
+
+/** What the replay will do, checked before anything is read or recorded. */
+interface ReplayRequest {
+  selection: ReplaySelection;
+  only: EffectFilter | null;
+  reason: string | undefined;
 }
 
 export function register(program: Command): void {
@@ -59,17 +75,23 @@ export function register(program: Command): void {
       "drive the interpretation here, with a progress bar, instead of leaving it to a running interpreter",
     )
     .option("--force-unprobeable", "send again effects that cannot be probed and were sent before")
+    .option("--kind <kinds...>", "only effects of these kinds (git.commit, http.request, ...)")
+    .option("--repo <repos...>", "only effects on these repos (git.commit, git.patch)")
+    .option("--root <roots...>", "only effects under these roots (file.write)")
+    .option("--target <targets...>", "only effects to these http or publish targets")
+    .option("--reason <text>", "why (required unless --dry-run; recorded with the new generations)")
     .option("--actor <name>", "who replays (default $IDEM_ACTOR or $USER)")
     .option("--json", "print JSON")
     .action(async (opts: ReplayOptions, cmd: Command) => {
       const config = loadConfig(cmd.optsWithGlobals());
-      const selection = selectionOf(opts);
+      const request = requestOf(opts, config);
+      const { selection, only } = request;
       const force = opts.forceUnprobeable ?? false;
       const effects = openTargets(config);
       try {
         if (opts.dryRun) {
           const plan = await withReadonlyJournal(config, (journal) =>
-            buildReplayPlan({ config, journal, effects, selection, forceUnprobeable: force }),
+            buildReplayPlan({ config, journal, effects, selection, forceUnprobeable: force, only }),
           );
           if (opts.json) printJson(planJson(plan));
           else process.stdout.write(printPlan(plan, true));
@@ -85,7 +107,7 @@ export function register(program: Command): void {
           shutdownTimeoutMs: 2_000,
         });
         try {
-          await replay(config, journal, effects, selection, opts, tracing);
+          await replay(config, journal, effects, request, opts, tracing);
         } finally {
           await journal.close();
           await tracing.shutdown();
@@ -94,6 +116,30 @@ export function register(program: Command): void {
         await effects.close();
       }
     });
+}
+
+/**
+ * The selection, the effect filter and the reason, refused (exit 2, naming the option) when they
+ * can never succeed: no selection, an unknown kind, repo, root or target, a replay without a reason.
+ */
+function requestOf(opts: ReplayOptions, config: Config): ReplayRequest {
+  const selection = selectionOf(opts);
+  try {
+    const only = checkEffectFilter(
+      {
+        ...(opts.kind && { kinds: opts.kind }),
+        ...(opts.repo && { repos: opts.repo }),
+        ...(opts.root && { roots: opts.root }),
+        ...(opts.target && { targets: opts.target }),
+      },
+      config,
+    );
+    const reason = opts.dryRun ? opts.reason : replayReason(opts.reason);
+    return { selection, only, reason };
+  } catch (e) {
+    if (isIdemError(e, "INVALID_INPUT")) throw new CliError(e.message, EXIT.USAGE);
+    throw e;
+  }
 }
 
 function selectionOf(opts: ReplayOptions): ReplaySelection {
@@ -117,7 +163,7 @@ async function replay(
   config: Config,
   journal: JournalStore,
   effects: ReturnType<typeof openTargets>,
-  selection: ReplaySelection,
+  request: ReplayRequest,
   opts: ReplayOptions,
   tracing: Tracing,
 ): Promise<void> {
@@ -126,8 +172,9 @@ async function replay(
     config,
     journal,
     effects,
-    selection,
+    selection: request.selection,
     forceUnprobeable: force,
+    only: request.only,
   });
   const say = (text: string) => (opts.json ? process.stderr : process.stdout).write(text);
   say(printPlan(plan, false));
@@ -154,11 +201,13 @@ async function replay(
   const actor = actorOf(opts.actor);
   const created = await createReplayRuns(journal, plan, {
     actor,
+    ...(request.reason !== undefined && { reason: request.reason }),
     forceUnprobeable: force,
     tracing,
   });
+  const scope = plan.only ? `, only ${describeFilter(plan.only)}` : "";
   say(
-    `created ${created.length} run generation(s)${force ? " with --force-unprobeable" : ""} (actor ${actor})\n`,
+    `created ${created.length} run generation(s)${force ? " with --force-unprobeable" : ""}${scope} (actor ${actor}, reason ${JSON.stringify(request.reason)})\n`,
   );
   let drained: DrainResult | undefined;
   if (opts.now) {
@@ -180,7 +229,17 @@ async function replay(
   if (opts.json) {
     printJson({
       ...planJson(plan),
-      created: created.map((r) => ({ jobId: r.jobId, generation: r.generation })),
+      created: created.map((r) => ({
+        jobId: r.jobId,
+        generation: r.generation,
+        replaysGeneration: r.replay?.replaysGeneration ?? r.generation - 1,
+      })),
+      lineage: {
+        actor,
+        reason: request.reason ?? null,
+        selection: plan.selection,
+        only: plan.only,
+      },
       ...(drained && { drained: { runs: drained.runs, dead: drained.dead } }),
     });
   }

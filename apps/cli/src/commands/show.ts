@@ -1,4 +1,5 @@
-import { type JobView, showArchivedJob, showJob } from "@idem/core";
+import { describeFilter, type JobView, showArchivedJob, showJob } from "@idem/core";
+import type { ReplaySelection } from "@idem/journal";
 import type { Command } from "commander";
 import { formatTime, loadConfig, printJson, table, withJournal } from "../context.js";
 
@@ -25,17 +26,34 @@ export function register(program: Command): void {
       );
       process.stdout.write(
         `runs\n${table(
-          ["gen", "state", "attempts", "lease expiries", "class", "last error"],
+          ["gen", "state", "attempts", "lease expiries", "class", "effects", "last error"],
           data.runs.map((r) => [
             r.generation,
             r.state,
             r.attempts,
             r.leaseExpiries,
             r.class,
+            r.only ? `only ${describeFilter(r.only)}` : "all",
             r.lastError,
           ]),
         )}\n`,
       );
+      if (data.lineage.length > 0) {
+        process.stdout.write(
+          `lineage\n${table(
+            ["gen", "replays", "at", "actor", "reason", "selection", "effects"],
+            data.lineage.map((l) => [
+              l.generation,
+              l.replaysGeneration,
+              formatTime(l.at),
+              l.actor,
+              l.reason ?? "(none given)",
+              describeSelection(l.selection),
+              describeFilter(l.only),
+            ]),
+          )}\n`,
+        );
+      }
       process.stdout.write(
         `effects\n${table(
           ["key", "gen", "kind", "state", "detail"],
@@ -60,4 +78,18 @@ export function register(program: Command): void {
         )}\n`,
       );
     });
+}
+
+/** A replay's selection as its options: `--agent writer --since 2026-...`. */
+function describeSelection(s: ReplaySelection): string {
+  const parts: string[] = [];
+  if (s.jobIds) {
+    const shown = s.jobIds.slice(0, 5).join(" ");
+    parts.push(`--job ${shown}${s.jobIds.length > 5 ? ` (+${s.jobIds.length - 5})` : ""}`);
+  }
+  if (s.agent !== undefined) parts.push(`--agent ${s.agent}`);
+  if (s.since !== undefined) parts.push(`--since ${formatTime(s.since)}`);
+  if (s.state !== undefined) parts.push(`--state ${s.state}`);
+  if (s.all) parts.push("--all");
+  return parts.join(" ");
 }

@@ -1,12 +1,33 @@
-import type { PlanEntry, ReplayPlan } from "@idem/core";
+import {
+  describeFilter,
+  type EffectFilter,
+  type KeptEntry,
+  type PlanEntry,
+  type ReplayPlan,
+} from "@idem/core";
 import { color, table } from "../context.js";
 
 /** Plans shorter than this are printed row by row; longer ones show only what is not a skip. */
 const FULL_TABLE_ROWS = 50;
 const MAX_TABLE_ROWS = 200;
 
-/** The `--json` shape of DESIGN.md, plus the outputs left alone because they are still busy. */
-export function planJson(p: ReplayPlan) {
+/** `idem replay --json`: see docs/cli.md. */
+export interface PlanJson {
+  plan: PlanEntry[];
+  summary: ReplayPlan["summary"];
+  outputs: number;
+  busy: string[];
+  only: EffectFilter | null;
+  kept: (KeptEntry & { action: "keep" })[];
+  untouched: string[];
+}
+
+/**
+ * The `--json` shape of DESIGN.md, plus the outputs left alone because they are still busy and,
+ * for a replay by kind or target, the filter, the effects outside it (`kept`, left as they were)
+ * and the selected outputs with no effect inside it (`untouched`, no new generation).
+ */
+export function planJson(p: ReplayPlan): PlanJson {
   return {
     plan: p.plan.map(({ key, jobId, kind, action, reason, generation }) => ({
       key,
@@ -19,31 +40,48 @@ export function planJson(p: ReplayPlan) {
     summary: p.summary,
     outputs: p.jobIds.length,
     busy: p.busy,
+    only: p.only,
+    kept: p.kept.map(({ key, jobId, kind, state, stateGeneration, reason }) => ({
+      key,
+      jobId,
+      kind,
+      action: "keep" as const,
+      state,
+      stateGeneration,
+      reason,
+    })),
+    untouched: p.untouched,
   };
 }
 
-function actionCell(a: PlanEntry["action"]): string {
+function actionCell(a: PlanEntry["action"] | "keep"): string {
   if (a === "apply") return color.green(a);
-  if (a === "skip") return color.dim(a);
+  if (a === "skip" || a === "keep") return color.dim(a);
   return color.red(a);
 }
 
 /** The plan for people: every row when short, otherwise everything that is not a skip. */
 export function printPlan(p: ReplayPlan, dryRun: boolean): string {
   let out = "";
-  const rows =
-    p.plan.length <= FULL_TABLE_ROWS ? p.plan : p.plan.filter((e) => e.action !== "skip");
-  const shown = rows.slice(0, MAX_TABLE_ROWS);
+  const all: { key: string; kind: string; action: PlanEntry["action"] | "keep"; reason: string }[] =
+    p.plan.length + p.kept.length <= FULL_TABLE_ROWS
+      ? [...p.plan, ...p.kept.map((k) => ({ ...k, action: "keep" as const }))]
+      : p.plan.filter((e) => e.action !== "skip");
+  const shown = all.slice(0, MAX_TABLE_ROWS);
   if (shown.length > 0) {
     out += `${table(
       ["key", "kind", "action", "reason"],
       shown.map((e) => [e.key, e.kind, actionCell(e.action), e.reason]),
     )}\n`;
   }
-  const hidden = p.plan.length - shown.length;
-  if (hidden > 0) out += `${hidden} more row(s) not shown (mostly skips); --json lists every one\n`;
+  const hidden = p.plan.length + p.kept.length - shown.length;
+  if (hidden > 0)
+    out += `${hidden} more row(s) not shown (skips and keeps); --json lists every one\n`;
   const s = p.summary;
   out += `plan${dryRun ? " (dry run: nothing changed)" : ""}: ${color.green(`${s.apply} apply`)}, ${s.skip} skip, ${s.conflict ? color.red(`${s.conflict} conflict`) : "0 conflict"}, ${s.uncertain ? color.red(`${s.uncertain} uncertain`) : "0 uncertain"} over ${p.plan.length} effect(s) of ${p.jobIds.length} output(s)\n`;
+  if (p.only) {
+    out += `only ${describeFilter(p.only)}: ${p.kept.length} other effect(s) of these outputs left as they were (keep)${p.untouched.length > 0 ? `; ${p.untouched.length} selected output(s) with no such effect get no new generation` : ""}\n`;
+  }
   if (p.busy.length > 0) {
     out += `${p.busy.length} selected output(s) still being interpreted are left alone: ${p.busy.slice(0, 10).join(", ")}${p.busy.length > 10 ? ", ..." : ""}\n`;
   }
