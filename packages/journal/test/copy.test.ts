@@ -163,6 +163,36 @@ describe("copyJournal (SQLite to PostgreSQL)", () => {
     expect((await copyJournal({ from: t.path, to: url, clock: t.clock })).verified).toBe(true);
   });
 
+  it("copies a replay's effect filter and lineage with its run", async () => {
+    await using t = await tempJournal();
+    await t.journal.outputs.record(output("a"), { source: "cli", targets: [] });
+    const c = await t.journal.runs.claim({ owner: "t", leaseMs: 60_000, maxLeaseExpiries: 3 });
+    if (!c) throw new Error("claim");
+    await t.journal.runs.complete(c.lease);
+    await t.journal.runs.replay(
+      { jobIds: ["a"] },
+      {
+        actor: "oncall",
+        reason: "site restored",
+        selection: { agent: "writer" },
+        only: { repos: ["site"] },
+      },
+    );
+    const url = await database();
+    expect((await copyJournal({ from: t.path, to: url })).verified).toBe(true);
+    const copy = await PostgresJournalStore.open(url);
+    try {
+      const runs = await copy.runs.forJob("a");
+      expect(runs[1]).toMatchObject({
+        only: { repos: ["site"] },
+        replay: { actor: "oncall", reason: "site restored", replaysGeneration: 1 },
+      });
+      expect(runs).toEqual(await t.journal.runs.forJob("a"));
+    } finally {
+      await copy.close();
+    }
+  });
+
   it("refuses a missing source file", async () => {
     expect(
       await code(
