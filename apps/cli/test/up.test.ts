@@ -127,3 +127,48 @@ describe("idem up on Ctrl-C", () => {
     expect(count(/^up executor stopped$/gm), out).toBe(1);
   });
 });
+
+describe("idem up --console", () => {
+  it("serves the console beside the executor and interpreter, and stops all three", async () => {
+    fx = await opsFixture({
+      agents: { writer: { command: ["node", "./agent.mjs"], timeoutMs: 20_000 } },
+      api: { port: 0 },
+      console: { port: 0 },
+    });
+    writeFileSync(join(fx.ws.dir, "agent.mjs"), AGENT);
+    const child = spawn(process.execPath, [IDEM_BIN, "up", "--console", "--config", fx.ws.config], {
+      env: cleanEnv({ IDEM_LOG_LEVEL: "info" }),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    const exited = new Promise<number | null>((r) => child.on("close", (code) => r(code)));
+    try {
+      await until("the console's URL", () => /^console +\| idem console: http:\/\/\S+/m.test(out));
+      const url = /^console +\| idem console: (http:\/\/\S+)/m.exec(out)?.[1];
+      await fx.journal.jobs.enqueue({ jobId: "job-1", agent: "writer", input: { n: 1 } });
+      await until(
+        "job-1 applied",
+        async () => (await fx?.journal.runs.latest("job-1"))?.state === "done",
+      );
+      const overview = (await (await fetch(`${url}/?format=json`)).json()) as {
+        status: { outputs: number; runs: { done: number } };
+      };
+      expect(overview.status.outputs).toBe(1);
+      expect(overview.status.runs.done).toBe(1);
+      const page = await fetch(`${url}/outputs/job-1`);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain("job-1/0");
+    } finally {
+      child.kill("SIGTERM");
+    }
+    expect(await exited, out).toBe(0);
+    for (const name of ["executor", "interpreter", "console"])
+      expect(out, out).toMatch(new RegExp(`^up ${name} stopped$`, "m"));
+  });
+});
