@@ -1,5 +1,5 @@
 import { normalizeTraceparent } from "@idem/core";
-import { JOURNAL_EVENTS, type JobClaimResult, type JobLease } from "@idem/journal";
+import { JOURNAL_EVENTS, type JobClaimResult, type JobLease, type JobRecord } from "@idem/journal";
 import {
   type DeadLetterAdvisory,
   type JetStreamJobMessage,
@@ -104,6 +104,13 @@ export function createJetStreamTransport(
     if (await journal.outputs.has(jobId)) return;
     const row = await journal.jobs.get(jobId);
     if (row?.state === "dead") return;
+    if (row && (await supersededMessage(a, row))) {
+      log.info(
+        { jobId, advisory: a.kind, streamSeq: a.streamSeq, msgId: a.msgId },
+        "dead-letter advisory for an earlier message of a retried job: ignored",
+      );
+      return;
+    }
     if (row?.state === "running" && row.leaseUntil !== null && row.leaseUntil > clock.now()) return;
     const failed = await journal.events.list({ jobId, type: JOURNAL_EVENTS.JOB_FAILED });
     const lastClass = failed.at(-1)?.data?.class;
@@ -125,6 +132,24 @@ export function createJetStreamTransport(
       "job dead-lettered by JetStream",
     );
     await context.deadLettered(jobId);
+  }
+
+  /**
+   * True when the advisory is about a message that is no longer the job's current one: `idem dlq
+   * retry` republished the job since (under Nats-Msg-Id `<jobId>#retry-<n>`), so the advisory of an
+   * earlier message, arriving late, must not dead-letter the retried job. The message's retry
+   * generation comes from its msg id (`<jobId>` is 0) and is compared with the job's retries (the
+   * latest `job.retry` event), which are counted before the republish; a message with another msg
+   * id (published by another client) is current when it is the one the job's row last noted.
+   */
+  async function supersededMessage(a: DeadLetterAdvisory, row: JobRecord): Promise<boolean> {
+    const retries = await journal.events.list({ jobId: row.jobId, type: JOURNAL_EVENTS.JOB_RETRY });
+    if (retries.length === 0) return false;
+    const last = retries.at(-1)?.data?.retries;
+    const current = typeof last === "number" ? last : retries.length;
+    const generation = retryGeneration(row.jobId, a.msgId);
+    if (generation !== undefined) return generation < current;
+    return row.streamSeq !== null && a.streamSeq !== row.streamSeq;
   }
 
   /** Republishes outbox jobs younger than max_age that are missing from the stream (same msg id). */
@@ -174,4 +199,13 @@ export function createJetStreamTransport(
       await jobs?.stop();
     },
   };
+}
+
+/** The retry generation of a job's message from its msg id: `<jobId>` 0, `<jobId>#retry-<n>` n. */
+function retryGeneration(jobId: string, msgId: string | undefined): number | undefined {
+  if (msgId === jobId) return 0;
+  const prefix = `${jobId}#retry-`;
+  if (!msgId?.startsWith(prefix)) return undefined;
+  const n = Number(msgId.slice(prefix.length));
+  return Number.isInteger(n) && n > 0 ? n : undefined;
 }
