@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Clock } from "@idem/schema";
 import { type PostgresHandle, startPostgres } from "@idem/testing";
 import type { JournalStore } from "../../src/index.js";
 import { openJournal } from "../../src/index.js";
@@ -16,10 +17,13 @@ export type ContractStore = {
   close(): Promise<void>;
 };
 
+/** What a store is opened with: the clock of what the host stamps, and the source of lease tokens. */
+export type StoreOptions = { clock?: Clock; ids?: () => string };
+
 /** A store factory: a fresh, empty journal per call; `teardown` ends what the factory started. */
 export interface StoreFactory {
   name: "sqlite" | "postgres";
-  open(): Promise<ContractStore>;
+  open(options?: StoreOptions): Promise<ContractStore>;
   teardown(): Promise<void>;
 }
 
@@ -28,10 +32,10 @@ export function sqliteFactory(): StoreFactory {
   const dirs: string[] = [];
   return {
     name: "sqlite",
-    async open() {
+    async open(options = {}) {
       const dir = mkdtempSync(join(tmpdir(), "idem-contract-"));
       dirs.push(dir);
-      return openJournal(join(dir, "journal.db"));
+      return openJournal(join(dir, "journal.db"), options);
     },
     async teardown() {
       for (const d of dirs) rmSync(d, { recursive: true, force: true });
@@ -45,9 +49,9 @@ export function postgresFactory(): StoreFactory {
   let n = 0;
   return {
     name: "postgres",
-    async open() {
+    async open(options = {}) {
       server ??= await startPostgres();
-      return PostgresJournalStore.open(await server.createDatabase(`contract_${++n}`));
+      return PostgresJournalStore.open(await server.createDatabase(`contract_${++n}`), options);
     },
     async teardown() {
       await server?.stop();
