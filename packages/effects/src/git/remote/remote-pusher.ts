@@ -21,6 +21,13 @@ interface Waiting extends PushEntry {
   reject(e: unknown): void;
 }
 
+/** An effect's commit built in the mirror, on `parent`, waiting for its push. */
+interface Built {
+  w: Waiting;
+  commit: string;
+  parent: string | null;
+}
+
 /** Pushes per burst: effects waiting at once are built on each other and pushed together. */
 const MAX_BURST = 64;
 /** Rejected pushes (the remote moved) re-fetched, re-probed and rebuilt before TARGET_MOVED. */
@@ -63,7 +70,7 @@ export class RemotePusher {
       while (this.queue.length > 0) {
         const burst = this.queue.splice(0, MAX_BURST);
         try {
-          await this.parts.withLock(() => this.pushBurst(burst));
+          await this.pushBurst(burst);
         } catch (e) {
           for (const w of burst) w.reject(e);
         }
@@ -73,14 +80,62 @@ export class RemotePusher {
     }
   }
 
-  /** Builds and pushes one burst; settles every entry it can (the rest are rejected by drain). */
+  /**
+   * Builds and pushes one burst; settles every entry it can (the rest are rejected by drain). The
+   * mirror's lock is held to build and to move the mirror's refs, not across the push (a network
+   * round trip), so the other branches of the repository push meanwhile.
+   */
   private async pushBurst(burst: Waiting[]): Promise<void> {
-    const { objects, keys, publisher } = this.parts;
-    const branch = this.branch;
     let pending = burst;
     for (let round = 0; ; round++) {
+      const built = await this.parts.withLock(() => this.build(pending));
+      if (!built) return;
+      const outcome = await this.mirror.remote.push(this.branch, built.head, built.tip);
+      if (outcome === "pushed") {
+        this.parts.fault(FAULT_POINTS.INTERPRETER_AFTER_PUSH);
+        await this.parts.withLock(() => this.pushed(built.commits));
+        return;
+      }
+      const now = await this.parts.withLock(() => this.mirror.fetchAfterRejection(this.branch));
+      pending = built.commits.map((b) => b.w);
+      if (round + 1 >= MAX_REBUILDS) {
+        for (const w of pending) w.reject(this.moved(built.tip, now));
+        return;
+      }
+    }
+  }
+
+  /** After the push: the mirror follows the remote (key index included), then each apply answers. */
+  private async pushed(commits: Built[]): Promise<void> {
+    for (const b of commits) {
+      // A failure here (a probe reset the mirror meanwhile) only costs the next probe a scan.
+      await this.parts.publisher
+        .publish({
+          branch: this.branch,
+          base: b.parent,
+          commit: b.commit,
+          key: b.w.key,
+          sync: false,
+          paths: b.w.paths,
+        })
+        .catch(() => {});
+      b.w.resolve({ commit: b.commit, base: b.parent });
+    }
+  }
+
+  /**
+   * Under the lock: each waiting effect's commit on the previous one, from the mirror's tip. An
+   * effect probed at an older tip is built on the new one only when the tip descends from its probe
+   * and its key is not there (present: answered now, without a write).
+   */
+  private async build(
+    pending: Waiting[],
+  ): Promise<{ tip: string | null; head: string; commits: Built[] } | undefined> {
+    const { objects, keys } = this.parts;
+    const branch = this.branch;
+    {
       const tip = await objects.head(branch);
-      const built: { w: Waiting; commit: string; parent: string | null }[] = [];
+      const built: Built[] = [];
       let parent = tip;
       for (const w of pending) {
         if (w.base !== tip) {
@@ -108,32 +163,8 @@ export class RemotePusher {
         built.push({ w, commit, parent });
         parent = commit;
       }
-      if (built.length === 0 || parent === null) return;
-      const outcome = await this.mirror.remote.push(branch, parent, tip);
-      if (outcome === "pushed") {
-        this.parts.fault(FAULT_POINTS.INTERPRETER_AFTER_PUSH);
-        for (const b of built) {
-          // The mirror follows the remote, key index included; a failure here only costs a scan.
-          await publisher
-            .publish({
-              branch,
-              base: b.parent,
-              commit: b.commit,
-              key: b.w.key,
-              sync: false,
-              paths: b.w.paths,
-            })
-            .catch(() => {});
-          b.w.resolve({ commit: b.commit, base: b.parent });
-        }
-        return;
-      }
-      const now = await this.mirror.fetchAfterRejection(branch);
-      pending = built.map((b) => b.w);
-      if (round + 1 >= MAX_REBUILDS) {
-        for (const w of pending) w.reject(this.moved(tip, now));
-        return;
-      }
+      if (built.length === 0 || parent === null) return undefined;
+      return { tip, head: parent, commits: built };
     }
   }
 
