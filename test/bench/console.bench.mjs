@@ -80,9 +80,19 @@ async function perCall(k, fn) {
   return (performance.now() - t0) / k;
 }
 
-/** A GET that must answer 200; the body is read whole, as a browser would. */
-async function get(url) {
-  const r = await fetch(url);
+/**
+ * A GET that must answer 200; the body is read whole, as a browser would. A kept-alive connection
+ * the server closed while idle (its 5 s keep-alive timeout, outlasted between two overviews) is
+ * retried once on a new one, as browsers do for a GET.
+ */
+async function get(url, retried = false) {
+  let r;
+  try {
+    r = await fetch(url);
+  } catch (e) {
+    if (retried || e?.cause?.code !== "ECONNRESET") throw e;
+    return get(url, true);
+  }
   const text = await r.text();
   if (r.status !== 200) throw new Error(`GET ${url}: ${r.status} ${text.slice(0, 200)}`);
   return text.length;

@@ -1,0 +1,162 @@
+// The console over a PostgreSQL journal (a disposable server): its pages read through @idem/core
+// and the JournalStore port only, so they answer what the store answers; a replay confirmed on
+// the page records its lineage there.
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { buildReplayPlan, openTargets } from "@idem/core";
+import { type JournalStore, openJournalStore } from "@idem/journal";
+import { type AgentOutput, type Config, effectTargets, parseConfig } from "@idem/schema";
+import { type PostgresHandle, postgresBinDir, startPostgres, tempDir } from "@idem/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Console, createConsole } from "../src/index.js";
+
+const HAS_PG = postgresBinDir() !== undefined;
+
+describe.skipIf(!HAS_PG)("the console on PostgreSQL", () => {
+  let pg: PostgresHandle;
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+  let journal: JournalStore;
+  let config: Config;
+  let effects: ReturnType<typeof openTargets>;
+  let console_: Console;
+
+  beforeAll(async () => {
+    pg = await startPostgres();
+    dir = await tempDir();
+    const url = await pg.createDatabase("console_views");
+    mkdirSync(join(dir.path, "outbox"));
+    const parsed = parseConfig(
+      { journal: { url }, roots: { outbox: { path: "outbox" } } },
+      { dir: dir.path, file: join(dir.path, "idem.config.json") },
+    );
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+    config = parsed.config;
+    journal = await openJournalStore({ url });
+    effects = openTargets(config);
+    for (let i = 0; i < 3; i++) {
+      const output: AgentOutput = {
+        jobId: `pg-${i}`,
+        agent: i === 2 ? "reviewer" : "writer",
+        summary: `note ${i}`,
+        effects: [{ kind: "file.write", root: "outbox", path: `n${i}.txt`, content: `${i}\n` }],
+      };
+      await journal.outputs.record(output, {
+        source: "cli",
+        targets: effectTargets(output, config),
+      });
+    }
+    console_ = createConsole({ config, journal, effects, actor: "pg-test", sampleMs: 0 });
+  });
+
+  afterAll(async () => {
+    console_?.close();
+    await effects?.close();
+    await journal?.close();
+    await pg?.stop();
+    await dir?.[Symbol.asyncDispose]?.();
+  });
+
+  const req = (path: string, init?: RequestInit) =>
+    console_.app.request(`http://127.0.0.1:7071${path}`, {
+      ...init,
+      headers: { host: "127.0.0.1:7071", ...(init?.headers as Record<string, string>) },
+    });
+
+  it("shows the counts of status() on the overview", async () => {
+    const r = await req("/?format=json");
+    expect(r.status).toBe(200);
+    const overview = (await r.json()) as { status: unknown };
+    expect(overview.status).toEqual(await journal.status());
+    const html = await (await req("/")).text();
+    expect(html).toContain('data-k="outputs">3<');
+    expect(html).toContain('data-k="runs.pending">3<');
+  });
+
+  it("lists outputs filtered by agent and shows an output with its effect", async () => {
+    const page = (await (await req("/outputs?agent=writer&format=json")).json()) as {
+      rows: { jobId: string; state: string }[];
+    };
+    expect(page.rows.map((x) => x.jobId)).toEqual(["pg-0", "pg-1"]);
+    expect(page.rows.every((x) => x.state === "pending")).toBe(true);
+    const paged = (await (await req("/outputs?limit=2&format=json")).json()) as {
+      nextAfterSeq: number;
+    };
+    const next = (await (
+      await req(`/outputs?limit=2&after=${paged.nextAfterSeq}&format=json`)
+    ).json()) as {
+      rows: { jobId: string }[];
+    };
+    expect(next.rows.map((x) => x.jobId)).toEqual(["pg-2"]);
+    const html = await (await req("/outputs/pg-1")).text();
+    expect(html).toContain("note 1");
+    expect(html).toContain("output.recorded");
+    expect((await req("/outputs/nope")).status).toBe(404);
+  });
+
+  it("plans a replay as buildReplayPlan does and records its lineage when confirmed", async () => {
+    // Two runs done (as an interpreter leaves them, without effects written: the files are absent).
+    for (let i = 0; i < 2; i++) {
+      const c = await journal.runs.claim({
+        owner: "pg-test",
+        leaseMs: 60_000,
+        maxLeaseExpiries: 5,
+      });
+      if (!c) throw new Error("nothing to claim");
+      await journal.runs.complete(c.lease);
+    }
+    const page = (await (await req("/replay?jobs=pg-0+pg-1+pg-2&format=json")).json()) as {
+      plan: unknown[];
+      summary: unknown;
+      busy: string[];
+    };
+    const direct = await buildReplayPlan({
+      config,
+      journal,
+      effects,
+      selection: { jobIds: ["pg-0", "pg-1", "pg-2"] },
+      forceUnprobeable: false,
+    });
+    expect(page.plan).toEqual(direct.plan);
+    expect(page.summary).toEqual(direct.summary);
+    expect(page.busy).toEqual(["pg-2"]);
+    expect(direct.jobIds).toEqual(["pg-0", "pg-1"]);
+
+    const form = await (await req("/replay?jobs=pg-0+pg-1")).text();
+    const csrf = /name="csrf" value="([^"]+)"/.exec(form)?.[1] ?? "";
+    expect(csrf).not.toBe("");
+    const post = (fields: Record<string, string>) =>
+      req("/replay", {
+        method: "POST",
+        headers: {
+          origin: "http://127.0.0.1:7071",
+          "sec-fetch-site": "same-origin",
+          "content-type": "application/x-www-form-urlencoded",
+        },
+        body: new URLSearchParams(fields).toString(),
+      });
+    const noReason = await post({ jobs: "pg-0 pg-1", actor: "pg-test", csrf });
+    expect(noReason.status).toBe(400);
+    expect(await noReason.text()).toContain("reason is required");
+    expect((await journal.runs.latest("pg-0"))?.generation).toBe(1);
+
+    const done = await post({ jobs: "pg-0 pg-1", actor: "pg-test", csrf, reason: "outbox wiped" });
+    expect(done.status).toBe(303);
+    const progressUrl = done.headers.get("location") ?? "";
+    expect(progressUrl).toMatch(/^\/replay\/runs\//);
+    const run = await journal.runs.latest("pg-0");
+    expect(run?.generation).toBe(2);
+    expect(run?.replay).toMatchObject({
+      actor: "pg-test",
+      reason: "outbox wiped",
+      replaysGeneration: 1,
+    });
+    const progress = (await (await req(`${progressUrl}?format=json`)).json()) as {
+      total: number;
+      remaining: number;
+    };
+    expect(progress).toMatchObject({ total: 2, remaining: 2 });
+    const html = await (await req("/outputs/pg-0")).text();
+    expect(html).toContain("outbox wiped");
+    expect(html).toContain("replays generation 1, by <b>pg-test</b>");
+  });
+});
