@@ -283,7 +283,9 @@ async function main() {
   };
   for (;;) {
     if (Date.now() > deadline) throw new Error(`the drill timed out; see ${logFile}`);
-    if (tally.otherExits > 40)
+    // A process started while its host is cut off or the journal is down exits and is restarted;
+    // beyond that, exits by themselves mean something is wrong.
+    if (tally.otherExits > 40 + 40 * (BUDGET.partitions + BUDGET.pgRestarts))
       throw new Error(`processes keep exiting by themselves; see ${logFile}`);
     await sleep(100 + Math.floor(random() * 400));
     let s;
@@ -506,12 +508,15 @@ async function main() {
 const children = new Set();
 /** And every server stopped by its PID, the network removed. */
 const cleanups = [];
-main().catch(async (e) => {
-  log(`drill failed: ${e?.stack ?? e}`);
+async function abandon(why) {
+  log(why);
   for (const c of children) {
     c.kill("SIGCONT");
     c.kill("SIGKILL");
   }
   for (const f of cleanups.reverse()) await f().catch(() => {});
   process.exit(2);
-});
+}
+// Interrupted, it still stops its processes and servers and removes the network.
+for (const s of ["SIGINT", "SIGTERM"]) process.once(s, () => abandon(`${s}: stopping`));
+main().catch((e) => abandon(`drill failed: ${e?.stack ?? e}`));
