@@ -35,7 +35,12 @@ export interface ConsoleOptions {
   readOnly?: boolean;
   /** Required on every page and action; default `api.token` (null: none). */
   token?: string | null;
-  /** Whether the Host header must name a loopback host (default: when `console.host` is loopback). */
+  /**
+   * Whether the Host header must name a loopback host. Default: when the console listens on
+   * loopback without a token, so that a DNS-rebound name from a web page cannot drive it. With a
+   * token, a rebound page has neither the token nor the cookie (bound to the real host name), and
+   * a reverse proxy may pass the public Host through.
+   */
   loopbackOnly?: boolean;
   tracing?: Tracing;
   /** Live pages poll every this many ms (default 3000). */
@@ -64,7 +69,8 @@ export function createConsole(options: ConsoleOptions): Console {
   const { config } = options;
   const auth = createAuth(options.token === undefined ? config.api.token : options.token);
   const readOnly = options.readOnly ?? config.console.readOnly;
-  const loopbackOnly = options.loopbackOnly ?? isLoopback(config.console.host);
+  const loopbackOnly =
+    options.loopbackOnly ?? (auth.token === null && isLoopback(config.console.host));
   const sampler = new ActivitySampler();
   const now = options.now ?? Date.now;
   const d: ConsoleDeps = {
@@ -225,7 +231,10 @@ export async function startConsole(
   const host = options.host ?? options.config.console.host;
   const created = createConsole({
     ...options,
-    loopbackOnly: options.loopbackOnly ?? isLoopback(host),
+    loopbackOnly:
+      options.loopbackOnly ??
+      (isLoopback(host) &&
+        (options.token === undefined ? options.config.api.token : options.token) === null),
   });
   let server: HttpServer;
   try {
