@@ -35,7 +35,7 @@ async function withConsole(
     ...(options.readOnly !== undefined && { readOnly: options.readOnly }),
   });
   try {
-    await fn((path, init = {}) =>
+    await fn(async (path, init = {}) =>
       c.app.request(`http://127.0.0.1:7071${path}`, {
         method: init.method ?? "GET",
         headers: { host: "127.0.0.1:7071", ...init.headers },
