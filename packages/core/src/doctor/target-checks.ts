@@ -3,9 +3,10 @@ import { accessSync, constants, existsSync, realpathSync, statSync } from "node:
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import type { Config } from "@idem/schema";
 import type { AddFinding } from "./finding.js";
+import { checkRemoteRepo } from "./remote-repo-check.js";
 
 /**
- * A configured git repo as doctor checks it: the path exists and is the top of a repository, the
+ * A configured git repo as doctor checks it (a remote one: `checkRemoteRepo`): the path exists and is the top of a repository, the
  * branch (a violation) and extra branches (warnings) exist, and no index or HEAD lock is left.
  * Read-only; never throws (git that cannot run is a violation).
  */
@@ -14,6 +15,7 @@ export async function checkRepo(
   repo: Config["repos"][string],
   add: AddFinding,
 ): Promise<void> {
+  if (repo.url) return checkRemoteRepo(alias, repo, add);
   const key = `repos.${alias}`;
   if (!existsSync(repo.path)) {
     add(
