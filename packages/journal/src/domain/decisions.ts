@@ -158,3 +158,20 @@ export function assertResolvableEffect<E extends { key: string }>(
     );
   }
 }
+
+/**
+ * A resolved dead run goes back in its place on its targets, ahead of the runs recorded after it;
+ * a later run that went ahead while it was dead and is running now holds one of those targets, and
+ * the resolved run claimed beside it would make two holders of one target. `holders` are the later
+ * runs on its targets that are running.
+ * @throws INVALID_STATE naming them: resolve again once they are done (or dead).
+ */
+export function assertTargetsFree(jobId: string, holders: readonly { job_id: string }[]): void {
+  if (holders.length === 0) return;
+  const named = [...new Set(holders.map((h) => h.job_id))];
+  throw new IdemError(
+    "INVALID_STATE",
+    `the run of ${jobId} cannot go back on its targets while a later run holds one: ${named.join(", ")} went ahead and is running; resolve again once it is done`,
+    { details: { heldBy: named } },
+  );
+}

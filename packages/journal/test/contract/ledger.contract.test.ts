@@ -150,6 +150,34 @@ describe.each(STORES.map((make) => [make().name, make] as const))(
       expect((await j.runs.claim(CLAIM))?.output.jobId).toBe("b");
     });
 
+    it("refuses to put a resolved run back on a target a later run holds (never two holders), and resolves once it is done", async () => {
+      const j = await store();
+      const c = await claimed(j, "a", ["root:x", "root:y"]);
+      await j.ledger.intend(c.lease, { key: "a/0", idx: 0, kind: "http.request", specHash: "h" });
+      await j.ledger.settle(c.lease, "a/0", "uncertain");
+      await j.runs.markDead(c.lease, { class: "uncertain", error: "timeout after send" });
+      // b went ahead on root:y and holds it now.
+      const b = await claimed(j, "b", ["root:y"]);
+      expect(b.run.jobId).toBe("b");
+      const refused = await j.ledger.resolve("a", "applied", "seen in the logs", "oncall").then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(code("INVALID_STATE")(refused)).toBe(true);
+      expect((refused as Error).message).toMatch(/\bb\b/);
+      // Nothing written: a stays dead with its effect open, and nobody else can claim a.
+      expect((await j.runs.latest("a"))?.state).toBe("dead");
+      expect((await j.ledger.forJob("a"))[0]?.state).toBe("uncertain");
+      expect(await j.events.list({ jobId: "a", type: E.EFFECT_RESOLVED })).toEqual([]);
+      expect(await j.runs.claim(CLAIM)).toBeUndefined();
+      // Once b is done, the resolution goes through and a is first on its targets again.
+      await j.runs.complete(b.lease);
+      expect((await j.ledger.resolve("a", "applied", "seen in the logs", "oncall")).state).toBe(
+        "applied",
+      );
+      expect((await j.runs.claim(CLAIM))?.output.jobId).toBe("a");
+    });
+
     it(
       name === "postgres"
         ? "computes leases and retry times by the server's now(), whatever the host's clock says (PostgreSQL only: its hosts' clocks differ)"

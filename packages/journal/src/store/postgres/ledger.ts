@@ -3,6 +3,7 @@ import {
   assertResolutionReason,
   assertResolvableEffect,
   assertResolvableRun,
+  assertTargetsFree,
   resolvedDetail,
 } from "../../domain/decisions.js";
 import { JOURNAL_EVENTS as E, effectEvent } from "../../domain/events.js";
@@ -17,6 +18,7 @@ import {
 import type { JournalLedger, LedgerEntry } from "../../port/ledger.js";
 import { NOW_MS, type PostgresConnection } from "./connection.js";
 import { HELD_CTE, leaseLost } from "./held.js";
+import { lockTargets } from "./record.js";
 import type { RowOf, RunRow } from "./rows.js";
 import type * as tables from "./tables.js";
 
@@ -207,6 +209,22 @@ export function postgresLedger(c: PostgresConnection): JournalLedger {
           [jobId, run.generation],
         );
         if (unsettled.rows[0]?.n === 0) {
+          const targets = JSON.parse(run.targets) as string[];
+          // No record puts a run on these targets meanwhile (its id would be drawn before this
+          // commits), and the later runs on them are locked: a claim skips them until this
+          // commits, and one under way is waited for, its state read after it.
+          await lockTargets(client, targets);
+          const later = await client.query<{ job_id: string; state: string }>(
+            `SELECT r.job_id, r.state FROM runs r WHERE r.id IN (
+               SELECT other.run_id FROM active_targets other
+               WHERE other.target = ANY($1::text[]) AND other.run_id > $2)
+             ORDER BY r.id FOR UPDATE OF r`,
+            [targets, run.id],
+          );
+          assertTargetsFree(
+            jobId,
+            later.rows.filter((r) => r.state === "running"),
+          );
           await client.query(
             `UPDATE runs SET state = 'pending', due_at = ${NOW_MS}, attempts = 0, lease_expiries = 0,
              next_at = NULL, last_error = NULL, class = NULL, updated_at = $1 WHERE id = $2`,
@@ -216,7 +234,7 @@ export function postgresLedger(c: PostgresConnection): JournalLedger {
           await client.query(
             `INSERT INTO active_targets (target, run_id) SELECT t, $2 FROM unnest($1::text[]) AS t
              ON CONFLICT DO NOTHING`,
-            [JSON.parse(run.targets) as string[], run.id],
+            [targets, run.id],
           );
           await c.event(client, jobId, E.RUN_RESUMED, actor, { generation: run.generation });
         }

@@ -26,6 +26,14 @@ const targetLocks = (key: string, targets: string, from = "") =>
 /** A target list deduplicated and sorted, as `targetLocks` takes it. */
 const lockOrder = (targets: readonly string[]) => [...new Set(targets)].sort();
 
+/** Takes the advisory lock of each of `targets` (sorted), held until the transaction ends. */
+export async function lockTargets(
+  client: pg.PoolClient,
+  targets: readonly string[],
+): Promise<void> {
+  await client.query(`SELECT ${targetLocks("$1", "$2")}`, [lockKey.target, lockOrder(targets)]);
+}
+
 /**
  * Inserts run generation `generation` (pending, due at the server's now) and its active targets.
  * First it takes each target's advisory lock (`targetLocks`), held until COMMIT: runs sharing a

@@ -3,6 +3,7 @@ import {
   assertResolutionReason,
   assertResolvableEffect,
   assertResolvableRun,
+  assertTargetsFree,
   resolvedDetail,
 } from "../../domain/decisions.js";
 import { JOURNAL_EVENTS as E, effectEvent } from "../../domain/events.js";
@@ -196,6 +197,15 @@ export function sqliteLedger(c: SqliteConnection): JournalLedger {
           )
           .get(jobId, run.generation) as { n: number };
         if (unsettled.n === 0) {
+          // One writer at a time: no claim can come between this read and the write below.
+          const holders = c
+            .st(
+              `SELECT r.job_id FROM runs r WHERE r.state = 'running' AND r.id IN (
+                 SELECT other.run_id FROM json_each(?) mine
+                 JOIN active_targets other ON other.target = mine.value AND other.run_id > ?)`,
+            )
+            .all(run.targets, run.id) as { job_id: string }[];
+          assertTargetsFree(jobId, holders);
           c.st(
             `UPDATE runs SET state = 'pending', due_at = ?, attempts = 0, lease_expiries = 0, next_at = NULL,
              last_error = NULL, class = NULL, updated_at = ? WHERE id = ?`,
