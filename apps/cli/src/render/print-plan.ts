@@ -1,58 +1,12 @@
-import {
-  describeFilter,
-  type EffectFilter,
-  type KeptEntry,
-  type PlanEntry,
-  type ReplayPlan,
-} from "@idem/core";
+import { describeFilter, type PlanEntry, type ReplayPlan, replayPlanJson } from "@idem/core";
 import { color, table } from "../context.js";
 
 /** Plans shorter than this are printed row by row; longer ones show only what is not a skip. */
 const FULL_TABLE_ROWS = 50;
 const MAX_TABLE_ROWS = 200;
 
-/** `idem replay --json`: see docs/cli.md. */
-export interface PlanJson {
-  plan: PlanEntry[];
-  summary: ReplayPlan["summary"];
-  outputs: number;
-  busy: string[];
-  only: EffectFilter | null;
-  kept: (KeptEntry & { action: "keep" })[];
-  untouched: string[];
-}
-
-/**
- * The `--json` shape of DESIGN.md, plus the outputs left alone because they are still busy and,
- * for a replay by kind or target, the filter, the effects outside it (`kept`, left as they were)
- * and the selected outputs with no effect inside it (`untouched`, no new generation).
- */
-export function planJson(p: ReplayPlan): PlanJson {
-  return {
-    plan: p.plan.map(({ key, jobId, kind, action, reason, generation }) => ({
-      key,
-      jobId,
-      kind,
-      action,
-      reason,
-      generation,
-    })),
-    summary: p.summary,
-    outputs: p.jobIds.length,
-    busy: p.busy,
-    only: p.only,
-    kept: p.kept.map(({ key, jobId, kind, state, stateGeneration, reason }) => ({
-      key,
-      jobId,
-      kind,
-      action: "keep" as const,
-      state,
-      stateGeneration,
-      reason,
-    })),
-    untouched: p.untouched,
-  };
-}
+/** The `--json` shape of docs/cli.md, the same document every front end answers (@idem/core). */
+export const planJson = replayPlanJson;
 
 function actionCell(a: PlanEntry["action"] | "keep"): string {
   if (a === "apply") return color.green(a);

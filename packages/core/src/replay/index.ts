@@ -7,5 +7,7 @@ export {
   FILTER_OPTIONS,
   replayReason,
 } from "./effect-filter.js";
+export type { ReplayPlanJson } from "./plan-json.js";
+export { replayPlanJson } from "./plan-json.js";
 export type { KeptEntry, PlanAction, PlanEntry, ReplayPlan } from "./replay-plan.js";
 export { buildReplayPlan, PLAN_ACTIONS } from "./replay-plan.js";
