@@ -41,8 +41,16 @@ export class ActivitySampler {
     while (this.samples.length > 2 && (this.samples[0] as Sample).at < keep) this.samples.shift();
   }
 
-  /** The last `minutes` whole minutes up to `now`'s, per minute. */
-  series(now: number, minutes = this.hours * 60): ActivitySeries {
+  /**
+   * The last `minutes` whole minutes up to `now`'s, per minute. By default the time this console
+   * has read, at least one hour and at most its memory (`hours`).
+   */
+  series(now: number, minutes?: number): ActivitySeries {
+    if (minutes === undefined) {
+      const first = this.samples[0]?.at ?? now;
+      const known = Math.ceil((now - first) / MINUTE) + 1;
+      minutes = Math.min(this.hours * 60, Math.max(60, known));
+    }
     const end = Math.floor(now / MINUTE) * MINUTE + MINUTE;
     const start = end - minutes * MINUTE;
     const outputs: (number | null)[] = [];
@@ -88,24 +96,20 @@ export function activityChart(series: ActivitySeries): Html {
   const n = series.outputs.length;
   const values = [...series.outputs, ...series.applied].filter((v): v is number => v !== null);
   const max = Math.max(1, ...values);
-  const x = (i: number) => PAD.l + ((W - PAD.l - PAD.r) * i) / Math.max(1, n - 1);
   const y = (v: number) => PAD.t + (H - PAD.t - PAD.b) * (1 - v / max);
-  const line = (vs: (number | null)[]) => {
-    const parts: string[] = [];
-    let open = false;
-    vs.forEach((v, i) => {
-      if (v === null) {
-        open = false;
-        return;
-      }
-      parts.push(`${open ? "L" : "M"}${x(i).toFixed(1)},${y(v).toFixed(1)}`);
-      open = true;
-    });
-    return parts.join("");
-  };
+  const slot = (W - PAD.l - PAD.r) / Math.max(1, n);
+  const bars = (vs: (number | null)[], offset: number) =>
+    vs
+      .map((v, i) => {
+        if (v === null || v === 0) return "";
+        const top = y(v);
+        const left = PAD.l + i * slot + offset * (slot / 2);
+        return `M${left.toFixed(1)},${(H - PAD.b).toFixed(1)}V${top.toFixed(1)}h${Math.max(1, slot / 2 - 0.5).toFixed(1)}V${(H - PAD.b).toFixed(1)}Z`;
+      })
+      .join("");
   const sum = (vs: (number | null)[]) => vs.reduce<number>((a, v) => a + (v ?? 0), 0);
-  const hours = Math.round(n / 60);
-  const label = `Outputs recorded and effects applied per minute over the last ${hours} hours: ${sum(series.outputs)} outputs and ${sum(series.applied)} effects in all, at most ${max} in a minute.`;
+  const span = n >= 120 ? `${Math.round(n / 60)} h` : `${n} min`;
+  const label = `Outputs recorded and effects applied per minute over the last ${span}: ${sum(series.outputs)} outputs and ${sum(series.applied)} effects in all, at most ${max} in a minute.`;
   return html`<figure class="chart" data-testid="activity">
 <svg viewBox="0 0 ${W} ${H}" role="img" aria-label="${label}">
 <line class="axis" x1="${PAD.l}" y1="${H - PAD.b}" x2="${W - PAD.r}" y2="${H - PAD.b}"/>
@@ -114,10 +118,10 @@ export function activityChart(series: ActivitySeries): Html {
 <text x="${PAD.l - 6}" y="${H - PAD.b}" text-anchor="end">0</text>
 <text x="${PAD.l}" y="${H - 6}">${formatTime(series.start).slice(11, 16)}</text>
 <text x="${W - PAD.r}" y="${H - 6}" text-anchor="end">now</text>
-<path class="outputs" d="${line(series.outputs)}"/>
-<path class="applied" d="${line(series.applied)}"/>
+<path class="outputs" d="${bars(series.outputs, 0)}"/>
+<path class="applied" d="${bars(series.applied, 1)}"/>
 </svg>
-<figcaption class="legend"><span class="o">━ outputs recorded</span> · <span class="a">╍ effects applied</span> per minute, last ${hours} h${
+<figcaption class="legend"><span class="o">■ outputs recorded</span> (left bar) · <span class="a">■ effects applied</span> (right bar) per minute, last ${span}${
     series.since !== null ? html` (read by this console since ${formatTime(series.since)})` : ""
   }</figcaption>
 </figure>`;

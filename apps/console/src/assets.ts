@@ -49,8 +49,8 @@ button.secondary{background:var(--bg);color:var(--accent)}
 button.danger{background:var(--bad);border-color:var(--bad)}
 .dead-run{border:1px solid var(--line);border-radius:6px;padding:8px 12px;margin:10px 0}
 .chart svg{width:100%;height:auto;max-height:240px;display:block}
-.chart .outputs{stroke:var(--accent);fill:none;stroke-width:2}
-.chart .applied{stroke:var(--ok);fill:none;stroke-width:2;stroke-dasharray:5 3}
+.chart .outputs{fill:var(--accent)}
+.chart .applied{fill:var(--ok)}
 .chart .axis{stroke:var(--line)}.chart text{fill:var(--muted);font-size:11px}
 .legend{font-size:13px;color:var(--muted)}.legend .o{color:var(--accent)}.legend .a{color:var(--ok)}
 .timeline{list-style:none;padding:0;margin:0;border-left:2px solid var(--line)}

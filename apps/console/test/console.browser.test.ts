@@ -93,11 +93,6 @@ describe("the console in a browser", () => {
     expect(status.runs.dead).toBe(1);
     await expect(page.locator('[data-alert="dead-runs"]').count()).resolves.toBe(1);
     await page.locator('[data-testid="activity"] svg').waitFor();
-    await shot(page, "overview");
-    const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
-    await phone.goto(`${main.url}/`);
-    await shot(phone, "overview-phone");
-    await phone.close();
 
     // Live: a new output recorded by the CLI shows on the open page, no reload.
     const marker = await page.evaluate(() => {
@@ -247,12 +242,20 @@ describe("the console in a browser", () => {
     expect(new Set(after)).toEqual(new Set(before));
   });
 
-  it("shows the audit: clean after the replay", async () => {
+  it("shows the audit, clean after the replay, and the overview's activity", async () => {
     await page.goto(`${main.url}/audit`);
     await expect(page.locator('[data-testid="verdict"]').textContent()).resolves.toContain("Clean");
     const report = await idemJson<{ outputs: number }>(["audit"], ws);
     expect(await count(page, "outputs recorded")).toBe(report.outputs);
     await shot(page, "audit");
+    // The overview once the console has seen the replay's work (its chart reads the totals).
+    await page.goto(`${main.url}/`);
+    await page.locator('[data-testid="activity"] svg').waitFor();
+    await shot(page, "overview");
+    const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    await phone.goto(`${main.url}/`);
+    await shot(phone, "overview-phone");
+    await phone.close();
   });
 
   it("read-only: shows no action and refuses a forged POST", async () => {
