@@ -9,7 +9,7 @@ import { openJournal } from "../src/index.js";
 const run = promisify(execFile);
 const WORKER = join(import.meta.dirname, "fixtures/claim-worker.mjs");
 
-describe("SqliteJournalStore shared by processes", () => {
+describe("SQLite only: processes sharing one journal file (PostgreSQL: test/contract claims from 4 stores, test/postgres/migrate)", () => {
   it("lets 4 processes create one new journal at once and claims every run exactly once", async () => {
     const dir = mkdtempSync(join(tmpdir(), "idem-mp-"));
     try {

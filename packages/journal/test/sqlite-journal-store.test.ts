@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { openJournal } from "../src/index.js";
 import { CLAIM, output, tempJournal } from "./helpers.js";
 
-describe("SqliteJournalStore outputs", () => {
+describe("SQLite only: its adapter's outputs (shared commits, triggers and prune guard on its file; both stores: test/contract)", () => {
   it("records an output once; the same content again is a duplicate", async () => {
     await using t = await tempJournal();
     const first = await t.journal.outputs.record(output("j1"), {
@@ -155,7 +155,7 @@ describe("SqliteJournalStore outputs", () => {
   });
 });
 
-describe("SqliteJournalStore runs", () => {
+describe("SQLite only: its adapter's runs, read through its file (both stores: test/contract/runs, ledger)", () => {
   it("claims in recording order per target and lets other targets proceed", async () => {
     await using t = await tempJournal();
     await t.journal.outputs.record(output("a"), { source: "cli", targets: ["repo:site@main"] });
@@ -334,7 +334,7 @@ describe("SqliteJournalStore runs", () => {
   });
 });
 
-describe("SqliteJournalStore jobs", () => {
+describe("SQLite only: its adapter's jobs under its injected clock (both stores: test/contract/jobs)", () => {
   it("enqueues once, refuses another input under the same ID, and delivers with a lease", async () => {
     await using t = await tempJournal();
     const job = { jobId: "j1", agent: "writer", input: { n: 1 } };
@@ -426,7 +426,7 @@ describe("SqliteJournalStore jobs", () => {
   });
 });
 
-describe("SqliteJournalStore group fsync (synchronous FULL)", () => {
+describe("SQLite only: its own group fsync (synchronous FULL; PostgreSQL's commit is the server's)", () => {
   /** An fdatasync that waits until the test lets it run. */
   function heldFsync() {
     const waiting: (() => void)[] = [];

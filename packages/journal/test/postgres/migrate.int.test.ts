@@ -8,7 +8,7 @@ import { migrate } from "../../src/store/postgres/migrate.js";
 
 const MIGRATIONS = join(dirname(fileURLToPath(import.meta.url)), "../../migrations-pg");
 
-describe("the PostgreSQL journal's migrations", () => {
+describe("PostgreSQL only (SQLite migrates its file under its own write lock): the journal's migrations", () => {
   let server: PostgresHandle;
   beforeAll(async () => {
     server = await startPostgres();

@@ -67,7 +67,7 @@ async function commitCutter(
   };
 }
 
-describe("PostgreSQL connection loss is UNAVAILABLE, and only that", () => {
+describe("PostgreSQL only (SQLite has no server to lose): connection loss is UNAVAILABLE, and only that", () => {
   let server: PostgresHandle;
   beforeAll(async () => {
     server = await startPostgres();
