@@ -247,7 +247,19 @@ describe.each(STORES.map((make) => [make().name, make] as const))(
       expect(await j.runs.latest("missing")).toBeUndefined();
       const replayed = await j.events.list({ jobId: "a", type: E.RUN_REPLAYED });
       expect(replayed.map((e) => [e.actor, e.data])).toEqual([
-        ["human", { generation: 2, forceUnprobeable: true }],
+        [
+          "human",
+          {
+            generation: 2,
+            forceUnprobeable: true,
+            // The lineage the run carries (issue 22): a replay through the journal API has no reason.
+            actor: "human",
+            reason: null,
+            selection: { all: true },
+            replaysGeneration: 1,
+            only: null,
+          },
+        ],
       ]);
     });
 
