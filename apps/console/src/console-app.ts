@@ -21,6 +21,7 @@ import {
 import { type ConsoleDeps, type Targets, wantsJson } from "./deps.js";
 import { page, signInPage } from "./layout.js";
 import { BadRequest, readRoutes } from "./read-routes.js";
+import { SharedOverview } from "./shared-overview.js";
 
 /** What the console serves and acts on. */
 export interface ConsoleOptions {
@@ -45,7 +46,7 @@ export interface ConsoleOptions {
   tracing?: Tracing;
   /** Live pages poll every this many ms (default 3000). */
   liveMs?: number;
-  /** The activity chart reads the journal's totals this often (default 30 s; 0: only on overviews). */
+  /** The activity chart reads the overview this often (default 30 s; 0: only on overviews). */
   sampleMs?: number;
   now?: () => number;
 }
@@ -81,6 +82,7 @@ export function createConsole(options: ConsoleOptions): Console {
     readOnly,
     auth,
     sampler,
+    overview: new SharedOverview(options.journal, config, sampler, now),
     ...(options.tracing && { tracing: options.tracing }),
     now,
     liveMs: options.liveMs ?? 3000,
@@ -203,10 +205,7 @@ export function createConsole(options: ConsoleOptions): Console {
   const timer =
     sampleMs > 0
       ? setInterval(() => {
-          void options.journal.status().then(
-            (s) => sampler.record(now(), s),
-            () => {},
-          );
+          void d.overview.recent().catch(() => {});
         }, sampleMs)
       : undefined;
   timer?.unref();

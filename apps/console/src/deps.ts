@@ -5,6 +5,7 @@ import type { Context } from "hono";
 import type { ActivitySampler } from "./activity.js";
 import type { ConsoleAuth } from "./auth.js";
 import type { Shell } from "./layout.js";
+import type { SharedOverview } from "./shared-overview.js";
 
 /** The effects façade of @idem/core (the replay plan's probes, resolve's probe, the audit). */
 export type Targets = ReturnType<typeof openTargets>;
@@ -27,6 +28,8 @@ export interface ConsoleDeps {
   readOnly: boolean;
   auth: ConsoleAuth;
   sampler: ActivitySampler;
+  /** The overview every viewer shares (see SharedOverview). */
+  overview: SharedOverview;
   tracing?: Tracing;
   now: () => number;
   /** Live pages poll every this many ms. */

@@ -3,7 +3,6 @@ import {
   isAuditClean,
   listOutputsPage,
   type OutputsFilter,
-  readOverview,
   showArchivedJob,
   showJob,
 } from "@idem/core";
@@ -12,7 +11,7 @@ import { isIdemError, parseSince } from "@idem/schema";
 import type { Context, Hono } from "hono";
 import { html } from "hono/html";
 import { type ConsoleDeps, wantsJson } from "./deps.js";
-import { page } from "./layout.js";
+import { page, wantsFragment } from "./layout.js";
 import { auditBody } from "./pages/audit.js";
 import { outputBody } from "./pages/output.js";
 import { type OutputsQuery, outputsBody } from "./pages/outputs.js";
@@ -44,8 +43,7 @@ export function stateField(value: string, field: string): RunState | undefined {
 /** The read-only pages: overview, outputs, an output, audit. */
 export function readRoutes(app: Hono, d: ConsoleDeps): void {
   app.get("/", async (c) => {
-    const overview = await readOverview(d.journal, { config: d.config, now: d.now() });
-    d.sampler.record(overview.at, overview.status);
+    const overview = await (wantsFragment(c) ? d.overview.recent() : d.overview.read());
     if (wantsJson(c)) return c.json(overview);
     const series = d.sampler.series(overview.at);
     return page(c, d.shell(c), {

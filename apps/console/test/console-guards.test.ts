@@ -146,3 +146,52 @@ describe("the activity chart's figures", () => {
     expect(series.since).toBe(t0 + 10_000);
   });
 });
+
+describe("the overview shared by live polls", () => {
+  it("reads status() once for concurrent polls and reuses a recent one, but afresh for a page load", async () => {
+    await using t = await tempJournal();
+    const parsed = parseConfig(
+      { journal: { path: t.path } },
+      { dir: dirname(t.path), file: join(dirname(t.path), "idem.config.json") },
+    );
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+    let calls = 0;
+    const counted = Object.create(t.journal, {
+      status: {
+        value: () => {
+          calls += 1;
+          return t.journal.status();
+        },
+      },
+    });
+    const effects = openTargets(parsed.config);
+    const c = createConsole({
+      config: parsed.config,
+      journal: counted,
+      effects,
+      actor: "guard-test",
+      sampleMs: 0,
+      // A still clock: whatever the machine's speed, the second poll comes "at once".
+      now: () => 1_800_000_000_000,
+    });
+    try {
+      const poll = () =>
+        c.app.request("http://127.0.0.1:7071/", {
+          headers: { host: "127.0.0.1:7071", "x-idem-fragment": "1" },
+        });
+      const answers = await Promise.all([poll(), poll(), poll(), poll(), poll()]);
+      expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+      expect(calls).toBe(1);
+      expect((await poll()).status).toBe(200);
+      expect(calls).toBe(1);
+      const load = await c.app.request("http://127.0.0.1:7071/", {
+        headers: { host: "127.0.0.1:7071" },
+      });
+      expect(load.status).toBe(200);
+      expect(calls).toBe(2);
+    } finally {
+      c.close();
+      await effects.close();
+    }
+  });
+});
