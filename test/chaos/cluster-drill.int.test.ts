@@ -45,7 +45,7 @@ describe.skipIf(!root)("the cluster drill, CI-sized (needs root for network name
     const value = (name: string) => report.table.find((r) => r.name === name)?.value;
     expect(report.violations, `seed ${report.seed}\n${stderr.slice(-4000)}`).toEqual([]);
     expect(value("outputs recorded (one per job)")).toBe(60);
-    expect(value("commits on the remote branch")).toBe(60);
+    expect(value("commits on the remote branches")).toBe(60);
     expect(value("duplicate commits on the remote")).toBe(0);
     expect(value("missing effects at targets")).toBe(0);
     expect(value("runs done")).toBe(60);

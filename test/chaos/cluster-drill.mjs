@@ -77,11 +77,14 @@ const pick = (xs) => xs[Math.floor(random() * xs.length)];
 const log = (...m) =>
   process.stderr.write(`[cluster ${new Date().toISOString().slice(11, 23)}] ${m.join(" ")}\n`);
 
+// Six lanes, each a branch of the remote repository and a folder of the shared file system: runs
+// on one lane are applied in recording order, lanes in parallel (one target holder each).
+const LANES = 6;
 const AGENT_SCRIPT = agentScript(`(job, nonce) => [
   { kind: "http.request", target: "ledger", method: "POST", path: "/" + job.jobId, body: { job: job.jobId, nonce } },
-  { kind: "git.commit", repo: "site", message: "drill: " + job.jobId,
+  { kind: "git.commit", repo: "site", branch: "lane-" + (job.input.n % ${LANES}), message: "drill: " + job.jobId,
     files: [{ path: "jobs/" + job.jobId + ".txt", content: nonce + "\\n" }] },
-  { kind: "file.write", root: "shared", path: job.jobId + ".json", content: JSON.stringify({ job: job.jobId, nonce }) },
+  { kind: "file.write", root: "lane" + (job.input.n % ${LANES}), path: job.jobId + ".json", content: JSON.stringify({ job: job.jobId, nonce }) },
 ]`);
 
 function hostConfig(s, host) {
@@ -96,8 +99,19 @@ function hostConfig(s, host) {
       maxAgeMs: 3_600_000,
       publishRetryMs: 120_000,
     },
-    repos: { site: { url: s.repoUrl, branch: "main" } },
-    roots: { shared: { path: s.sharedRoot } },
+    repos: {
+      site: {
+        url: s.repoUrl,
+        branch: "main",
+        branches: Array.from({ length: LANES }, (_, i) => `lane-${i}`),
+      },
+    },
+    roots: Object.fromEntries(
+      Array.from({ length: LANES }, (_, i) => [
+        `lane${i}`,
+        { path: join(s.sharedRoot, `lane${i}`) },
+      ]),
+    ),
     http: {
       targets: {
         ledger: {
@@ -142,10 +156,13 @@ async function main() {
   const daemon = await startGitDaemon({ host: net.address });
   cleanups.push(() => daemon.stop());
   const repo = daemon.createRepo("site");
+  // Every lane's branch starts at the seed commit, as a team's branches would exist already.
+  for (let i = 0; i < LANES; i++)
+    execFileSync("git", ["--git-dir", repo.path, "branch", `lane-${i}`, "main"]);
   const receiver = await startReceiver(net.address);
   cleanups.push(async () => receiver.server.close());
   const sharedRoot = join(work, "shared-fs/out");
-  mkdirSync(sharedRoot, { recursive: true });
+  for (let i = 0; i < LANES; i++) mkdirSync(join(sharedRoot, `lane${i}`), { recursive: true });
   const services = {
     address: net.address,
     journalUrl,
@@ -402,7 +419,7 @@ async function main() {
   const trailers = new Map();
   const logText = execFileSync(
     "git",
-    ["--git-dir", repo.path, "log", "--format=%(trailers:key=Idem-Effect,valueonly)", "main"],
+    ["--git-dir", repo.path, "log", "--format=%(trailers:key=Idem-Effect,valueonly)", "--branches"],
     { encoding: "utf8", maxBuffer: 1 << 28 },
   );
   for (const key of logText
@@ -423,14 +440,14 @@ async function main() {
     else {
       const content = execFileSync(
         "git",
-        ["--git-dir", repo.path, "show", `main:${commit.files[0].path}`],
+        ["--git-dir", repo.path, "show", `${commit.branch}:${commit.files[0].path}`],
         {
           encoding: "utf8",
         },
       );
       if (content !== commit.files[0].content) wrongContent += 1;
     }
-    const path = join(sharedRoot, file.path);
+    const path = join(sharedRoot, file.root, file.path);
     if (!existsSync(path)) missingEffects += 1;
     else if (readFileSync(path, "utf8") !== file.content) wrongContent += 1;
   }
