@@ -210,7 +210,6 @@ export class GitRepo {
         objects: this.objects,
         keys: this.keys,
         lock: this.lock,
-        publisher: this.publisher,
         withLock: (fn) => this.withLock(fn),
         fault: this.options.fault ?? noFault,
       });

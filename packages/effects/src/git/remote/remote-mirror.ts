@@ -34,7 +34,9 @@ function fetchedRef(branch: string): string {
 export class RemoteMirror {
   readonly remote: RemoteGit;
   private made: Promise<void> | undefined;
-  private readonly asking = new Map<string, Promise<string | null>>();
+  private readonly asking = new Map<string, { tip: Promise<string | null>; pushes: number }>();
+  /** Pushes of this process per branch: an ls-remote begun before one may answer a stale tip. */
+  private readonly pushes = new Map<string, number>();
 
   constructor(
     alias: string,
@@ -58,14 +60,25 @@ export class RemoteMirror {
     return this.made;
   }
 
-  /** The remote's tip of `branch`: one ls-remote, shared by the probes that ask meanwhile. */
-  tip(branch: string): Promise<string | null> {
-    let p = this.asking.get(branch);
-    if (!p) {
-      p = this.remote.tip(branch).finally(() => this.asking.delete(branch));
-      this.asking.set(branch, p);
+  /**
+   * The remote's tip of `branch`: one ls-remote, shared by the probes that ask meanwhile, with the
+   * count of this process's pushes when it began.
+   */
+  private ask(branch: string): { tip: Promise<string | null>; pushes: number } {
+    let a = this.asking.get(branch);
+    if (!a) {
+      a = {
+        tip: this.remote.tip(branch).finally(() => this.asking.delete(branch)),
+        pushes: this.pushes.get(branch) ?? 0,
+      };
+      this.asking.set(branch, a);
     }
-    return p;
+    return a;
+  }
+
+  /** Called by the pusher once a push of `branch` succeeded, before the mirror moves. */
+  pushed(branch: string): void {
+    this.pushes.set(branch, (this.pushes.get(branch) ?? 0) + 1);
   }
 
   /**
@@ -76,7 +89,8 @@ export class RemoteMirror {
    */
   async refresh(branch: string): Promise<string | null> {
     await this.ensure();
-    const tip = await this.tip(branch);
+    const asked = this.ask(branch);
+    const tip = await asked.tip;
     if (tip === null) {
       if (await this.remote.hasBranches())
         throw new IdemError(
@@ -87,7 +101,12 @@ export class RemoteMirror {
     }
     const { objects } = this.parts;
     if ((await objects.head(branch)) === tip) return tip;
-    return this.parts.withLock(() => this.resetTo(branch, tip));
+    return this.parts.withLock(async () => {
+      // This process pushed since the ls-remote began: its answer may predate that push, and the
+      // mirror (moved after the push) is the newer truth; the apply's compare-and-swap checks it.
+      if ((this.pushes.get(branch) ?? 0) !== asked.pushes) return objects.head(branch);
+      return this.resetTo(branch, tip);
+    });
   }
 
   /** Under the lock: the mirror's branch to `tip` (fetched first when missing); answers the tip. */
@@ -109,10 +128,5 @@ export class RemoteMirror {
   /** Under the lock, after a rejected push: fetch the branch and reset the mirror to it. */
   async fetchAfterRejection(branch: string): Promise<string | null> {
     return this.resetTo(branch, null);
-  }
-
-  /** True when the remote answers and has `branch` (for `idem doctor`). @throws UNAVAILABLE */
-  async remoteTip(branch: string): Promise<string | null> {
-    return this.remote.tip(branch);
   }
 }

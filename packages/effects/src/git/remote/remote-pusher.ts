@@ -1,6 +1,5 @@
 import { FAULT_POINTS, IdemError, isIdemError } from "@idem/schema";
-import type { BranchPublisher } from "../branch-publisher.js";
-import type { KeyIndex } from "../key-index.js";
+import { type KeyIndex, keyRef } from "../key-index.js";
 import type { RepoObjects } from "../plumbing/repo-objects.js";
 import type { MirrorParts, RemoteMirror } from "./remote-mirror.js";
 
@@ -45,15 +44,16 @@ const MAX_REBUILDS = 5;
 export class RemotePusher {
   private readonly queue: Waiting[] = [];
   private running = false;
+  /**
+   * The commits this process pushed in a row on the branch, from `start`: an effect probed at one
+   * of them is checked against the keys pushed since in memory, without a git process.
+   */
+  private chain: { start: string | null; commits: string[]; keys: string[] } | undefined;
 
   constructor(
     private readonly branch: string,
     private readonly mirror: RemoteMirror,
-    private readonly parts: MirrorParts & {
-      objects: RepoObjects;
-      keys: KeyIndex;
-      publisher: BranchPublisher;
-    },
+    private readonly parts: MirrorParts & { objects: RepoObjects; keys: KeyIndex },
   ) {}
 
   /** Answers `{ commit, base }` once the effect's commit is on the remote branch. */
@@ -92,10 +92,14 @@ export class RemotePusher {
       if (!built) return;
       const outcome = await this.mirror.remote.push(this.branch, built.head, built.tip);
       if (outcome === "pushed") {
+        this.mirror.pushed(this.branch);
         this.parts.fault(FAULT_POINTS.INTERPRETER_AFTER_PUSH);
-        await this.parts.withLock(() => this.pushed(built.commits));
+        this.extendChain(built.tip, built.commits);
+        await this.parts.withLock(() => this.follow(built.tip, built.commits));
+        for (const b of built.commits) b.w.resolve({ commit: b.commit, base: b.parent });
         return;
       }
+      this.chain = undefined;
       const now = await this.parts.withLock(() => this.mirror.fetchAfterRejection(this.branch));
       pending = built.commits.map((b) => b.w);
       if (round + 1 >= MAX_REBUILDS) {
@@ -105,22 +109,63 @@ export class RemotePusher {
     }
   }
 
-  /** After the push: the mirror follows the remote (key index included), then each apply answers. */
-  private async pushed(commits: Built[]): Promise<void> {
+  private extendChain(tip: string | null, commits: Built[]): void {
+    const c = this.chain;
+    const end = c ? (c.commits.at(-1) ?? c.start) : undefined;
+    if (!c || end !== tip) this.chain = { start: tip, commits: [], keys: [] };
+    const chain = this.chain as NonNullable<typeof this.chain>;
     for (const b of commits) {
-      // A failure here (a probe reset the mirror meanwhile) only costs the next probe a scan.
-      await this.parts.publisher
-        .publish({
-          branch: this.branch,
-          base: b.parent,
-          commit: b.commit,
-          key: b.w.key,
-          sync: false,
-          paths: b.w.paths,
-        })
-        .catch(() => {});
-      b.w.resolve({ commit: b.commit, base: b.parent });
+      chain.commits.push(b.commit);
+      chain.keys.push(b.w.key);
     }
+    if (chain.commits.length > 4096) this.chain = undefined;
+  }
+
+  /**
+   * After the push, under the lock: the mirror's branch, the burst's key refs and the watermark in
+   * one ref transaction (compare-and-swap from the tip the burst was built on). A failure (a probe
+   * reset the mirror to a newer remote tip meanwhile) only costs a later probe a scan.
+   */
+  private async follow(tip: string | null, commits: Built[]): Promise<void> {
+    const { keys, lock } = this.parts;
+    const last = commits.at(-1);
+    if (!last) return;
+    const branchRef = `refs/heads/${this.branch}`;
+    try {
+      const lines = [
+        tip === null
+          ? `create ${branchRef} ${last.commit}`
+          : `update ${branchRef} ${last.commit} ${tip}`,
+        ...commits.map((b) => `update ${keyRef(this.branch, b.w.key)} ${b.commit}`),
+        ...(await keys.catchUpLines(this.branch, tip, last.commit, last.w.key)),
+      ];
+      await lock.updateRefs(lines);
+    } catch (e) {
+      if (!isIdemError(e)) throw e;
+    }
+  }
+
+  /**
+   * Where an effect probed at `base`, older than `tip`, stands at `tip`: present (its commit),
+   * absent (build it), or moved (`tip` does not descend from `base`: probe again).
+   */
+  private async since(
+    w: Waiting,
+    tip: string | null,
+  ): Promise<{ present: string } | "absent" | "moved"> {
+    const c = this.chain;
+    const end = c ? (c.commits.at(-1) ?? c.start) : undefined;
+    if (c && end === tip && w.base !== null) {
+      const at = w.base === c.start ? 0 : c.commits.indexOf(w.base) + 1;
+      if (at > 0 || w.base === c.start) {
+        const i = c.keys.indexOf(w.key, at);
+        return i >= 0 ? { present: c.commits[i] as string } : "absent";
+      }
+    }
+    const { keys } = this.parts;
+    if (w.base !== null && (tip === null || !(await keys.isAncestor(w.base, tip)))) return "moved";
+    const found = await keys.lookupKey(this.branch, w.key, w.base);
+    return found.found ? { present: found.commit } : "absent";
   }
 
   /**
@@ -131,41 +176,36 @@ export class RemotePusher {
   private async build(
     pending: Waiting[],
   ): Promise<{ tip: string | null; head: string; commits: Built[] } | undefined> {
-    const { objects, keys } = this.parts;
-    const branch = this.branch;
-    {
-      const tip = await objects.head(branch);
-      const built: Built[] = [];
-      let parent = tip;
-      for (const w of pending) {
-        if (w.base !== tip) {
-          // Probed at an older tip: still absent there and the tip descends from it, or probe again.
-          const onTip = w.base === null || (tip !== null && (await keys.isAncestor(w.base, tip)));
-          if (!onTip) {
-            w.reject(this.moved(w.base, tip));
-            continue;
-          }
-          const found = await keys.lookupKey(branch, w.key, w.base);
-          if (found.found) {
-            w.resolve({ commit: found.commit, base: w.base });
-            continue;
-          }
-        }
-        let tree: string;
-        try {
-          tree = await w.tree(await objects.treeOf(parent));
-        } catch (e) {
-          // Built on a later tip than the probed one: the interpreter's probe there decides.
-          w.reject(parent !== w.base && isIdemError(e) ? this.moved(w.base, parent) : e);
+    const { objects } = this.parts;
+    const tip = await objects.head(this.branch);
+    const built: Built[] = [];
+    let parent = tip;
+    for (const w of pending) {
+      if (w.base !== tip) {
+        const at = await this.since(w, tip);
+        if (at === "moved") {
+          w.reject(this.moved(w.base, tip));
           continue;
         }
-        const commit = await objects.writeObject("commit", w.commitBody(tree, parent));
-        built.push({ w, commit, parent });
-        parent = commit;
+        if (at !== "absent") {
+          w.resolve({ commit: at.present, base: w.base });
+          continue;
+        }
       }
-      if (built.length === 0 || parent === null) return undefined;
-      return { tip, head: parent, commits: built };
+      let tree: string;
+      try {
+        tree = await w.tree(await objects.treeOf(parent));
+      } catch (e) {
+        // Built on a later tip than the probed one: the interpreter's probe there decides.
+        w.reject(parent !== w.base && isIdemError(e) ? this.moved(w.base, parent) : e);
+        continue;
+      }
+      const commit = await objects.writeObject("commit", w.commitBody(tree, parent));
+      built.push({ w, commit, parent });
+      parent = commit;
     }
+    if (built.length === 0 || parent === null) return undefined;
+    return { tip, head: parent, commits: built };
   }
 
   private moved(base: string | null, head: string | null): IdemError {
