@@ -6,6 +6,7 @@ import {
   type EffectFilter,
   listDeadLetters,
   readReplayProgress,
+  replayPlanJson,
   replayReason,
   resolveUncertain,
   retryDead,
@@ -226,15 +227,7 @@ export function actionRoutes(app: Hono, d: ConsoleDeps): void {
       : null;
     if (wantsJson(c)) {
       if (!plan) throw new BadRequest("choose what to replay: jobs, agent, since, state or all");
-      return c.json({
-        plan: plan.plan,
-        summary: plan.summary,
-        outputs: plan.jobIds.length,
-        busy: plan.busy,
-        only: plan.only,
-        kept: plan.kept.map((k) => ({ ...k, action: "keep" })),
-        untouched: plan.untouched,
-      });
+      return c.json(replayPlanJson(plan));
     }
     return page(c, d.shell(c), {
       title: "Replay",

@@ -3,7 +3,7 @@
 // the page records its lineage there.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { buildReplayPlan, openTargets } from "@idem/core";
+import { buildReplayPlan, openTargets, replayPlanJson } from "@idem/core";
 import { type JournalStore, openJournalStore } from "@idem/journal";
 import { type AgentOutput, type Config, effectTargets, parseConfig } from "@idem/schema";
 import { type PostgresHandle, postgresBinDir, startPostgres, tempDir } from "@idem/testing";
@@ -120,6 +120,26 @@ describe.skipIf(!HAS_PG)("the console on PostgreSQL", () => {
     expect(page.summary).toEqual(direct.summary);
     expect(page.busy).toEqual(["pg-2"]);
     expect(direct.jobIds).toEqual(["pg-0", "pg-1"]);
+
+    // By effect: a filter no effect of theirs is in leaves both outputs untouched, as core says.
+    const filtered = await (await req("/replay?jobs=pg-0+pg-1&kind=git.commit&format=json")).json();
+    const only = { kinds: ["git.commit"] };
+    expect(filtered).toEqual(
+      replayPlanJson(
+        await buildReplayPlan({
+          config,
+          journal,
+          effects,
+          selection: { jobIds: ["pg-0", "pg-1"] },
+          forceUnprobeable: false,
+          only,
+        }),
+      ),
+    );
+    expect((filtered as { untouched: string[] }).untouched).toEqual(["pg-0", "pg-1"]);
+    const unknown = await req("/replay?jobs=pg-0&root=nope&format=json");
+    expect(unknown.status).toBe(400);
+    expect(await unknown.text()).toContain('root \\"nope\\": no such root');
 
     const form = await (await req("/replay?jobs=pg-0+pg-1")).text();
     const csrf = /name="csrf" value="([^"]+)"/.exec(form)?.[1] ?? "";

@@ -205,6 +205,12 @@ describe("the console in a browser", () => {
       })),
     );
     expect(rows).toEqual(cli.plan.map(({ key, action, reason }) => ({ key, action, reason })));
+    // The page's JSON is the CLI's document, whole.
+    const pageJson = await page.evaluate(async (jobs) => {
+      const r = await fetch(`/replay?jobs=${encodeURIComponent(jobs)}&format=json`);
+      return r.json();
+    }, demoJobs.join(" "));
+    expect(pageJson).toEqual(cli);
     for (const a of ["apply", "skip", "conflict", "uncertain"])
       expect(await count(page, `summary.${a}`)).toBe(cli.summary[a]);
     await shot(page, "replay-plan");
