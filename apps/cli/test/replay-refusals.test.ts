@@ -78,4 +78,39 @@ describe("idem replay refuses", () => {
       expect(mixed.code).toBe(2);
     },
   );
+
+  it("leaves alone, with a filter, an output whose latest run is dead: its other effects stay visible to idem dlq", async () => {
+    fx = await opsFixture();
+    const cfg = ["--config", fx.ws.config];
+    // A patch that applies neither way: the run goes dead on it, the file.write after it never ran.
+    const patch = "--- a/README.md\n+++ b/README.md\n@@ -1 +1 @@\n-nope\n+yes\n";
+    await fx.record("job-1", [
+      { kind: "git.patch", repo: "site", message: "p", patch },
+      { kind: "file.write", root: "outbox", path: "o.txt", content: "o\n" },
+    ]);
+    expect((await fx.interpret()).dead.map((d) => [d.jobId, d.class])).toEqual([
+      ["job-1", "conflict"],
+    ]);
+    const dry = await idem(["replay", "--all", "--root", "outbox", "--dry-run", "--json", ...cfg]);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(JSON.parse(dry.stdout)).toMatchObject({ plan: [], dead: ["job-1"], outputs: 0 });
+    const human = await idem(["replay", "--all", "--root", "outbox", "--dry-run", ...cfg]);
+    expect(human.stdout).toContain("latest run is dead are left alone");
+    const run = await idem([
+      "replay",
+      "--all",
+      "--root",
+      "outbox",
+      "--reason",
+      "r",
+      "--yes",
+      "--json",
+      ...cfg,
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ dead: ["job-1"], created: [] });
+    expect((await fx.journal.runs.forJob("job-1")).map((r) => r.state)).toEqual(["dead"]);
+    const dlq = await idem(["dlq", "ls", "--json", ...cfg]);
+    expect(JSON.parse(dlq.stdout).runs.map((r: { jobId: string }) => r.jobId)).toEqual(["job-1"]);
+  });
 });

@@ -36,6 +36,9 @@ export function printPlan(p: ReplayPlan, dryRun: boolean): string {
   if (p.only) {
     out += `only ${describeFilter(p.only)}: ${p.kept.length} other effect(s) of these outputs left as they were (keep)${p.untouched.length > 0 ? `; ${p.untouched.length} selected output(s) with no such effect get no new generation` : ""}\n`;
   }
+  if (p.dead.length > 0) {
+    out += `${color.red(`${p.dead.length} selected output(s) whose latest run is dead are left alone`)}: a replay by kind or target would leave their other effects open; replay them without a filter or settle them first (idem dlq resolve): ${p.dead.slice(0, 10).join(", ")}${p.dead.length > 10 ? ", ..." : ""}\n`;
+  }
   if (p.busy.length > 0) {
     out += `${p.busy.length} selected output(s) still being interpreted are left alone: ${p.busy.slice(0, 10).join(", ")}${p.busy.length > 10 ? ", ..." : ""}\n`;
   }

@@ -4,7 +4,8 @@ import type { KeptEntry, PlanEntry, ReplayPlan } from "./replay-plan.js";
 /**
  * A replay plan as `idem replay --dry-run --json` prints it (docs/cli.md): the rows, the summary,
  * how many outputs get a generation, the busy ones and, for a replay by kind or target, the filter,
- * the effects outside it (`kept`, action `keep`) and the outputs with no effect inside it. Every
+ * the effects outside it (`kept`, action `keep`), the outputs left alone because their latest run
+ * is dead (`dead`) and those with no effect inside it (`untouched`). Every
  * front end answers this shape, so the console's plan and the CLI's are the same document.
  */
 export interface ReplayPlanJson {
@@ -14,6 +15,7 @@ export interface ReplayPlanJson {
   busy: string[];
   only: EffectFilter | null;
   kept: (KeptEntry & { action: "keep" })[];
+  dead: string[];
   untouched: string[];
 }
 
@@ -41,6 +43,7 @@ export function replayPlanJson(p: ReplayPlan): ReplayPlanJson {
       stateGeneration,
       reason,
     })),
+    dead: p.dead,
     untouched: p.untouched,
   };
 }

@@ -57,6 +57,12 @@ export interface ReplayPlan {
   only: EffectFilter | null;
   /** Effects of the replayed outputs outside the filter, left as they were (empty without one). */
   kept: KeptEntry[];
+  /**
+   * With a filter: selected outputs whose latest run is dead, left alone. Their effects outside the
+   * filter may be open (uncertain, failed) or never reached, and a filtered run that ends done
+   * would hide them; replay them without a filter, or settle them first (`idem dlq resolve`).
+   */
+  dead: string[];
   /** Selected, not busy outputs with no effect in the filter: no new generation for them. */
   untouched: string[];
 }
@@ -121,6 +127,7 @@ export async function buildReplayPlan(options: {
     const plan: PlanEntry[] = [];
     const jobIds: string[] = [];
     const busy: string[] = [];
+    const dead: string[] = [];
     const kept: KeptEntry[] = [];
     const untouched: string[] = [];
     /** Probe groups per target, items in recording order, with the plan rows they answer. */
@@ -132,6 +139,10 @@ export async function buildReplayPlan(options: {
       const latest = latestRuns.get(o.jobId);
       if (latest && isActiveRun(latest.state)) {
         busy.push(o.jobId);
+        continue;
+      }
+      if (only && latest && latest.state !== "done") {
+        dead.push(o.jobId);
         continue;
       }
       const specs = o.output.effects;
@@ -209,7 +220,8 @@ export async function buildReplayPlan(options: {
 
     const summary = { apply: 0, skip: 0, conflict: 0, uncertain: 0 };
     for (const e of plan) summary[e.action] += 1;
-    return { plan, summary, jobIds, busy, selection: options.selection, only, kept, untouched };
+    const selection = options.selection;
+    return { plan, summary, jobIds, busy, selection, only, kept, dead, untouched };
   } finally {
     await warm.done();
   }

@@ -156,7 +156,9 @@ export interface JournalRuns {
    * Creates the next generation (pending, empty effects ledger) for each selected output whose
    * latest run is not active (a second generation beside it would race it); returns those created.
    * Each carries its effect filter (`only`) and its lineage (`replay`), written with the run and
-   * in its `run.replayed` event, in the same transaction.
+   * in its `run.replayed` event, in the same transaction. With a filter, only outputs whose latest
+   * run is done get a generation: over a dead one, the effects outside the filter may be open or
+   * never reached, and a filtered run that ends done would hide them.
    */
   replay(selection: ReplaySelection, options: ReplayOptions): Promise<RunRecord[]>;
 }

@@ -115,6 +115,24 @@ describe.each(STORES.map((make) => [make().name, make] as const))(
       expect(runs[1]?.replay?.selection).toEqual({ jobIds: ["a"] });
     });
 
+    it("gives a filtered generation only to an output whose latest run is done, never over a dead one", async () => {
+      const j = await store();
+      await recordDone(j, "a");
+      await j.outputs.record(out("b"), { source: "cli", targets: ["root:out"] });
+      const c = await j.runs.claim(CLAIM);
+      if (!c) throw new Error("claim");
+      await j.runs.markDead(c.lease, { class: "conflict", error: "the patch does not apply" });
+      const created = await j.runs.replay(
+        { all: true },
+        { actor: "oncall", reason: "r", only: { roots: ["out"] } },
+      );
+      expect(created.map((r) => [r.jobId, r.generation])).toEqual([["a", 2]]);
+      expect((await j.runs.latest("b"))?.state).toBe("dead");
+      // Without a filter the dead one gets its generation (every effect decided again).
+      const again = await j.runs.replay({ jobIds: ["b"] }, { actor: "oncall", reason: "r" });
+      expect(again.map((r) => [r.jobId, r.generation, r.only])).toEqual([["b", 2, null]]);
+    });
+
     it("stores the reason and the actor as given, quotes and newlines included", async () => {
       const j = await store();
       await recordDone(j, "a");

@@ -297,8 +297,10 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
           const latest = rows[0];
           // Still being interpreted: a second generation beside it would race it.
           if (latest && isActiveRun(latest.state)) continue;
-          const targets = latest ? (JSON.parse(latest.targets) as string[]) : [];
           const lineage = replayLineage(selection, options, latest?.generation ?? 0);
+          // A filtered generation follows a done one only (see JournalRuns.replay).
+          if (lineage.only && latest && latest.state !== "done") continue;
+          const targets = latest ? (JSON.parse(latest.targets) as string[]) : [];
           const cols = replayColumns(lineage);
           const generation = lineage.replaysGeneration + 1;
           const id = await insertRun(client, o.jobId, generation, targets, force, now);

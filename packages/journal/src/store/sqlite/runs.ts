@@ -298,8 +298,10 @@ export function sqliteRuns(c: SqliteConnection): JournalRuns {
           const latest = latestRow(c, o.jobId);
           // Still being interpreted: a second generation beside it would race it.
           if (latest && isActiveRun(latest.state)) continue;
-          const targets = latest ? (JSON.parse(latest.targets) as string[]) : [];
           const lineage = replayLineage(selection, options, latest?.generation ?? 0);
+          // A filtered generation follows a done one only (see JournalRuns.replay).
+          if (lineage.only && latest && latest.state !== "done") continue;
+          const targets = latest ? (JSON.parse(latest.targets) as string[]) : [];
           const cols = replayColumns(lineage);
           const id = insertRun(c, o.jobId, lineage.replaysGeneration + 1, targets, force, now);
           const row = c
