@@ -213,6 +213,7 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
       const backoff = newOutageBackoff();
       while (!stopSignal.aborted) {
         if (journalFailed()) return;
+        let claiming = true;
         try {
           const outcome = await runOnce();
           outage.answered();
@@ -221,12 +222,15 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
             runs[outcome.outcome]++;
             continue;
           }
+          claiming = false;
           const active = await journal.runs.active();
           if (active.pending + active.running + active.failed === 0) return;
           await idle();
         } catch (e) {
           if (journalFailed()) return;
-          // A drain rides out an outage as the long-running loops do, up to `outageLimitMs`.
+          // A drain rides out an outage as the long-running loops do, up to `outageLimitMs`; a
+          // read between claims that fails otherwise ends the drain, as it always did.
+          if (!claiming && !isIdemError(e, "UNAVAILABLE")) throw e;
           if (outage.exceeded(e)) {
             stopController.abort();
             return;
@@ -251,6 +255,7 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
         });
         break;
       } catch (e) {
+        if (!isIdemError(e, "UNAVAILABLE")) throw e;
         if (outage.exceeded(e)) throw outage.gaveUp;
         await claimFailed(e, backoff);
       }

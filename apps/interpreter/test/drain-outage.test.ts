@@ -46,7 +46,11 @@ type Outage = Partial<Record<"claim" | "active" | "nextDueAt" | "list", number>>
  * The journal, with the named calls answering UNAVAILABLE (as a PostgreSQL journal whose server is
  * down) the given number of times before they reach the journal again; `calls` counts those refused.
  */
-function withOutage(journal: JournalStore, outage: Outage) {
+function withOutage(
+  journal: JournalStore,
+  outage: Outage,
+  error = () => new IdemError("UNAVAILABLE", "the journal's server is unavailable: ECONNREFUSED"),
+) {
   const left = { ...outage };
   const refused: string[] = [];
   const wrap = <T extends object>(target: T): T =>
@@ -59,9 +63,7 @@ function withOutage(journal: JournalStore, outage: Outage) {
           if ((left[key] ?? 0) > 0) {
             left[key] = (left[key] ?? 0) - 1;
             refused.push(String(name));
-            return Promise.reject(
-              new IdemError("UNAVAILABLE", "the journal's server is unavailable: ECONNREFUSED"),
-            );
+            return Promise.reject(error());
           }
           return value.apply(t, args);
         };
@@ -101,6 +103,27 @@ describe("drain() during a journal outage", () => {
       ["active", "active", "active", "claim", "claim", "list", "list"].sort(),
     );
     expect(await verify(ws, journal, outputs)).toEqual(CLEAN);
+  });
+
+  it("any other failure of a read between claims ends the drain, as before (it is not waited out)", async () => {
+    const { ws, journal, effects } = await setup();
+    await recordAll(journal, ws.config, [mixedOutput("out-y")]);
+    const { journal: flaky } = withOutage(
+      journal,
+      { active: Number.POSITIVE_INFINITY },
+      () => new IdemError("INTEGRITY", "the journal file is damaged"),
+    );
+    const interp = createInterpreter({
+      config: ws.config,
+      journal: flaky,
+      effects,
+      logger: silent,
+    });
+    const err = await interp.drain().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((err as IdemError).code).toBe("INTEGRITY");
   });
 
   it("gives up with UNAVAILABLE once the journal has answered nothing for outageLimitMs", async () => {
