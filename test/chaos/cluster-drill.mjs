@@ -469,7 +469,7 @@ async function main() {
     row("effects applied", status.effects.applied, true),
     row("effects found present by a probe", status.effects.present, true),
     row(
-      "commits on the remote branch",
+      "commits on the remote branches",
       [...trailers.values()].reduce((a, b) => a + b, 0),
       true,
     ),
