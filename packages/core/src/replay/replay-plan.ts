@@ -91,6 +91,11 @@ type BatchOutcome = { results: Map<string, ProbeResult> } | { error: unknown };
  *
  * A probe that fails, or a decision that throws, makes its rows `conflict` with the reason: the
  * plan itself only throws when the journal cannot be read (that error propagates).
+ *
+ * With `only` (a replay by kind or target), the effects outside the filter are neither decided nor
+ * probed: they are listed in `kept` with the state their latest generation left them in; an output
+ * with no effect inside gets no generation (`untouched`), and one whose latest run is dead is left
+ * alone (`dead`), since a filtered run that ends done would hide its open or unreached effects.
  */
 export async function buildReplayPlan(options: {
   config: Config;
