@@ -123,7 +123,8 @@ export const toOutput = (r: OutputRowShape): OutputRecord => ({
 });
 /** A run record from its row (targets, filter and lineage parsed, force_unprobeable as a boolean). */
 export const toRun = (r: RunRowShape): RunRecord => {
-  const only = r.effect_filter === null ? null : (JSON.parse(r.effect_filter) as EffectFilter);
+  // `== null`: a journal opened read-only before migration 0007 has no such columns (undefined).
+  const only = r.effect_filter == null ? null : (JSON.parse(r.effect_filter) as EffectFilter);
   return {
     id: r.id,
     jobId: r.job_id,
@@ -140,7 +141,7 @@ export const toRun = (r: RunRowShape): RunRecord => {
     targets: JSON.parse(r.targets) as string[],
     only,
     replay:
-      r.replay === null ? null : { ...(JSON.parse(r.replay) as Omit<ReplayLineage, "only">), only },
+      r.replay == null ? null : { ...(JSON.parse(r.replay) as Omit<ReplayLineage, "only">), only },
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };

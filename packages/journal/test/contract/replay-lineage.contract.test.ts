@@ -1,6 +1,9 @@
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { AgentOutput } from "@idem/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { JOURNAL_EVENTS as E } from "../../src/index.js";
+import { JOURNAL_EVENTS as E, openJournal } from "../../src/index.js";
 import { another, type FullStore, full } from "./full-store.js";
 import { STORES, type StoreFactory } from "./stores.js";
 
@@ -143,3 +146,30 @@ describe.each(STORES.map((make) => [make().name, make] as const))(
     });
   },
 );
+
+describe("a journal from before the filter and lineage columns", () => {
+  it("reads its runs read-only (no migration) with no filter and no lineage", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "idem-lineage-v1-"));
+    try {
+      const path = join(dir, "journal.db");
+      copyFileSync(
+        join(import.meta.dirname, "../../../../test/fixtures/journals/v1/basic.db"),
+        path,
+      );
+      const j = await openJournal(path, { readonly: true });
+      try {
+        const outputs = await j.outputs.list();
+        expect(outputs.length).toBeGreaterThan(0);
+        for (const o of outputs) {
+          const runs = await j.runs.forJob(o.jobId);
+          expect(runs.length).toBeGreaterThan(0);
+          for (const r of runs) expect([r.only, r.replay]).toEqual([null, null]);
+        }
+      } finally {
+        await j.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
