@@ -90,7 +90,8 @@ async function get(url, retried = false) {
   try {
     r = await fetch(url);
   } catch (e) {
-    if (retried || e?.cause?.code !== "ECONNRESET") throw e;
+    const closed = ["ECONNRESET", "UND_ERR_SOCKET"].includes(e?.cause?.code);
+    if (retried || !closed) throw e;
     return get(url, true);
   }
   const text = await r.text();
