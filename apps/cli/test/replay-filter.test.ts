@@ -95,17 +95,18 @@ interface PlanJson {
   created?: { jobId: string; generation: number; replaysGeneration: number }[];
 }
 
-const SELECTORS: [string, string[], number[], Record<string, string[]>][] = [
-  ["kind", ["--kind", "http.request"], [4, 5], { kinds: ["http.request"] }],
-  ["repo", ["--repo", "site"], [0], { repos: ["site"] }],
-  ["root", ["--root", "outbox"], [2], { roots: ["outbox"] }],
-  ["target", ["--target", "hooks"], [4], { targets: ["hooks"] }],
+/** Selector, its flags, the effects it takes, the run's filter and the run's ordering targets. */
+const SELECTORS: [string, string[], number[], Record<string, string[]>, string[]][] = [
+  ["kind", ["--kind", "http.request"], [4, 5], { kinds: ["http.request"] }, []],
+  ["repo", ["--repo", "site"], [0], { repos: ["site"] }, ["repo:site@main"]],
+  ["root", ["--root", "outbox"], [2], { roots: ["outbox"] }, ["root:outbox"]],
+  ["target", ["--target", "hooks"], [4], { targets: ["hooks"] }, []],
 ];
 
 describe("idem replay by what was hit", () => {
   it.each(SELECTORS)(
     "--%s: plans, probes and applies only those effects; the others stay lost, unprobed, with no ledger row",
-    async (_name, flags, inside, only) => {
+    async (_name, flags, inside, only, targets) => {
       const { f, r, cfg, docsDir, present } = await incident();
       expect(present()).toEqual(Array(6).fill(false));
 
@@ -164,6 +165,8 @@ describe("idem replay by what was hit", () => {
         [1, "done", null],
         [2, "done", only],
       ]);
+      // It ordered only on the targets of the effects it took.
+      expect(runs[1]?.targets).toEqual(targets);
       // Generation 2 wrote ledger rows for the effects inside only.
       expect((await f.journal.ledger.forJob("job-1", 2)).map((e) => [e.key, e.state])).toEqual(
         inside.map((i) => [KEYS[i], "applied"]),

@@ -13,7 +13,8 @@ import type { ReplayPlan } from "./replay-plan.js";
  * Each new run carries the plan's effect filter (`plan.only`: its interpreter takes only those
  * effects) and its lineage: `actor`, `reason` (as given; front ends require one, see
  * `replayReason`), the operator's selection (`plan.selection`), the filter and the generation it
- * replays, recorded with the run and in its `run.replayed` event.
+ * replays, recorded with the run and in its `run.replayed` event. A filtered run orders only on
+ * the targets of the effects it takes (`plan.runTargets`).
  *
  * With `tracing`, each created run is an `idem.replay` span in its output's own trace (continuing
  * the traceparent kept with the record), as the new generation's interpretation will be.
@@ -21,7 +22,7 @@ import type { ReplayPlan } from "./replay-plan.js";
  */
 export async function createReplayRuns(
   journal: JournalStore,
-  plan: Pick<ReplayPlan, "jobIds"> & Partial<Pick<ReplayPlan, "selection" | "only">>,
+  plan: Pick<ReplayPlan, "jobIds"> & Partial<Pick<ReplayPlan, "selection" | "only" | "runTargets">>,
   options: { actor: string; reason?: string; forceUnprobeable?: boolean; tracing?: Tracing },
 ): Promise<RunRecord[]> {
   if (plan.jobIds.length === 0) return [];
@@ -36,6 +37,7 @@ export async function createReplayRuns(
       ...(options.reason !== undefined && { reason: options.reason }),
       ...(plan.selection !== undefined && { selection: plan.selection }),
       only: plan.only ?? null,
+      ...(plan.only && plan.runTargets && { targets: plan.runTargets }),
     },
   );
   if (tracing.enabled && created.length > 0) {

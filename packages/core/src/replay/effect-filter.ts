@@ -1,5 +1,5 @@
 import type { RunRecord } from "@idem/journal";
-import { type Config, EFFECT_KINDS, type EffectSpec, IdemError } from "@idem/schema";
+import { type Config, EFFECT_KINDS, type EffectSpec, effectTarget, IdemError } from "@idem/schema";
 
 /**
  * Which effects of the selected outputs a replay takes (`--kind`, `--repo`, `--root`, `--target`).
@@ -37,6 +37,21 @@ export function effectInFilter(spec: EffectSpec, only: EffectFilter | null | und
     case "http.request":
       return targets?.includes(spec.target) ?? false;
   }
+}
+
+/** The ordering targets of the effects in the filter, sorted (as `effectTargets` gives them). */
+export function targetsInFilter(
+  specs: readonly EffectSpec[],
+  only: EffectFilter,
+  config: Config,
+): string[] {
+  const set = new Set<string>();
+  for (const spec of specs) {
+    if (!effectInFilter(spec, only)) continue;
+    const t = effectTarget(spec, config);
+    if (t !== undefined) set.add(t);
+  }
+  return [...set].sort();
 }
 
 /**

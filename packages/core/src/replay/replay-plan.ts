@@ -9,7 +9,7 @@ import {
 import { type Config, describeError, type EffectSpec, effectKey, effectTarget } from "@idem/schema";
 import { decideEffect } from "../decide/decide-effect.js";
 import { FileWriteIndex } from "../decide/file-write-index.js";
-import { type EffectFilter, effectInFilter } from "./effect-filter.js";
+import { type EffectFilter, effectInFilter, targetsInFilter } from "./effect-filter.js";
 
 /** What a replay's interpreter will do with one effect: the rows of `idem replay --dry-run`. */
 export type PlanAction = "apply" | "skip" | "conflict" | "uncertain";
@@ -65,6 +65,11 @@ export interface ReplayPlan {
   dead: string[];
   /** Selected, not busy outputs with no effect in the filter: no new generation for them. */
   untouched: string[];
+  /**
+   * With a filter: the ordering targets of each new generation by job ID, those of the effects it
+   * takes only (a webhook replay does not wait behind, nor hold up, the output's repository).
+   */
+  runTargets: Record<string, string[]>;
 }
 
 /** Outputs read, or decided, between two looks at the event loop (so early git processes move on). */
@@ -135,6 +140,7 @@ export async function buildReplayPlan(options: {
     const dead: string[] = [];
     const kept: KeptEntry[] = [];
     const untouched: string[] = [];
+    const runTargets: Record<string, string[]> = {};
     /** Probe groups per target, items in recording order, with the plan rows they answer. */
     const groups = new Map<string, (ProbeItem & { entry: PlanEntry })[]>();
 
@@ -156,6 +162,7 @@ export async function buildReplayPlan(options: {
         continue;
       }
       jobIds.push(o.jobId);
+      if (only) runTargets[o.jobId] = targetsInFilter(specs, only, config);
       const generation = (latest?.generation ?? 0) + 1;
       for (let i = 0; i < specs.length; i++) {
         const spec = specs[i] as EffectSpec;
@@ -226,7 +233,7 @@ export async function buildReplayPlan(options: {
     const summary = { apply: 0, skip: 0, conflict: 0, uncertain: 0 };
     for (const e of plan) summary[e.action] += 1;
     const selection = options.selection;
-    return { plan, summary, jobIds, busy, selection, only, kept, dead, untouched };
+    return { plan, summary, jobIds, busy, selection, only, kept, dead, untouched, runTargets };
   } finally {
     await warm.done();
   }

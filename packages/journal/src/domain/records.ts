@@ -255,3 +255,17 @@ export function normalFilter(only: EffectFilter | null | undefined): EffectFilte
   }
   return Object.keys(out).length === 0 ? null : out;
 }
+
+/**
+ * The ordering targets of an output's new generation: the ones the replay gives for it, else its
+ * latest run's (`targets` as stored, JSON), else none.
+ */
+export const replayTargets = (
+  options: Pick<ReplayOptions, "targets">,
+  jobId: string,
+  latestTargets: string | undefined,
+): readonly string[] => {
+  const given = options.targets;
+  if (given && Object.hasOwn(given, jobId)) return given[jobId] as readonly string[];
+  return latestTargets === undefined ? [] : (JSON.parse(latestTargets) as string[]);
+};

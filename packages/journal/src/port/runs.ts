@@ -69,6 +69,11 @@ export interface ReplayOptions {
   selection?: ReplaySelection;
   /** Only these effects (see EffectFilter); absent or null: every effect. */
   only?: EffectFilter | null;
+  /**
+   * The ordering targets of each new generation, by job ID (a filtered run orders only on the
+   * targets of the effects it takes); an output not named keeps its latest run's targets.
+   */
+  targets?: Readonly<Record<string, readonly string[]>>;
 }
 
 /** Proof of holding a run: every write under a lease checks the token, so a stale holder changes nothing. */

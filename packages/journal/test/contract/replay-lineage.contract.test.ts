@@ -136,6 +136,30 @@ describe.each(STORES.map((make) => [make().name, make] as const))(
       expect(again.map((r) => [r.jobId, r.generation, r.only])).toEqual([["b", 2, null]]);
     });
 
+    it("orders a filtered generation on the targets it is given only: it neither waits behind nor holds up the others", async () => {
+      const j = await store();
+      await j.outputs.record(out("a"), { source: "cli", targets: ["repo:site@main", "root:out"] });
+      const c = await j.runs.claim(CLAIM);
+      if (!c) throw new Error("claim");
+      await j.runs.complete(c.lease);
+      // b holds repo:site@main, recorded before the replay of a.
+      await j.outputs.record(out("b"), { source: "cli", targets: ["repo:site@main"] });
+      const held = await j.runs.claim(CLAIM);
+      expect(held?.run.jobId).toBe("b");
+      const [run] = await j.runs.replay(
+        { jobIds: ["a"] },
+        { actor: "oncall", only: { roots: ["out"] }, targets: { a: ["root:out"] } },
+      );
+      expect(run?.targets).toEqual(["root:out"]);
+      // a's generation 2 is claimable while b still holds the repository.
+      const next = await j.runs.claim(CLAIM);
+      expect([next?.run.jobId, next?.run.generation]).toEqual(["a", 2]);
+      // Without given targets a generation keeps its latest run's.
+      if (next) await j.runs.complete(next.lease);
+      const [kept] = await j.runs.replay({ jobIds: ["a"] }, { actor: "oncall" });
+      expect(kept?.targets).toEqual(["root:out"]);
+    });
+
     it("stores the reason and the actor as given, quotes and newlines included", async () => {
       const j = await store();
       await recordDone(j, "a");

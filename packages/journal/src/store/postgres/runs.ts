@@ -2,7 +2,13 @@ import { type FailureClass, IdemError } from "@idem/schema";
 import type pg from "pg";
 import { LATER_RUNS_NAMED, laterRunsNote, runClaimDecision } from "../../domain/decisions.js";
 import { JOURNAL_EVENTS as E, replayedEvent } from "../../domain/events.js";
-import { replayColumns, replayLineage, toOutput, toRun } from "../../domain/records.js";
+import {
+  replayColumns,
+  replayLineage,
+  replayTargets,
+  toOutput,
+  toRun,
+} from "../../domain/records.js";
 import {
   ACTIVE_RUN_STATES,
   isActiveRun,
@@ -300,7 +306,7 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
           const lineage = replayLineage(selection, options, latest?.generation ?? 0);
           // A filtered generation follows a done one only (see JournalRuns.replay).
           if (lineage.only && latest && latest.state !== "done") continue;
-          const targets = latest ? (JSON.parse(latest.targets) as string[]) : [];
+          const targets = replayTargets(options, o.jobId, latest?.targets);
           const cols = replayColumns(lineage);
           const generation = lineage.replaysGeneration + 1;
           const id = await insertRun(client, o.jobId, generation, targets, force, now);

@@ -2,7 +2,7 @@ import { type FailureClass, IdemError } from "@idem/schema";
 import { LATER_RUNS_NAMED, laterRunsNote, runClaimDecision } from "../../domain/decisions.js";
 import { JOURNAL_EVENTS as E, replayedEvent } from "../../domain/events.js";
 import { leaseEnd } from "../../domain/leases.js";
-import { replayColumns, replayLineage } from "../../domain/records.js";
+import { replayColumns, replayLineage, replayTargets } from "../../domain/records.js";
 import {
   ACTIVE_RUN_STATES,
   isActiveRun,
@@ -301,7 +301,7 @@ export function sqliteRuns(c: SqliteConnection): JournalRuns {
           const lineage = replayLineage(selection, options, latest?.generation ?? 0);
           // A filtered generation follows a done one only (see JournalRuns.replay).
           if (lineage.only && latest && latest.state !== "done") continue;
-          const targets = latest ? (JSON.parse(latest.targets) as string[]) : [];
+          const targets = replayTargets(options, o.jobId, latest?.targets);
           const cols = replayColumns(lineage);
           const id = insertRun(c, o.jobId, lineage.replaysGeneration + 1, targets, force, now);
           const row = c
