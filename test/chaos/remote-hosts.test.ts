@@ -80,7 +80,7 @@ describe("remote git targets from several hosts", () => {
   it(`two interpreters with two mirrors apply ${OUTPUTS} outputs on one remote, each key once, in recording order per branch`, async () => {
     await using dir = await tempDir("idem-remote-hosts-");
     const site = daemon.createRepo("hosts-site");
-    const branches = ["main", "b1", "b2", "b3"];
+    const branches = ["main", ...Array.from({ length: 7 }, (_, i) => `b${i + 1}`)];
     for (const b of branches.slice(1))
       await git(site.path, "update-ref", `refs/heads/${b}`, "refs/heads/main");
     const docs = daemon.createRepo("hosts-docs");
@@ -108,7 +108,7 @@ describe("remote git targets from several hosts", () => {
     const journal = await openWorkspaceJournal(one);
     try {
       await recordAll(journal, one.config, outputs);
-      const args = ["--concurrency", "4"];
+      const args = ["--concurrency", "8"];
       const [a, b] = await Promise.all([
         startRemoteChild(one, { args }).done,
         startRemoteChild(two, { args }).done,
@@ -145,7 +145,7 @@ describe("remote git targets from several hosts", () => {
       { site, docs },
       { interpreter: { maxAttempts: 50 } },
     );
-    const outputs = Array.from({ length: 40 }, (_, i) =>
+    const outputs = Array.from({ length: 24 }, (_, i) =>
       commitOutput(`t-${String(i).padStart(3, "0")}`, "main"),
     );
     const journal = await openWorkspaceJournal(ws);

@@ -150,8 +150,17 @@ export class GitRepo {
    */
   async probeKey(branch: string, key: string, hint?: ProbeHint): Promise<ProbeResult> {
     await this.layout();
-    if (this.mirror && (await this.mirror.refresh(branch)) === null)
-      return { status: "absent", detail: { base: null } };
+    const mirror = this.mirror;
+    if (!mirror) return this.probeHere(branch, key, hint);
+    return mirror.probe(branch, async () => {
+      if ((await mirror.refresh(branch)) === null)
+        return { status: "absent", detail: { base: null } };
+      return this.probeHere(branch, key, hint);
+    });
+  }
+
+  /** The key on the branch as this repository (or the mirror, brought to the remote tip) has it. */
+  private async probeHere(branch: string, key: string, hint?: ProbeHint): Promise<ProbeResult> {
     const found = await this.keys.lookupKey(branch, key, hint?.base);
     if (found.found) return { status: "present", detail: { commit: found.commit } };
     if (found.head === null && !(await this.isEmpty())) {

@@ -76,6 +76,42 @@ export class RemoteMirror {
     return a;
   }
 
+  private readonly probing = new Map<string, { n: number; idle: (() => void)[] }>();
+
+  /** Runs a probe of `branch`, counted, so that a push about to start can wait for its apply. */
+  async probe<T>(branch: string, fn: () => Promise<T>): Promise<T> {
+    let p = this.probing.get(branch);
+    if (!p) {
+      p = { n: 0, idle: [] };
+      this.probing.set(branch, p);
+    }
+    p.n += 1;
+    try {
+      return await fn();
+    } finally {
+      p.n -= 1;
+      if (p.n === 0) for (const done of p.idle.splice(0)) done();
+    }
+  }
+
+  /**
+   * Waits until no probe of `branch` is running (at most `maxMs`), then one turn of the event loop
+   * so their applies can queue: a push then carries the effects probed with the one that started it.
+   * Answers at once when none is running.
+   */
+  async quiet(branch: string, maxMs: number): Promise<void> {
+    const p = this.probing.get(branch);
+    if (!p || p.n === 0) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, maxMs);
+      p.idle.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    await new Promise((r) => setTimeout(r, 1));
+  }
+
   /** Called by the pusher once a push of `branch` succeeded, before the mirror moves. */
   pushed(branch: string): void {
     this.pushes.set(branch, (this.pushes.get(branch) ?? 0) + 1);

@@ -29,6 +29,8 @@ interface Built {
 
 /** Pushes per burst: effects waiting at once are built on each other and pushed together. */
 const MAX_BURST = 64;
+/** How long a push waits at most for the probes running when it starts to turn into applies. */
+const GATHER_MS = 50;
 /** Rejected pushes (the remote moved) re-fetched, re-probed and rebuilt before TARGET_MOVED. */
 const MAX_REBUILDS = 5;
 
@@ -68,6 +70,7 @@ export class RemotePusher {
     this.running = true;
     try {
       while (this.queue.length > 0) {
+        await this.mirror.quiet(this.branch, GATHER_MS);
         const burst = this.queue.splice(0, MAX_BURST);
         try {
           await this.pushBurst(burst);
