@@ -257,15 +257,16 @@ export function normalFilter(only: EffectFilter | null | undefined): EffectFilte
 }
 
 /**
- * The ordering targets of an output's new generation: the ones the replay gives for it, else its
- * latest run's (`targets` as stored, JSON), else none.
+ * The ordering targets of an output's new generation: the ones the replay gives for it, else
+ * `fullTargets`, the targets of all its effects as stored (JSON: its latest unfiltered run's, since
+ * a filtered run orders on its own effects only), else none.
  */
 export const replayTargets = (
   options: Pick<ReplayOptions, "targets">,
   jobId: string,
-  latestTargets: string | undefined,
+  fullTargets: string | undefined,
 ): readonly string[] => {
   const given = options.targets;
   if (given && Object.hasOwn(given, jobId)) return given[jobId] as readonly string[];
-  return latestTargets === undefined ? [] : (JSON.parse(latestTargets) as string[]);
+  return fullTargets === undefined ? [] : (JSON.parse(fullTargets) as string[]);
 };

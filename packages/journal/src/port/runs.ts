@@ -71,7 +71,9 @@ export interface ReplayOptions {
   only?: EffectFilter | null;
   /**
    * The ordering targets of each new generation, by job ID (a filtered run orders only on the
-   * targets of the effects it takes); an output not named keeps its latest run's targets.
+   * targets of the effects it takes); an output not named gets those of all its effects (its
+   * latest unfiltered run's), so a generation after a filtered one, or a dlq retry of it, orders
+   * on every target again.
    */
   targets?: Readonly<Record<string, readonly string[]>>;
 }

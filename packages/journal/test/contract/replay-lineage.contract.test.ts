@@ -154,10 +154,10 @@ describe.each(STORES.map((make) => [make().name, make] as const))(
       // a's generation 2 is claimable while b still holds the repository.
       const next = await j.runs.claim(CLAIM);
       expect([next?.run.jobId, next?.run.generation]).toEqual(["a", 2]);
-      // Without given targets a generation keeps its latest run's.
+      // A generation without a filter after it (a replay, a dlq retry) orders on every target again.
       if (next) await j.runs.complete(next.lease);
-      const [kept] = await j.runs.replay({ jobIds: ["a"] }, { actor: "oncall" });
-      expect(kept?.targets).toEqual(["root:out"]);
+      const [all] = await j.runs.replay({ jobIds: ["a"] }, { actor: "oncall" });
+      expect(all?.targets).toEqual(["repo:site@main", "root:out"]);
     });
 
     it("stores the reason and the actor as given, quotes and newlines included", async () => {

@@ -101,6 +101,19 @@ const latestRow = async (c: PostgresConnection, jobId: string) =>
     ])
   )[0];
 
+/**
+ * The ordering targets of all of an output's effects (JSON): its run's, or, for a filtered run
+ * (which orders on its own effects only), those of its latest unfiltered run (generation 1 is one).
+ */
+async function fullTargets(client: pg.PoolClient, run: RunRow): Promise<string | undefined> {
+  if (run.effect_filter === null) return run.targets;
+  const { rows } = await client.query<{ targets: string }>(
+    "SELECT targets FROM runs WHERE job_id = $1 AND effect_filter IS NULL ORDER BY generation DESC LIMIT 1",
+    [run.job_id],
+  );
+  return rows[0]?.targets;
+}
+
 /** The runs of a PostgreSQL journal: leases and due times by the server's clock. */
 export function postgresRuns(c: PostgresConnection): JournalRuns {
   return {
@@ -306,7 +319,11 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
           const lineage = replayLineage(selection, options, latest?.generation ?? 0);
           // A filtered generation follows a done one only (see JournalRuns.replay).
           if (lineage.only && latest && latest.state !== "done") continue;
-          const targets = replayTargets(options, o.jobId, latest?.targets);
+          const targets = replayTargets(
+            options,
+            o.jobId,
+            latest && (await fullTargets(client, latest)),
+          );
           const cols = replayColumns(lineage);
           const generation = lineage.replaysGeneration + 1;
           const id = await insertRun(client, o.jobId, generation, targets, force, now);

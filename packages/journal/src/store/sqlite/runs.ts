@@ -95,6 +95,20 @@ const latestRow = (c: SqliteConnection, jobId: string) =>
     | RunRow
     | undefined;
 
+/**
+ * The ordering targets of all of an output's effects (JSON): its run's, or, for a filtered run
+ * (which orders on its own effects only), those of its latest unfiltered run (generation 1 is one).
+ */
+function fullTargets(c: SqliteConnection, run: RunRow): string | undefined {
+  if (run.effect_filter === null) return run.targets;
+  const r = c
+    .st(
+      "SELECT targets FROM runs WHERE job_id = ? AND effect_filter IS NULL ORDER BY generation DESC LIMIT 1",
+    )
+    .get(run.job_id) as { targets: string } | undefined;
+  return r?.targets;
+}
+
 /** The runs of a SQLite journal. */
 export function sqliteRuns(c: SqliteConnection): JournalRuns {
   const runs: JournalRuns = {
@@ -301,7 +315,7 @@ export function sqliteRuns(c: SqliteConnection): JournalRuns {
           const lineage = replayLineage(selection, options, latest?.generation ?? 0);
           // A filtered generation follows a done one only (see JournalRuns.replay).
           if (lineage.only && latest && latest.state !== "done") continue;
-          const targets = replayTargets(options, o.jobId, latest?.targets);
+          const targets = replayTargets(options, o.jobId, latest && fullTargets(c, latest));
           const cols = replayColumns(lineage);
           const id = insertRun(c, o.jobId, lineage.replaysGeneration + 1, targets, force, now);
           const row = c
