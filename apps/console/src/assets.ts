@@ -43,6 +43,8 @@ form.filters,form.action{display:flex;flex-wrap:wrap;gap:8px 12px;align-items:en
 label{display:flex;flex-direction:column;font-size:13px;color:var(--muted);gap:2px}
 label.check{flex-direction:row;align-items:center;gap:6px}
 fieldset{border:1px solid var(--line);border-radius:6px;margin:8px 0;padding:8px 12px}
+form.filters fieldset{flex-basis:100%}
+.choices{display:flex;flex-wrap:wrap;gap:2px 14px;align-items:center;margin:2px 0}
 input,select,textarea,button{font:inherit;color:inherit;background:var(--bg);border:1px solid var(--line);border-radius:4px;padding:5px 8px;min-height:34px}
 button{background:var(--accent);color:#fff;border-color:var(--accent);cursor:pointer}
 button.secondary{background:var(--bg);color:var(--accent)}

@@ -184,17 +184,24 @@ describe("the console in a browser", () => {
     type Plan = {
       plan: { key: string; jobId: string; action: string; reason: string }[];
       summary: Record<string, number>;
+      kept: { key: string }[];
     };
     // The demo's outputs (not the dead-run fixture, whose patch can never apply).
     const demoJobs = (await idemJson<{ jobId: string }[]>(["ls"], ws))
       .map((o) => o.jobId)
       .filter((j) => j.startsWith("demo-"));
     expect(demoJobs.length).toBe(8);
-    const cli = await idemJson<Plan>(["replay", "--job", ...demoJobs, "--dry-run"], ws);
+    // Only the repository that was restored: the outbox's files are kept as they are.
+    const cli = await idemJson<Plan>(
+      ["replay", "--job", ...demoJobs, "--repo", "site", "--dry-run"],
+      ws,
+    );
+    expect(cli.kept.length).toBeGreaterThan(0);
     expect(cli.summary.apply).toBe(lost);
 
     await page.goto(`${main.url}/replay`);
     await page.getByLabel("Jobs").fill(demoJobs.join(" "));
+    await page.getByRole("group", { name: "repo" }).getByLabel("site").check();
     await page.getByRole("button", { name: "Plan (dry run)" }).click();
     await page.locator('[data-testid="plan"]').waitFor();
     const rows = await page.locator("tr[data-key]").evaluateAll((trs) =>
@@ -207,12 +214,13 @@ describe("the console in a browser", () => {
     expect(rows).toEqual(cli.plan.map(({ key, action, reason }) => ({ key, action, reason })));
     // The page's JSON is the CLI's document, whole.
     const pageJson = await page.evaluate(async (jobs) => {
-      const r = await fetch(`/replay?jobs=${encodeURIComponent(jobs)}&format=json`);
+      const r = await fetch(`/replay?jobs=${encodeURIComponent(jobs)}&repo=site&format=json`);
       return r.json();
     }, demoJobs.join(" "));
     expect(pageJson).toEqual(cli);
     for (const a of ["apply", "skip", "conflict", "uncertain"])
       expect(await count(page, `summary.${a}`)).toBe(cli.summary[a]);
+    expect(await page.locator("tr[data-kept]").count()).toBe(cli.kept.length);
     await shot(page, "replay-plan");
 
     await page.getByLabel(/Reason/).fill("site restored from an old backup");
@@ -242,6 +250,7 @@ describe("the console in a browser", () => {
     await expect(cell.textContent()).resolves.toContain(
       `replays generation ${lineage?.replaysGeneration}, by ${lineage?.actor}`,
     );
+    await expect(cell.textContent()).resolves.toContain("effects repo site");
     await shot(page, "output-lineage");
     const after = keysOnBranch();
     expect(new Set(after).size).toBe(after.length);

@@ -48,9 +48,11 @@ function filterFields(q: ReplayQuery, choices: FilterChoices): Html {
     (f) => choices[f].length > 0,
   ).map(
     (f) =>
-      html`<div role="group" aria-label="${f}"><span class="kv"><b>${f}</b></span>${choices[f].map(
+      html`<div class="choices" role="group" aria-label="${f}"><span class="kv"><b>${f}</b></span>${choices[
+        f
+      ].map(
         (v) =>
-          html`<label class="check" style="display:inline-flex;margin-right:10px"><input type="checkbox" name="${f}" value="${v}"${
+          html`<label class="check"><input type="checkbox" name="${f}" value="${v}"${
             q[f].includes(v) ? html` checked` : ""
           }> ${v}</label>`,
       )}</div>`,
