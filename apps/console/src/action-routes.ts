@@ -154,7 +154,7 @@ export function actionRoutes(app: Hono, d: ConsoleDeps): void {
   });
 
   app.post("/dead-letters/retry", async (c) => {
-    const form = (await c.req.parseBody()) as Form;
+    const form = (await c.req.parseBody({ all: true })) as Form;
     const jobId = required(form, "job", "which job to retry");
     const actor = required(form, "actor", "who retries is recorded");
     try {
@@ -175,7 +175,7 @@ export function actionRoutes(app: Hono, d: ConsoleDeps): void {
   });
 
   app.post("/dead-letters/resolve", async (c) => {
-    const form = (await c.req.parseBody()) as Form;
+    const form = (await c.req.parseBody({ all: true })) as Form;
     const jobId = required(form, "job", "which dead run to resolve");
     const decision = field(form, "decision");
     if (decision !== "applied" && decision !== "skipped")
@@ -243,7 +243,7 @@ export function actionRoutes(app: Hono, d: ConsoleDeps): void {
   });
 
   app.post("/replay", async (c) => {
-    const form = (await c.req.parseBody()) as Form;
+    const form = (await c.req.parseBody({ all: true })) as Form;
     const q = replayQuery(
       (n) => field(form, n),
       (n) => fields(form, n),

@@ -141,7 +141,7 @@ export function createConsole(options: ConsoleOptions): Console {
         },
         403,
       );
-    const form = (await c.req.parseBody()) as Record<string, unknown>;
+    const form = (await c.req.parseBody({ all: true })) as Record<string, unknown>;
     const refusal = crossSiteRefusal(c, auth, caller, form);
     if (refusal) return c.json({ error: refusal }, 403);
     return next();
@@ -163,7 +163,7 @@ export function createConsole(options: ConsoleOptions): Console {
   });
   app.post("/sign-in", async (c) => {
     if (auth.token === null) return c.redirect("/", 303);
-    const form = (await c.req.parseBody()) as Record<string, unknown>;
+    const form = (await c.req.parseBody({ all: true })) as Record<string, unknown>;
     const refusal = crossSiteRefusal(c, auth, null, form);
     if (refusal) return c.json({ error: refusal }, 403);
     const next = safeNext(form.next);

@@ -144,7 +144,7 @@ describe.skipIf(!HAS_PG)("the console on PostgreSQL", () => {
     const form = await (await req("/replay?jobs=pg-0+pg-1")).text();
     const csrf = /name="csrf" value="([^"]+)"/.exec(form)?.[1] ?? "";
     expect(csrf).not.toBe("");
-    const post = (fields: Record<string, string>) =>
+    const post = (fields: Record<string, string> | [string, string][]) =>
       req("/replay", {
         method: "POST",
         headers: {
@@ -159,7 +159,15 @@ describe.skipIf(!HAS_PG)("the console on PostgreSQL", () => {
     expect(await noReason.text()).toContain("reason is required");
     expect((await journal.runs.latest("pg-0"))?.generation).toBe(1);
 
-    const done = await post({ jobs: "pg-0 pg-1", actor: "pg-test", csrf, reason: "outbox wiped" });
+    // A repeated field (two kinds ticked) reaches the filter whole.
+    const done = await post([
+      ["jobs", "pg-0 pg-1"],
+      ["actor", "pg-test"],
+      ["csrf", csrf],
+      ["reason", "outbox wiped"],
+      ["kind", "file.write"],
+      ["kind", "git.commit"],
+    ]);
     expect(done.status).toBe(303);
     const progressUrl = done.headers.get("location") ?? "";
     expect(progressUrl).toMatch(/^\/replay\/runs\//);
@@ -169,6 +177,7 @@ describe.skipIf(!HAS_PG)("the console on PostgreSQL", () => {
       actor: "pg-test",
       reason: "outbox wiped",
       replaysGeneration: 1,
+      only: { kinds: ["file.write", "git.commit"] },
     });
     const progress = (await (await req(`${progressUrl}?format=json`)).json()) as {
       total: number;
