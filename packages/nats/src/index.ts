@@ -47,6 +47,7 @@ export type {
 export { createJobPublisher } from "./job-publisher.js";
 export type { MessageLoop, StartMessageLoopOptions } from "./message-loop.js";
 export { startMessageLoop } from "./message-loop.js";
+export { isNatsUnavailable } from "./nats-unavailable.js";
 export type { AgentConsumer } from "./provisioning.js";
 export {
   ensureAgentConsumer,

@@ -2,6 +2,7 @@ import type { Clock, Job, NatsConfig } from "@idem/schema";
 import { IdemError, retry, systemClock } from "@idem/schema";
 import type { JetStreamClient, PubAck } from "@nats-io/jetstream";
 import { headers as natsHeaders } from "@nats-io/transport-node";
+import { isNatsUnavailable } from "./nats-unavailable.js";
 import { jobSubject } from "./subjects.js";
 
 /** The answer of the jobs stream to one publish. */
@@ -48,30 +49,6 @@ export interface CreateJobPublisherOptions {
   attemptTimeoutMs?: number;
 }
 
-/**
- * What a publish retries: the PubAck did not come (a timeout, no responders, a reconnect). The
- * causes are read too: @nats-io/jetstream reports "no responders" (a stream not provisioned yet, a
- * server restarting) as JetStreamNotEnabled with the RequestError as its cause.
- */
-function isRetryablePublishError(e: unknown): boolean {
-  const parts: string[] = [];
-  let cur: unknown = e;
-  for (let depth = 0; depth < 3 && typeof cur === "object" && cur !== null; depth++) {
-    const err = cur as { name?: unknown; code?: unknown; message?: unknown; cause?: unknown };
-    for (const v of [err.name, err.code, err.message]) if (typeof v === "string") parts.push(v);
-    cur = err.cause;
-  }
-  const text = parts.join(" ").toLowerCase();
-  return (
-    text.includes("timeout") ||
-    text.includes("no responders") ||
-    text.includes("503") ||
-    text.includes("disconnect") ||
-    text.includes("closed") ||
-    text.includes("reconnect")
-  );
-}
-
 /** A timed-out publish is tried again with the same msg id: 50 ms, doubling to 1 s. */
 const PUBLISH_BACKOFF = { initialMs: 50, maxMs: 1_000 } as const;
 
@@ -98,7 +75,7 @@ export function createJobPublisher(options: CreateJobPublisherOptions): JobPubli
       try {
         ack = await retry(() => js.publish(subject, data, options), {
           ...PUBLISH_BACKOFF,
-          retryable: (e) => isRetryablePublishError(e) && clock.now() < deadline,
+          retryable: (e) => isNatsUnavailable(e) && clock.now() < deadline,
         });
       } catch (e) {
         throw new IdemError("UNAVAILABLE", `publishing job ${job.jobId} to ${subject} failed`, {

@@ -1,9 +1,11 @@
 import { assertConfigInvariants, createLogger, startTelemetry } from "@idem/core";
 import { type ApiServer, createExecutor, type Executor, startApiServer } from "@idem/executor";
+import type { JournalStore } from "@idem/journal";
 import { createFaultHook, type FaultPoint } from "@idem/schema";
 import type { Command } from "commander";
 import { CliError, EXIT, loadConfig, openConfiguredJournal } from "../context.js";
 import { onStopSignal } from "../ops/stop-signal.js";
+import { whenAvailable } from "../ops/when-available.js";
 import { LOG_FORMAT_HELP, logFormatOption } from "../options.js";
 
 /**
@@ -41,17 +43,39 @@ export function register(program: Command): void {
       // Off unless telemetry.otlpUrl or OTEL_EXPORTER_OTLP_ENDPOINT is set; shut down last, so the
       // spans of the drain are exported before the process exits.
       const tracing = startTelemetry({ config, service: "idem-executor", logger });
-      const journal = await openConfiguredJournal(config);
+      const stop = new AbortController();
       let stopSignal: (s: NodeJS.Signals) => void = () => {};
       const signal = new Promise<NodeJS.Signals>((resolve) => {
-        stopSignal = resolve;
+        stopSignal = (s) => {
+          stop.abort();
+          resolve(s);
+        };
       });
       const disposeSignals = onStopSignal((s) => stopSignal(s));
+      let journal: JournalStore | undefined;
       let executor: Executor | undefined;
       let api: ApiServer | undefined;
       try {
-        executor = createExecutor({ config, journal, logger, fault, tracing });
-        await executor.start();
+        // Started during an outage (the journal or NATS down, a cluster electing its leaders), it
+        // waits for the end of it instead of exiting.
+        const started = await whenAvailable(
+          "the journal or NATS",
+          async () => {
+            const j = await openConfiguredJournal(config);
+            const x = createExecutor({ config, journal: j, logger, fault, tracing });
+            try {
+              await x.start();
+              return { journal: j, executor: x };
+            } catch (e) {
+              await x.stop().catch(() => {});
+              await j.close().catch(() => {});
+              throw e;
+            }
+          },
+          { logger, signal: stop.signal },
+        );
+        if (!started) return; // told to stop while it waited
+        ({ journal, executor } = started);
         if (opts.api !== false) {
           api = await startApiServer({
             config,
@@ -75,7 +99,7 @@ export function register(program: Command): void {
       } finally {
         await api?.close();
         await executor?.stop();
-        await journal.close();
+        await journal?.close();
         await tracing.shutdown();
         disposeSignals();
       }

@@ -10,6 +10,7 @@ import { createFaultHook } from "@idem/schema";
 import type { Command } from "commander";
 import { CliError, EXIT, exitHolder, loadConfig, openConfiguredJournal } from "../context.js";
 import { onStopSignal } from "../ops/stop-signal.js";
+import { whenAvailable } from "../ops/when-available.js";
 import { LOG_FORMAT_HELP, logFormatOption } from "../options.js";
 
 interface InterpreterCommandOptions {
@@ -61,7 +62,19 @@ export function register(program: Command): void {
       const logger = createLogger({ name: "idem-interpreter", format });
       // Off unless telemetry.otlpUrl or OTEL_EXPORTER_OTLP_ENDPOINT is set; shut down last.
       const tracing = startTelemetry({ config, service: "idem-interpreter", logger });
-      const journal = await openConfiguredJournal(config);
+      // Started during an outage of its journal, it waits for the end of it instead of exiting;
+      // a stop signal meanwhile ends the wait.
+      const waiting = new AbortController();
+      const disposeWait = onStopSignal(() => waiting.abort());
+      const opened = await whenAvailable("the journal", () => openConfiguredJournal(config), {
+        logger,
+        signal: waiting.signal,
+      }).finally(disposeWait);
+      if (!opened) {
+        await tracing.shutdown();
+        return;
+      }
+      const journal = opened;
       // The fault hook reaches inside applies (interpreter.after-push); a first clone of a remote's
       // mirror shows its progress on a terminal.
       const effects = openTargets(config, {

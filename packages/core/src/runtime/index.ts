@@ -14,4 +14,5 @@ export {
   LOG_FORMATS,
   silentLogger,
 } from "./logger.js";
+export { isNotReadyYet } from "./not-ready.js";
 export { createOwnerId } from "./owner-id.js";

@@ -110,7 +110,9 @@ export class PostgresConnection {
       else await migrate(pool, MIGRATIONS);
     } catch (e) {
       await pool.end();
-      throw e;
+      // A server that is down, starting up or unreachable now is UNAVAILABLE, as for any later
+      // call: a process starting during an outage waits for it instead of exiting.
+      throw asUnavailable(e, redactUrl(url));
     }
     return new PostgresConnection(url, pool, options);
   }

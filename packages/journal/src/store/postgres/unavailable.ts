@@ -1,8 +1,21 @@
 import { IdemError } from "@idem/schema";
 import pg from "pg";
 
-/** Socket errors of a server that is gone: refused, reset by a dying server, written after it. */
-const SOCKET_GONE = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE"]);
+/**
+ * Socket errors of a server that is gone or out of reach: refused, reset by a dying server,
+ * written after it; and a network that cannot reach it now (this host cut off, no route, a
+ * connect that timed out).
+ */
+const SOCKET_GONE = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ENETUNREACH",
+  "EHOSTUNREACH",
+  "ENETDOWN",
+  "EHOSTDOWN",
+  "ETIMEDOUT",
+]);
 
 /**
  * SQLSTATEs of a server that is gone or restarting: admin shutdown, crash shutdown, cannot connect
