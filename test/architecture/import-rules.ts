@@ -1,8 +1,8 @@
 import type { IForbiddenRuleType } from "dependency-cruiser";
 
 /**
- * The folder of each part of the whiteboard (/work/shared/whiteboard.json) that has one. The ideas
- * without a folder yet (postgres, console, client) get their rules when they get their folder.
+ * The folder of each part of the whiteboard (/work/shared/whiteboard.json) that has one (the
+ * PostgreSQL adapter is a folder of the journal and the client's rule is its own, below).
  */
 export const PART_FOLDERS = {
   schema: "packages/schema",
@@ -14,6 +14,7 @@ export const PART_FOLDERS = {
   executor: "apps/executor",
   interpreter: "apps/interpreter",
   cli: "apps/cli",
+  console: "apps/console",
 } as const;
 export type Part = keyof typeof PART_FOLDERS;
 
@@ -38,6 +39,7 @@ export const NEVER: readonly { from: Part; to: Part; why: string }[] = [
   { from: "core", to: "cli", why: "the domain knows no front end" },
   { from: "core", to: "executor", why: "apps wire processes; the domain is below them" },
   { from: "core", to: "interpreter", why: "apps wire processes; the domain is below them" },
+  { from: "console", to: "cli", why: "two front ends, one core" },
   {
     from: "cli",
     to: "effects",
@@ -68,9 +70,10 @@ export const IMPORT_RULES: IForbiddenRuleType[] = [
     to: { path: "^apps/" },
   },
   // Apps share code only through packages, with one exception, the whiteboard's arrows
-  // cli -> executor and cli -> interpreter: the CLI is the composition root that runs both
-  // processes in-process (`idem executor`, `idem interpreter`, `replay --now`), so a SIGKILL of
-  // that PID kills the real process. Every other app -> app import fails.
+  // cli -> executor and cli -> interpreter, and the console the CLI serves: the CLI is the
+  // composition root that runs those processes in-process (`idem executor`, `idem interpreter`,
+  // `replay --now`, `idem console`, `idem up`), so a SIGKILL of that PID kills the real process.
+  // Every other app -> app import fails (the console imports no app: it calls @idem/core).
   {
     name: "no-app-imports-another-app",
     comment: "apps share code only through packages (only the CLI may import the two process apps)",
@@ -80,10 +83,10 @@ export const IMPORT_RULES: IForbiddenRuleType[] = [
   },
   {
     name: "no-app-imports-another-app",
-    comment: "apps share code only through packages (only the CLI may import the two process apps)",
+    comment: "apps share code only through packages (only the CLI may import the apps it runs)",
     severity: "error",
     from: { path: "^apps/cli/" },
-    to: { path: "^apps/", pathNot: "^apps/(cli|executor|interpreter)/" },
+    to: { path: "^apps/", pathNot: "^apps/(cli|executor|interpreter|console)/" },
   },
   {
     name: "sqlite-adapter-only-in-journal",
