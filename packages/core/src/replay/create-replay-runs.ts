@@ -1,5 +1,6 @@
 import type { JournalStore, RunRecord } from "@idem/journal";
 import { noopTracing, type Tracing } from "../telemetry/tracing.js";
+import { describeFilter } from "./effect-filter.js";
 import type { ReplayPlan } from "./replay-plan.js";
 
 /**
@@ -54,6 +55,8 @@ export async function createReplayRuns(
             "idem.replay.actor": options.actor,
             "idem.replay.force_unprobeable": forceUnprobeable,
             "idem.replay.replays_generation": run.replay?.replaysGeneration,
+            // The filter, not the reason: a reason is free text, kept in the journal only.
+            "idem.replay.only": run.only ? describeFilter(run.only) : undefined,
           },
         })
         .end();
