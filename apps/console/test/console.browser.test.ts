@@ -148,6 +148,18 @@ describe("the console in a browser", () => {
   });
 
   it("resolves a dead run from the page with a reason, as idem dlq resolve records it", async () => {
+    // A replay by effect leaves a dead output alone, on the page as in the CLI's plan.
+    const planned = await idemJson<{ dead: string[] }>(
+      ["replay", "--job", "bad-patch-1", "--repo", "site", "--dry-run"],
+      ws,
+    );
+    expect(planned.dead).toEqual(["bad-patch-1"]);
+    await page.goto(`${main.url}/replay?jobs=bad-patch-1&repo=site`);
+    await expect(page.locator('[data-testid="dead"]').textContent()).resolves.toContain(
+      "bad-patch-1",
+    );
+    expect(await page.locator('[data-testid="confirm"]').count()).toBe(0);
+
     await page.goto(`${main.url}/dead-letters`);
     const card = page.locator('article[data-job="bad-patch-1"]');
     await expect(card.textContent()).resolves.toContain("conflict");

@@ -96,6 +96,11 @@ ${
     ? html`<p>${plan.busy.length} selected output(s) still being interpreted are left alone: ${plan.busy.slice(0, 20).map((j) => html`${jobLink(j)} `)}</p>`
     : ""
 }
+${
+  plan.dead.length > 0
+    ? html`<p data-testid="dead">${plan.dead.length} selected output(s) whose latest run is dead are left alone by a replay by effect (their other effects may be open): <a href="/dead-letters">retry or resolve them</a> first. ${plan.dead.slice(0, 20).map((j) => html`${jobLink(j)} `)}</p>`
+    : ""
+}
 ${s.conflict > 0 ? html`<p class="flash err">A conflict fails its run (the target moved): see docs/runbook.md before going on.</p>` : ""}
 ${
   plan.only
