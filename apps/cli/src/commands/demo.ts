@@ -220,9 +220,10 @@ async function runDemo(
     `${color.green("drained")}: every job recorded once, every run done${drained.effects.present > 0 ? `; ${drained.effects.present} effect(s) found already at their target after a crash, not applied again` : ""}`,
   );
 
-  say("replaying everything once more: idem replay --all --yes --now");
+  const reason = "demo: every effect once more, to show a replay finds them present";
+  say(`replaying everything once more: idem replay --all --yes --now --reason '${reason}'`);
   const plan: string[] = [];
-  const replay = spawnIdem("replay", ["replay", "--all", "--yes", "--now"], {
+  const replay = spawnIdem("replay", ["replay", "--all", "--yes", "--now", "--reason", reason], {
     config: ws.config,
     cwd: ws.dir,
     env: { IDEM_LOG_LEVEL: "warn", IDEM_FAULT: "" },
