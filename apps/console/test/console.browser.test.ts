@@ -9,7 +9,12 @@ import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ConsoleChild, git, idem, idemJson, startConsoleChild, until } from "./harness.js";
 
-const SHOTS = resolve(dirname(fileURLToPath(import.meta.url)), "../../../docs/console");
+/**
+ * Where the screenshots go: docs/console/ with IDEM_CONSOLE_SCREENSHOTS=1 (how the docs' are
+ * refreshed), else the suite's temp dir, so a test run leaves the working tree as it was.
+ */
+const DOCS_SHOTS = resolve(dirname(fileURLToPath(import.meta.url)), "../../../docs/console");
+let shotsDir = DOCS_SHOTS;
 const CHROMIUM = process.env.IDEM_CHROMIUM ?? "/usr/bin/chromium";
 
 let tmp: string;
@@ -20,7 +25,7 @@ let browser: Browser;
 let page: Page;
 
 const shot = (p: Page, name: string) =>
-  p.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  p.screenshot({ path: join(shotsDir, `${name}.png`), fullPage: true });
 
 /** The number shown in `[data-k=k]`. */
 const count = async (p: Page, k: string) =>
@@ -49,6 +54,7 @@ const BAD_PATCH = {
 
 beforeAll(async () => {
   tmp = mkdtempSync(join(tmpdir(), "idem-console-"));
+  shotsDir = process.env.IDEM_CONSOLE_SCREENSHOTS === "1" ? DOCS_SHOTS : join(tmp, "shots");
   ws = join(tmp, "ws");
   const demo = await idem(
     ["demo", "--dir", ws, "--jobs", "8", "--crashes", "0", "--seed", "5", "--timeout", "300"],
