@@ -43,12 +43,13 @@ describe("a zombie interpreter on a remote git target", () => {
     const site = daemon.createRepo("zombie-site");
     const docs = daemon.createRepo("zombie-docs");
     const gate = join(dir.path, "gate");
-    // The first push to reach the server waits in pre-receive until the test releases it; the ref
-    // update (the server's compare-and-swap) comes after the hook.
+    // The first push to reach the server waits in pre-receive until the test releases it (at most
+    // 120 s, so a failed test leaves no process behind); the ref update (the server's
+    // compare-and-swap) comes after the hook.
     const hook = join(site.path, "hooks", "pre-receive");
     writeFileSync(
       hook,
-      `#!/bin/sh\ncat >/dev/null\nif mkdir "${gate}.first" 2>/dev/null; then\n  touch "${gate}.held"\n  while [ ! -e "${gate}.release" ]; do sleep 0.05; done\nfi\nexit 0\n`,
+      `#!/bin/sh\ncat >/dev/null\nif mkdir "${gate}.first" 2>/dev/null; then\n  touch "${gate}.held"\n  i=0; while [ ! -e "${gate}.release" ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done\nfi\nexit 0\n`,
     );
     chmodSync(hook, 0o755);
     const interpreter = { leaseMs: 1500 };

@@ -106,6 +106,56 @@ describe("git effects on a remote (file://)", () => {
     expect(commitsWithKey(bare, "j2/0")).toHaveLength(1);
   });
 
+  it("fetches only when the remote's tip is a commit the mirror lacks", async () => {
+    const e = setup();
+    const s = spec("docs/f.md", "F\n");
+    await e.apply(s, "j7/0", await e.probe(s, "j7/0"));
+    const mirror = sb.config.repos.site?.path as string;
+    const fetched = () => git(mirror, "for-each-ref", "--format=%(refname)", "refs/idem/fetched/");
+    await e.probe(spec("docs/g.md", "G\n"), "j8/0");
+    expect(fetched()).toBe("");
+    const theirs = thirdPartyCommit(bare, "moved.txt");
+    const probed = await e.probe(spec("docs/g.md", "G\n"), "j8/0");
+    expect(probed).toEqual({ status: "absent", detail: { base: theirs } });
+    expect(fetched()).toBe("refs/idem/fetched/main");
+  });
+
+  it("sends a patch that no longer applies on the moved remote back to the probe, which finds the conflict", async () => {
+    const e = setup();
+    const patch = [
+      "diff --git a/README b/README",
+      "--- a/README",
+      "+++ b/README",
+      "@@ -1 +1 @@",
+      "-seed",
+      "+ours",
+      "",
+    ].join("\n");
+    const p = { kind: "git.patch" as const, repo: "site", message: "agent: patch", patch };
+    const probed = await e.probe(p, "j9/0");
+    expect(probed.status).toBe("absent");
+    // A third party rewrites the line the patch changes.
+    const head = git(bare, "rev-parse", "main");
+    const blob = execFileSync("git", ["hash-object", "-w", "--stdin"], {
+      cwd: bare,
+      input: "theirs\n",
+    })
+      .toString()
+      .trim();
+    const tree = execFileSync("git", ["mktree"], {
+      cwd: bare,
+      input: `100644 blob ${blob}\tREADME\n`,
+    })
+      .toString()
+      .trim();
+    const commit = git(bare, "commit-tree", tree, "-p", head, "-m", "theirs");
+    git(bare, "update-ref", "refs/heads/main", commit, head);
+    const err = await e.apply(p, "j9/0", probed).catch((x: { code?: string }) => x);
+    expect((err as { code?: string }).code).toBe("TARGET_MOVED");
+    expect((await e.probe(p, "j9/0")).status).toBe("conflict");
+    expect(git(bare, "rev-parse", "main")).toBe(commit);
+  });
+
   it("answers present after a kill right after the push (a fresh process probes the remote)", async () => {
     const e = setup((p) => {
       if (p === "interpreter.after-push") throw new Error("killed after the push");
