@@ -1,4 +1,4 @@
-import { type AgentOutput, canonicalJson, sha256Hex } from "@idem/schema";
+import { type AgentOutput, canonicalJson, isIdemError, sha256Hex } from "@idem/schema";
 import { ignoreServerShutdown, type PostgresHandle, startPostgres } from "@idem/testing";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -22,8 +22,8 @@ async function rawClient(url: string): Promise<pg.Client> {
 }
 
 /**
- * Waits until `pending` settles or some backend waits for an advisory lock (seen by `observer`, a
- * connection of its own): answers which came first. No timing: it polls until one of the two.
+ * Waits until `pending` settles or some backend waits for a lock (seen by `observer`, a connection
+ * of its own): answers which came first. No timing: it polls until one of the two.
  */
 async function settledOrWaiting(
   observer: pg.Client,
@@ -40,13 +40,11 @@ async function settledOrWaiting(
   );
   for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
     if (settled) return "settled";
-    const { rows } = await observer.query(
-      "SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted LIMIT 1",
-    );
+    const { rows } = await observer.query("SELECT 1 FROM pg_locks WHERE NOT granted LIMIT 1");
     if (rows.length > 0) return "waiting";
     await new Promise((r) => setTimeout(r, 20));
   }
-  throw new Error("neither settled nor waiting for an advisory lock within 60 s");
+  throw new Error("neither settled nor waiting for a lock within 60 s");
 }
 
 /** A transaction on `holder` that takes TARGET's lock first and writes output `jobId` and its run 1 later. */
@@ -138,6 +136,41 @@ describe("PostgreSQL only (SQLite has one writer at a time): runs on a target co
       const [replayed] = await replaying;
       expect(earlier).toBeLessThan(replayed?.id as number);
       expect((await j.runs.claim(claimOptions))?.run.jobId).toBe("earlier");
+    } finally {
+      await close();
+    }
+  });
+  it("a resolution waits for a claim under way on a later run of its targets, and then refuses (never two holders)", async () => {
+    const { j, holder, observer, close } = await setup();
+    try {
+      await j.outputs.record(out("dead"), { source: "executor", targets: [TARGET] });
+      const c = await j.runs.claim(claimOptions);
+      if (!c) throw new Error("claim");
+      await j.ledger.intend(c.lease, {
+        key: "dead/0",
+        idx: 0,
+        kind: "http.request",
+        specHash: "h",
+      });
+      await j.ledger.settle(c.lease, "dead/0", "uncertain");
+      await j.runs.markDead(c.lease, { class: "uncertain", error: "timeout after send" });
+      await j.outputs.record(out("later"), { source: "executor", targets: [TARGET] });
+      // A claim of the later run, under way: its row is taken, the commit not yet made.
+      await holder.query("BEGIN");
+      await holder.query(
+        `UPDATE runs SET state = 'running', lease_owner = 'other', lease_token = 'other-token',
+         lease_until = due_at + 600000, due_at = due_at + 600000 WHERE job_id = 'later'`,
+      );
+      const resolving = j.ledger.resolve("dead", "applied", "seen in the logs", "oncall");
+      expect(await settledOrWaiting(observer, resolving)).toBe("waiting");
+      await holder.query("COMMIT");
+      const refused = await resolving.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(isIdemError(refused, "INVALID_STATE")).toBe(true);
+      expect((await j.runs.latest("dead"))?.state).toBe("dead");
+      expect(await j.runs.claim(claimOptions)).toBeUndefined();
     } finally {
       await close();
     }
