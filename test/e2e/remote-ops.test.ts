@@ -89,6 +89,47 @@ describe("idem on a remote git target", () => {
     }
   });
 
+  it("idem interpreter honours IDEM_FAULT=interpreter.after-push: killed after the push, the next one records present", async () => {
+    const site = daemon.createRepo("ops-fault");
+    const ws = workspace({ repos: { site: { url: site.url } }, interpreter: { leaseMs: 1000 } });
+    try {
+      const file = join(ws.dir, "out.json");
+      writeFileSync(
+        file,
+        JSON.stringify({
+          jobId: "pushed-1",
+          agent: "writer",
+          effects: [
+            {
+              kind: "git.commit",
+              repo: "site",
+              message: "pushed",
+              files: [{ path: "p.txt", content: "p\n" }],
+            },
+          ],
+        }),
+      );
+      expect((await idem(["submit", file, "--config", ws.config])).code).toBe(0);
+      const killed = await idem(["interpreter", "--once", "--config", ws.config], {
+        env: { IDEM_FAULT: "interpreter.after-push" },
+        timeoutMs: 120_000,
+      });
+      expect(killed.code, killed.stderr).not.toBe(0);
+      expect(gitIn(site.path, "log", "--format=%s", "main")).toContain("pushed");
+      const fresh = await idem(["interpreter", "--once", "--config", ws.config], {
+        timeoutMs: 120_000,
+      });
+      expect(fresh.code, fresh.stderr).toBe(0);
+      const show = await idem(["show", "pushed-1", "--json", "--config", ws.config]);
+      expect(show.stdout).toContain('"present"');
+      expect(
+        gitIn(site.path, "log", "--format=%B", "main").match(/^Idem-Effect: pushed-1\/0$/gm),
+      ).toHaveLength(1);
+    } finally {
+      ws.remove();
+    }
+  });
+
   it("doctor names a remote that does not answer and a branch the remote lacks", async () => {
     const site = daemon.createRepo("ops-branchless");
     const ws = workspace({
