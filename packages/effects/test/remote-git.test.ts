@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { FaultPoint, GitCommitSpec } from "@idem/schema";
 import { createBareRepo, type GitDaemonHandle, startGitDaemon } from "@idem/testing";
@@ -154,6 +155,17 @@ describe("git effects on a remote (file://)", () => {
     expect((err as { code?: string }).code).toBe("TARGET_MOVED");
     expect((await e.probe(p, "j9/0")).status).toBe("conflict");
     expect(git(bare, "rev-parse", "main")).toBe(commit);
+  });
+
+  it("fails as a conflict, without a retry, when the server refuses the push itself", async () => {
+    const e = setup();
+    const hook = join(bare, "hooks", "pre-receive");
+    writeFileSync(hook, "#!/bin/sh\necho 'main is protected' >&2\nexit 1\n");
+    chmodSync(hook, 0o755);
+    const s = spec("docs/x.md", "X\n");
+    const err = await e.apply(s, "j10/0", await e.probe(s, "j10/0")).catch((x: unknown) => x);
+    expect((err as { code?: string }).code).toBe("TARGET_CONFLICT");
+    expect(commitsWithKey(bare, "j10/0")).toEqual([]);
   });
 
   it("answers present after a kill right after the push (a fresh process probes the remote)", async () => {

@@ -180,7 +180,8 @@ export class RemoteGit {
    * Pushes `commit` to `refs/heads/<branch>` only if the remote branch is still at `lease` (null:
    * only if it does not exist): `--force-with-lease` with the expected value spelled out, so the
    * server's own compare-and-swap decides and no commit pushed by someone else is ever dropped.
-   * @throws UNAVAILABLE for anything but a rejection (the push may or may not have landed).
+   * @throws IdemError TARGET_CONFLICT when the server refuses the change itself (a hook declined
+   * it, a protected branch); UNAVAILABLE for anything else (the push may or may not have landed).
    */
   async push(branch: string, commit: string, lease: string | null): Promise<PushOutcome> {
     const ref = `refs/heads/${branch}`;
@@ -203,6 +204,17 @@ export class RemoteGit {
         )
       )
         return "rejected";
+      // The server refused the change itself (a hook declined it, a protected branch): no retry
+      // changes that answer, a person must look.
+      const refused = /\[remote rejected\][^\n]*\(([^)\n]*)\)/i.exec(msg);
+      if (refused) {
+        const reason = redactUrls(refused[1] ?? "");
+        throw new IdemError(
+          "TARGET_CONFLICT",
+          `repo "${this.alias}": ${this.shownUrl} refused the push to ${ref}: ${reason}`,
+          { details: { reason } },
+        );
+      }
       this.fail("push to", e);
     }
   }
