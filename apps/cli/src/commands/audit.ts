@@ -15,7 +15,16 @@ export function register(program: Command): void {
     .action(async (opts: { since?: string; json?: boolean; config?: string }, cmd: Command) => {
       const config = loadConfig(cmd.optsWithGlobals());
       const since = sinceOption(opts.since);
-      const effects = openTargets(config);
+      // The first audit of a remote repo on this host clones its mirror: progress on a terminal.
+      const effects = openTargets(
+        config,
+        process.stderr.isTTY
+          ? {
+              onCloneProgress: (p) =>
+                process.stderr.write(`\rcloning ${p.alias}: ${p.stage} ${p.percent}%   `),
+            }
+          : {},
+      );
       const report = await withReadonlyJournal(config, (j) =>
         buildAudit(config, j, effects, since),
       ).finally(() => effects.close());
