@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
+import { accessSync, constants, existsSync } from "node:fs";
+import { dirname } from "node:path";
 import { redactUrls } from "@idem/effects";
 import type { RepoConfig } from "@idem/schema";
 import type { AddFinding } from "./finding.js";
@@ -100,7 +101,22 @@ export async function checkRemoteRepo(
 
 /** The mirror: absent is fine (made on first use); present, a bare repository whose objects are whole. */
 async function checkMirror(key: string, mirror: string, add: AddFinding): Promise<void> {
-  if (!existsSync(mirror)) return;
+  if (!existsSync(mirror)) {
+    // Made on first use: the nearest existing folder above it must let this user create it.
+    let dir = dirname(mirror);
+    while (!existsSync(dir) && dirname(dir) !== dir) dir = dirname(dir);
+    try {
+      accessSync(dir, constants.W_OK);
+    } catch {
+      add(
+        "violation",
+        `${key}.cacheDir`,
+        `the mirror ${mirror} cannot be made: ${dir} is not writable by this user`,
+        `chown or chmod ${dir}, or point ${key}.cacheDir elsewhere`,
+      );
+    }
+    return;
+  }
   const fix = `remove ${mirror}: idem clones the mirror again on first use (it holds nothing the remote lacks)`;
   const bare = await git(["rev-parse", "--is-bare-repository"], mirror).catch(() => undefined);
   if (bare?.code !== 0 || bare.stdout.trim() !== "true") {
