@@ -19,7 +19,8 @@ const at = args.indexOf("--concurrency");
 const concurrency = at >= 0 ? Number(args[at + 1]) : 1;
 const fault = createFaultHook(process.env.IDEM_FAULT, () => process.kill(process.pid, "SIGKILL"));
 const journal = await openJournal(config.journal.path, { synchronous: config.journal.synchronous });
-const effects = openTargets(config);
+// The fault hook reaches inside applies too (interpreter.after-push of a remote git target).
+const effects = openTargets(config, { fault });
 const interpreter = createInterpreter({
   config,
   journal,

@@ -5,9 +5,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseConfig } from "@idem/schema";
-import { type ChildResult, REPO_ROOT, type Workspace } from "./interpreter-fixture.js";
-
-export const REMOTE_CHILD_SCRIPT = join(REPO_ROOT, "test/chaos/remote-interpreter-child.mjs");
+import { CHILD_SCRIPT, type ChildResult, type Workspace } from "./interpreter-fixture.js";
 
 /** Where each remote alias lives: its URL and the bare repository behind it (for checks). */
 export interface RemoteRepos {
@@ -60,14 +58,10 @@ export function startRemoteChild(
   ws: Workspace,
   options: { env?: Record<string, string>; args?: string[] } = {},
 ): { child: ReturnType<typeof spawn>; done: Promise<ChildResult> } {
-  const child = spawn(
-    process.execPath,
-    [REMOTE_CHILD_SCRIPT, ws.configFile, ...(options.args ?? [])],
-    {
-      env: { ...process.env, IDEM_LOG_LEVEL: "warn", ...options.env },
-      stdio: ["ignore", "pipe", "pipe"],
-    },
-  );
+  const child = spawn(process.execPath, [CHILD_SCRIPT, ws.configFile, ...(options.args ?? [])], {
+    env: { ...process.env, IDEM_LOG_LEVEL: "warn", ...options.env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let stdout = "";
   let stderr = "";
   child.stdout?.on("data", (d: Buffer) => {
