@@ -3,7 +3,7 @@
 // (a temp prefix; the npm registry serves the third-party dependencies), and there `idem --help`,
 // `idem init`, a submit of an example output of docs/agents.md, `idem interpreter --once`, `idem audit` and the demo
 // work, and a submit on a PostgreSQL journal (IDEM_JOURNAL_URL). Slow by nature (the install may build better-sqlite3): one test, generous time limits.
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
@@ -82,7 +82,7 @@ function fileWriteExample(): { jobId: string; effects: FileWrite[] } {
 
 describe("the packed CLI", () => {
   it(
-    "installs globally from its tarball into an empty directory and runs init, submit, the interpreter, audit and the demo there",
+    "installs globally from its tarball into an empty directory and runs init, submit, the interpreter, audit, the console and the demo there",
     async () => {
       const packDir = join(root, "pack");
       const prefix = join(root, "prefix");
@@ -157,6 +157,33 @@ describe("the packed CLI", () => {
       const audit = await idem(["audit", "--json"]);
       expect(audit.code, audit.stdout + audit.stderr).toBe(0);
       expect(JSON.parse(audit.stdout)).toMatchObject({ outputs: 1, duplicateEffectsAtTargets: 0 });
+
+      // The console is bundled too: it serves the overview of this journal.
+      const consoleProcess = spawn(join(prefix, "bin/idem"), ["console", "--port", "0"], {
+        cwd: home,
+        env,
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      try {
+        const url = await new Promise<string>((resolveUrl, reject) => {
+          let out = "";
+          consoleProcess.stdout?.on("data", (d: Buffer) => {
+            out += d.toString();
+            const m = /(http:\/\/\S+?)\s/.exec(out);
+            if (m?.[1]) resolveUrl(m[1]);
+          });
+          consoleProcess.once("exit", (code) => reject(new Error(`idem console exited ${code}`)));
+        });
+        const page = await fetch(url);
+        expect(page.status).toBe(200);
+        expect(await page.text()).toContain("idem");
+        const overview = (await (await fetch(`${url}/?format=json`)).json()) as {
+          status?: { outputs?: number };
+        };
+        expect(overview.status?.outputs).toBe(1);
+      } finally {
+        consoleProcess.kill("SIGTERM");
+      }
 
       // The same submit on a PostgreSQL journal: the packed CLI carries that store's migrations too.
       await using pg = await startPostgres();
