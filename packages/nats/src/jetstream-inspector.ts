@@ -121,6 +121,8 @@ export interface PublishStreamState {
   subjects: string[];
   /** Whether they capture `<subjectPrefix>.>`. */
   captures: boolean;
+  /** Its replicas (`num_replicas`; 1 when the server leaves it out). */
+  replicas: number;
 }
 
 /**
@@ -136,5 +138,6 @@ export async function inspectPublishStream(
   const actual = await inspector.streamConfig(expected.name);
   if (actual === "missing") return actual;
   const subjects = (actual.subjects as string[] | undefined) ?? [];
-  return { subjects, captures: streamCaptures(expected, subjects) };
+  const replicas = typeof actual.num_replicas === "number" ? actual.num_replicas : 1;
+  return { subjects, captures: streamCaptures(expected, subjects), replicas };
 }

@@ -129,10 +129,10 @@ describe("JetStream inspector", () => {
     );
     expect(
       await inspectPublishStream(inspector, { stream: "INSPECT_EV", subjectPrefix: "ev" }),
-    ).toEqual({ subjects: ["ev.>"], captures: true });
+    ).toEqual({ subjects: ["ev.>"], captures: true, replicas: 1 });
     expect(
       await inspectPublishStream(inspector, { stream: "INSPECT_EV", subjectPrefix: "other" }),
-    ).toEqual({ subjects: ["ev.>"], captures: false });
+    ).toEqual({ subjects: ["ev.>"], captures: false, replicas: 1 });
   });
 
   it("does not wait past its timeout for a server that is not there", async () => {

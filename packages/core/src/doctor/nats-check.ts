@@ -92,6 +92,15 @@ export async function checkNats(
             finding: `stream ${t.stream} does not capture ${t.subjectPrefix}.> (it has ${JSON.stringify(state.subjects)})`,
             fix: `add ${t.subjectPrefix}.> to the stream's subjects or fix ${key}.subjectPrefix`,
           });
+        } else if (nats && url === servers && state.replicas < nats.replicas) {
+          // On the cluster of the nats section, a target's stream keeps as many copies as the
+          // jobs stream: fewer, and the loss of a node can lose what idem published.
+          findings.push({
+            severity: "violation",
+            key: `${key}.stream`,
+            finding: `stream ${t.stream} has ${state.replicas} replica(s), fewer than nats.replicas ${nats.replicas}`,
+            fix: `nats stream edit ${t.stream} --replicas ${nats.replicas}`,
+          });
         }
       } catch (e) {
         findings.push({
