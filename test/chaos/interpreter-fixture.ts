@@ -265,3 +265,51 @@ export function startChild(
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * Polls `done` until it answers true, then resolves; after `timeoutMs` (default 120 s) throws,
+ * naming `what`. With `ignoreErrors`, a `done` that throws (a journal whose server is down) counts
+ * as not yet; otherwise its error ends the wait.
+ */
+export async function waitFor(
+  what: string,
+  done: () => boolean | Promise<boolean>,
+  options: { timeoutMs?: number; intervalMs?: number; ignoreErrors?: boolean } = {},
+): Promise<void> {
+  const until = Date.now() + (options.timeoutMs ?? 120_000);
+  while (Date.now() < until) {
+    const ok = options.ignoreErrors
+      ? await Promise.resolve()
+          .then(done)
+          .catch(() => false)
+      : await done();
+    if (ok) return;
+    await sleep(options.intervalMs ?? 50);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** True when /proc says process `pid` is stopped (SIGSTOP). */
+export function isStopped(pid: number): boolean {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return stat.slice(stat.lastIndexOf(")") + 2).startsWith("T");
+}
+
+/**
+ * Everything a stale holder could change in a PostgreSQL journal (runs, ledger, events), in a
+ * stable order: two snapshots equal means it changed nothing.
+ */
+export async function journalSnapshot(db: {
+  query(sql: string): Promise<{ rows: unknown[] }>;
+}): Promise<unknown> {
+  const q = async (sql: string) => (await db.query(sql)).rows;
+  return {
+    runs: await q(
+      "SELECT job_id, generation, state, lease_owner, lease_token, attempts, last_error FROM runs ORDER BY id",
+    ),
+    ledger: await q(
+      "SELECT key, generation, state, detail, attempts FROM effects ORDER BY key, generation",
+    ),
+    events: await q("SELECT id, job_id, type, actor FROM events ORDER BY id"),
+  };
+}

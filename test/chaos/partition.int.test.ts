@@ -5,7 +5,7 @@
 // finishes it. Healed, A changes nothing: the journal's runs, ledger and events and the remote
 // branch are as B left them, and each effect key is on the remote branch once.
 import { type ChildProcess, execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { PostgresJournalStore } from "@idem/journal";
 import { type AgentOutput, parseConfig } from "@idem/schema";
@@ -22,7 +22,15 @@ import {
 } from "@idem/testing";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { IDEM_BIN, REPO_ROOT, recordAll, sleep, trailerCounts } from "./interpreter-fixture.js";
+import {
+  IDEM_BIN,
+  isStopped,
+  journalSnapshot,
+  REPO_ROOT,
+  recordAll,
+  trailerCounts,
+  waitFor,
+} from "./interpreter-fixture.js";
 
 const root = process.getuid?.() === 0;
 const LEASE_MS = 2_000;
@@ -60,31 +68,6 @@ function interpreter(host: NetnsHost, dir: string, pause?: string) {
   });
   const exited = new Promise<void>((r) => child.once("exit", () => r()));
   return { child, exited, stderr: () => stderr };
-}
-
-async function waitFor(what: string, done: () => Promise<boolean>): Promise<void> {
-  const until = Date.now() + 120_000;
-  while (Date.now() < until) {
-    if (await done()) return;
-    await sleep(20);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-function isStopped(pid: number): boolean {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  return stat.slice(stat.lastIndexOf(")") + 2).startsWith("T");
-}
-
-async function snapshot(db: pg.Pool): Promise<unknown> {
-  const q = async (sql: string) => (await db.query(sql)).rows;
-  return {
-    runs: await q(
-      "SELECT job_id, generation, state, lease_owner, lease_token FROM runs ORDER BY id",
-    ),
-    ledger: await q("SELECT key, generation, state, detail FROM effects ORDER BY key, generation"),
-    events: await q("SELECT id, job_id, type, actor FROM events ORDER BY id"),
-  };
 }
 
 describe.skipIf(!root)("a host cut off mid-apply past its lease (needs root)", () => {
@@ -139,7 +122,7 @@ describe.skipIf(!root)("a host cut off mid-apply past its lease (needs root)", (
       });
       b.child.kill("SIGTERM");
       await b.exited;
-      const before = await snapshot(db);
+      const before = await journalSnapshot(db);
       const head = execFileSync("git", ["--git-dir", repo.path, "rev-parse", "main"]).toString();
       await hostA.heal();
       await waitFor("host A, healed, to find its lease gone", async () =>
@@ -147,7 +130,7 @@ describe.skipIf(!root)("a host cut off mid-apply past its lease (needs root)", (
       );
       a.child.kill("SIGTERM");
       await a.exited;
-      expect(await snapshot(db)).toEqual(before);
+      expect(await journalSnapshot(db)).toEqual(before);
       expect(execFileSync("git", ["--git-dir", repo.path, "rev-parse", "main"]).toString()).toBe(
         head,
       );

@@ -6,7 +6,6 @@
 // stopped while it holds the repository's own lock keeps it, by design: see docs/reliability.md and
 // packages/effects/test/file-lock-holder.test.ts for what waiters then report.)
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { PostgresJournalStore } from "@idem/journal";
 import type { AgentOutput } from "@idem/schema";
 import { ignoreServerShutdown, startPostgres, tempDir } from "@idem/testing";
@@ -17,11 +16,13 @@ import {
   createWorkspace,
   git,
   IDEM_BIN,
+  isStopped,
+  journalSnapshot,
   REPO_ROOT,
   recordAll,
-  sleep,
   trailerCounts,
   verify,
+  waitFor,
 } from "./interpreter-fixture.js";
 
 const LEASE_MS = 2_000;
@@ -56,35 +57,6 @@ function interpreter(configFile: string, pause?: string) {
   });
   const exited = new Promise<void>((r) => child.once("exit", () => r()));
   return { child, exited, stderr: () => stderr };
-}
-
-async function waitFor(what: string, done: () => Promise<boolean>): Promise<void> {
-  const until = Date.now() + 120_000;
-  while (Date.now() < until) {
-    if (await done()) return;
-    await sleep(20);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-/** True when /proc says process `pid` is stopped (SIGSTOP). */
-function isStopped(pid: number): boolean {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  return stat.slice(stat.lastIndexOf(")") + 2).startsWith("T");
-}
-
-/** Everything the stale holder could change in the journal, in a stable order. */
-async function snapshot(db: pg.Pool): Promise<unknown> {
-  const q = async (sql: string) => (await db.query(sql)).rows;
-  return {
-    runs: await q(
-      "SELECT job_id, generation, state, lease_owner, lease_token, attempts, last_error FROM runs ORDER BY id",
-    ),
-    ledger: await q(
-      "SELECT key, generation, state, detail, attempts FROM effects ORDER BY key, generation",
-    ),
-    events: await q("SELECT id, job_id, type, actor FROM events ORDER BY id"),
-  };
 }
 
 describe("fencing on a PostgreSQL journal", () => {
@@ -125,7 +97,7 @@ describe("fencing on a PostgreSQL journal", () => {
         const { rows } = await db.query("SELECT state, lease_owner FROM runs");
         return rows[0]?.state === "done" && rows[0]?.lease_owner !== held?.lease_owner;
       });
-      const before = await snapshot(db);
+      const before = await journalSnapshot(db);
       const head = await git(ws.repoPath, "rev-parse", "main");
       a.child.kill("SIGCONT");
       // Woken, it finds its lease gone at its next write and ends the run as lease-lost.
@@ -134,7 +106,7 @@ describe("fencing on a PostgreSQL journal", () => {
       );
       a.child.kill("SIGTERM");
       await a.exited;
-      expect(await snapshot(db)).toEqual(before);
+      expect(await journalSnapshot(db)).toEqual(before);
       expect(await git(ws.repoPath, "rev-parse", "main")).toBe(head);
       const counts = await trailerCounts(ws.repoPath);
       expect([...counts.values()].filter((n) => n !== 1)).toEqual([]);

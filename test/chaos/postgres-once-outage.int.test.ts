@@ -19,6 +19,7 @@ import {
   recordAll,
   sleep,
   verify,
+  waitFor,
 } from "./interpreter-fixture.js";
 
 const OUTPUTS = 40;
@@ -33,15 +34,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await pg?.stop();
 });
-
-async function waitFor(what: string, done: () => Promise<boolean>, ms = 240_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if (await done().catch(() => false)) return;
-    await sleep(50);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe("idem interpreter --once during a PostgreSQL outage", () => {
   it("waits for the server, resumes by itself, drains every run and exits 0 with each effect once", async () => {
@@ -96,25 +88,37 @@ describe("idem interpreter --once during a PostgreSQL outage", () => {
       };
 
       // 1. Idle: waiting on the test's run (its LISTEN session is how we know it waits).
-      await waitFor("the drain to wait for the held run", async () => {
-        const { rows } = await admin.query(
-          "SELECT 1 FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND pid <> pg_backend_pid()",
-        );
-        return rows.length > 0;
-      });
+      await waitFor(
+        "the drain to wait for the held run",
+        async () => {
+          const { rows } = await admin.query(
+            "SELECT 1 FROM pg_stat_activity WHERE query LIKE 'LISTEN%' AND pid <> pg_backend_pid()",
+          );
+          return rows.length > 0;
+        },
+        { timeoutMs: 240_000, ignoreErrors: true },
+      );
       await outage();
       // Its first try may meet a connection the restart closed; a release whose answer was lost
       // has been made all the same: done when the run is no longer the test's.
-      await waitFor("the test's release of its run", async () => {
-        await journal.runs.release(held.lease).catch(() => {});
-        const { rows } = await admin.query("SELECT lease_owner FROM runs WHERE job_id = 'o-0'");
-        return rows[0]?.lease_owner !== "test";
-      });
+      await waitFor(
+        "the test's release of its run",
+        async () => {
+          await journal.runs.release(held.lease).catch(() => {});
+          const { rows } = await admin.query("SELECT lease_owner FROM runs WHERE job_id = 'o-0'");
+          return rows[0]?.lease_owner !== "test";
+        },
+        { timeoutMs: 240_000, ignoreErrors: true },
+      );
       // 2. Mid-run.
-      await waitFor("the drain to be under way", async () => {
-        const a = await journal.runs.active();
-        return a.pending > 0 && a.pending < OUTPUTS - 1;
-      });
+      await waitFor(
+        "the drain to be under way",
+        async () => {
+          const a = await journal.runs.active();
+          return a.pending > 0 && a.pending < OUTPUTS - 1;
+        },
+        { timeoutMs: 240_000, ignoreErrors: true },
+      );
       await outage();
 
       const code = await Promise.race([

@@ -24,6 +24,7 @@ import {
   REPO_ROOT,
   sleep,
   verify,
+  waitFor,
 } from "./interpreter-fixture.js";
 
 const execFileP = promisify(execFile);
@@ -77,15 +78,6 @@ function start(args: string[], extra: Record<string, string>) {
   return { child, stderr: () => stderr };
 }
 
-async function waitFor(what: string, done: () => Promise<boolean>, ms = 240_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if (await done().catch(() => false)) return;
-    await sleep(100);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 /** The drill on one transport: `nats` adds a `nats` section (JetStream) to the workspace's config. */
 async function serverKillDrill(db: string, nats?: { url: string }): Promise<void> {
   await using dir = await tempDir("idem-pg-kill-");
@@ -122,20 +114,28 @@ async function serverKillDrill(db: string, nats?: { url: string }): Promise<void
   ];
   const journal = await PostgresJournalStore.open(url, { max: 2 });
   try {
-    await waitFor("a first part of the outputs", async () => {
-      const s = await journal.status();
-      return s.outputs >= 10;
-    });
+    await waitFor(
+      "a first part of the outputs",
+      async () => {
+        const s = await journal.status();
+        return s.outputs >= 10;
+      },
+      { timeoutMs: 240_000, ignoreErrors: true, intervalMs: 100 },
+    );
     await pg.kill();
     // Down for longer than every lease (jobs' and runs'): leases lapse by the server's clock.
     await sleep(3 * LEASE_MS);
     await pg.restart();
-    await waitFor(`${JOBS} outputs and every run done`, async () => {
-      const s = await journal.status();
-      if (s.outputs < JOBS) return false;
-      const a = await journal.runs.active();
-      return a.pending + a.running + a.failed === 0;
-    });
+    await waitFor(
+      `${JOBS} outputs and every run done`,
+      async () => {
+        const s = await journal.status();
+        if (s.outputs < JOBS) return false;
+        const a = await journal.runs.active();
+        return a.pending + a.running + a.failed === 0;
+      },
+      { timeoutMs: 240_000, ignoreErrors: true, intervalMs: 100 },
+    );
     for (const p of procs) expect(p.child.exitCode, p.stderr()).toBeNull();
     const outputs: AgentOutput[] = [];
     const recordedAt = new Map<string, number>();

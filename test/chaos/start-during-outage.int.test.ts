@@ -10,7 +10,7 @@ import { enqueueJobs } from "@idem/core";
 import { PostgresJournalStore } from "@idem/journal";
 import { startPostgres, tempDir } from "@idem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { IDEM_BIN, REPO_ROOT, sleep } from "./interpreter-fixture.js";
+import { IDEM_BIN, REPO_ROOT, waitFor } from "./interpreter-fixture.js";
 
 let pg: Awaited<ReturnType<typeof startPostgres>>;
 beforeAll(async () => {
@@ -45,15 +45,6 @@ function idem(dir: string, ...args: string[]) {
   });
   const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
   return { child, exited, stderr: () => stderr };
-}
-
-async function waitFor(what: string, done: () => boolean | Promise<boolean>): Promise<void> {
-  const until = Date.now() + 120_000;
-  while (Date.now() < until) {
-    if (await done()) return;
-    await sleep(50);
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 async function workspace(name: string) {

@@ -26,7 +26,7 @@ function config(replicas: number): Config {
   if (!r.ok) throw new Error(JSON.stringify(r.issues));
   return r.config;
 }
-const natsViolations = (findings: { severity: string; key: string; finding: string }[]) =>
+const natsViolations = <F extends { severity: string; key: string }>(findings: F[]) =>
   findings.filter((f) => f.severity === "violation" && f.key.startsWith("nats"));
 
 describe("doctor and provisioning on a JetStream cluster of three", () => {
