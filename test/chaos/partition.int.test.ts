@@ -125,8 +125,14 @@ describe.skipIf(!root)("a host cut off mid-apply past its lease (needs root)", (
       const before = await journalSnapshot(db);
       const head = execFileSync("git", ["--git-dir", repo.path, "rev-parse", "main"]).toString();
       await hostA.heal();
-      await waitFor("host A, healed, to find its lease gone", async () =>
-        a.stderr().includes("run.lease-lost"),
+      // A's journal query sent while cut off sits on a connection whose packets were dropped (no
+      // reset): it goes through at TCP's next retransmission, whose interval doubles while the cut
+      // lasts, up to 2 minutes on Linux. So a healed host may take that long to hear its lease is
+      // gone; the wait allows for it on a slow machine.
+      await waitFor(
+        "host A, healed, to find its lease gone",
+        async () => a.stderr().includes("run.lease-lost"),
+        { timeoutMs: 600_000, intervalMs: 200 },
       );
       a.child.kill("SIGTERM");
       await a.exited;
@@ -144,5 +150,5 @@ describe.skipIf(!root)("a host cut off mid-apply past its lease (needs root)", (
       await db.end();
       await journal.close();
     }
-  }, 300_000);
+  }, 900_000);
 });
