@@ -14,9 +14,10 @@ import {
   openWorkspaceJournal,
   REPO_ROOT,
   recordAll,
+  startChild,
   verify,
 } from "./interpreter-fixture.js";
-import { createRemoteWorkspace, startRemoteChild } from "./remote-fixture.js";
+import { createRemoteWorkspace } from "./remote-fixture.js";
 
 let daemon: GitDaemonHandle;
 beforeAll(async () => {
@@ -58,9 +59,9 @@ describe("interpreter crash drills on remote git targets", () => {
       const journal = await openWorkspaceJournal(ws);
       try {
         await recordAll(journal, ws.config, outputs);
-        const killed = await startRemoteChild(ws, { env: { IDEM_FAULT: `${point}:${n}` } }).done;
+        const killed = await startChild(ws, { env: { IDEM_FAULT: `${point}:${n}` } }).done;
         expect(killed.signal, killed.stderr).toBe("SIGKILL");
-        const fresh = await startRemoteChild(ws).done;
+        const fresh = await startChild(ws).done;
         expect(fresh.code, fresh.stderr).toBe(0);
         expect(await verify(ws, journal, outputs)).toEqual(CLEAN);
         const takeovers = await journal.events.list({ type: "run.takeover" });

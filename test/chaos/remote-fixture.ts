@@ -1,11 +1,7 @@
-// The interpreter's crash suites against git targets on a server: a workspace whose repos are
-// bare repositories reached by URL (git daemon on loopback or file://), each workspace with its own
-// mirrors, and the interpreter child that passes its fault hook into the targets.
-import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseConfig } from "@idem/schema";
-import { CHILD_SCRIPT, type ChildResult, type Workspace } from "./interpreter-fixture.js";
+import type { Workspace } from "./interpreter-fixture.js";
 
 /** Where each remote alias lives: its URL and the bare repository behind it (for checks). */
 export interface RemoteRepos {
@@ -51,27 +47,4 @@ export function createRemoteWorkspace(
     config: parsed.config,
     raw,
   };
-}
-
-/** Runs the remote interpreter child (`--once` unless `--long`) on a workspace. */
-export function startRemoteChild(
-  ws: Workspace,
-  options: { env?: Record<string, string>; args?: string[] } = {},
-): { child: ReturnType<typeof spawn>; done: Promise<ChildResult> } {
-  const child = spawn(process.execPath, [CHILD_SCRIPT, ws.configFile, ...(options.args ?? [])], {
-    env: { ...process.env, IDEM_LOG_LEVEL: "warn", ...options.env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout?.on("data", (d: Buffer) => {
-    stdout += d.toString();
-  });
-  child.stderr?.on("data", (d: Buffer) => {
-    stderr += d.toString();
-  });
-  const done = new Promise<ChildResult>((res) => {
-    child.on("exit", (code, signal) => res({ code, signal, stdout, stderr }));
-  });
-  return { child, done };
 }

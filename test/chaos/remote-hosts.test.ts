@@ -7,8 +7,15 @@ import { join } from "node:path";
 import type { AgentOutput } from "@idem/schema";
 import { type GitDaemonHandle, startGitDaemon, tempDir } from "@idem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { git, openWorkspaceJournal, REPO_ROOT, recordAll, sleep } from "./interpreter-fixture.js";
-import { createRemoteWorkspace, startRemoteChild } from "./remote-fixture.js";
+import {
+  git,
+  openWorkspaceJournal,
+  REPO_ROOT,
+  recordAll,
+  sleep,
+  startChild,
+} from "./interpreter-fixture.js";
+import { createRemoteWorkspace } from "./remote-fixture.js";
 
 const OUTPUTS = Number(process.env.IDEM_REMOTE_OUTPUTS ?? 200);
 
@@ -110,8 +117,8 @@ describe("remote git targets from several hosts", () => {
       await recordAll(journal, one.config, outputs);
       const args = ["--concurrency", "8"];
       const [a, b] = await Promise.all([
-        startRemoteChild(one, { args }).done,
-        startRemoteChild(two, { args }).done,
+        startChild(one, { args }).done,
+        startChild(two, { args }).done,
       ]);
       expect(a.code, a.stderr).toBe(0);
       expect(b.code, b.stderr).toBe(0);
@@ -151,7 +158,7 @@ describe("remote git targets from several hosts", () => {
     const journal = await openWorkspaceJournal(ws);
     try {
       await recordAll(journal, ws.config, outputs);
-      const run = startRemoteChild(ws, { args: ["--concurrency", "2"] });
+      const run = startChild(ws, { args: ["--concurrency", "2"] });
       let finished = false;
       void run.done.then(() => {
         finished = true;

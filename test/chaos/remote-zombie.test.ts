@@ -15,9 +15,10 @@ import {
   REPO_ROOT,
   recordAll,
   sleep,
+  startChild,
   trailerCounts,
 } from "./interpreter-fixture.js";
-import { createRemoteWorkspace, startRemoteChild } from "./remote-fixture.js";
+import { createRemoteWorkspace } from "./remote-fixture.js";
 
 let daemon: GitDaemonHandle;
 beforeAll(async () => {
@@ -82,11 +83,11 @@ describe("a zombie interpreter on a remote git target", () => {
     try {
       await recordAll(journal, zombieWs.config, outputs);
       const before = await git(site.path, "rev-parse", "main");
-      const zombie = startRemoteChild(zombieWs, { env: { IDEM_OWNER: "zombie" } });
+      const zombie = startChild(zombieWs, { env: { IDEM_OWNER: "zombie" } });
       await until("the zombie's push held by the server", () => existsSync(`${gate}.held`));
       zombie.child.kill("SIGSTOP");
       await sleep(2000); // past the lease
-      const taker = await startRemoteChild(takerWs, { env: { IDEM_OWNER: "taker" } }).done;
+      const taker = await startChild(takerWs, { env: { IDEM_OWNER: "taker" } }).done;
       expect(taker.code, taker.stderr).toBe(0);
       expect((await journal.runs.latest("zombie"))?.state).toBe("done");
       const settled = await journal.ledger.forJob("zombie");
