@@ -28,6 +28,14 @@ const MIGRATIONS = join(dirname(fileURLToPath(import.meta.url)), "../../../migra
 /** The database's clock in epoch milliseconds: what every lease and due time is computed from. */
 export const NOW_MS = "(extract(epoch from now()) * 1000)::bigint";
 
+/**
+ * TCP keepalive on every connection, probing after this much silence. libuv then probes every
+ * second, ten times, so a connection whose server or network vanished (a partition, a host cut
+ * off) fails within about 20 s as ETIMEDOUT (UNAVAILABLE) instead of waiting for an answer that
+ * will never come: a healed host finds out its lease is gone, and reconnects.
+ */
+export const KEEPALIVE = { keepAlive: true, keepAliveInitialDelayMillis: 10_000 } as const;
+
 /** SQLSTATEs that mean "run the transaction again": serialization failure, deadlock detected. */
 const RETRYABLE = new Set(["40001", "40P01"]);
 /** SQLSTATE of a unique violation. */
@@ -101,6 +109,7 @@ export class PostgresConnection {
       connectionString: url,
       max: options.max ?? 10,
       types,
+      ...KEEPALIVE,
       ...(options.readonly && { options: "-c default_transaction_read_only=on" }),
     });
     // An idle client losing its server (a restart) is told here; the next query reconnects.

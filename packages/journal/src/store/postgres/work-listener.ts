@@ -1,5 +1,6 @@
 import pg from "pg";
 import type { JournalWakeUps, WorkKind } from "../../port/work.js";
+import { KEEPALIVE } from "./connection.js";
 import { WORK_CHANNEL } from "./notify.js";
 
 const KINDS: readonly WorkKind[] = ["runs", "jobs"];
@@ -63,7 +64,7 @@ export class WorkListener implements JournalWakeUps {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url });
+    const client = new pg.Client({ connectionString: this.url, ...KEEPALIVE });
     // A lost connection is an 'error' and then an 'end': both end in one reconnect.
     client.on("error", () => this.lost(client));
     client.on("end", () => this.lost(client));
