@@ -8,7 +8,13 @@ import {
   type NatsConnection,
   openJetStreamJobs,
 } from "@idem/nats";
-import { describeError, FAILURE_CLASSES, type FailureClass, type Job } from "@idem/schema";
+import {
+  describeError,
+  FAILURE_CLASSES,
+  type FailureClass,
+  type Job,
+  retryMsgId,
+} from "@idem/schema";
 import type { Delivery } from "./delivery.js";
 import type { ExecutorTransport, TransportContext } from "./transport.js";
 
@@ -143,24 +149,38 @@ export function createJetStreamTransport(
    * id (published by another client) is current when it is the one the job's row last noted.
    */
   async function supersededMessage(a: DeadLetterAdvisory, row: JobRecord): Promise<boolean> {
-    const retries = await journal.events.list({ jobId: row.jobId, type: JOURNAL_EVENTS.JOB_RETRY });
-    if (retries.length === 0) return false;
-    const last = retries.at(-1)?.data?.retries;
-    const current = typeof last === "number" ? last : retries.length;
+    const current = await retriesOf(row.jobId);
+    if (current === 0) return false;
     const generation = retryGeneration(row.jobId, a.msgId);
     if (generation !== undefined) return generation < current;
     return row.streamSeq !== null && a.streamSeq !== row.streamSeq;
   }
 
-  /** Republishes outbox jobs younger than max_age that are missing from the stream (same msg id). */
+  /** How many times `idem dlq retry` queued the job again: its latest `job.retry` event's count. */
+  async function retriesOf(jobId: string): Promise<number> {
+    const retries = await journal.events.list({ jobId, type: JOURNAL_EVENTS.JOB_RETRY });
+    if (retries.length === 0) return 0;
+    const last = retries.at(-1)?.data?.retries;
+    return typeof last === "number" ? last : retries.length;
+  }
+
+  /**
+   * Republishes outbox jobs younger than max_age that are missing from the stream, under the msg
+   * id they were (or would have been) published with: the job ID, or `<jobId>#retry-<n>` for a job
+   * `idem dlq retry` queued again whose publish failed (its row has no stream message then).
+   */
   async function republishOutbox(opened: JetStreamJobs, maxAgeMs: number): Promise<void> {
     const pending = await journal.jobs.pending({ since: clock.now() - maxAgeMs });
     let republished = 0;
     for (const row of pending) {
       if (row.streamSeq !== null && (await opened.holds(row.streamSeq, row.jobId))) continue;
+      const retries = await retriesOf(row.jobId);
       const pub = await opened.publisher.publish(
         { jobId: row.jobId, agent: row.agent, input: row.input as Job["input"] },
-        { traceparent: row.traceparent },
+        {
+          traceparent: row.traceparent,
+          ...(retries > 0 && { msgId: retryMsgId(row.jobId, retries) }),
+        },
       );
       await journal.jobs.setStreamSeq(row.jobId, pub.seq);
       republished += 1;

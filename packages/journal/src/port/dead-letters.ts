@@ -31,7 +31,9 @@ export interface JournalDeadLetters {
   list(options?: { unresolved?: boolean; since?: number }): Promise<DeadLetterRecord[]>;
   /**
    * Marks a dead letter resolved (retried or dismissed) and, for a retry, returns the job to
-   * queued with its deliveries reset; returns how many times the job was retried.
+   * queued with its deliveries reset and no stream message (`streamSeq` null: the one it had was
+   * dead-lettered; the retry's publish notes the new one, and an executor's outbox republish
+   * sends it when that publish failed); returns how many times the job was retried.
    * @throws NOT_FOUND when the job has no open dead letter.
    */
   resolve(

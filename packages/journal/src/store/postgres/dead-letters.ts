@@ -117,7 +117,7 @@ export function postgresDeadLetters(c: PostgresConnection): JournalDeadLetters {
         if (resolution.action === "retry") {
           const retried = await client.query<{ retries: number }>(
             `UPDATE jobs SET state = 'queued', deliveries = 0, due_at = ${NOW_MS}, next_at = NULL,
-             lease_owner = NULL, lease_token = NULL, lease_until = NULL, retries = retries + 1,
+             lease_owner = NULL, lease_token = NULL, lease_until = NULL, stream_seq = NULL, retries = retries + 1,
              updated_at = $1 WHERE job_id = $2 RETURNING retries`,
             [now, jobId],
           );

@@ -87,7 +87,7 @@ export function sqliteDeadLetters(c: SqliteConnection): JournalDeadLetters {
           const row = c
             .st(
               `UPDATE jobs SET state = 'queued', deliveries = 0, due_at = ?, next_at = NULL, lease_owner = NULL,
-               lease_token = NULL, lease_until = NULL, retries = retries + 1, updated_at = ? WHERE job_id = ? RETURNING retries`,
+               lease_token = NULL, lease_until = NULL, stream_seq = NULL, retries = retries + 1, updated_at = ? WHERE job_id = ? RETURNING retries`,
             )
             .get(now, now, jobId) as { retries: number } | undefined;
           retries = row?.retries ?? 1;
