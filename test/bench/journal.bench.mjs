@@ -3,7 +3,8 @@
 // rounds; and record and claim p99 at 1M outputs against the same at 10k, interleaved too.
 // The PostgreSQL column (lib/journal-pg.mjs) measures the same on a disposable server of its own.
 // Usage: node test/bench/journal.bench.mjs   (BENCH_N, BENCH_BIG, BENCH_PG_BIG; BENCH_PG=0 skips
-// PostgreSQL; BENCH_QUICK=1: a smoke run)
+// PostgreSQL, BENCH_ONLY=pg skips SQLite, BENCH_PG_SCALE=0 skips PostgreSQL's rows at scale;
+// BENCH_QUICK=1: a smoke run)
 // Prints one JSON object (see run.mjs).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -20,6 +21,7 @@ const PER = Math.ceil(N / ROUNDS);
 const SCALE_PER = QUICK ? 50 : 200;
 const PG_BIG = Number(process.env.BENCH_PG_BIG ?? (QUICK ? 20_000 : 1_000_000));
 const PG = process.env.BENCH_PG !== "0" && postgresBinDir() !== undefined;
+const SQLITE = process.env.BENCH_ONLY !== "pg";
 const payload = "x".repeat(1024 - 120);
 const us = (t0) => Number(process.hrtime.bigint() - t0) / 1000;
 const output = (i, tag) => ({
@@ -159,7 +161,8 @@ async function scaled(n) {
   };
 }
 
-try {
+/** The SQLite rows: record against the raw insert and the floor, record and claim at scale. */
+async function sqliteRows() {
   const sides = {
     rawFull: rawInsert("FULL"),
     recFull: await journalRecord("FULL"),
@@ -248,6 +251,20 @@ try {
     }),
     figure({ metric: "claim p50 at 10k outputs", unit: "µs", values: sp("small", "claim", 50) }),
   ];
+  const notes = [
+    `SQLite rows: ${ROUNDS} interleaved rounds after a warm-up; each round writes ${PER} rows on each of five sides (raw insert FULL, record FULL, floor FULL, raw insert NORMAL, record NORMAL), each side on its own file kept from round to round; a round's p50 and p99 are over its ${PER} writes. The scale rows: ${SCALE_PER} record + claim + complete per round on a journal of 10,000 and of ${BIG} outputs (history filled in raw transactions), interleaved the same way.`,
+  ];
+  return { results, notes };
+}
+
+try {
+  const results = [];
+  const sqliteNotes = [];
+  if (SQLITE) {
+    const rows = await sqliteRows();
+    results.push(...rows.results);
+    sqliteNotes.push(...rows.notes);
+  } else sqliteNotes.push("SQLite rows skipped (BENCH_ONLY=pg).");
   const pgNotes = [];
   if (PG) {
     const pgRows = await postgresRows({
@@ -258,6 +275,7 @@ try {
       // one stall of a busy machine is not the figure, on both sizes alike.
       scalePer: QUICK ? 30 : 2 * SCALE_PER,
       big: PG_BIG,
+      scale: process.env.BENCH_PG_SCALE !== "0",
     });
     results.push(...pgRows.results);
     pgNotes.push(...pgRows.notes);
@@ -272,10 +290,7 @@ try {
     name: "journal",
     command: "node test/bench/journal.bench.mjs",
     results,
-    notes: [
-      `SQLite rows: ${ROUNDS} interleaved rounds after a warm-up; each round writes ${PER} rows on each of five sides (raw insert FULL, record FULL, floor FULL, raw insert NORMAL, record NORMAL), each side on its own file kept from round to round; a round's p50 and p99 are over its ${PER} writes. The scale rows: ${SCALE_PER} record + claim + complete per round on a journal of 10,000 and of ${BIG} outputs (history filled in raw transactions), interleaved the same way.`,
-      ...pgNotes,
-    ],
+    notes: [...sqliteNotes, ...pgNotes],
   });
 } finally {
   rmSync(dir, { recursive: true, force: true });
