@@ -97,6 +97,9 @@ export function createJetStreamTransport(
 ): JetStreamTransport {
   const { config, journal, log, clock } = context;
   let jobs: JetStreamJobs | undefined;
+  let sweepTimer: NodeJS.Timeout | undefined;
+  /** The outbox sweep in progress, if any: sweeps never overlap. */
+  let sweeping: Promise<void> | undefined;
 
   async function onDeadLetterAdvisory(a: DeadLetterAdvisory): Promise<void> {
     if (!a.job) {
@@ -169,10 +172,15 @@ export function createJetStreamTransport(
    * id they were (or would have been) published with: the job ID, or `<jobId>#retry-<n>` for a job
    * `idem dlq retry` queued again whose publish failed (its row has no stream message then).
    */
-  async function republishOutbox(opened: JetStreamJobs, maxAgeMs: number): Promise<void> {
+  async function republishOutbox(
+    opened: JetStreamJobs,
+    maxAgeMs: number,
+    onlyUnpublished = false,
+  ): Promise<void> {
     const pending = await journal.jobs.pending({ since: clock.now() - maxAgeMs });
     let republished = 0;
     for (const row of pending) {
+      if (row.streamSeq !== null && onlyUnpublished) continue;
       if (row.streamSeq !== null && (await opened.holds(row.streamSeq, row.jobId))) continue;
       const retries = await retriesOf(row.jobId);
       const pub = await opened.publisher.publish(
@@ -187,6 +195,22 @@ export function createJetStreamTransport(
     }
     if (republished > 0)
       log.info({ republished }, "republished outbox jobs missing from the stream");
+  }
+
+  /**
+   * Runs one outbox sweep unless one is running; a failed sweep is logged (the next one tries
+   * again). Besides the sweep at start, a sweep after each reconnect checks every pending job
+   * against the stream (a publish lost while NATS was away), and one every `OUTBOX_SWEEP_MS`
+   * publishes the jobs whose publish never got a PubAck (an `idem enqueue` or `idem dlq retry`
+   * that failed): their rows name no stream message, so that sweep asks NATS nothing else.
+   */
+  function sweepOutbox(opened: JetStreamJobs, maxAgeMs: number, onlyUnpublished: boolean): void {
+    if (sweeping !== undefined) return;
+    sweeping = republishOutbox(opened, maxAgeMs, onlyUnpublished)
+      .catch((e) => log.warn({ err: describeError(e) }, "outbox republish failed; will retry"))
+      .finally(() => {
+        sweeping = undefined;
+      });
   }
 
   return {
@@ -212,14 +236,24 @@ export function createJetStreamTransport(
         onError: (e, consumer) => log.warn({ err: describeError(e), consumer }, "consumer loop"),
         onDeadLetter: onDeadLetterAdvisory,
         onDeadLetterError: (e) => log.warn({ err: describeError(e) }, "dead-letter monitor"),
-        onStatus: (status) => log.warn({ nats: status }, "NATS connection"),
+        onStatus: (status) => {
+          log.warn({ nats: status }, "NATS connection");
+          if (status === "reconnect") sweepOutbox(opened, nats.maxAgeMs, false);
+        },
       });
+      sweepTimer = setInterval(() => sweepOutbox(opened, nats.maxAgeMs, true), OUTBOX_SWEEP_MS);
+      sweepTimer.unref();
     },
     async stop() {
+      clearInterval(sweepTimer);
+      await sweeping;
       await jobs?.stop();
     },
   };
 }
+
+/** How often a running executor publishes the outbox jobs whose publish never got a PubAck. */
+const OUTBOX_SWEEP_MS = 30_000;
 
 /** The retry generation of a job's message from its msg id: `<jobId>` 0, `<jobId>#retry-<n>` n. */
 function retryGeneration(jobId: string, msgId: string | undefined): number | undefined {

@@ -1,7 +1,8 @@
 // `idem dlq retry` whose publish fails (NATS down): the dead letter is resolved and the job queued
-// again in the journal, but no message carries it. The next executor to start republishes it from
-// the outbox under the retry's msg id, and the job runs. Before, the job's row still named the
-// dead-lettered message, which the stream still held, so the job stayed queued forever.
+// again in the journal, but no message carries it. The running executor, once reconnected,
+// publishes it from the outbox under the retry's msg id, and the job runs (an executor starting
+// later does the same at start). Before, the job's row still named the dead-lettered message,
+// which the stream still held, so the job stayed queued forever.
 import { join } from "node:path";
 import { enqueueJob, retryDeadLetter, silentLogger } from "@idem/core";
 import { connectNats, createJobPublisher, ensureJobsStream } from "@idem/nats";
@@ -13,7 +14,7 @@ import { createExecutor, type Executor } from "../src/index.js";
 import { runCounts, testConfig, waitFor } from "./helpers.js";
 
 describe("dlq retry on JetStream whose publish failed", () => {
-  it("is republished by the next executor's outbox under the retry's msg id, and runs", async () => {
+  it("is published by the running executor's outbox once NATS is back, under the retry's msg id, and runs", async () => {
     await using nats = await startNatsServer();
     const tj = await tempJournal();
     const executors: Executor[] = [];
@@ -39,7 +40,7 @@ describe("dlq retry on JetStream whose publish failed", () => {
       // The first delivery fails (maxDeliver 1): dead-lettered.
       let nc = await connectNats(nats.url, "retry-unpublished-test");
       await ensureJobsStream(await jetstreamManager(nc), natsConfig);
-      const writer = await start();
+      await start();
       await enqueueJob(
         { jobId: "lost-retry", agent: "writer", input: { countFile: counts, failTimes: 1 } },
         {
@@ -51,7 +52,6 @@ describe("dlq retry on JetStream whose publish failed", () => {
         const d = await tj.journal.deadLetters.list({ unresolved: true });
         return d.length > 0;
       });
-      await writer.stop();
       const before = await tj.journal.jobs.get("lost-retry");
       expect(before?.streamSeq).toBeGreaterThan(0);
 
@@ -68,9 +68,8 @@ describe("dlq retry on JetStream whose publish failed", () => {
       expect(await tj.journal.deadLetters.list({ unresolved: true })).toEqual([]);
       await nc.close();
 
-      // NATS is back; the next executor's outbox publishes the retry, and the job runs.
+      // NATS is back; the executor reconnects, its outbox publishes the retry, and the job runs.
       await nats.restart();
-      await start();
       await waitFor("the retried job's output", () => tj.journal.outputs.has("lost-retry"));
       expect(await runCounts(counts)).toEqual({ "lost-retry": 2 });
       nc = await connectNats(nats.url, "retry-unpublished-check");
