@@ -34,6 +34,8 @@ export {
 export type { JournalStore } from "./journal-store.js";
 export type { JournalLocation, OpenJournalStoreOptions } from "./open-journal-store.js";
 export { openJournalStore } from "./open-journal-store.js";
+export type { ActivityWindow, JournalActivity } from "./port/activity.js";
+export { MAX_ACTIVITY_BUCKETS } from "./port/activity.js";
 export type { DeadLetterRecord, JournalDeadLetters } from "./port/dead-letters.js";
 export type { EventRecord, JournalEvents } from "./port/events.js";
 export type {

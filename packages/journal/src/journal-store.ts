@@ -1,4 +1,5 @@
 import type { IdemError } from "@idem/schema";
+import type { ActivityWindow, JournalActivity } from "./port/activity.js";
 import type { JournalDeadLetters } from "./port/dead-letters.js";
 import type { JournalEvents } from "./port/events.js";
 import type { JournalJobs } from "./port/jobs.js";
@@ -43,6 +44,14 @@ export interface JournalStore {
   readonly maintenance: JournalMaintenance;
   /** Counts of outputs, latest runs, effects, rejections, dead letters and jobs by state. */
   status(): Promise<JournalStatus>;
+  /**
+   * Outputs recorded and effects applied (settled as `applied`, by when) in each bucket of a
+   * window, counted by the database through the time indexes of both: the cost follows the rows in
+   * the window, not the journal's history. Read-only; each count is read on its own.
+   * @throws INVALID_INPUT for an empty or reversed window, or one of more than
+   * MAX_ACTIVITY_BUCKETS buckets.
+   */
+  activity(window: ActivityWindow): Promise<JournalActivity>;
   /**
    * Optional wake-up hook of a journal shared by several processes (PostgreSQL: LISTEN/NOTIFY):
    * resolves when work of `kind` may have been committed, after `ms` at the latest, or when

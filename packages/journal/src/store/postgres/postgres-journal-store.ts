@@ -1,5 +1,6 @@
 import type { IdemError } from "@idem/schema";
 import type { JournalStore } from "../../journal-store.js";
+import type { ActivityWindow, JournalActivity } from "../../port/activity.js";
 import type { JournalDeadLetters } from "../../port/dead-letters.js";
 import type { JournalEvents } from "../../port/events.js";
 import type { JournalJobs } from "../../port/jobs.js";
@@ -17,7 +18,7 @@ import { postgresLedger } from "./ledger.js";
 import { postgresMaintenance } from "./maintenance.js";
 import { postgresOutputs } from "./outputs.js";
 import { postgresRuns } from "./runs.js";
-import { readStatus } from "./status.js";
+import { readActivity, readStatus } from "./status.js";
 import { WorkListener } from "./work-listener.js";
 
 export type { PostgresJournalOptions } from "./connection.js";
@@ -64,6 +65,11 @@ export class PostgresJournalStore implements JournalStore {
   /** Counts of outputs, latest runs, effects, rejections, open dead letters and jobs by state. */
   async status(): Promise<JournalStatus> {
     return readStatus(this.c);
+  }
+
+  /** Outputs recorded and effects applied per bucket of a window (see `JournalStore.activity`). */
+  async activity(window: ActivityWindow): Promise<JournalActivity> {
+    return readActivity(this.c, window);
   }
 
   /**

@@ -6,6 +6,12 @@ import {
   RUN_STATES,
   type RunState,
 } from "../../domain/states.js";
+import {
+  type ActivityWindow,
+  activityBuckets,
+  activityFrom,
+  type JournalActivity,
+} from "../../port/activity.js";
 import type { JournalStatus } from "../../port/status.js";
 import type { PostgresConnection } from "./connection.js";
 
@@ -44,4 +50,31 @@ export async function readStatus(c: PostgresConnection): Promise<JournalStatus> 
     byState<JobState>(c, JOB_STATES, "SELECT state, count(*)::int AS n FROM jobs GROUP BY state"),
   ]);
   return { outputs, rejections, deadLetters, runs, effects, jobs };
+}
+
+/**
+ * Outputs recorded and effects applied per bucket of a window (`JournalStore.activity`), grouped by
+ * PostgreSQL over a range of `outputs_recorded_at` and of the partial `effects_applied` (migration
+ * 0003): the cost follows the rows in the window, not the history. The two counts run at once.
+ * @throws INVALID_INPUT for a window `activityBuckets` refuses; UNAVAILABLE as every query.
+ */
+export async function readActivity(
+  c: PostgresConnection,
+  w: ActivityWindow,
+): Promise<JournalActivity> {
+  const n = activityBuckets(w);
+  const args = [w.since, w.bucketMs, w.until];
+  const [outputs, applied] = await Promise.all([
+    c.query<{ b: number; n: number }>(
+      `SELECT ((recorded_at - $1::bigint) / $2::bigint)::int AS b, count(*)::int AS n FROM outputs
+       WHERE recorded_at >= $1::bigint AND recorded_at < $3::bigint GROUP BY 1`,
+      args,
+    ),
+    c.query<{ b: number; n: number }>(
+      `SELECT ((updated_at - $1::bigint) / $2::bigint)::int AS b, count(*)::int AS n FROM effects
+       WHERE state = 'applied' AND updated_at >= $1::bigint AND updated_at < $3::bigint GROUP BY 1`,
+      args,
+    ),
+  ]);
+  return activityFrom(w, n, outputs, applied);
 }

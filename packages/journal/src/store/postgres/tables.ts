@@ -113,6 +113,10 @@ export const effects = pgTable(
   (t) => [
     uniqueIndex("effects_key_generation").on(t.key, t.generation),
     index("effects_job").on(t.jobId, t.generation, t.idx),
+    // The applied effects by the time they were applied (migration 0008 / pg 0003): the console's
+    // chart counts them per minute over a window without reading the ledger's history. Partial, so
+    // only the one write that settles an effect as applied adds an entry.
+    index("effects_applied").on(t.updatedAt).where(sql`state = 'applied'`),
   ],
 );
 

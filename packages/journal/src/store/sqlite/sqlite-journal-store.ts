@@ -1,6 +1,7 @@
 import type { IdemError } from "@idem/schema";
 import type Database from "better-sqlite3";
 import type { JournalStore } from "../../journal-store.js";
+import type { ActivityWindow, JournalActivity } from "../../port/activity.js";
 import type { JournalDeadLetters } from "../../port/dead-letters.js";
 import type { JournalEvents } from "../../port/events.js";
 import type { JournalJobs } from "../../port/jobs.js";
@@ -17,7 +18,7 @@ import { sqliteLedger } from "./ledger.js";
 import { sqliteMaintenance } from "./maintenance.js";
 import { sqliteOutputs } from "./outputs.js";
 import { sqliteRuns } from "./runs.js";
-import { readStatus } from "./status.js";
+import { readActivity, readStatus } from "./status.js";
 
 export type { SqliteJournalOptions } from "./connection.js";
 export { TRIGGERS } from "./maintenance.js";
@@ -93,6 +94,11 @@ export class SqliteJournalStore implements JournalStore {
   /** Counts of outputs, latest runs, effects, rejections, open dead letters and jobs by state. */
   async status(): Promise<JournalStatus> {
     return readStatus(this.c);
+  }
+
+  /** Outputs recorded and effects applied per bucket of a window (see `JournalStore.activity`). */
+  async activity(window: ActivityWindow): Promise<JournalActivity> {
+    return readActivity(this.c, window);
   }
 
   /** Waits for the fsync in flight, then closes the handle; idempotent. */

@@ -6,6 +6,12 @@ import {
   RUN_STATES,
   type RunState,
 } from "../../domain/states.js";
+import {
+  type ActivityWindow,
+  activityBuckets,
+  activityFrom,
+  type JournalActivity,
+} from "../../port/activity.js";
 import type { JournalStatus } from "../../port/status.js";
 import type { SqliteConnection } from "./connection.js";
 
@@ -40,4 +46,31 @@ export function readStatus(c: SqliteConnection): JournalStatus {
     ),
     jobs: byState<JobState>(c, JOB_STATES, "SELECT state, COUNT(*) AS n FROM jobs GROUP BY state"),
   };
+}
+
+/**
+ * Outputs recorded and effects applied per bucket of a window (`JournalStore.activity`), grouped by
+ * SQLite over a range of `outputs_recorded_at` and of the partial `effects_applied` (migration
+ * 0008): the cost follows the rows in the window, not the history.
+ * @throws INVALID_INPUT for a window `activityBuckets` refuses.
+ */
+export function readActivity(c: SqliteConnection, w: ActivityWindow): JournalActivity {
+  const n = activityBuckets(w);
+  // better-sqlite3 binds a JS number as REAL: the bucket's division is made an integer one.
+  const args = [w.since, w.bucketMs, w.since, w.until];
+  const outputs = c
+    .st(
+      `SELECT (recorded_at - CAST(? AS INTEGER)) / CAST(? AS INTEGER) AS b, COUNT(*) AS n
+       FROM outputs INDEXED BY outputs_recorded_at
+       WHERE recorded_at >= ? AND recorded_at < ? GROUP BY b`,
+    )
+    .all(...args) as { b: number; n: number }[];
+  const applied = c
+    .st(
+      `SELECT (updated_at - CAST(? AS INTEGER)) / CAST(? AS INTEGER) AS b, COUNT(*) AS n
+       FROM effects INDEXED BY effects_applied
+       WHERE state = 'applied' AND updated_at >= ? AND updated_at < ? GROUP BY b`,
+    )
+    .all(...args) as { b: number; n: number }[];
+  return activityFrom(w, n, outputs, applied);
 }

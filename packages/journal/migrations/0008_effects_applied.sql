@@ -1,0 +1,4 @@
+-- The applied effects by the time they were applied: the console's chart counts them per minute
+-- over the last hours through this index (a range of it), not by reading the whole ledger. Partial:
+-- only the write that settles an effect as applied adds an entry.
+CREATE INDEX `effects_applied` ON `effects` (`updated_at`) WHERE state = 'applied';
