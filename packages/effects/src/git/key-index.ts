@@ -1,5 +1,8 @@
+import { promises as fs } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { EFFECT_TRAILER } from "@idem/schema";
-import { refComponent, trailerKeys } from "../sandbox.js";
+import { refComponent } from "../sandbox.js";
 import type { ObjectFormat } from "./plumbing/git-objects.js";
 import type { RepoObjects } from "./plumbing/repo-objects.js";
 import { runGit } from "./plumbing/run-git.js";
@@ -54,24 +57,31 @@ export class KeyIndex {
    * newest first. Linear in the range: callers bound it.
    */
   async scanRange(range: string[]): Promise<Map<string, string[]>> {
-    const out = await runGit(this.objects.path, [
-      "log",
-      "--format=%H%x00%B%x00",
-      `--grep=^${EFFECT_TRAILER}:`,
-      ...range,
-      "--",
-    ]);
     const keys = new Map<string, string[]>();
-    const parts = out.stdout.toString("utf8").split("\0");
-    for (let i = 0; i + 1 < parts.length; i += 2) {
-      const sha = (parts[i] as string).trim();
-      for (const k of trailerKeys(parts[i + 1] as string)) {
-        const list = keys.get(k);
-        if (list) list.push(sha);
-        else keys.set(k, [sha]);
-      }
-    }
+    forEachKey(await this.log(range, false), (k, sha) => {
+      const list = keys.get(k);
+      if (list) list.push(sha);
+      else keys.set(k, [sha]);
+    });
     return keys;
+  }
+
+  /**
+   * The `git log` of a range, one `%H NUL %B NUL` entry per commit carrying a key. `large` (a whole
+   * branch): git writes to a temporary file instead of a pipe, so a busy event loop (a replay plan
+   * reading the journal meanwhile) never stalls it on a full pipe; the file is read once at the end.
+   */
+  private async log(range: string[], large: boolean): Promise<string> {
+    const args = ["log", "--format=%H%x00%B%x00", `--grep=^${EFFECT_TRAILER}:`, ...range, "--"];
+    if (!large) return (await runGit(this.objects.path, args)).stdout.toString("utf8");
+    const dir = await fs.mkdtemp(join(tmpdir(), "idem-scan-"));
+    try {
+      const file = join(dir, "log");
+      await runGit(this.objects.path, [...args.slice(0, 1), `--output=${file}`, ...args.slice(1)]);
+      return await fs.readFile(file, "utf8");
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
   }
 
   /**
@@ -148,8 +158,10 @@ export class KeyIndex {
       keys = new Map();
       range = [head];
     }
-    for (const [k, shas] of await this.scanRange(range))
-      if (!keys.has(k)) keys.set(k, shas[0] as string);
+    // Newest first: a key's first commit in the range wins, and one already known stays.
+    forEachKey(await this.log(range, true), (k, sha) => {
+      if (!keys.has(k)) keys.set(k, sha);
+    });
     this.scanCache.set(branch, { head, keys });
     return keys;
   }
@@ -204,5 +216,27 @@ export class KeyIndex {
       if (!kept.has(ref)) lines.push(`delete ${ref} ${sha}`);
     }
     return [...lines, moveW];
+  }
+}
+
+/** A key trailer line of a commit message (as `trailerKeys` in the sandbox reads it). */
+const KEY_LINE = new RegExp(`^${EFFECT_TRAILER}: (\\S+)\\s*$`, "gm");
+
+/**
+ * Calls `visit(key, commit)` for every key trailer of a `%H NUL %B NUL` log, in log order. One
+ * regular expression for the whole log and no array of parts: a branch's scan is 10,000s of commits.
+ */
+function forEachKey(log: string, visit: (key: string, commit: string) => void): void {
+  for (let at = 0; ; ) {
+    const shaEnd = log.indexOf("\0", at);
+    if (shaEnd < 0) return;
+    const bodyEnd = log.indexOf("\0", shaEnd + 1);
+    if (bodyEnd < 0) return;
+    const sha = log.slice(at, shaEnd).trim();
+    const body = log.slice(shaEnd + 1, bodyEnd);
+    KEY_LINE.lastIndex = 0;
+    for (let m = KEY_LINE.exec(body); m !== null; m = KEY_LINE.exec(body))
+      visit(m[1] as string, sha);
+    at = bodyEnd + 1;
   }
 }
