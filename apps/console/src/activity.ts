@@ -1,89 +1,57 @@
-import type { JournalStatus } from "@idem/journal";
+import { ACTIVITY_BUCKET_MS, activityStart, activityUntil } from "@idem/core";
+import type { JournalActivity } from "@idem/journal";
 import { html } from "hono/html";
 import { formatTime, type Html } from "./format.js";
 
-const MINUTE = 60_000;
-
-/** One reading of the journal's totals. */
-interface Sample {
-  at: number;
-  outputs: number;
-  applied: number;
-}
-
-/** Outputs recorded and effects applied in each minute of a window; null where nothing was read. */
-export interface ActivitySeries {
-  /** Start of the first minute. */
-  start: number;
-  outputs: (number | null)[];
-  applied: (number | null)[];
-  /** When the first reading was taken: the series knows nothing before it. */
-  since: number | null;
-}
+const MINUTE = ACTIVITY_BUCKET_MS;
+/**
+ * Minutes read again on every later read: a record or an apply stamped just before a read may
+ * commit after it (and another host's clock may run a little behind), so the last two minutes held
+ * are not final.
+ */
+const REREAD_MINUTES = 2;
 
 /**
- * The per-minute activity of the overview's chart, from the totals `status()` already answers
- * (outputs, effects applied): the console reads them on a timer and on every overview, and each
- * minute's figure is the difference between the last readings at its two ends. So the chart costs
- * no query of its own; it knows the time since this console started (its memory, `hours` long).
+ * The overview chart's per-minute history, as the journal answers it (`activity()`): the first
+ * read takes the whole window (the last hours, from the journal, whenever this console started);
+ * each later read asks only from the last minutes held (`nextSince`) and is merged in. So a live
+ * poll reads a few minutes of the time indexes, not hours.
  */
-export class ActivitySampler {
-  private readonly samples: Sample[] = [];
+export class ActivityHistory {
+  /** Counts by the start of their minute. */
+  private readonly minutes = new Map<number, { outputs: number; applied: number }>();
+  /** The end of the window of the last read merged (exclusive), or null before the first. */
+  private readUntil: number | null = null;
 
-  constructor(private readonly hours = 3) {}
-
-  record(at: number, status: Pick<JournalStatus, "outputs" | "effects">): void {
-    const s = { at, outputs: status.outputs, applied: status.effects.applied };
-    const last = this.samples[this.samples.length - 1];
-    if (last && at < last.at) return;
-    this.samples.push(s);
-    const keep = at - this.hours * 60 * MINUTE - 2 * MINUTE;
-    while (this.samples.length > 2 && (this.samples[0] as Sample).at < keep) this.samples.shift();
+  /** Where the next read of the chart's window at `now` should start. */
+  nextSince(now: number): number {
+    const start = activityStart(now);
+    if (this.readUntil === null) return start;
+    return Math.max(start, this.readUntil - REREAD_MINUTES * MINUTE);
   }
 
   /**
-   * The last `minutes` whole minutes up to `now`'s, per minute. By default the time this console
-   * has read, at least one hour and at most its memory (`hours`).
+   * Merges a read (per minute, its buckets replacing those held) and answers the chart's whole
+   * window at `now`: ACTIVITY_HOURS of minutes ending with `now`'s, zero where nothing happened.
    */
-  series(now: number, minutes?: number): ActivitySeries {
-    if (minutes === undefined) {
-      const first = this.samples[0]?.at ?? now;
-      const known = Math.ceil((now - first) / MINUTE) + 1;
-      minutes = Math.min(this.hours * 60, Math.max(60, known));
+  merge(read: JournalActivity, now: number): JournalActivity {
+    if (read.bucketMs !== MINUTE || read.since % MINUTE !== 0)
+      throw new Error(`activity read per ${read.bucketMs} ms from ${read.since}: not per minute`);
+    read.outputs.forEach((outputs, i) => {
+      this.minutes.set(read.since + i * MINUTE, { outputs, applied: read.applied[i] ?? 0 });
+    });
+    this.readUntil = Math.max(this.readUntil ?? 0, read.until);
+    const since = activityStart(now);
+    const until = activityUntil(now);
+    for (const m of this.minutes.keys()) if (m < since) this.minutes.delete(m);
+    const outputs: number[] = [];
+    const applied: number[] = [];
+    for (let m = since; m < until; m += MINUTE) {
+      const v = this.minutes.get(m);
+      outputs.push(v?.outputs ?? 0);
+      applied.push(v?.applied ?? 0);
     }
-    const end = Math.floor(now / MINUTE) * MINUTE + MINUTE;
-    const start = end - minutes * MINUTE;
-    const outputs: (number | null)[] = [];
-    const applied: (number | null)[] = [];
-    for (let i = 0; i < minutes; i++) {
-      const a = this.at(start + i * MINUTE);
-      const b = this.at(start + (i + 1) * MINUTE);
-      if (!a || !b) {
-        // Nothing read before the minute started: only a reading inside it says anything.
-        const first = this.samples[0];
-        if (!a && b && first && first.at < start + (i + 1) * MINUTE) {
-          outputs.push(Math.max(0, b.outputs - first.outputs));
-          applied.push(Math.max(0, b.applied - first.applied));
-        } else {
-          outputs.push(null);
-          applied.push(null);
-        }
-        continue;
-      }
-      outputs.push(Math.max(0, b.outputs - a.outputs));
-      applied.push(Math.max(0, b.applied - a.applied));
-    }
-    return { start, outputs, applied, since: this.samples[0]?.at ?? null };
-  }
-
-  /** The last reading at or before `t`. */
-  private at(t: number): Sample | undefined {
-    let found: Sample | undefined;
-    for (const s of this.samples) {
-      if (s.at > t) break;
-      found = s;
-    }
-    return found;
+    return { since, until, bucketMs: MINUTE, outputs, applied };
   }
 }
 
@@ -91,38 +59,51 @@ const W = 720;
 const H = 200;
 const PAD = { l: 40, r: 8, t: 10, b: 24 };
 
-/** The series as an inline SVG line chart with a text summary for screen readers. */
-export function activityChart(series: ActivitySeries): Html {
-  const n = series.outputs.length;
-  const values = [...series.outputs, ...series.applied].filter((v): v is number => v !== null);
-  const max = Math.max(1, ...values);
-  const y = (v: number) => PAD.t + (H - PAD.t - PAD.b) * (1 - v / max);
+/** `d` of one series' bars: one rectangle per minute that has any. */
+function bars(values: readonly number[], max: number, slot: number, offset: number): string {
+  const base = (H - PAD.b).toFixed(1);
+  const width = Math.max(1, slot / 2 - 0.5).toFixed(1);
+  let d = "";
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i] ?? 0;
+    if (v === 0) continue;
+    const top = PAD.t + (H - PAD.t - PAD.b) * (1 - v / max);
+    const left = PAD.l + i * slot + offset * (slot / 2);
+    d += `M${left.toFixed(1)},${base}V${top.toFixed(1)}h${width}V${base}Z`;
+  }
+  return d;
+}
+
+/**
+ * The activity per minute as an inline SVG bar chart with a text summary for screen readers; the
+ * figure carries its totals (`data-outputs`, `data-applied`) for scripts and tests.
+ */
+export function activityChart(a: JournalActivity): Html {
+  const n = a.outputs.length;
+  let max = 1;
+  let outputs = 0;
+  let applied = 0;
+  for (let i = 0; i < n; i++) {
+    const o = a.outputs[i] ?? 0;
+    const e = a.applied[i] ?? 0;
+    outputs += o;
+    applied += e;
+    max = Math.max(max, o, e);
+  }
   const slot = (W - PAD.l - PAD.r) / Math.max(1, n);
-  const bars = (vs: (number | null)[], offset: number) =>
-    vs
-      .map((v, i) => {
-        if (v === null || v === 0) return "";
-        const top = y(v);
-        const left = PAD.l + i * slot + offset * (slot / 2);
-        return `M${left.toFixed(1)},${(H - PAD.b).toFixed(1)}V${top.toFixed(1)}h${Math.max(1, slot / 2 - 0.5).toFixed(1)}V${(H - PAD.b).toFixed(1)}Z`;
-      })
-      .join("");
-  const sum = (vs: (number | null)[]) => vs.reduce<number>((a, v) => a + (v ?? 0), 0);
   const span = n >= 120 ? `${Math.round(n / 60)} h` : `${n} min`;
-  const label = `Outputs recorded and effects applied per minute over the last ${span}: ${sum(series.outputs)} outputs and ${sum(series.applied)} effects in all, at most ${max} in a minute.`;
-  return html`<figure class="chart" data-testid="activity">
+  const label = `Outputs recorded and effects applied per minute over the last ${span}: ${outputs} outputs and ${applied} effects in all, at most ${max} in a minute.`;
+  return html`<figure class="chart" data-testid="activity" data-outputs="${outputs}" data-applied="${applied}">
 <svg viewBox="0 0 ${W} ${H}" role="img" aria-label="${label}">
 <line class="axis" x1="${PAD.l}" y1="${H - PAD.b}" x2="${W - PAD.r}" y2="${H - PAD.b}"/>
 <line class="axis" x1="${PAD.l}" y1="${PAD.t}" x2="${PAD.l}" y2="${H - PAD.b}"/>
 <text x="${PAD.l - 6}" y="${PAD.t + 8}" text-anchor="end">${max}</text>
 <text x="${PAD.l - 6}" y="${H - PAD.b}" text-anchor="end">0</text>
-<text x="${PAD.l}" y="${H - 6}">${formatTime(series.start).slice(11, 16)}</text>
+<text x="${PAD.l}" y="${H - 6}">${formatTime(a.since).slice(11, 16)}</text>
 <text x="${W - PAD.r}" y="${H - 6}" text-anchor="end">now</text>
-<path class="outputs" d="${bars(series.outputs, 0)}"/>
-<path class="applied" d="${bars(series.applied, 1)}"/>
+<path class="outputs" d="${bars(a.outputs, max, slot, 0)}"/>
+<path class="applied" d="${bars(a.applied, max, slot, 1)}"/>
 </svg>
-<figcaption class="legend"><span class="o">■ outputs recorded</span> (left bar) · <span class="a">■ effects applied</span> (right bar) per minute, last ${span}${
-    series.since !== null ? html` (read by this console since ${formatTime(series.since)})` : ""
-  }</figcaption>
+<figcaption class="legend"><span class="o">■ outputs recorded</span> (left bar) · <span class="a">■ effects applied</span> (right bar) per minute, last ${span}, from the journal: ${outputs} outputs, ${applied} effects</figcaption>
 </figure>`;
 }

@@ -5,7 +5,7 @@ import { Hono } from "hono";
 import { deleteCookie, setCookie } from "hono/cookie";
 import { html } from "hono/html";
 import { actionRoutes } from "./action-routes.js";
-import { ActivitySampler } from "./activity.js";
+import { ActivityHistory } from "./activity.js";
 import { CSS, JS } from "./assets.js";
 import {
   type Caller,
@@ -46,12 +46,10 @@ export interface ConsoleOptions {
   tracing?: Tracing;
   /** Live pages poll every this many ms (default 3000). */
   liveMs?: number;
-  /** The activity chart reads the overview this often (default 30 s; 0: only on overviews). */
-  sampleMs?: number;
   now?: () => number;
 }
 
-/** A console app, not listening: `app.fetch` serves it; `close` stops its timer. */
+/** A console app, not listening: `app.fetch` serves it; `close` ends what it holds (nothing now). */
 export interface Console {
   readonly app: Hono;
   close(): void;
@@ -72,7 +70,6 @@ export function createConsole(options: ConsoleOptions): Console {
   const readOnly = options.readOnly ?? config.console.readOnly;
   const loopbackOnly =
     options.loopbackOnly ?? (auth.token === null && isLoopback(config.console.host));
-  const sampler = new ActivitySampler();
   const now = options.now ?? Date.now;
   const d: ConsoleDeps = {
     config,
@@ -81,8 +78,7 @@ export function createConsole(options: ConsoleOptions): Console {
     actor: options.actor,
     readOnly,
     auth,
-    sampler,
-    overview: new SharedOverview(options.journal, config, sampler, now),
+    overview: new SharedOverview(options.journal, config, new ActivityHistory(), now),
     ...(options.tracing && { tracing: options.tracing }),
     now,
     liveMs: options.liveMs ?? 3000,
@@ -201,15 +197,7 @@ export function createConsole(options: ConsoleOptions): Console {
     });
   });
 
-  const sampleMs = options.sampleMs ?? 30_000;
-  const timer =
-    sampleMs > 0
-      ? setInterval(() => {
-          void d.overview.recent().catch(() => {});
-        }, sampleMs)
-      : undefined;
-  timer?.unref();
-  return { app: app as unknown as Hono, close: () => clearInterval(timer) };
+  return { app: app as unknown as Hono, close: () => {} };
 }
 
 /** A listening console. */

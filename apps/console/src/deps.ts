@@ -2,7 +2,6 @@ import type { openTargets, Tracing } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import type { Config } from "@idem/schema";
 import type { Context } from "hono";
-import type { ActivitySampler } from "./activity.js";
 import type { ConsoleAuth } from "./auth.js";
 import type { Shell } from "./layout.js";
 import type { SharedOverview } from "./shared-overview.js";
@@ -27,7 +26,6 @@ export interface ConsoleDeps {
   actor: string;
   readOnly: boolean;
   auth: ConsoleAuth;
-  sampler: ActivitySampler;
   /** The overview every viewer shares (see SharedOverview). */
   overview: SharedOverview;
   tracing?: Tracing;

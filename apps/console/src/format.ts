@@ -14,7 +14,8 @@ export function formatTime(ms: number | null | undefined): string {
 /** A `<time>` element for a time in ms. */
 export function time(ms: number | null | undefined): Html {
   if (ms === null || ms === undefined) return html``;
-  return html`<time datetime="${new Date(ms).toISOString()}">${formatTime(ms)}</time>`;
+  const iso = new Date(ms).toISOString();
+  return html`<time datetime="${iso}">${iso.replace(/\.\d{3}Z$/, "Z")}</time>`;
 }
 
 /** A state as a badge (its colour comes from the stylesheet, its text says it). */

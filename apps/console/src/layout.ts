@@ -20,6 +20,30 @@ export interface Shell {
   csrf: string;
 }
 
+/** The navigation with each page's link marked current in turn (index NAV.length: none), made once. */
+const NAVS = [...NAV.map((_, i) => i), NAV.length].map(
+  (current) =>
+    html`<nav aria-label="pages"><ul>${NAV.map(
+      ([href, label], i) =>
+        html`<li><a href="${href}"${i === current ? html` aria-current="page"` : ""}>${label}</a></li>`,
+    )}</ul></nav>`,
+);
+
+/** The index in NAV of the page at `path` (NAV.length: none of them). */
+function currentNav(path: string): number {
+  const i = NAV.findIndex(([href]) => (href === "/" ? path === "/" : path.startsWith(href)));
+  return i < 0 ? NAV.length : i;
+}
+
+/**
+ * Answers rendered HTML. A fragment made of plain strings (every page's) is passed on as one: hono
+ * would otherwise resolve it through a promise of callbacks it does not have.
+ */
+function send(c: Context, h: Html, status: 200): Response | Promise<Response> {
+  if (h instanceof Promise || h.callbacks) return c.html(h, status);
+  return c.html(h.toString(), status);
+}
+
 /** Whether the request only wants the page's main content (the live updates' polls). */
 export function wantsFragment(c: Context): boolean {
   return c.req.header("x-idem-fragment") === "1";
@@ -36,10 +60,9 @@ export function page(
   options: { title: string; path: string; body: Html; live?: number; status?: number },
 ): Response | Promise<Response> {
   const status = (options.status ?? 200) as 200;
-  if (wantsFragment(c)) return c.html(options.body, status);
-  const current = (href: string) =>
-    href === "/" ? options.path === "/" : options.path.startsWith(href);
-  return c.html(
+  if (wantsFragment(c)) return send(c, options.body, status);
+  return send(
+    c,
     html`<!doctype html>
 <html lang="en">
 <head>
@@ -53,10 +76,7 @@ export function page(
 <a class="skip" href="#main">Skip to content</a>
 <header>
 <a class="brand" href="/">idem</a>
-<nav aria-label="pages"><ul>${NAV.map(
-      ([href, label]) =>
-        html`<li><a href="${href}"${current(href) ? html` aria-current="page"` : ""}>${label}</a></li>`,
-    )}</ul></nav>
+${NAVS[currentNav(options.path)]}
 <div class="meta"><span title="journal">${shell.journal}</span>${
       shell.readOnly ? html`<span class="ro" data-testid="read-only">read-only</span>` : ""
     }<span id="live-status" aria-live="polite">${options.live ? "live" : ""}</span>${

@@ -1,10 +1,11 @@
 import {
   buildAudit,
   isAuditClean,
+  type JobView,
   listOutputsPage,
   type OutputsFilter,
+  readOutputPage,
   showArchivedJob,
-  showJob,
 } from "@idem/core";
 import { RUN_STATES, type RunState } from "@idem/journal";
 import { isIdemError, parseSince } from "@idem/schema";
@@ -45,12 +46,11 @@ export function readRoutes(app: Hono, d: ConsoleDeps): void {
   app.get("/", async (c) => {
     const overview = await (wantsFragment(c) ? d.overview.recent() : d.overview.read());
     if (wantsJson(c)) return c.json(overview);
-    const series = d.sampler.series(overview.at);
     return page(c, d.shell(c), {
       title: "Overview",
       path: "/",
       live: d.liveMs,
-      body: overviewBody(overview, series),
+      body: overviewBody(overview),
     });
   });
 
@@ -80,9 +80,9 @@ export function readRoutes(app: Hono, d: ConsoleDeps): void {
 
   app.get("/outputs/:jobId", async (c) => {
     const jobId = c.req.param("jobId");
-    let view: Awaited<ReturnType<typeof showJob>>;
+    let view: JobView;
     try {
-      view = await showJob(d.journal, jobId);
+      view = await readOutputPage(d.journal, jobId);
     } catch (e) {
       if (!isIdemError(e, "NOT_FOUND")) throw e;
       try {

@@ -1,11 +1,11 @@
 // The console's guards without a browser: the Host of a DNS-rebound page, cross-site POSTs, the
-// sign-in's way back, read-only; and the activity chart's per-minute figures.
+// sign-in's way back, read-only; and the activity chart's per-minute figures from the journal.
 import { dirname, join } from "node:path";
 import { openTargets } from "@idem/core";
-import { parseConfig } from "@idem/schema";
+import { ManualClock, parseConfig } from "@idem/schema";
 import { tempJournal } from "@idem/testing";
 import { describe, expect, it } from "vitest";
-import { ActivitySampler } from "../src/activity.js";
+import { ActivityHistory } from "../src/activity.js";
 import { safeNext } from "../src/auth.js";
 import { createConsole } from "../src/index.js";
 
@@ -30,7 +30,6 @@ async function withConsole(
     journal: t.journal,
     effects,
     actor: "guard-test",
-    sampleMs: 0,
     ...(options.token !== undefined && { token: options.token }),
     ...(options.readOnly !== undefined && { readOnly: options.readOnly }),
   });
@@ -127,23 +126,109 @@ describe("console guards", () => {
   });
 });
 
+const MINUTE = 60_000;
+/** The overview's chart as the console answers it in JSON. */
+type Activity = { since: number; until: number; outputs: number[]; applied: number[] };
+const sum = (xs: number[]) => xs.reduce((a, x) => a + x, 0);
+
 describe("the activity chart's figures", () => {
-  it("counts each minute as the difference of the totals read at its two ends", () => {
-    const s = new ActivitySampler(1);
-    const m = 60_000;
-    const t0 = 100 * m;
-    const totals = (outputs: number, applied: number) => ({
-      outputs,
-      effects: { applied } as never,
+  it("reads the whole window first, then only the last minutes, merged into what it holds", () => {
+    const h = new ActivityHistory();
+    const t0 = 1_800_000_000_000 - (1_800_000_000_000 % MINUTE);
+    const now = t0 + 30_000;
+    const first = h.nextSince(now);
+    expect(first).toBe(t0 + MINUTE - 3 * 60 * MINUTE);
+    const read = (since: number, until: number, per: Record<number, [number, number]>) => {
+      const n = (until - since) / MINUTE;
+      const at = (i: number) => per[since + i * MINUTE] ?? [0, 0];
+      return {
+        since,
+        until,
+        bucketMs: MINUTE,
+        outputs: Array.from({ length: n }, (_, i) => at(i)[0]),
+        applied: Array.from({ length: n }, (_, i) => at(i)[1]),
+      };
+    };
+    const a = h.merge(read(first, t0 + MINUTE, { [first]: [4, 1], [t0]: [2, 0] }), now);
+    expect([a.since, a.until, a.outputs.length]).toEqual([first, t0 + MINUTE, 180]);
+    expect([a.outputs[0], a.outputs[179], a.applied[0], sum(a.outputs)]).toEqual([4, 2, 1, 6]);
+    // Two minutes later: the next read starts two minutes before the end of the last one.
+    const later = now + 2 * MINUTE;
+    expect(h.nextSince(later)).toBe(t0 - MINUTE);
+    const b = h.merge(
+      read(t0 - MINUTE, t0 + 3 * MINUTE, { [t0]: [3, 1], [t0 + 2 * MINUTE]: [5, 5] }),
+      later,
+    );
+    // The window moved by two minutes: the first minute read is gone, t0 was read again.
+    expect([b.since, b.until, b.outputs.length]).toEqual([
+      first + 2 * MINUTE,
+      t0 + 3 * MINUTE,
+      180,
+    ]);
+    expect([sum(b.outputs), sum(b.applied), b.outputs[177], b.outputs[179]]).toEqual([8, 6, 3, 5]);
+  });
+
+  it("shows the outputs and applied effects the journal recorded before the console started, then the new ones", async () => {
+    const clock = new ManualClock(1_800_000_000_000);
+    await using t = await tempJournal({ clock });
+    const parsed = parseConfig(
+      { journal: { path: t.path } },
+      { dir: dirname(t.path), file: join(dirname(t.path), "idem.config.json") },
+    );
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+    const record = (jobId: string) =>
+      t.journal.outputs.record(
+        { jobId, agent: "writer", effects: [] },
+        { source: "cli", targets: [] },
+      );
+    // Two hours ago and an hour ago, and one applied effect 90 minutes ago.
+    clock.advance(-2 * 60 * MINUTE);
+    await record("old-1");
+    const claim = await t.journal.runs.claim({ owner: "t", leaseMs: 600_000, maxLeaseExpiries: 3 });
+    if (!claim) throw new Error("no claim");
+    await t.journal.ledger.intend(claim.lease, {
+      key: "old-1/0",
+      idx: 0,
+      kind: "k",
+      specHash: "h",
     });
-    s.record(t0 + 10_000, totals(10, 5));
-    s.record(t0 + m + 5_000, totals(13, 9));
-    s.record(t0 + 2 * m + 1_000, totals(13, 10));
-    const series = s.series(t0 + 2 * m + 2_000, 4);
-    // Minutes t0-1, t0 (first reading inside it: nothing before it is known), t0+1, t0+2.
-    expect(series.outputs).toEqual([null, 0, 3, 0]);
-    expect(series.applied).toEqual([null, 0, 4, 1]);
-    expect(series.since).toBe(t0 + 10_000);
+    clock.advance(30 * MINUTE);
+    await t.journal.ledger.settle(claim.lease, "old-1/0", "applied");
+    clock.advance(30 * MINUTE);
+    await record("old-2");
+    clock.advance(60 * MINUTE);
+    const effects = openTargets(parsed.config);
+    const c = createConsole({
+      config: parsed.config,
+      journal: t.journal,
+      effects,
+      actor: "guard-test",
+      now: () => clock.now(),
+    });
+    const overview = async () => {
+      const r = await c.app.request("http://127.0.0.1:7071/?format=json", {
+        headers: { host: "127.0.0.1:7071" },
+      });
+      return ((await r.json()) as { activity: Activity }).activity;
+    };
+    try {
+      const first = await overview();
+      expect([sum(first.outputs), sum(first.applied), first.outputs.length]).toEqual([2, 1, 180]);
+      expect(first.outputs[first.outputs.length - 1 - 120]).toBe(1);
+      expect(first.applied[first.applied.length - 1 - 90]).toBe(1);
+      clock.advance(5 * MINUTE);
+      await record("new-1");
+      const next = await overview();
+      expect([sum(next.outputs), sum(next.applied)]).toEqual([3, 1]);
+      expect(next.outputs[next.outputs.length - 1]).toBe(1);
+      const html = await (
+        await c.app.request("http://127.0.0.1:7071/", { headers: { host: "127.0.0.1:7071" } })
+      ).text();
+      expect(html).toContain('data-outputs="3" data-applied="1"');
+    } finally {
+      c.close();
+      await effects.close();
+    }
   });
 });
 
@@ -170,7 +255,6 @@ describe("the overview shared by live polls", () => {
       journal: counted,
       effects,
       actor: "guard-test",
-      sampleMs: 0,
       // A still clock: whatever the machine's speed, the second poll comes "at once".
       now: () => 1_800_000_000_000,
     });

@@ -3,7 +3,7 @@
 // the page records its lineage there.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { buildReplayPlan, openTargets, replayPlanJson } from "@idem/core";
+import { buildReplayPlan, openTargets, replayPlanJson, showJob } from "@idem/core";
 import { type JournalStore, openJournalStore } from "@idem/journal";
 import { type AgentOutput, type Config, effectTargets, parseConfig } from "@idem/schema";
 import { type PostgresHandle, postgresBinDir, startPostgres, tempDir } from "@idem/testing";
@@ -45,7 +45,7 @@ describe.skipIf(!HAS_PG)("the console on PostgreSQL", () => {
         targets: effectTargets(output, config),
       });
     }
-    console_ = createConsole({ config, journal, effects, actor: "pg-test", sampleMs: 0 });
+    console_ = createConsole({ config, journal, effects, actor: "pg-test" });
   });
 
   afterAll(async () => {
@@ -62,13 +62,16 @@ describe.skipIf(!HAS_PG)("the console on PostgreSQL", () => {
       headers: { host: "127.0.0.1:7071", ...(init?.headers as Record<string, string>) },
     });
 
-  it("shows the counts of status() on the overview", async () => {
+  it("shows the counts of status() on the overview, and the chart's minutes from the journal", async () => {
     const r = await req("/?format=json");
     expect(r.status).toBe(200);
-    const overview = (await r.json()) as { status: unknown };
+    const overview = (await r.json()) as { status: unknown; activity: { outputs: number[] } };
     expect(overview.status).toEqual(await journal.status());
+    // The chart's minutes from the journal's own history (activity() on PostgreSQL).
+    expect(overview.activity.outputs.reduce((a, n) => a + n, 0)).toBe(3);
     const html = await (await req("/")).text();
     expect(html).toContain('data-k="outputs">3<');
+    expect(html).toContain('data-outputs="3"');
     expect(html).toContain('data-k="runs.pending">3<');
   });
 
@@ -187,5 +190,9 @@ describe.skipIf(!HAS_PG)("the console on PostgreSQL", () => {
     const html = await (await req("/outputs/pg-0")).text();
     expect(html).toContain("outbox wiped");
     expect(html).toContain("replays generation 1, by <b>pg-test</b>");
+    // The page's view (its reads made at once) is the one `idem show --json` prints.
+    const shown = await (await req("/outputs/pg-0?format=json")).json();
+    expect(shown).toEqual(JSON.parse(JSON.stringify(await showJob(journal, "pg-0"))));
+    expect((shown as { lineage: unknown[] }).lineage).toHaveLength(1);
   });
 });

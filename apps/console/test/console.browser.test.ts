@@ -105,6 +105,15 @@ describe.skipIf(!HAVE_CHROMIUM)(
       expect(status.runs.dead).toBe(1);
       await expect(page.locator('[data-alert="dead-runs"]').count()).resolves.toBe(1);
       await page.locator('[data-testid="activity"] svg').waitFor();
+      // The chart's minutes come from the journal's history: this console started after the demo
+      // recorded and applied all of them, and its chart shows every one.
+      const chart = page.locator('[data-testid="activity"]');
+      const charted = async (what: "outputs" | "applied") =>
+        Number(await chart.getAttribute(`data-${what}`));
+      expect(status.outputs).toBeGreaterThan(0);
+      expect(status.effects.applied).toBeGreaterThan(0);
+      expect(await charted("outputs")).toBe(status.outputs);
+      expect(await charted("applied")).toBe(status.effects.applied);
 
       // Live: a new output recorded by the CLI shows on the open page, no reload.
       const marker = await page.evaluate(() => {
@@ -117,6 +126,10 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await until(
         "the overview to show the new output",
         async () => (await count(page, "outputs")) === status.outputs + 1,
+      );
+      await until(
+        "the chart to count the new output",
+        async () => (await charted("outputs")) === status.outputs + 1,
       );
       expect(await page.evaluate(() => (globalThis as unknown as { marker: number }).marker)).toBe(
         marker,
@@ -289,7 +302,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
       const report = await idemJson<{ outputs: number }>(["audit"], ws);
       expect(await count(page, "outputs recorded")).toBe(report.outputs);
       await shot(page, "audit");
-      // The overview once the console has seen the replay's work (its chart reads the totals).
+      // The overview after the replay's work (its chart reads the journal's minutes).
       await page.goto(`${main.url}/`);
       await page.locator('[data-testid="activity"] svg').waitFor();
       await shot(page, "overview");

@@ -1,7 +1,7 @@
 import type { Overview } from "@idem/core";
 import { EFFECT_STATES, JOB_STATES, RUN_STATES } from "@idem/journal";
 import { html } from "hono/html";
-import { type ActivitySeries, activityChart } from "../activity.js";
+import { activityChart } from "../activity.js";
 import { badge, type Html, time } from "../format.js";
 
 const card = (k: string, label: string, v: number, href?: string): Html =>
@@ -23,8 +23,8 @@ const counts = (
       }</div></div>`,
   )}</div></section>`;
 
-/** The overview: alerts, the counts of `idem status`, the per-minute chart. */
-export function overviewBody(o: Overview, series: ActivitySeries): Html {
+/** The overview: alerts, the counts of `idem status`, the per-minute chart of the last hours. */
+export function overviewBody(o: Overview): Html {
   const s = o.status;
   return html`<h1>Overview</h1>
 ${
@@ -43,6 +43,6 @@ ${JOB_STATES.map((j) => card(`jobs.${j}`, `jobs ${j}`, s.jobs[j]))}
 </div></section>
 ${counts("Runs (latest per output)", "runs", RUN_STATES, s.runs, (st) => `/outputs?state=${st}`)}
 ${counts("Effects (ledger rows)", "effects", EFFECT_STATES, s.effects)}
-<section><h2>Activity</h2>${activityChart(series)}</section>
+<section><h2>Activity</h2>${activityChart(o.activity)}</section>
 <p class="empty">Read at ${time(o.at)}; this page updates by itself.</p>`;
 }

@@ -1,4 +1,4 @@
-import type { JournalStatus, JournalStore } from "@idem/journal";
+import type { JournalActivity, JournalStatus, JournalStore } from "@idem/journal";
 import type { Config } from "@idem/schema";
 
 /** Something on the overview that wants a person: too many dead letters, or uncertain effects. */
@@ -17,24 +17,50 @@ export interface Overview {
   /** `alerts.deadLettersPerHour` of the config. */
   deadLettersPerHour: number;
   alerts: OverviewAlert[];
+  /**
+   * Outputs recorded and effects applied per minute (the chart), from the journal: from
+   * `activitySince` (by default the last ACTIVITY_HOURS) to the end of the minute of `at`.
+   */
+  activity: JournalActivity;
 }
 
 const HOUR_MS = 3_600_000;
+/** The chart's bucket: one minute. */
+export const ACTIVITY_BUCKET_MS = 60_000;
+/** The hours of history the overview's chart shows. */
+export const ACTIVITY_HOURS = 3;
+
+/** The end of the minute of `at`: the chart's window ends there (exclusive). */
+export const activityUntil = (at: number): number =>
+  Math.floor(at / ACTIVITY_BUCKET_MS) * ACTIVITY_BUCKET_MS + ACTIVITY_BUCKET_MS;
+
+/** The start of the chart's window at `at`: ACTIVITY_HOURS of whole minutes, `at`'s the last. */
+export const activityStart = (at: number): number => activityUntil(at) - ACTIVITY_HOURS * HOUR_MS;
 
 /**
- * The overview of a journal: `status()` (the counts `idem status` prints) and the dead letters of
- * the last hour (read through their time index), with an alert when those exceed
- * `alerts.deadLettersPerHour`, when effects are uncertain and when runs are dead. Costs about what
- * `status()` costs: nothing else is scanned. Read-only; journal errors propagate.
+ * The overview of a journal: `status()` (the counts `idem status` prints), the dead letters of the
+ * last hour (read through their time index), with an alert when those exceed
+ * `alerts.deadLettersPerHour`, when effects are uncertain and when runs are dead, and the chart's
+ * activity per minute (`activity()`, through the time indexes of outputs and applied effects).
+ * Costs about what `status()` costs: nothing else is scanned. The three reads run at once.
+ * `activitySince` (floored to its minute) lets a caller that holds the earlier minutes of the
+ * window read only the last ones. Read-only; journal errors propagate.
  */
 export async function readOverview(
   journal: JournalStore,
-  options: { config: Config; now?: number },
+  options: { config: Config; now?: number; activitySince?: number },
 ): Promise<Overview> {
   const at = options.now ?? Date.now();
-  const [status, lastHour] = await Promise.all([
+  const until = activityUntil(at);
+  const asked = options.activitySince ?? activityStart(at);
+  const since = Math.min(
+    until - ACTIVITY_BUCKET_MS,
+    Math.floor(asked / ACTIVITY_BUCKET_MS) * ACTIVITY_BUCKET_MS,
+  );
+  const [status, lastHour, activity] = await Promise.all([
     journal.status(),
     journal.deadLetters.list({ since: at - HOUR_MS }),
+    journal.activity({ since, until, bucketMs: ACTIVITY_BUCKET_MS }),
   ]);
   const perHour = options.config.alerts.deadLettersPerHour;
   const alerts: OverviewAlert[] = [];
@@ -65,5 +91,6 @@ export async function readOverview(
     deadLettersLastHour: lastHour.length,
     deadLettersPerHour: perHour,
     alerts,
+    activity,
   };
 }
