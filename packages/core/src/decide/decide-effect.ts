@@ -38,6 +38,8 @@ export interface DecideEffectInput {
 
 /** An intent whose outcome was never learned: the effect may or may not have happened. */
 const UNKNOWN_OUTCOME: readonly EffectState[] = ["intended", "uncertain"];
+/** The answer for every probeable effect not settled in g: one object, never changed. */
+const PROBE: EffectDecision = Object.freeze({ action: "probe" } as const);
 
 /**
  * DESIGN.md "Deciding an effect of generation g", the one decision the interpreter and the replay
@@ -52,7 +54,14 @@ const UNKNOWN_OUTCOME: readonly EffectState[] = ["intended", "uncertain"];
  */
 export function decideEffect(input: DecideEffectInput): EffectDecision {
   const { spec, generation, ledger, effects } = input;
-  const current = ledger.find((r) => r.generation === generation);
+  // A loop, not `find`: a replay plan decides 10,000s of effects, most with a ledger of one row.
+  let current: (typeof ledger)[number] | undefined;
+  for (const r of ledger) {
+    if (r.generation === generation) {
+      current = r;
+      break;
+    }
+  }
   if (current && isSettledEffect(current.state)) {
     return { action: "skip", reason: `settled ${current.state} in generation ${generation}` };
   }
@@ -68,7 +77,7 @@ export function decideEffect(input: DecideEffectInput): EffectDecision {
       reason: `superseded by the later write of ${input.supersededBy} to ${spec.root}:${spec.path}`,
     };
   }
-  if (effects.probeable(spec)) return { action: "probe" };
+  if (effects.probeable(spec)) return PROBE;
 
   const earlier = ledger.filter((r) => r.generation < generation);
   const appliedBefore = earlier.find((r) => r.state === "applied");

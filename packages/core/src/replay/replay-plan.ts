@@ -1,4 +1,4 @@
-import type { Effects, ProbeResult } from "@idem/effects";
+import type { Effects } from "@idem/effects";
 import {
   isActiveRun,
   type JournalStore,
@@ -6,10 +6,11 @@ import {
   type OutputRecord,
   type ReplaySelection,
 } from "@idem/journal";
-import { type Config, describeError, type EffectSpec, effectKey, effectTarget } from "@idem/schema";
+import { type Config, describeError, type EffectSpec, effectKey } from "@idem/schema";
 import { decideEffect } from "../decide/decide-effect.js";
 import { FileWriteIndex } from "../decide/file-write-index.js";
 import { type EffectFilter, effectInFilter, targetsInFilter } from "./effect-filter.js";
+import { type BatchOutcome, GitWarmUp, type ProbeItem, probe, targetNames } from "./plan-probes.js";
 
 /** What a replay's interpreter will do with one effect: the rows of `idem replay --dry-run`. */
 export type PlanAction = "apply" | "skip" | "conflict" | "uncertain";
@@ -76,9 +77,8 @@ export interface ReplayPlan {
 const PAGE = 250;
 const NO_LEDGER: readonly LedgerEntry[] = [];
 
-type ProbeItem = { spec: EffectSpec; key: string };
-/** A batch probe's answers, or why the batch failed as a whole. */
-type BatchOutcome = { results: Map<string, ProbeResult> } | { error: unknown };
+/** The probe items of one target, in recording order, and the plan rows they answer. */
+type ProbeGroup = { items: ProbeItem[]; entries: PlanEntry[] };
 
 /**
  * The plan of a replay: for every effect of every selected output, what the new generation's
@@ -116,7 +116,8 @@ export async function buildReplayPlan(options: {
 }): Promise<ReplayPlan> {
   const { config, journal, effects } = options;
   const only = options.only ?? null;
-  const warm = new GitWarmUp(config, effects, only);
+  const targetOf = targetNames(config);
+  const warm = new GitWarmUp(targetOf, effects, only);
   try {
     const outputs: OutputRecord[] = [];
     for (let afterSeq = 0; ; ) {
@@ -141,8 +142,8 @@ export async function buildReplayPlan(options: {
     const kept: KeptEntry[] = [];
     const untouched: string[] = [];
     const runTargets: Record<string, string[]> = {};
-    /** Probe groups per target, items in recording order, with the plan rows they answer. */
-    const groups = new Map<string, (ProbeItem & { entry: PlanEntry })[]>();
+    /** Probe groups per target. */
+    const groups = new Map<string, ProbeGroup>();
 
     for (let n = 0; n < outputs.length; n++) {
       if (n % PAGE === PAGE - 1) await nextTurn();
@@ -214,13 +215,14 @@ export async function buildReplayPlan(options: {
               : "cannot be probed: sent (forced with --force-unprobeable)";
             break;
           case "probe": {
-            const target = effectTarget(spec, config) ?? `${spec.kind}:${i}:${o.jobId}`;
+            const target = targetOf(spec) ?? `${spec.kind}:${i}:${o.jobId}`;
             let g = groups.get(target);
             if (!g) {
-              g = [];
+              g = { items: [], entries: [] };
               groups.set(target, g);
             }
-            g.push({ spec, key, entry });
+            g.items.push({ spec, key });
+            g.entries.push(entry);
             break;
           }
         }
@@ -228,7 +230,7 @@ export async function buildReplayPlan(options: {
     }
 
     await warm.done(); // never a plan probe beside a warm-up on the same target
-    for (const [target, items] of groups) settleGroup(target, items, await probe(effects, items));
+    for (const [target, g] of groups) settleGroup(target, g, await probe(effects, g.items));
 
     const summary = { apply: 0, skip: 0, conflict: 0, uncertain: 0 };
     for (const e of plan) summary[e.action] += 1;
@@ -239,82 +241,32 @@ export async function buildReplayPlan(options: {
   }
 }
 
-/**
- * One-item probes of each git target, started when the plan first meets it, one target after
- * another. Their answers and failures are ignored: they exist to start the target's git processes
- * and history scan early (see `buildReplayPlan`).
- */
-class GitWarmUp {
-  private readonly seen = new Set<string>();
-  private chain: Promise<unknown> = Promise.resolve();
-
-  constructor(
-    private readonly config: Config,
-    private readonly effects: Effects,
-    private readonly only: EffectFilter | null,
-  ) {}
-
-  meet(o: OutputRecord): void {
-    const specs = o.output.effects;
-    for (let i = 0; i < specs.length; i++) {
-      const spec = specs[i] as EffectSpec;
-      if (spec.kind !== "git.commit" && spec.kind !== "git.patch") continue;
-      if (!effectInFilter(spec, this.only)) continue;
-      const target = effectTarget(spec, this.config) as string;
-      if (this.seen.has(target)) continue;
-      this.seen.add(target);
-      const item = { spec, key: effectKey(o.jobId, i) };
-      this.chain = this.chain.then(() => probe(this.effects, [item]));
-    }
-  }
-
-  /** Resolves when every warm-up started so far has ended. Never rejects. */
-  done(): Promise<unknown> {
-    return this.chain;
-  }
-}
-
-/** One batch probe of a target's items, in order. Never rejects. */
-async function probe(effects: Effects, items: readonly ProbeItem[]): Promise<BatchOutcome> {
-  try {
-    return {
-      results: await effects.probeBatch(
-        items.map(({ spec, key }) => ({ spec, key })),
-        { simulate: needsSimulation(items) },
-      ),
-    };
-  } catch (error) {
-    return { error };
-  }
-}
-
 /** The plan rows of a target from its batch probe. */
-function settleGroup(
-  target: string,
-  items: readonly (ProbeItem & { entry: PlanEntry })[],
-  outcome: BatchOutcome,
-): void {
+function settleGroup(target: string, group: ProbeGroup, outcome: BatchOutcome): void {
+  const { items, entries } = group;
   if ("error" in outcome) {
-    for (const it of items) {
-      it.entry.action = "conflict";
-      it.entry.reason = `cannot probe ${target}: ${describeError(outcome.error)}`;
+    const reason = `cannot probe ${target}: ${describeError(outcome.error)}`;
+    for (const entry of entries) {
+      entry.action = "conflict";
+      entry.reason = reason;
     }
     return;
   }
-  for (const it of items) {
-    const r = outcome.results.get(it.key);
+  for (let n = 0; n < entries.length; n++) {
+    const entry = entries[n] as PlanEntry;
+    const r = outcome.results.get((items[n] as ProbeItem).key);
     if (!r) {
-      it.entry.action = "conflict";
-      it.entry.reason = "the probe gave no answer";
+      entry.action = "conflict";
+      entry.reason = "the probe gave no answer";
     } else if (r.status === "present") {
-      it.entry.action = "skip";
-      it.entry.reason = `present at ${target}${presentDetail(r.detail)}`;
+      entry.action = "skip";
+      entry.reason = `present at ${target}${presentDetail(r.detail)}`;
     } else if (r.status === "absent") {
-      it.entry.action = "apply";
-      it.entry.reason = `absent at ${target}`;
+      entry.action = "apply";
+      entry.reason = `absent at ${target}`;
     } else {
-      it.entry.action = "conflict";
-      it.entry.reason = r.reason;
+      entry.action = "conflict";
+      entry.reason = r.reason;
     }
   }
 }
@@ -343,25 +295,6 @@ function keptEntry(
 /** Lets I/O callbacks run (the early probes' git processes), then goes on. */
 function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
-}
-
-/**
- * Whether a target's probes depend on the plan's own earlier applies: a patch applies against the
- * tree the earlier steps leave, and a file written twice in the plan reads back its earlier write.
- * A git.commit is present or absent by its key alone, so a group of commits is probed as is
- * (simulating it would rewrite a scratch tree per absent commit for nothing).
- */
-function needsSimulation(items: readonly { spec: EffectSpec }[]): boolean {
-  const paths = new Set<string>();
-  for (const { spec } of items) {
-    if (spec.kind === "git.patch") return true;
-    if (spec.kind === "file.write") {
-      const id = `${spec.root}\0${spec.path}`;
-      if (paths.has(id)) return true;
-      paths.add(id);
-    }
-  }
-  return false;
 }
 
 function presentDetail(detail: Record<string, unknown>): string {

@@ -38,6 +38,10 @@ export async function probeGitGroup(
   ctx: GitGroupProbe,
 ): Promise<void> {
   const { scratch, maxFileBytes } = ctx;
+  // A local repository's layout (`git rev-parse`) does not depend on the branch: it is read while
+  // `git check-ref-format` checks the branch, so the scan starts one git process sooner. A remote's
+  // mirror is reached only once the branch passed the check, as before.
+  if (!repo.mirror) repo.layout().catch(() => undefined); // a failure comes again from head()
   await repo.checkBranch(branch);
   await repo.syncRemote(branch);
   const head = await repo.head(branch);
@@ -50,8 +54,14 @@ export async function probeGitGroup(
     head,
     items.map((it) => it.key),
   );
-  const headTree = (await repo.objects.commit(head))?.tree ?? null;
-  let simTree = headTree;
+  // The head's tree, read only when a simulation or a patch needs it (a group of commits does not).
+  let headTreeRead: Promise<string | null> | undefined;
+  const tree = (): Promise<string | null> => {
+    headTreeRead ??= repo.objects.commit(head).then((c) => c?.tree ?? null);
+    return headTreeRead;
+  };
+  /** The tree the plan's earlier absent items leave (simulate), from the head's tree on. */
+  let simTree: string | null | undefined;
   for (const it of items) {
     try {
       const commit = keys.get(it.key);
@@ -61,30 +71,35 @@ export async function probeGitGroup(
       }
       if (it.spec.kind === "git.commit") {
         const changes = gitCommitChanges(it.spec, maxFileBytes);
-        if (simulate) simTree = await rewriteTree(repo.objects, simTree, changes);
+        if (simulate) {
+          if (simTree === undefined) simTree = await tree();
+          simTree = await rewriteTree(repo.objects, simTree, changes);
+        }
         out.set(it.key, { status: "absent", detail: { base: head } });
         continue;
       }
       const files = checkPatchSpec(it.spec, maxFileBytes);
       const spec = it.spec;
+      const headTree = await tree();
+      const base = simulate && simTree !== undefined ? simTree : headTree;
       const result = await scratch.probeLock.run(async (): Promise<ProbeResult> => {
         const file = await scratch.probeIndex(repo);
-        await scratch.load(repo, file, simulate ? simTree : headTree);
+        await scratch.load(repo, file, base);
         const fwd = await patchApplies(repo, file, spec.patch, false);
-        const simTreeNow = simulate ? simTree : headTree;
-        if (fwd.ok && !(await modeChangesDone(repo, simTreeNow, files))) {
+        if (fwd.ok && !(await modeChangesDone(repo, base, files))) {
           if (simulate) {
             scratch.forget(file);
             await runGit(repo.config.path, ["apply", "--cached", "--whitespace=nowarn"], {
               input: spec.patch,
               env: { GIT_INDEX_FILE: file },
             });
-            simTree = await writeTree(repo, file);
-            await scratch.set(file, simTree);
+            const written = await writeTree(repo, file);
+            simTree = written;
+            await scratch.set(file, written);
           }
           return { status: "absent", detail: { base: head } };
         }
-        if (await appliedInReverse(repo, file, simTreeNow, spec.patch))
+        if (await appliedInReverse(repo, file, base, spec.patch))
           return { status: "present", detail: { commit: null, reversed: true, base: head } };
         return {
           status: "conflict",
