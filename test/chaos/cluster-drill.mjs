@@ -15,15 +15,7 @@
 //
 // Runs as root (network namespaces). Every server is the drill's own, stopped by its PID.
 import { execFileSync } from "node:child_process";
-import {
-  appendFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -31,7 +23,7 @@ import { parseArgs } from "node:util";
 import { enqueueJobs } from "@idem/core";
 import { PostgresJournalStore } from "@idem/journal";
 import { withJobPublisher } from "@idem/nats";
-import { FAULT_POINTS, parseConfig } from "@idem/schema";
+import { parseConfig } from "@idem/schema";
 import { createNetnsNetwork, startGitDaemon, startNatsCluster, startPostgres } from "@idem/testing";
 import {
   agentScript,
@@ -41,6 +33,7 @@ import {
   sleep,
   startReceiver,
 } from "./lib/drill-kit.mjs";
+import { createSupervisor } from "./lib/supervisor.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const IDEM = join(here, "../../apps/cli/bin/idem.js");
@@ -68,9 +61,6 @@ const BUDGET = {
 };
 const SEED = Number(args.seed);
 const AGENTS = ["writer", "reviewer", "planner"];
-const points = Object.values(FAULT_POINTS);
-const EXECUTOR_FAULTS = points.filter((p) => p.startsWith("executor."));
-const INTERPRETER_FAULTS = points.filter((p) => p.startsWith("interpreter."));
 const LEASE_MS = 4000;
 const random = rng(SEED);
 const pick = (xs) => xs[Math.floor(random() * xs.length)];
@@ -194,68 +184,22 @@ async function main() {
   const config = parsed.config;
 
   // --- processes under the controller ---------------------------------------------------------
-  const procs = new Map(); // name -> { child, kind, host, killedByUs }
-  const tally = {
-    controllerKills: 0,
-    faultKills: 0,
-    restarts: 0,
-    otherExits: 0,
-    natsKills: 0,
-    pgRestarts: 0,
-    partitions: 0,
-    stops: 0,
-  };
-  let stopping = false;
   const logFile = join(work, "processes.log");
-  let faultBudget = BUDGET.kills;
-  const nextFault = (kind) => {
-    if (faultBudget <= 0 || random() < 0.4) return undefined;
-    const list = kind === "executor" ? EXECUTOR_FAULTS : INTERPRETER_FAULTS;
-    return `${pick(list)}:${1 + Math.floor(random() * (kind === "executor" ? 6 : 12))}`;
-  };
-  const kills = () => tally.controllerKills + tally.faultKills;
-
-  function start(host, kind, fault) {
-    const name = `${host.name}/${kind}`;
-    const env = { ...process.env, NO_COLOR: "1", IDEM_LOG_LEVEL: "warn" };
-    for (const k of ["IDEM_FAULT", "IDEM_JOURNAL_URL", "NATS_URL"]) delete env[k];
-    if (fault) env.IDEM_FAULT = fault;
-    const cmd =
-      kind === "executor" ? ["executor", "--no-api"] : ["interpreter", "--concurrency", "2"];
-    const child = host.ns.spawn(process.execPath, [IDEM, ...cmd, "--config", host.configFile], {
-      cwd: host.dir,
-      env,
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    children.add(child);
-    child.stderr.on("data", (d) => appendFileSync(logFile, `[${name}] ${d}`));
-    const p = { child, kind, host, killedByUs: false };
-    procs.set(name, p);
-    child.on("exit", (code, signal) => {
-      children.delete(child);
-      if (stopping) return;
-      if (signal === "SIGKILL" && !p.killedByUs) tally.faultKills += 1;
-      else if (!p.killedByUs) {
-        tally.otherExits += 1;
-        log(`${name} exited by itself (code ${code}, signal ${signal})`);
-      }
-      setTimeout(
-        () => {
-          if (stopping) return;
-          tally.restarts += 1;
-          start(host, kind, nextFault(kind));
-        },
-        50 + Math.floor(random() * 200),
-      );
-    });
-  }
+  const sup = createSupervisor({
+    idem: IDEM,
+    logFile,
+    random,
+    kills: BUDGET.kills,
+    children,
+    log,
+    spawn: (host, argv, options) => host.ns.spawn(process.execPath, argv, options),
+  });
+  const { procs, kills } = sup;
+  const tally = Object.assign(sup.tally, { natsKills: 0, pgRestarts: 0, partitions: 0, stops: 0 });
 
   const journal = await PostgresJournalStore.open(dbUrl);
   const t0 = Date.now();
-  for (const host of hosts) {
-    start(host, "executor", undefined);
-    start(host, "interpreter", undefined);
-  }
+  sup.startAll(hosts);
   const jobs = Array.from({ length: JOBS }, (_, i) => ({
     jobId: `job-${String(i).padStart(6, "0")}`,
     agent: AGENTS[i % AGENTS.length],
@@ -382,26 +326,12 @@ async function main() {
       (kills() < due(BUDGET.kills, progress) || late) &&
       random() < 0.7
     ) {
-      const p = procs.get(pick([...procs.keys()]));
-      if (p.child.exitCode === null && p.child.signalCode === null) {
-        p.killedByUs = true;
-        p.child.kill("SIGCONT"); // a stopped process is killed too
-        p.child.kill("SIGKILL");
-        tally.controllerKills += 1;
-        faultBudget = BUDGET.kills - kills();
-      }
+      sup.killOne();
     }
   }
   await enqueueAll;
   const elapsed = (Date.now() - t0) / 1000;
-  stopping = true;
-  for (const p of procs.values()) {
-    p.child.kill("SIGCONT");
-    p.child.kill("SIGTERM");
-  }
-  await sleep(2000);
-  for (const p of procs.values())
-    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
+  await sup.stopAll();
 
   // --- checks ----------------------------------------------------------------------------------
   const violations = [];

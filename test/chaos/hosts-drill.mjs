@@ -16,22 +16,13 @@
 //   machine a shared directory; across machines it would be NFS or the like).
 // Git targets are on one host's disk and unreachable from the others (remote git: issue 19).
 import { spawn } from "node:child_process";
-import {
-  appendFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { enqueueJobs } from "@idem/core";
 import { PostgresJournalStore } from "@idem/journal";
-import { FAULT_POINTS } from "@idem/schema";
 import { startPostgres } from "@idem/testing";
 import {
   agentScript,
@@ -41,6 +32,7 @@ import {
   sleep,
   startReceiver,
 } from "./lib/drill-kit.mjs";
+import { createSupervisor } from "./lib/supervisor.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const IDEM = join(here, "../../apps/cli/bin/idem.js");
@@ -59,13 +51,9 @@ const KILLS = Number(args.kills);
 const SEED = args.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(args.seed);
 const HOSTS = ["host-a", "host-b", "host-c"];
 const AGENTS = ["writer", "reviewer", "planner"];
-const points = Object.values(FAULT_POINTS);
-const EXECUTOR_FAULTS = points.filter((p) => p.startsWith("executor."));
-const INTERPRETER_FAULTS = points.filter((p) => p.startsWith("interpreter."));
 const LEASE_MS = 3000;
 
 const random = rng(SEED);
-const pick = (xs) => xs[Math.floor(random() * xs.length)];
 const log = (...m) =>
   process.stderr.write(`[hosts ${new Date().toISOString().slice(11, 23)}] ${m.join(" ")}\n`);
 
@@ -128,59 +116,21 @@ async function main() {
   });
 
   // --- processes under the controller ---------------------------------------------------------
-  const procs = new Map(); // name -> { child, kind, killedByUs }
-  const tally = { controllerKills: 0, faultKills: 0, restarts: 0, otherExits: 0 };
-  let stopping = false;
   const logFile = join(work, "processes.log");
-  let faultBudget = KILLS;
-  const nextFault = (kind) => {
-    if (faultBudget <= 0 || random() < 0.4) return undefined;
-    const list = kind === "executor" ? EXECUTOR_FAULTS : INTERPRETER_FAULTS;
-    return `${pick(list)}:${1 + Math.floor(random() * (kind === "executor" ? 6 : 12))}`;
-  };
-  const kills = () => tally.controllerKills + tally.faultKills;
-
-  function start(host, kind, fault) {
-    const name = `${host.name}/${kind}`;
-    const env = { ...process.env, NO_COLOR: "1", IDEM_LOG_LEVEL: "warn" };
-    for (const k of ["IDEM_FAULT", "IDEM_JOURNAL_URL", "NATS_URL"]) delete env[k];
-    if (fault) env.IDEM_FAULT = fault;
-    const cmd =
-      kind === "executor" ? ["executor", "--no-api"] : ["interpreter", "--concurrency", "2"];
-    const child = spawn(process.execPath, [IDEM, ...cmd, "--config", host.configFile], {
-      cwd: host.dir,
-      env,
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    children.add(child);
-    child.stderr.on("data", (d) => appendFileSync(logFile, `[${name}] ${d}`));
-    const p = { child, kind, killedByUs: false };
-    procs.set(name, p);
-    child.on("exit", (code, signal) => {
-      children.delete(child);
-      if (stopping) return;
-      if (signal === "SIGKILL" && !p.killedByUs) tally.faultKills += 1;
-      else if (!p.killedByUs) {
-        tally.otherExits += 1;
-        log(`${name} exited by itself (code ${code}, signal ${signal})`);
-      }
-      setTimeout(
-        () => {
-          if (stopping) return;
-          tally.restarts += 1;
-          start(host, kind, nextFault(kind));
-        },
-        50 + Math.floor(random() * 200),
-      );
-    });
-  }
+  const sup = createSupervisor({
+    idem: IDEM,
+    logFile,
+    random,
+    kills: KILLS,
+    children,
+    log,
+    spawn: (_host, argv, options) => spawn(process.execPath, argv, options),
+  });
+  const { tally, kills } = sup;
 
   const journal = await PostgresJournalStore.open(url);
   const t0 = Date.now();
-  for (const host of hosts) {
-    start(host, "executor", undefined);
-    start(host, "interpreter", undefined);
-  }
+  sup.startAll(hosts);
   const jobs = Array.from({ length: JOBS }, (_, i) => ({
     jobId: `job-${String(i).padStart(6, "0")}`,
     agent: AGENTS[i % AGENTS.length],
@@ -218,22 +168,12 @@ async function main() {
     // Spread the kill budget over the run: ahead of schedule, hold back.
     const due = KILLS * Math.min(1, 0.05 + progress * 1.1);
     if (kills() < KILLS && (kills() < due || s.outputs >= JOBS) && random() < 0.7) {
-      const p = procs.get(pick([...procs.keys()]));
-      if (p.child.exitCode === null && p.child.signalCode === null) {
-        p.killedByUs = true;
-        p.child.kill("SIGKILL");
-        tally.controllerKills += 1;
-        faultBudget = KILLS - kills();
-      }
+      sup.killOne();
     }
   }
   await enqueueAll;
   const elapsed = (Date.now() - t0) / 1000;
-  stopping = true;
-  for (const p of procs.values()) p.child.kill("SIGTERM");
-  await sleep(1500);
-  for (const p of procs.values())
-    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
+  await sup.stopAll();
 
   // --- checks ----------------------------------------------------------------------------------
   const violations = [];
