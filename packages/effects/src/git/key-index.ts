@@ -1,4 +1,4 @@
-import { promises as fs } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { EFFECT_TRAILER } from "@idem/schema";
@@ -70,17 +70,19 @@ export class KeyIndex {
    * The `git log` of a range, one `%H NUL %B NUL` entry per commit carrying a key. `large` (a whole
    * branch): git writes to a temporary file instead of a pipe, so a busy event loop (a replay plan
    * reading the journal meanwhile) never stalls it on a full pipe; the file is read once at the end.
+   * Its folder is made, read and removed synchronously (three small calls): on a busy event loop
+   * each asynchronous call would wait its turn on the scan's critical path.
    */
   private async log(range: string[], large: boolean): Promise<string> {
     const args = ["log", "--format=%H%x00%B%x00", `--grep=^${EFFECT_TRAILER}:`, ...range, "--"];
     if (!large) return (await runGit(this.objects.path, args)).stdout.toString("utf8");
-    const dir = await fs.mkdtemp(join(tmpdir(), "idem-scan-"));
+    const dir = mkdtempSync(join(tmpdir(), "idem-scan-"));
     try {
       const file = join(dir, "log");
-      await runGit(this.objects.path, [...args.slice(0, 1), `--output=${file}`, ...args.slice(1)]);
-      return await fs.readFile(file, "utf8");
+      await runGit(this.objects.path, ["log", `--output=${file}`, ...args.slice(1)]);
+      return readFileSync(file, "utf8");
     } finally {
-      await fs.rm(dir, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true });
     }
   }
 
