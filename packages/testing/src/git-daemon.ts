@@ -4,6 +4,7 @@ import { createConnection } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./nats-server.js";
+import { watchParent } from "./watchdog.js";
 
 /** A `git daemon` on a free port (loopback unless `host` says otherwise) serving the bare repositories of a temporary folder. */
 export interface GitDaemonHandle extends AsyncDisposable {
@@ -102,6 +103,7 @@ export async function startGitDaemon(
     if (!up) await new Promise((r) => setTimeout(r, 50));
   }
   const pid = child.pid ?? 0;
+  if (pid !== 0) watchParent(pid, baseDir);
   let stopped: Promise<void> | undefined;
   const stop = () => {
     stopped ??= (async () => {

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { createConnection, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { watchParent } from "./watchdog.js";
 
 /** A throwaway nats-server with JetStream on a free loopback port and a temporary store. */
 export interface NatsServerHandle extends AsyncDisposable {
@@ -72,34 +73,6 @@ function installExitHook(): void {
       }
     }
   });
-}
-
-/**
- * A watchdog process that SIGKILLs the server (by its PID) and removes its store when this process
- * is gone, however it went: an `exit` hook does not run when a test worker is itself SIGKILLed, and
- * an orphaned nats-server would outlive the run.
- */
-function watchParent(serverPid: number, storeDir: string): void {
-  const script = `
-    const [parent, server, dir] = process.argv.slice(1);
-    const alive = (pid) => { try { process.kill(Number(pid), 0); return true; } catch { return false; } };
-    setInterval(() => {
-      if (!alive(server)) process.exit(0);
-      if (!alive(parent)) {
-        try { process.kill(Number(server), "SIGKILL"); } catch {}
-        require("node:fs").rmSync(dir, { recursive: true, force: true });
-        process.exit(0);
-      }
-    }, 500);`;
-  const w = spawn(
-    process.execPath,
-    ["-e", script, String(process.pid), String(serverPid), storeDir],
-    {
-      stdio: "ignore",
-      detached: true,
-    },
-  );
-  w.unref();
 }
 
 function waitExit(child: ChildProcess, timeoutMs: number): Promise<boolean> {

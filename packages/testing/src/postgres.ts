@@ -1,10 +1,11 @@
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { chown, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { freePort } from "./nats-server.js";
+import { watchParent } from "./watchdog.js";
 
 const run = promisify(execFile);
 
@@ -84,28 +85,6 @@ const isRunning = (pid: number): boolean => {
 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * A watchdog that SIGKILLs the postmaster (by PID) and removes the directory once this process is
- * gone, however it went (a SIGKILLed test worker runs no exit hook).
- */
-function watchParent(pid: number, dir: string): void {
-  const script = `
-    const [parent, server, dir] = process.argv.slice(1);
-    const alive = (p) => { try { process.kill(Number(p), 0); return true; } catch (e) { return e.code === "EPERM"; } };
-    setInterval(() => {
-      if (!alive(server)) process.exit(0);
-      if (!alive(parent)) {
-        try { process.kill(Number(server), "SIGKILL"); } catch {}
-        setTimeout(() => { require("node:fs").rmSync(dir, { recursive: true, force: true }); process.exit(0); }, 2000);
-      }
-    }, 500);`;
-  const w = spawn(process.execPath, ["-e", script, String(process.pid), String(pid), dir], {
-    stdio: "ignore",
-    detached: true,
-  });
-  w.unref();
-}
 
 const started = new Set<number>();
 let exitHookInstalled = false;
@@ -230,7 +209,7 @@ export async function startPostgres(options: StartPostgresOptions = {}): Promise
       if (existsSync(join(dataDir, "postmaster.pid")) && (await ready())) {
         pid = await readPid();
         started.add(pid);
-        watchParent(pid, dir);
+        watchParent(pid, dir, 2000);
         return;
       }
       await sleep(50);
