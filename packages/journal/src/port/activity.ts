@@ -45,26 +45,19 @@ export function activityBuckets(w: ActivityWindow): number {
   return n;
 }
 
-/** The answer of a window from its grouped rows (bucket index, count); absent buckets are zero. */
+/** The answer of a window from its rows (bucket index, counts); absent buckets are zero. */
 export function activityFrom(
   w: ActivityWindow,
   n: number,
-  outputs: readonly { b: number; n: number }[],
-  applied: readonly { b: number; n: number }[],
+  rows: readonly { b: number; outputs: number; applied: number }[],
 ): JournalActivity {
-  const fill = (rows: readonly { b: number; n: number }[]) => {
-    const out = new Array<number>(n).fill(0);
-    for (const r of rows) {
-      const b = Number(r.b);
-      if (b >= 0 && b < n) out[b] = Number(r.n);
-    }
-    return out;
-  };
-  return {
-    since: w.since,
-    until: w.until,
-    bucketMs: w.bucketMs,
-    outputs: fill(outputs),
-    applied: fill(applied),
-  };
+  const outputs = new Array<number>(n).fill(0);
+  const applied = new Array<number>(n).fill(0);
+  for (const r of rows) {
+    const b = Number(r.b);
+    if (b < 0 || b >= n) continue;
+    outputs[b] = Number(r.outputs);
+    applied[b] = Number(r.applied);
+  }
+  return { since: w.since, until: w.until, bucketMs: w.bucketMs, outputs, applied };
 }

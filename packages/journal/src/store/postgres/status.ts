@@ -53,9 +53,24 @@ export async function readStatus(c: PostgresConnection): Promise<JournalStatus> 
 }
 
 /**
- * Outputs recorded and effects applied per bucket of a window (`JournalStore.activity`), grouped by
- * PostgreSQL over a range of `outputs_recorded_at` and of the partial `effects_applied` (migration
- * 0003): the cost follows the rows in the window, not the history. The two counts run at once.
+ * The activity of a window in one statement: for each bucket ($1 since, $2 width, $3 buckets, $4
+ * until), the count of a range of `outputs_recorded_at` and of the partial `effects_applied`
+ * (migration 0003), both index-only scans. Grouping the rows by an expression of their time instead
+ * aggregates them all (2 to 3 times slower at 200,000 rows in the window).
+ */
+export const ACTIVITY_SQL = `SELECT i AS b,
+  (SELECT count(*)::int FROM outputs
+   WHERE recorded_at >= $1::bigint + i * $2::bigint
+     AND recorded_at < LEAST($1::bigint + (i + 1) * $2::bigint, $4::bigint)) AS outputs,
+  (SELECT count(*)::int FROM effects
+   WHERE state = 'applied' AND updated_at >= $1::bigint + i * $2::bigint
+     AND updated_at < LEAST($1::bigint + (i + 1) * $2::bigint, $4::bigint)) AS applied
+FROM generate_series(0, $3::int - 1) AS i`;
+
+/**
+ * Outputs recorded and effects applied per bucket of a window (`JournalStore.activity`), counted
+ * by PostgreSQL through the time indexes of both (ACTIVITY_SQL): the cost follows the rows in the
+ * window, not the history. One statement: both counts from one snapshot.
  * @throws INVALID_INPUT for a window `activityBuckets` refuses; UNAVAILABLE as every query.
  */
 export async function readActivity(
@@ -63,18 +78,11 @@ export async function readActivity(
   w: ActivityWindow,
 ): Promise<JournalActivity> {
   const n = activityBuckets(w);
-  const args = [w.since, w.bucketMs, w.until];
-  const [outputs, applied] = await Promise.all([
-    c.query<{ b: number; n: number }>(
-      `SELECT ((recorded_at - $1::bigint) / $2::bigint)::int AS b, count(*)::int AS n FROM outputs
-       WHERE recorded_at >= $1::bigint AND recorded_at < $3::bigint GROUP BY 1`,
-      args,
-    ),
-    c.query<{ b: number; n: number }>(
-      `SELECT ((updated_at - $1::bigint) / $2::bigint)::int AS b, count(*)::int AS n FROM effects
-       WHERE state = 'applied' AND updated_at >= $1::bigint AND updated_at < $3::bigint GROUP BY 1`,
-      args,
-    ),
+  const rows = await c.query<{ b: number; outputs: number; applied: number }>(ACTIVITY_SQL, [
+    w.since,
+    w.bucketMs,
+    n,
+    w.until,
   ]);
-  return activityFrom(w, n, outputs, applied);
+  return activityFrom(w, n, rows);
 }

@@ -49,28 +49,32 @@ export function readStatus(c: SqliteConnection): JournalStatus {
 }
 
 /**
- * Outputs recorded and effects applied per bucket of a window (`JournalStore.activity`), grouped by
- * SQLite over a range of `outputs_recorded_at` and of the partial `effects_applied` (migration
- * 0008): the cost follows the rows in the window, not the history.
+ * The activity of a window in one statement: for each bucket, the count of a range of
+ * `outputs_recorded_at` and of the partial `effects_applied` (migration 0008), both covering. A
+ * range count walks the index without sorting; grouping the rows by an expression of their time
+ * sorts them all in a temporary b-tree first (4 to 5 times slower at 200,000 rows in the window).
+ */
+export const ACTIVITY_SQL = `WITH RECURSIVE bucket(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM bucket WHERE i + 1 < @n)
+SELECT i AS b,
+  (SELECT COUNT(*) FROM outputs INDEXED BY outputs_recorded_at
+   WHERE recorded_at >= @since + i * @width AND recorded_at < MIN(@since + (i + 1) * @width, @until)) AS outputs,
+  (SELECT COUNT(*) FROM effects INDEXED BY effects_applied
+   WHERE state = 'applied' AND updated_at >= @since + i * @width
+     AND updated_at < MIN(@since + (i + 1) * @width, @until)) AS applied
+FROM bucket`;
+
+/**
+ * Outputs recorded and effects applied per bucket of a window (`JournalStore.activity`), counted
+ * by SQLite through the time indexes of both (ACTIVITY_SQL): the cost follows the rows in the
+ * window, not the history. One statement: both counts from one snapshot.
  * @throws INVALID_INPUT for a window `activityBuckets` refuses.
  */
 export function readActivity(c: SqliteConnection, w: ActivityWindow): JournalActivity {
   const n = activityBuckets(w);
-  // better-sqlite3 binds a JS number as REAL: the bucket's division is made an integer one.
-  const args = [w.since, w.bucketMs, w.since, w.until];
-  const outputs = c
-    .st(
-      `SELECT (recorded_at - CAST(? AS INTEGER)) / CAST(? AS INTEGER) AS b, COUNT(*) AS n
-       FROM outputs INDEXED BY outputs_recorded_at
-       WHERE recorded_at >= ? AND recorded_at < ? GROUP BY b`,
-    )
-    .all(...args) as { b: number; n: number }[];
-  const applied = c
-    .st(
-      `SELECT (updated_at - CAST(? AS INTEGER)) / CAST(? AS INTEGER) AS b, COUNT(*) AS n
-       FROM effects INDEXED BY effects_applied
-       WHERE state = 'applied' AND updated_at >= ? AND updated_at < ? GROUP BY b`,
-    )
-    .all(...args) as { b: number; n: number }[];
-  return activityFrom(w, n, outputs, applied);
+  const rows = c.st(ACTIVITY_SQL).all({ n, since: w.since, width: w.bucketMs, until: w.until }) as {
+    b: number;
+    outputs: number;
+    applied: number;
+  }[];
+  return activityFrom(w, n, rows);
 }
