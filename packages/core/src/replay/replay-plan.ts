@@ -119,18 +119,23 @@ export async function buildReplayPlan(options: {
   const targetOf = targetNames(config);
   const warm = new GitWarmUp(targetOf, effects, only);
   try {
-    const outputs: OutputRecord[] = [];
+    // Only the parts of each output the plan reads are kept (not its record, body or hash): what
+    // a plan keeps is copied by every young-generation collection until it ends.
+    const ids: string[] = [];
+    const seqs: number[] = [];
+    const effectsOf: EffectSpec[][] = [];
     for (let afterSeq = 0; ; ) {
       const page = await journal.outputs.page(options.selection, { afterSeq, limit: PAGE });
       for (const o of page) {
-        outputs.push(o);
+        ids.push(o.jobId);
+        seqs.push(o.seq);
+        effectsOf.push(o.output.effects);
         warm.meet(o);
       }
       if (page.length < PAGE) break;
       afterSeq = (page[page.length - 1] as OutputRecord).seq;
       await nextTurn();
     }
-    const ids = outputs.map((o) => o.jobId);
     const latestRuns = await journal.runs.latestOf(ids);
     await nextTurn();
     const ledgers = await journal.ledger.ofJobs(ids);
@@ -145,36 +150,36 @@ export async function buildReplayPlan(options: {
     /** Probe groups per target. */
     const groups = new Map<string, ProbeGroup>();
 
-    for (let n = 0; n < outputs.length; n++) {
+    for (let n = 0; n < ids.length; n++) {
       if (n % PAGE === PAGE - 1) await nextTurn();
-      const o = outputs[n] as OutputRecord;
-      const latest = latestRuns.get(o.jobId);
+      const jobId = ids[n] as string;
+      const latest = latestRuns.get(jobId);
       if (latest && isActiveRun(latest.state)) {
-        busy.push(o.jobId);
+        busy.push(jobId);
         continue;
       }
       if (only && latest && latest.state !== "done") {
-        dead.push(o.jobId);
+        dead.push(jobId);
         continue;
       }
-      const specs = o.output.effects;
+      const specs = effectsOf[n] as EffectSpec[];
       if (only && !specs.some((spec) => effectInFilter(spec, only))) {
-        untouched.push(o.jobId);
+        untouched.push(jobId);
         continue;
       }
-      jobIds.push(o.jobId);
-      if (only) runTargets[o.jobId] = targetsInFilter(specs, only, config);
+      jobIds.push(jobId);
+      if (only) runTargets[jobId] = targetsInFilter(specs, only, config);
       const generation = (latest?.generation ?? 0) + 1;
       for (let i = 0; i < specs.length; i++) {
         const spec = specs[i] as EffectSpec;
-        const key = effectKey(o.jobId, i);
+        const key = effectKey(jobId, i);
         if (only && !effectInFilter(spec, only)) {
-          kept.push(keptEntry(o.jobId, key, spec, ledgers.get(key) ?? NO_LEDGER));
+          kept.push(keptEntry(jobId, key, spec, ledgers.get(key) ?? NO_LEDGER));
           continue;
         }
         const entry: PlanEntry = {
           key,
-          jobId: o.jobId,
+          jobId,
           kind: spec.kind,
           action: "skip",
           reason: "",
@@ -183,7 +188,9 @@ export async function buildReplayPlan(options: {
         plan.push(entry);
         // A file.write overwritten by a later recorded output is superseded (the interpreter's rule).
         const supersededBy =
-          spec.kind === "file.write" ? await files.supersededBy(o.seq, spec) : undefined;
+          spec.kind === "file.write"
+            ? await files.supersededBy(seqs[n] as number, spec)
+            : undefined;
         let decision: ReturnType<typeof decideEffect>;
         try {
           decision = decideEffect({
@@ -206,7 +213,7 @@ export async function buildReplayPlan(options: {
             break;
           case "uncertain":
             entry.action = "uncertain";
-            entry.reason = `${decision.reason}; resolve it with idem dlq resolve ${o.jobId} --applied|--skipped --reason R`;
+            entry.reason = `${decision.reason}; resolve it with idem dlq resolve ${jobId} --applied|--skipped --reason R`;
             break;
           case "apply-unprobeable":
             entry.action = "apply";
@@ -215,7 +222,7 @@ export async function buildReplayPlan(options: {
               : "cannot be probed: sent (forced with --force-unprobeable)";
             break;
           case "probe": {
-            const target = targetOf(spec) ?? `${spec.kind}:${i}:${o.jobId}`;
+            const target = targetOf(spec) ?? `${spec.kind}:${i}:${jobId}`;
             let g = groups.get(target);
             if (!g) {
               g = { items: [], entries: [] };

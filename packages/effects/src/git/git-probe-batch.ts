@@ -1,4 +1,10 @@
-import { type GitCommitSpec, type GitPatchSpec, type IdemError, isIdemError } from "@idem/schema";
+import {
+  type GitCommitSpec,
+  type GitPatchSpec,
+  type IdemError,
+  isIdemError,
+  isSafeBranchName,
+} from "@idem/schema";
 import type { ProbeResult } from "../effect-handler.js";
 import { gitCommitChanges } from "./git-commit-effect.js";
 import { checkPatchSpec } from "./git-patch-effect.js";
@@ -38,13 +44,13 @@ export async function probeGitGroup(
   ctx: GitGroupProbe,
 ): Promise<void> {
   const { scratch, maxFileBytes } = ctx;
-  // A local repository's layout (`git rev-parse`) does not depend on the branch: it is read while
-  // `git check-ref-format` checks the branch, so the scan starts one git process sooner. A remote's
-  // mirror is reached only once the branch passed the check, as before.
-  if (!repo.mirror) repo.layout().catch(() => undefined); // a failure comes again from head()
+  // In a local repository the layout (`git rev-parse`) and the head of a branch the config allows
+  // are read while `git check-ref-format` checks the branch, so the scan starts sooner; the check's
+  // refusal still comes first. A remote's mirror is reached only once the branch passed the check.
+  const early = repo.mirror ? undefined : readHeadEarly(repo, branch);
   await repo.checkBranch(branch);
   await repo.syncRemote(branch);
-  const head = await repo.head(branch);
+  const head = await (early ?? repo.head(branch));
   if (head === null) {
     for (const it of items) out.set(it.key, await ctx.probeOne(it.spec, it.key));
     return;
@@ -112,4 +118,20 @@ export async function probeGitGroup(
       out.set(it.key, { status: "conflict", reason: `${e.code}: ${e.message}` });
     }
   }
+}
+
+/**
+ * A local repository's layout, and the head of `branch` when the config allows it and its name is
+ * safe (`checkBranch` without git's own check), started at once; undefined when the branch is
+ * refused (its head is then never read). A failure is left to the caller's await.
+ */
+function readHeadEarly(repo: GitRepo, branch: string): Promise<string | null> | undefined {
+  const layout = repo.layout();
+  layout.catch(() => undefined); // head() reads the layout again and reports its failure
+  const { config } = repo;
+  const allowed = branch === config.branch || config.branches.includes(branch);
+  if (!allowed || branch.startsWith("-") || !isSafeBranchName(branch)) return undefined;
+  const head = repo.head(branch);
+  head.catch(() => undefined); // awaited once the branch check passed
+  return head;
 }
