@@ -4,18 +4,20 @@ import type { HtmlEscapedString } from "hono/utils/html";
 /** What a page fragment renders to. */
 export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 
+/** An ISO-8601 time to the millisecond cut to the second (`…T12:34:56.789Z` -> `…T12:34:56Z`). */
+const toSecond = (iso: string): string =>
+  iso.length === 24 ? `${iso.slice(0, 19)}Z` : iso.replace(/\.\d{3}Z$/, "Z");
+
 /** A time in ms as ISO-8601 to the second, in UTC (empty for none). */
 export function formatTime(ms: number | null | undefined): string {
-  return ms === null || ms === undefined
-    ? ""
-    : new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+  return ms === null || ms === undefined ? "" : toSecond(new Date(ms).toISOString());
 }
 
 /** A `<time>` element for a time in ms. */
 export function time(ms: number | null | undefined): Html {
   if (ms === null || ms === undefined) return html``;
   const iso = new Date(ms).toISOString();
-  return html`<time datetime="${iso}">${iso.replace(/\.\d{3}Z$/, "Z")}</time>`;
+  return html`<time datetime="${iso}">${toSecond(iso)}</time>`;
 }
 
 /** A state as a badge (its colour comes from the stylesheet, its text says it). */
