@@ -1,5 +1,5 @@
-import { html } from "hono/html";
-import type { HtmlEscapedString } from "hono/utils/html";
+import { html, raw } from "hono/html";
+import { escapeToBuffer, type HtmlEscapedString } from "hono/utils/html";
 
 /** What a page fragment renders to. */
 export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
@@ -13,17 +13,37 @@ export function formatTime(ms: number | null | undefined): string {
   return ms === null || ms === undefined ? "" : toSecond(new Date(ms).toISOString());
 }
 
+/**
+ * Text escaped for HTML, as hono's `html` escapes what it interpolates: the string builders below
+ * (`…Tag`, `…Html`) make the output page, the console's most read one, as one string.
+ */
+export function escapeHtml(text: string): string {
+  const buffer: [string] = [""];
+  escapeToBuffer(text, buffer);
+  return buffer[0];
+}
+
+/** A `<time>` element for a time in ms, as HTML text (empty for none). */
+export function timeTag(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return "";
+  const iso = new Date(ms).toISOString();
+  return `<time datetime="${iso}">${toSecond(iso)}</time>`;
+}
+
 /** A `<time>` element for a time in ms. */
 export function time(ms: number | null | undefined): Html {
-  if (ms === null || ms === undefined) return html``;
-  const iso = new Date(ms).toISOString();
-  return html`<time datetime="${iso}">${toSecond(iso)}</time>`;
+  return raw(timeTag(ms));
+}
+
+/** A state as a badge, as HTML text (its colour comes from the stylesheet, its text says it). */
+export function badgeTag(state: string | null | undefined): string {
+  if (!state) return `<span class="badge">none</span>`;
+  return `<span class="badge s-${state.replace(/[^a-z-]/g, "")}">${escapeHtml(state)}</span>`;
 }
 
 /** A state as a badge (its colour comes from the stylesheet, its text says it). */
 export function badge(state: string | null | undefined): Html {
-  if (!state) return html`<span class="badge">none</span>`;
-  return html`<span class="badge s-${state.replace(/[^a-z-]/g, "")}">${state}</span>`;
+  return raw(badgeTag(state));
 }
 
 /** The console's URL of an output's page. */
@@ -35,11 +55,16 @@ export function jobLink(jobId: string): Html {
   return html`<a href="${jobHref(jobId)}">${jobId}</a>`;
 }
 
+/** A long text cut to `n` characters, whole in its title, as HTML text. */
+export function shortHtml(s: string | null | undefined, n = 120): string {
+  if (s === null || s === undefined) return "";
+  if (s.length <= n) return escapeHtml(s);
+  return `<span title="${escapeHtml(s)}">${escapeHtml(s.slice(0, n - 1))}…</span>`;
+}
+
 /** A long text cut to `n` characters, whole in its title. */
 export function short(s: string | null | undefined, n = 120): Html {
-  if (s === null || s === undefined) return html``;
-  if (s.length <= n) return html`${s}`;
-  return html`<span title="${s}">${s.slice(0, n - 1)}…</span>`;
+  return raw(shortHtml(s, n));
 }
 
 /** The fields of an effect's ledger detail a person looks for first. */
@@ -60,19 +85,42 @@ const DETAIL_FIELDS = [
 ] as const;
 
 /**
- * An effect's ledger detail: the commit (its short sha, the whole one in its title), the file's
- * path, the HTTP status, the decision and its reason, then the whole JSON behind a disclosure.
+ * An effect's ledger detail as HTML text: the commit (its short sha, the whole one in its title),
+ * the file's path, the HTTP status, the decision and its reason, then the whole JSON behind a
+ * disclosure.
  */
-export function detail(d: Record<string, unknown> | null | undefined): Html {
-  if (!d || Object.keys(d).length === 0) return html``;
-  const parts = DETAIL_FIELDS.filter((k) => d[k] !== undefined && d[k] !== null).map((k) => {
+export function detailHtml(d: Record<string, unknown> | null | undefined): string {
+  if (!d || Object.keys(d).length === 0) return "";
+  let out = "";
+  for (const k of DETAIL_FIELDS) {
     const v = d[k];
-    const text = typeof v === "string" ? v : JSON.stringify(v);
-    if (k === "commit" && typeof v === "string")
-      return html`<span class="kv"><b>commit</b> <code title="${v}">${v.slice(0, 12)}</code></span>`;
-    return html`<span class="kv"><b>${k}</b> ${short(text, 100)}</span>`;
-  });
-  return html`${parts}<details><summary>detail</summary><pre>${JSON.stringify(d, null, 2)}</pre></details>`;
+    if (v === undefined || v === null) continue;
+    if (k === "commit" && typeof v === "string") {
+      out += `<span class="kv"><b>commit</b> <code title="${escapeHtml(v)}">${escapeHtml(v.slice(0, 12))}</code></span>`;
+      continue;
+    }
+    out += `<span class="kv"><b>${k}</b> ${shortHtml(typeof v === "string" ? v : JSON.stringify(v), 100)}</span>`;
+  }
+  return `${out}<details><summary>detail</summary><pre>${escapeHtml(JSON.stringify(d, null, 2))}</pre></details>`;
+}
+
+/** An effect's ledger detail (see `detailHtml`). */
+export function detail(d: Record<string, unknown> | null | undefined): Html {
+  return raw(detailHtml(d));
+}
+
+/** A table with a caption, as HTML text; rows already rendered as HTML text. */
+export function tableHtml(
+  caption: string,
+  head: readonly string[],
+  rows: readonly string[],
+  empty = "none",
+): string {
+  if (rows.length === 0)
+    return `<section><h2>${escapeHtml(caption)}</h2><p class="empty">${escapeHtml(empty)}</p></section>`;
+  return `<div class="scroll"><table><caption>${escapeHtml(caption)}</caption><thead><tr>${head
+    .map((h) => `<th scope="col">${escapeHtml(h)}</th>`)
+    .join("")}</tr></thead><tbody>${rows.join("")}</tbody></table></div>`;
 }
 
 /** A table with a caption; rows already rendered. */
