@@ -66,7 +66,7 @@ try {
       }),
     ],
     notes: [
-      "plan: buildReplayPlan (outputs read in pages, the branch's scan started by a one-item warm-up probe as soon as its first effect is read, decideEffect per effect from the ledger, then one probeBatch per branch), a fresh effects façade and read-only journal handle per round, timed in Node. Plain tool: the scan printed as the baseline, timed inside bash.",
+      "plan: buildReplayPlan (outputs read in pages, the branch's scan started by a one-item warm-up probe as soon as its first effect is read (its git log writes to a temporary file, read once at the end), decideEffect per effect from the ledger, then one probeBatch per branch), a fresh effects façade and read-only journal handle per round, timed in Node. Plain tool: the scan printed as the baseline, timed inside bash.",
     ],
   });
 } finally {
