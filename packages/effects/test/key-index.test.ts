@@ -63,6 +63,24 @@ describe("KeyIndex", () => {
     expect(readdirSync(tmp)).toEqual([]); // the full scan's file is gone
   });
 
+  it("scans through a pipe when no temporary folder can be made", async () => {
+    sb = sandbox();
+    const repo = addRepo(sb);
+    git(repo, "commit", "-q", "--allow-empty", "-m", "one\n\nIdem-Effect: job-1/0");
+    const head = git(repo, "rev-parse", "HEAD");
+    const savedTmp = process.env.TMPDIR;
+    process.env.TMPDIR = join(sb.dir, "missing", "tmp");
+    const objects = new RepoObjects("site", repo, false);
+    try {
+      const found = await new KeyIndex(objects).lookupKeys("main", head, ["job-1/0"]);
+      expect(found).toEqual(new Map([["job-1/0", head]]));
+    } finally {
+      objects.close();
+      if (savedTmp === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = savedTmp;
+    }
+  });
+
   it("extends a branch's cached scan when the branch moves on, keeping keys already found", async () => {
     sb = sandbox();
     const repo = addRepo(sb);

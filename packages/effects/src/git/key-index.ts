@@ -69,14 +69,14 @@ export class KeyIndex {
   /**
    * The `git log` of a range, one `%H NUL %B NUL` entry per commit carrying a key. `large` (a whole
    * branch): git writes to a temporary file instead of a pipe, so a busy event loop (a replay plan
-   * reading the journal meanwhile) never stalls it on a full pipe; the file is read once at the end.
-   * Its folder is made, read and removed synchronously (three small calls): on a busy event loop
+   * reading the journal meanwhile) never stalls it on a full pipe; the file is read once at the end
+   * (a pipe after all when no temporary folder can be made). Its folder is made, read and removed synchronously (three small calls): on a busy event loop
    * each asynchronous call would wait its turn on the scan's critical path.
    */
   private async log(range: string[], large: boolean): Promise<string> {
     const args = ["log", "--format=%H%x00%B%x00", `--grep=^${EFFECT_TRAILER}:`, ...range, "--"];
-    if (!large) return (await runGit(this.objects.path, args)).stdout.toString("utf8");
-    const dir = mkdtempSync(join(tmpdir(), "idem-scan-"));
+    const dir = large ? scanFolder() : undefined;
+    if (dir === undefined) return (await runGit(this.objects.path, args)).stdout.toString("utf8");
     try {
       const file = join(dir, "log");
       await runGit(this.objects.path, ["log", `--output=${file}`, ...args.slice(1)]);
@@ -218,6 +218,15 @@ export class KeyIndex {
       if (!kept.has(ref)) lines.push(`delete ${ref} ${sha}`);
     }
     return [...lines, moveW];
+  }
+}
+
+/** A new temporary folder for a scan's file, or undefined when none can be made (then: a pipe). */
+function scanFolder(): string | undefined {
+  try {
+    return mkdtempSync(join(tmpdir(), "idem-scan-"));
+  } catch {
+    return undefined;
   }
 }
 
