@@ -4,8 +4,8 @@ import {
   type JobView,
   listOutputsPage,
   type OutputsFilter,
-  readOutputPage,
   showArchivedJob,
+  showJob,
 } from "@idem/core";
 import { RUN_STATES, type RunState } from "@idem/journal";
 import { isIdemError, parseSince } from "@idem/schema";
@@ -82,7 +82,7 @@ export function readRoutes(app: Hono, d: ConsoleDeps): void {
     const jobId = c.req.param("jobId");
     let view: JobView;
     try {
-      view = await readOutputPage(d.journal, jobId);
+      view = await showJob(d.journal, jobId);
     } catch (e) {
       if (!isIdemError(e, "NOT_FOUND")) throw e;
       try {

@@ -4,7 +4,6 @@ export type {
   OutputsPage,
 } from "./list-outputs-page.js";
 export { listOutputsPage } from "./list-outputs-page.js";
-export { readOutputPage } from "./read-output-page.js";
 export type { Overview, OverviewAlert } from "./read-overview.js";
 export {
   ACTIVITY_BUCKET_MS,

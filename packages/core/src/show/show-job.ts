@@ -44,21 +44,28 @@ export interface JobView {
 
 /**
  * A job as the journal holds it: its output, every run generation, every generation's ledger rows,
- * its events and its rejected conflicting submissions. Read-only.
+ * its events and its rejected conflicting submissions (`idem show JOB`, the console's output
+ * page). Read-only. The five reads are made at once, so on PostgreSQL the view waits for one round
+ * trip, not five; each read is on its own (no snapshot across them).
  * @throws NOT_FOUND when no output is recorded for the job (a pruned one: see `showArchivedJob`).
  */
 export async function showJob(journal: JournalStore, jobId: string): Promise<JobView> {
-  const output = await journal.outputs.get(jobId);
+  const [output, runs, effects, events, rejections] = await Promise.all([
+    journal.outputs.get(jobId),
+    journal.runs.forJob(jobId),
+    journal.ledger.forJob(jobId),
+    journal.events.list({ jobId }),
+    journal.outputs.rejections(jobId),
+  ]);
   if (!output) throw new IdemError("NOT_FOUND", `no output recorded for job ${jobId}`);
-  const effects = await journal.ledger.forJob(jobId);
-  const runs = (await journal.runs.forJob(jobId)).map(withLineage);
+  const shownRuns = runs.map(withLineage);
   return {
     output,
-    runs,
-    lineage: lineageOf(runs),
+    runs: shownRuns,
+    lineage: lineageOf(shownRuns),
     effects: effects.map(shownEffect),
-    events: await journal.events.list({ jobId }),
-    rejections: await journal.outputs.rejections(jobId),
+    events,
+    rejections,
   };
 }
 

@@ -1,7 +1,7 @@
 import type { EventRecord, JournalEvents } from "../../port/events.js";
 import type { SqliteConnection } from "./connection.js";
 import { type EventRow, toEvent } from "./rows.js";
-import { limitClause, where } from "./where.js";
+import { where } from "./where.js";
 
 /** Events in the order written, filtered by job, time and type. */
 export function listEvents(
@@ -13,8 +13,12 @@ export function listEvents(
     filter.since !== undefined && ["at >= ?", filter.since],
     filter.type !== undefined && ["type = ?", filter.type],
   ]);
-  const rows = c.db
-    .prepare(`SELECT * FROM events ${w.sql} ORDER BY id\n ${limitClause(filter.limit)}`)
+  // The limit is a parameter, so the statement is one of eight shapes, each prepared once (an
+  // output's page lists its events on every view).
+  const limited = filter.limit !== undefined;
+  if (limited) w.args.push(Math.max(0, Math.floor(filter.limit as number)));
+  const rows = c
+    .st(`SELECT * FROM events ${w.sql} ORDER BY id${limited ? " LIMIT ?" : ""}`)
     .all(...w.args) as EventRow[];
   return rows.map(toEvent);
 }
