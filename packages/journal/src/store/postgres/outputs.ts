@@ -3,23 +3,23 @@ import { toOutput, toRejection } from "../../domain/records.js";
 import type { RunState } from "../../domain/states.js";
 import type { JournalOutputs, OutputSummary } from "../../port/outputs.js";
 import type { PostgresConnection } from "./connection.js";
-import { announceWork } from "./notify.js";
-import { recordOutput } from "./record.js";
+import { RecordQueue } from "./record-queue.js";
 import type { OutputRow, RejectionRow } from "./rows.js";
 import { selectOutputs } from "./select.js";
 import { where } from "./where.js";
 
 export { insertRun, lockKey } from "./record.js";
 
-/** The outputs of a PostgreSQL journal. */
+/**
+ * The outputs of a PostgreSQL journal. Concurrent records share statements and commits (group
+ * commit, `RecordQueue`); a lone record is one statement as before.
+ */
 export function postgresOutputs(c: PostgresConnection): JournalOutputs {
+  const queue = new RecordQueue(c);
   return {
     async record(output, options) {
       const body = options.canonical ?? canonicalJson(output);
-      const hash = sha256Hex(body);
-      const result = await recordOutput(c, output, options, body, hash);
-      if (result.status === "recorded") await announceWork(c, "runs");
-      return result;
+      return queue.record({ output, options, body, hash: sha256Hex(body) });
     },
 
     async get(jobId) {

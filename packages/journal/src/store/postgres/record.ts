@@ -121,6 +121,27 @@ type RecordRow = {
   existing_hash: string | null;
 };
 
+/** One record to write: the output, its options, its canonical JSON and that JSON's hash. */
+export interface RecordRequest {
+  output: AgentOutput;
+  options: RecordOptions;
+  body: string;
+  hash: string;
+}
+
+/** Who a record's events name: the actor, else the source. */
+export const actorOf = (options: RecordOptions): string => options.actor ?? options.source;
+
+/**
+ * The `output.recorded` event's data split around its seq (which only the insert knows), so that
+ * SQL joins the three: `{"source":...,"seq":` and `,"contentHash":...}`.
+ */
+export function eventDataAroundSeq(options: RecordOptions, hash: string): [string, string] {
+  const data = JSON.stringify({ source: options.source, seq: 0, contentHash: hash });
+  const at = data.indexOf(',"seq":0,') + ',"seq":'.length;
+  return [data.slice(0, at), data.slice(at + 1)];
+}
+
 /**
  * Records one output, first write wins by the unique index on job_id, answered after COMMIT
  * returned. A record is one statement (`RECORD`); the insert that loses reads the winner's hash
@@ -130,15 +151,10 @@ type RecordRow = {
  */
 export async function recordOutput(
   c: PostgresConnection,
-  output: AgentOutput,
-  options: RecordOptions,
-  body: string,
-  hash: string,
+  { output, options, body, hash }: RecordRequest,
 ): Promise<RecordResult> {
-  const actor = options.actor ?? options.source;
   const now = c.clock.now();
-  const data = JSON.stringify({ source: options.source, seq: 0, contentHash: hash });
-  const at = data.indexOf(',"seq":0,') + ',"seq":'.length;
+  const [head, tail] = eventDataAroundSeq(options, hash);
   const [row] = await c.statement<RecordRow>({
     name: "idem_record",
     text: RECORD_SQL,
@@ -154,13 +170,29 @@ export async function recordOutput(
       lockKey.target,
       lockOrder(options.targets),
       [...options.targets],
-      data.slice(0, at),
-      data.slice(at + 1),
-      actor,
+      head,
+      tail,
+      actorOf(options),
     ],
   });
   const { seq } = row as RecordRow;
   if (seq !== null) return { status: "recorded", jobId: output.jobId, seq, contentHash: hash };
+  return settleLoser(c, { output, options, body, hash }, now, row as RecordRow);
+}
+
+/**
+ * The answer to a record whose insert did nothing (another output holds its job ID): reads the
+ * winner when the insert's snapshot did not hold it (`existing_hash` null: the winner committed
+ * while the insert waited for it), then writes the duplicate's event or the conflict's rejection
+ * and event, in a statement of their own.
+ */
+export async function settleLoser(
+  c: PostgresConnection,
+  { output, options, body, hash }: RecordRequest,
+  now: number,
+  row: Pick<RecordRow, "existing_seq" | "existing_hash">,
+): Promise<RecordResult> {
+  const actor = actorOf(options);
   let existing = row as { existing_seq: number; existing_hash: string };
   if (existing.existing_hash === null) {
     // The winner committed while the insert waited for it, after the statement's snapshot.
