@@ -277,4 +277,40 @@ describe("PostgreSQL group commit of records", () => {
       await close();
     }
   });
+
+  it("sends each record of a batch whose statement was cancelled again alone, so all are written", async () => {
+    const { url, j, raw, close } = await setup();
+    const locker = await rawClient(url);
+    try {
+      await locker.query("BEGIN");
+      await locker.query("SELECT pg_advisory_xact_lock($1, hashtext('file:held'))", [
+        lockKey.target,
+      ]);
+      const first = j.outputs.record(out("first"), { source: "executor", targets: ["file:free"] });
+      await inFlight();
+      const batch = Promise.allSettled(
+        Array.from({ length: 5 }, (_, i) =>
+          j.outputs.record(out(`held-${i}`), { source: "executor", targets: ["file:held"] }),
+        ),
+      );
+      expect((await first).status).toBe("recorded");
+      const pid = await waitingBackend(raw);
+      // Cancelled (57014): not the server gone, so not UNAVAILABLE; alone, each goes through.
+      await raw.query("SELECT pg_cancel_backend($1)", [pid]);
+      await waitingBackend(raw);
+      await locker.query("ROLLBACK");
+      const settled = await batch;
+      expect(settled.map((s) => s.status === "fulfilled" && s.value.status)).toEqual(
+        Array(5).fill("recorded"),
+      );
+      const { rows } = await raw.query<{ job_id: string; xmin: string }>(
+        "SELECT job_id, xmin::text FROM outputs WHERE job_id LIKE 'held-%'",
+      );
+      // Alone: a transaction each.
+      expect(new Set(rows.map((r) => r.xmin)).size).toBe(5);
+    } finally {
+      await locker.end();
+      await close();
+    }
+  });
 });
