@@ -328,7 +328,7 @@ export async function postgresRows({ output, per, tputPer, scalePer, big, scale 
         base: tp.raw1,
         baseline: `${rawBase}, one writer (rows/s)`,
         target: { min: 4 },
-        note: "a record holds its target's lock until COMMIT, so records on one target do not share a commit's fsync",
+        note: "a record holds its target's lock until COMMIT; concurrent records of one process share a statement and its COMMIT (group commit), so they take it once per batch",
       }),
       row({
         metric: "PostgreSQL: durable records/s, 16 writers, against 16 raw writers",

@@ -82,11 +82,16 @@ export class RecordQueue {
       const batch = this.take();
       if (batch.length === 0) return;
       this.inFlight++;
-      void this.write(batch).finally(() => {
-        this.inFlight--;
-        for (const w of batch) this.writing.delete(w.request.output.jobId);
-        this.pump();
-      });
+      void this.write(batch)
+        // Not expected (settle answers every record), but a caller is never left waiting.
+        .catch((e: unknown) => {
+          for (const w of batch) w.reject(e);
+        })
+        .finally(() => {
+          this.inFlight--;
+          for (const w of batch) this.writing.delete(w.request.output.jobId);
+          this.pump();
+        });
     }
   }
 
