@@ -13,7 +13,7 @@ import { openJournal } from "@idem/journal";
 import { postgresBinDir } from "@idem/testing";
 import Database from "better-sqlite3";
 import { postgresRows } from "./lib/journal-pg.mjs";
-import { figure, interleave, pct, QUICK, ROUNDS, report, row } from "./lib/measure.mjs";
+import { figure, interleave, median, pct, QUICK, ROUNDS, report, row } from "./lib/measure.mjs";
 
 const N = Number(process.env.BENCH_N ?? (QUICK ? 200 : 2000));
 const BIG = Number(process.env.BENCH_BIG ?? (QUICK ? 50_000 : 1_000_000));
@@ -187,6 +187,16 @@ async function sqliteRows() {
   const sp = (k, f, q) => sc[k].map((x) => pct(x[f], q));
   const rawBase =
     "better-sqlite3 in this process: INSERT INTO t (job_id, body) of the same ~1 KB JSON, one row per transaction, WAL";
+  // The contract's floor (the same rows in one raw transaction) against the raw insert: when the
+  // floor alone is over the target, no record can be under it.
+  const floorOver = (q) => {
+    const f = median(p("floorFull", q).map((v, i) => v / p("rawFull", q)[i]));
+    return f > 1.3
+      ? `the contract's floor (the rows a record writes, in one raw transaction) is itself ${f.toFixed(2)}x the raw insert at p${q} here (issue 2)`
+      : undefined;
+  };
+  const p50Blocked = floorOver(50);
+  const p99Blocked = floorOver(99);
   const results = [
     row({
       metric: "record p50, FULL",
@@ -194,7 +204,7 @@ async function sqliteRows() {
       idem: p("recFull", 50),
       base: p("rawFull", 50),
       baseline: `${rawBase}, synchronous=FULL (p50)`,
-      target: { max: 1.3 },
+      target: { max: 1.3, ...(p50Blocked && { blocked: p50Blocked }) },
     }),
     row({
       metric: "record p99, FULL",
@@ -202,7 +212,7 @@ async function sqliteRows() {
       idem: p("recFull", 99),
       base: p("rawFull", 99),
       baseline: `${rawBase}, synchronous=FULL (p99)`,
-      target: { max: 1.3 },
+      target: { max: 1.3, ...(p99Blocked && { blocked: p99Blocked }) },
     }),
     row({
       metric: "record p50, FULL, against the contract's floor",

@@ -67,12 +67,19 @@ const ratioCell = (x) => (x.ratio === null ? "" : `**${x.ratio}**`);
 const rangeCell = (x) => (x.ratio === null ? "" : `${x.ratioMin} – ${x.ratioMax}`);
 const targetCell = (x) => {
   if (!x.target) return "";
-  return x.met === false ? `${x.target}: **not met**` : `${x.target}: met`;
+  if (x.met !== false) return `${x.target}: met`;
+  return x.blocked
+    ? `${x.target}: **not met** (blocked: see the list at the top)`
+    : `${x.target}: **not met**`;
 };
 
-const missed = reports.flatMap((r) =>
-  (r.results ?? []).filter((x) => x.met === false).map((x) => `${r.name}: ${x.metric}`),
+const missedRows = reports.flatMap((r) =>
+  (r.results ?? []).filter((x) => x.met === false).map((x) => ({ ...x, bench: r.name })),
 );
+const missed = missedRows.filter((x) => !x.blocked).map((x) => `${x.bench}: ${x.metric}`);
+const blocked = missedRows
+  .filter((x) => x.blocked)
+  .map((x) => `${x.bench}: ${x.metric}: ${x.blocked}`);
 const lines = [
   "# Benchmarks",
   "",
@@ -98,9 +105,19 @@ const lines = [
   ...machine.map((m) => `- ${m}`),
   "",
   missed.length === 0
-    ? "Every target is met in this run."
+    ? blocked.length === 0
+      ? "Every target is met in this run."
+      : "Every target is met in this run except those below, which this machine cannot reach."
     : `Targets not met in this run (idem is to be made faster there, never the baseline slower):\n\n${missed.map((m) => `- ${m}`).join("\n")}`,
   "",
+  ...(blocked.length === 0
+    ? []
+    : [
+        "Targets not met that this machine cannot reach (their issues ended blocked; the reason with each):",
+        "",
+        ...blocked.map((m) => `- ${m}`),
+        "",
+      ]),
 ];
 for (const r of reports) {
   lines.push(`## ${r.name}`, "");

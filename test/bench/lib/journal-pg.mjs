@@ -11,7 +11,7 @@
 import { PostgresJournalStore } from "@idem/journal";
 import { startPostgres } from "@idem/testing";
 import pg from "pg";
-import { figure, interleave, pct, perSec, row } from "./measure.mjs";
+import { figure, interleave, median, pct, perSec, row } from "./measure.mjs";
 
 const WRITERS = 16;
 const us = (t0) => Number(process.hrtime.bigint() - t0) / 1000;
@@ -271,6 +271,9 @@ export async function postgresRows({ output, per, tputPer, scalePer, big, scale 
 
     const tput = await throughputSides(server, output, tputPer);
     const tp = await interleave("journal pg writers", tput.sides);
+    // What 16 raw writers reach against one: the machine's own scaling of durable commits.
+    const rawScaling = median(tp.raw16.map((v, i) => v / tp.raw1[i]));
+    const writersBlocked = `16 raw writers (autocommit, no journal) reach only ${rawScaling.toFixed(2)}x one raw writer on this machine (2 cores; one raw writer commits a row every ${Math.round(1e6 / median(tp.raw1))} µs), and idem's records already share statements and COMMITs (group commit): what is left is the server's work per row (issue 18)`;
     await tput.close();
 
     const sc = scale ? await atScale(server, output, scalePer, big) : undefined;
@@ -318,7 +321,7 @@ export async function postgresRows({ output, per, tputPer, scalePer, big, scale 
         idem: tp.idem16,
         base: tp.raw1,
         baseline: `${rawBase}, one writer (rows/s)`,
-        target: { min: 4 },
+        target: { min: 4, ...(rawScaling < 4 && { blocked: writersBlocked }) },
       }),
       row({
         metric:
@@ -327,7 +330,7 @@ export async function postgresRows({ output, per, tputPer, scalePer, big, scale 
         idem: tp.idem16one,
         base: tp.raw1,
         baseline: `${rawBase}, one writer (rows/s)`,
-        target: { min: 4 },
+        target: { min: 4, ...(rawScaling < 4 && { blocked: writersBlocked }) },
         note: "a record holds its target's lock until COMMIT; concurrent records of one process share a statement and its COMMIT (group commit), so they take it once per batch",
       }),
       row({

@@ -81,6 +81,8 @@ export function fmt(x) {
  * @param o.base per-round values of the baseline (same rounds, same order)
  * @param o.baseline how the baseline was produced: the plain-tool command, or what it is
  * @param o.target { min } or { max } on the ratio, with an optional `goal` (a stretch figure)
+ *   and an optional `blocked`: why this machine cannot reach it (its issue ended blocked), printed
+ *   with the row when it is not met
  * @param o.note anything else a reader needs for this row
  */
 export function row({ metric, unit, idem, base, baseline, target, note }) {
@@ -105,6 +107,7 @@ export function row({ metric, unit, idem, base, baseline, target, note }) {
     baseline,
     target: target ? targetText(target) : null,
     met,
+    blocked: target?.blocked ?? null,
     note: note ?? null,
   };
 }
