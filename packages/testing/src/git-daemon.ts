@@ -77,10 +77,11 @@ export async function startGitDaemon(
   const host = options.host ?? "127.0.0.1";
   const baseDir = await mkdtemp(join(tmpdir(), "idem-git-daemon-"));
   const port = await freePort();
+  // git-daemon itself, not `git daemon`: the `git` wrapper runs the server as a child of its own,
+  // which a SIGKILL of the wrapper (by PID: a harness's stop, its watchdog) leaves running.
   const child: ChildProcess = spawn(
-    "git",
+    join(execFileSync("git", ["--exec-path"], { encoding: "utf8" }).trim(), "git-daemon"),
     [
-      "daemon",
       "--reuseaddr",
       "--export-all",
       "--enable=receive-pack",

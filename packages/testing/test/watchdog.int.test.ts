@@ -3,6 +3,7 @@
 // PID, is killed by the watchdog and its folder removed.
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -17,11 +18,22 @@ const alive = (pid: number) => {
   }
 };
 
+/** Whether something accepts connections on 127.0.0.1:port. */
+const listening = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const s = connect(port, "127.0.0.1");
+    s.once("connect", () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once("error", () => resolve(false));
+  });
+
 describe("a harness's server outliving its test process", () => {
   it("is SIGKILLed by the watchdog and its folder removed once the process is gone", async () => {
     const script = `const { startGitDaemon } = await import(${JSON.stringify(DIST)});
       const d = await startGitDaemon();
-      process.stdout.write(JSON.stringify({ pid: d.pid, dir: d.baseDir }) + "\\n");
+      process.stdout.write(JSON.stringify({ pid: d.pid, dir: d.baseDir, port: d.port }) + "\\n");
       setInterval(() => {}, 1000);`;
     const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
       stdio: ["ignore", "pipe", "inherit"],
@@ -34,13 +46,16 @@ describe("a harness's server outliving its test process", () => {
       });
       child.once("exit", (code) => reject(new Error(`the child exited (${code}): ${out}`)));
     });
-    const { pid, dir } = JSON.parse(line) as { pid: number; dir: string };
+    const { pid, dir, port } = JSON.parse(line) as { pid: number; dir: string; port: number };
     expect(alive(pid)).toBe(true);
     expect(existsSync(dir)).toBe(true);
+    expect(await listening(port)).toBe(true);
     child.kill("SIGKILL");
     for (let i = 0; i < 600 && (alive(pid) || existsSync(dir)); i++)
       await new Promise((r) => setTimeout(r, 100));
     expect(alive(pid)).toBe(false);
     expect(existsSync(dir)).toBe(false);
+    // What matters: no server is left on the port (not only the process the harness knew).
+    expect(await listening(port)).toBe(false);
   }, 120_000);
 });
