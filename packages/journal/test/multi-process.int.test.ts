@@ -16,11 +16,16 @@ describe("SQLite only: processes sharing one journal file (PostgreSQL: test/cont
       const path = join(dir, "new", "journal.db");
       const startAt = Date.now() + 700;
       const jobs = 150;
-      const results = await Promise.all(
+      // Every child ends before anything is checked or removed: one failing must not leave the
+      // others writing into a folder being removed (which hid the failure behind ENOTEMPTY).
+      const settled = await Promise.allSettled(
         [0, 1, 2, 3].map((i) =>
           run(process.execPath, [WORKER, path, String(startAt), String(jobs), `p${i}`]),
         ),
       );
+      const failed = settled.flatMap((r) => (r.status === "rejected" ? [String(r.reason)] : []));
+      expect(failed).toEqual([]);
+      const results = settled.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
       const claims = results.map((r) => JSON.parse(r.stdout) as string[]);
       const all = claims.flat().sort();
       expect(all).toEqual(Array.from({ length: jobs }, (_, i) => `job-${i}`).sort());

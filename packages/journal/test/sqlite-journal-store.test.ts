@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { isIdemError } from "@idem/schema";
 import { describe, expect, it } from "vitest";
 import { openJournal } from "../src/index.js";
+import { isBusy } from "../src/store/sqlite/connection.js";
 import { CLAIM, output, tempJournal } from "./helpers.js";
 
 describe("SQLite only: its adapter's outputs (shared commits, triggers and prune guard on its file; both stores: test/contract)", () => {
@@ -603,5 +604,19 @@ describe("SQLite only: its own group fsync (synchronous FULL; PostgreSQL's commi
     await t.journal.outputs.record(output("a"), { source: "cli", targets: [] });
     expect(await t.journal.outputs.has("a")).toBe(true);
     expect(t.journal.fsyncs).toBe(0);
+  });
+});
+
+describe("SQLite only: which errors a writer waits out (the busy loop of BEGIN IMMEDIATE)", () => {
+  it("waits on SQLITE_BUSY and its extended codes (recovery of another process's WAL index), nothing else", () => {
+    const err = (code: string) => Object.assign(new Error("database is locked"), { code });
+    expect(isBusy(err("SQLITE_BUSY"))).toBe(true);
+    expect(isBusy(err("SQLITE_BUSY_RECOVERY"))).toBe(true);
+    expect(isBusy(err("SQLITE_BUSY_TIMEOUT"))).toBe(true);
+    expect(isBusy(err("SQLITE_BUSYNESS"))).toBe(false);
+    expect(isBusy(err("SQLITE_LOCKED"))).toBe(false);
+    expect(isBusy(err("SQLITE_CONSTRAINT_UNIQUE"))).toBe(false);
+    expect(isBusy(new Error("no code"))).toBe(false);
+    expect(isBusy(null)).toBe(false);
   });
 });

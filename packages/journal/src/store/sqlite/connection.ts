@@ -68,6 +68,34 @@ function fdatasyncWal(path: string): void {
 }
 
 /**
+ * SQLITE_BUSY or one of its extended codes (better-sqlite3 reports those): SQLITE_BUSY_RECOVERY
+ * while another process rebuilds the WAL index, which processes opening one journal at once meet,
+ * and SQLITE_BUSY_TIMEOUT. "database is locked", all of them: wait for the lock, as for the plain one.
+ */
+export const isBusy = (e: unknown): boolean => {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === "string" && (code === "SQLITE_BUSY" || code.startsWith("SQLITE_BUSY_"));
+};
+
+/**
+ * `PRAGMA journal_mode = WAL`, tried again while it answers busy, up to the busy timeout. A new
+ * file's first connections race to switch it to WAL, and SQLite answers that switch SQLITE_BUSY at
+ * once, without its busy handler (seen: one of four processes opening one new journal together).
+ */
+function walMode(db: Database.Database, busyTimeoutMs: number): void {
+  const deadline = Date.now() + busyTimeoutMs;
+  for (let delayMs = 1; ; delayMs = Math.min(delayMs * 2, 50)) {
+    try {
+      db.pragma("journal_mode = WAL");
+      return;
+    } catch (e) {
+      if (!isBusy(e) || Date.now() >= deadline) throw e;
+    }
+    Atomics.wait(SLEEP, 0, 0, delayMs * (0.5 + Math.random()));
+  }
+}
+
+/**
  * The one connection of a SQLite journal: the better-sqlite3 handle, its prepared statements,
  * transactions, group commit and the WAL's durability (group fsync). Every concern of the store
  * writes through it; once an fsync failed (`failure`), every write throws.
@@ -140,7 +168,7 @@ export class SqliteConnection {
     const group = groupFsyncOf(path, options);
     try {
       if (!options.readonly) {
-        db.pragma("journal_mode = WAL");
+        walMode(db, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS);
         db.pragma(`synchronous = ${group ? "NORMAL" : (options.synchronous ?? "FULL")}`);
         db.pragma("foreign_keys = ON");
         if (migrate(db, MIGRATIONS) > 0 && group) fdatasyncWal(path);
@@ -268,7 +296,7 @@ export class SqliteConnection {
           begin.run();
           return;
         } catch (e) {
-          if ((e as { code?: unknown }).code !== "SQLITE_BUSY" || Date.now() >= deadline) throw e;
+          if (!isBusy(e) || Date.now() >= deadline) throw e;
         }
         Atomics.wait(SLEEP, 0, 0, delayMs * (0.5 + Math.random()));
         delayMs = Math.min(delayMs * 2, 2);
