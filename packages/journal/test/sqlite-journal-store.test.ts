@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { isIdemError } from "@idem/schema";
 import { describe, expect, it } from "vitest";
 import { openJournal } from "../src/index.js";
-import { isBusy } from "../src/store/sqlite/connection.js";
+import { isBusy } from "../src/store/sqlite/busy.js";
 import { CLAIM, output, tempJournal } from "./helpers.js";
 
 describe("SQLite only: its adapter's outputs (shared commits, triggers and prune guard on its file; both stores: test/contract)", () => {

@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Clock, IdemError, systemClock } from "@idem/schema";
 import Database from "better-sqlite3";
+import { whileBusy } from "./busy.js";
 import { migrate } from "./migrate.js";
 import { json } from "./statements.js";
 
@@ -40,8 +41,6 @@ const MIGRATIONS = join(dirname(fileURLToPath(import.meta.url)), "../../../migra
 const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
 /** A claim or note committed this recently marks the store as serving a pipeline (`durable`). */
 const PIPELINE_WINDOW_MS = 10;
-/** A sleeping place for Atomics.wait: a synchronous sleep without spinning the CPU. */
-const SLEEP = new Int32Array(new SharedArrayBuffer(4));
 
 /** Group fsync replaces SQLite's own at FULL and EXTRA, for a file this process may write. */
 const groupFsyncOf = (path: string, options: SqliteJournalOptions) =>
@@ -68,32 +67,12 @@ function fdatasyncWal(path: string): void {
 }
 
 /**
- * SQLITE_BUSY or one of its extended codes (better-sqlite3 reports those): SQLITE_BUSY_RECOVERY
- * while another process rebuilds the WAL index, which processes opening one journal at once meet,
- * and SQLITE_BUSY_TIMEOUT. "database is locked", all of them: wait for the lock, as for the plain one.
- */
-export const isBusy = (e: unknown): boolean => {
-  const code = (e as { code?: unknown } | null)?.code;
-  return typeof code === "string" && (code === "SQLITE_BUSY" || code.startsWith("SQLITE_BUSY_"));
-};
-
-/**
  * `PRAGMA journal_mode = WAL`, tried again while it answers busy, up to the busy timeout. A new
  * file's first connections race to switch it to WAL, and SQLite answers that switch SQLITE_BUSY at
  * once, without its busy handler (seen: one of four processes opening one new journal together).
  */
-function walMode(db: Database.Database, busyTimeoutMs: number): void {
-  const deadline = Date.now() + busyTimeoutMs;
-  for (let delayMs = 1; ; delayMs = Math.min(delayMs * 2, 50)) {
-    try {
-      db.pragma("journal_mode = WAL");
-      return;
-    } catch (e) {
-      if (!isBusy(e) || Date.now() >= deadline) throw e;
-    }
-    Atomics.wait(SLEEP, 0, 0, delayMs * (0.5 + Math.random()));
-  }
-}
+const walMode = (db: Database.Database, busyTimeoutMs: number) =>
+  whileBusy(() => db.pragma("journal_mode = WAL"), busyTimeoutMs, { firstMs: 1, maxMs: 50 });
 
 /**
  * The one connection of a SQLite journal: the better-sqlite3 handle, its prepared statements,
@@ -289,18 +268,7 @@ export class SqliteConnection {
     const begin = this.st("BEGIN IMMEDIATE");
     this.st("PRAGMA busy_timeout = 0").run();
     try {
-      const deadline = Date.now() + this.busyTimeoutMs;
-      let delayMs = 0.05;
-      for (;;) {
-        try {
-          begin.run();
-          return;
-        } catch (e) {
-          if (!isBusy(e) || Date.now() >= deadline) throw e;
-        }
-        Atomics.wait(SLEEP, 0, 0, delayMs * (0.5 + Math.random()));
-        delayMs = Math.min(delayMs * 2, 2);
-      }
+      whileBusy(() => begin.run(), this.busyTimeoutMs, { firstMs: 0.05, maxMs: 2 });
     } finally {
       this.st(`PRAGMA busy_timeout = ${this.busyTimeoutMs}`).run();
     }
