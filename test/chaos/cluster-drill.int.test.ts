@@ -2,11 +2,11 @@
 // namespaces, a three-node NATS cluster, a disposable PostgreSQL and a git daemon, under 6 process
 // kills, one NATS node kill, one PostgreSQL restart, one host cut off past its leases and one
 // interpreter stopped past its lease. The full run is `npm run drill:cluster` (docs/reliability.md).
-import { execFile, execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { REPO_ROOT } from "./interpreter-fixture.js";
+import { buildForTest, REPO_ROOT } from "./interpreter-fixture.js";
 
 const run = promisify(execFile);
 const root = process.getuid?.() === 0;
@@ -19,10 +19,7 @@ interface Row {
 
 describe.skipIf(!root)("the cluster drill, CI-sized (needs root for network namespaces)", () => {
   it("runs 60 jobs through kills, a NATS node kill, a PostgreSQL restart, a partition and a SIGSTOP: one output each, every effect once on the remote", async () => {
-    execFileSync("npx", ["tsc", "-b", "apps/cli", "packages/testing"], {
-      cwd: REPO_ROOT,
-      stdio: "ignore",
-    });
+    buildForTest("apps/cli", "packages/testing");
     const env = { ...process.env };
     for (const k of ["IDEM_FAULT", "IDEM_JOURNAL_URL", "NATS_URL"]) delete env[k];
     const drillArgs = ["--jobs", "60", "--kills", "6", "--nats-kills", "1", "--pg-restarts", "1"];

@@ -1,10 +1,10 @@
 // Three hosts, one journal (issue 18), CI-sized: the drill of hosts-drill.mjs with 120 jobs and 12
 // SIGKILLs on a disposable PostgreSQL; the full 500-job drill is `npm run drill:hosts`.
-import { execFile, execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { REPO_ROOT } from "./interpreter-fixture.js";
+import { buildForTest, REPO_ROOT } from "./interpreter-fixture.js";
 
 const run = promisify(execFile);
 
@@ -17,10 +17,7 @@ interface Row {
 describe("three hosts sharing one PostgreSQL journal and queue", () => {
   it("runs 120 jobs under 12 SIGKILLs: one output each, no late agent run, every effect once, every run done", async () => {
     // The drill drives the built CLI and packages.
-    execFileSync("npx", ["tsc", "-b", "apps/cli", "packages/testing"], {
-      cwd: REPO_ROOT,
-      stdio: "ignore",
-    });
+    buildForTest("apps/cli", "packages/testing");
     const env = { ...process.env };
     for (const k of ["IDEM_FAULT", "IDEM_JOURNAL_URL", "NATS_URL"]) delete env[k];
     let stdout: string;

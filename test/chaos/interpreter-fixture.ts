@@ -1,6 +1,6 @@
 // Shared by the interpreter's suites: a workspace with a real git repo, a root and a journal, outputs
 // with git.commit, git.patch and file.write effects, and checks of every target against the ledger.
-import { execFile, spawn } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -18,6 +18,29 @@ import {
 
 const run = promisify(execFile);
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+
+/**
+ * `tsc -b` of `projects`, so a suite run alone has the dist its child processes run (`npm test`
+ * has built it already: then this checks and writes nothing). Tried a second time when the first
+ * fails: the first call after a turbo build was seen to fail once and pass when run again. The
+ * compiler's output is in the error when the second fails too.
+ */
+export function buildForTest(...projects: string[]): void {
+  const build = () =>
+    execFileSync("npx", ["tsc", "-b", ...projects], { cwd: REPO_ROOT, encoding: "utf8" });
+  try {
+    build();
+  } catch {
+    try {
+      build();
+    } catch (e) {
+      const out = e as { stdout?: string; stderr?: string };
+      throw new Error(
+        `tsc -b ${projects.join(" ")} failed:\n${out.stdout ?? ""}${out.stderr ?? ""}`,
+      );
+    }
+  }
+}
 export const CHILD_SCRIPT = join(REPO_ROOT, "test/chaos/interpreter-child.mjs");
 export const IDEM_BIN = join(REPO_ROOT, "apps/cli/bin/idem.js");
 
