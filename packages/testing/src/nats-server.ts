@@ -33,9 +33,26 @@ export interface StartNatsServerOptions {
   host?: string;
 }
 
-/** Finds a free TCP port on 127.0.0.1 (the OS picks one; a tiny race remains, as with every such helper). */
+/** The ports `freePort` handed out in this process: none is handed out twice. */
+const handedOut = new Set<number>();
+
+/**
+ * Finds a free TCP port on 127.0.0.1 (the OS picks one; a tiny race with other processes remains,
+ * as with every such helper). Never one it answered before in this process: ports asked for in a
+ * row and bound later (a cluster's client, route and monitor ports) were seen to come back equal,
+ * and the node then failed to bind its route port.
+ */
 export async function freePort(): Promise<number> {
-  return await new Promise<number>((resolvePort, reject) => {
+  for (;;) {
+    const port = await osPort();
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    return port;
+  }
+}
+
+function osPort(): Promise<number> {
+  return new Promise<number>((resolvePort, reject) => {
     const srv = createServer();
     srv.once("error", reject);
     srv.listen(0, "127.0.0.1", () => {
