@@ -177,13 +177,10 @@ export function createJetStreamTransport(
     maxAgeMs: number,
     onlyUnpublished = false,
   ): Promise<void> {
-    const since = clock.now() - maxAgeMs;
-    // Never published: by when it was last queued (a dead letter retried long after its enqueue).
-    const unpublished = await journal.jobs.pending({ since, unpublished: true });
-    const pending = onlyUnpublished ? [] : await journal.jobs.pending({ since });
-    const rows = new Map([...pending, ...unpublished].map((row) => [row.jobId, row]));
+    const pending = await journal.jobs.pending({ since: clock.now() - maxAgeMs });
     let republished = 0;
-    for (const row of rows.values()) {
+    for (const row of pending) {
+      if (row.streamSeq !== null && onlyUnpublished) continue;
       if (row.streamSeq !== null && (await opened.holds(row.streamSeq, row.jobId))) continue;
       const retries = await retriesOf(row.jobId);
       const pub = await opened.publisher.publish(

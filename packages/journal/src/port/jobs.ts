@@ -123,17 +123,8 @@ export interface JournalJobs {
     lease: JobLease,
     failure: { class: FailureClass; error: string; nextAt: number },
   ): Promise<void>;
-  /**
-   * Outbox jobs with neither an output nor a dead letter, created at or after `since`. With
-   * `unpublished`, only those whose row names no stream message (`streamSeq` null: a publish that
-   * never got its PubAck), by when they were last queued instead (`updatedAt`), so a dead letter
-   * retried long after its job was enqueued is among them.
-   */
-  pending(options?: {
-    since?: number;
-    limit?: number;
-    unpublished?: boolean;
-  }): Promise<JobRecord[]>;
+  /** Outbox jobs with neither an output nor a dead letter, created at or after `since`. */
+  pending(options?: { since?: number; limit?: number }): Promise<JobRecord[]>;
   /** How many jobs were enqueued (created) at or after `since`; all of them without it. */
   count(options?: { since?: number }): Promise<number>;
 }

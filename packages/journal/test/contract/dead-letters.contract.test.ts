@@ -94,30 +94,6 @@ describe.each(STORES.map((make) => [make().name, make] as const))(
       expect(types).toEqual([E.JOB_DEAD, E.JOB_RETRY]);
     });
 
-    it("clears a retried job's stream message; pending({ unpublished }) finds it by when it was retried, however old the job", async () => {
-      const week = 7 * 24 * 3_600_000;
-      let now = Date.now();
-      const j = queue(await factory.open({ clock: { now: () => now } }));
-      open.push(j);
-      await j.jobs.enqueue(job("u-1"));
-      await j.jobs.setStreamSeq("u-1", 7, { type: "job.published", actor: "enqueue" });
-      await j.jobs.enqueue(job("u-2"));
-      await j.jobs.setStreamSeq("u-2", 8, { type: "job.published", actor: "enqueue" });
-      await j.deadLetters.add("u-1", { class: "transient", error: "gave up", deliveries: 3 });
-      now += 2 * week;
-      await j.deadLetters.resolve("u-1", { action: "retry", actor: "ops", reason: "fixed" });
-      expect((await j.jobs.get("u-1"))?.streamSeq).toBeNull();
-      const since = now - week;
-      // Enqueued two weeks ago: not pending by its creation, but unpublished since its retry.
-      expect(await j.jobs.pending({ since })).toEqual([]);
-      expect(
-        (await j.jobs.pending({ since, unpublished: true })).map((p) => [p.jobId, p.streamSeq]),
-      ).toEqual([["u-1", null]]);
-      // Published (a stream message noted), it is no longer unpublished.
-      await j.jobs.setStreamSeq("u-1", 9, { type: "job.published", actor: "executor" });
-      expect(await j.jobs.pending({ since, unpublished: true })).toEqual([]);
-    });
-
     it("keeps one open dead letter per job, none for a job whose output is recorded, and dismisses one", async () => {
       const j = await store();
       await j.jobs.enqueue(job("o-1"));

@@ -285,11 +285,8 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
     async pending(options = {}) {
       const limit =
         options.limit === undefined ? "ALL" : String(Math.max(0, Math.floor(options.limit)));
-      const since = options.unpublished
-        ? "stream_seq IS NULL AND jobs.updated_at >= $1"
-        : "created_at >= $1";
       const rows = await c.query<JobRowWithInput>(
-        `${JOB_WITH_INPUT} WHERE state IN ${UNFINISHED} AND ${since}
+        `${JOB_WITH_INPUT} WHERE state IN ${UNFINISHED} AND created_at >= $1
          AND NOT EXISTS (SELECT 1 FROM outputs o WHERE o.job_id = jobs.job_id) ORDER BY jobs.seq LIMIT ${limit}`,
         [options.since ?? 0],
       );

@@ -264,14 +264,11 @@ export function sqliteJobs(c: SqliteConnection): JournalJobs {
     },
 
     async pending(options = {}) {
-      const since = options.unpublished
-        ? "stream_seq IS NULL AND jobs.updated_at >= ?"
-        : "created_at >= ?";
       const rows = c
         .st(
           // jobs_due holds exactly the queued and running jobs: the scan reads none that are done.
           `SELECT jobs.*, job_inputs.input, job_inputs.traceparent FROM jobs INDEXED BY jobs_due JOIN job_inputs ON job_inputs.seq = jobs.seq
-           WHERE state IN ${UNFINISHED} AND ${since}
+           WHERE state IN ${UNFINISHED} AND created_at >= ?
            AND NOT EXISTS (SELECT 1 FROM outputs o WHERE o.job_id = jobs.job_id) ORDER BY jobs.seq LIMIT ?`,
         )
         .all(options.since ?? 0, options.limit ?? -1) as JobRowWithInput[];
