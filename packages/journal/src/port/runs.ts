@@ -103,6 +103,13 @@ export interface ClaimOptions {
   leaseMs: number;
   /** A run taken over this many times goes dead (class infrastructure) instead of being claimed. */
   maxLeaseExpiries: number;
+  /**
+   * Pipelining (the interpreter's `interpreter.pipeline`): `"also"` claims, besides a run whose
+   * targets have no earlier unfinished run, one whose earlier unfinished runs on its targets are all
+   * running under `owner`'s unexpired leases (a follower: the owner keeps the order between them);
+   * `"only"` claims only such a follower. Absent: no follower is claimed.
+   */
+  follow?: "also" | "only";
 }
 
 /** The latest run of an output, as a bulk read returns it. */
@@ -114,7 +121,8 @@ export interface LatestRun {
 /** Runs: one interpretation (generation) of one output, claimed under a lease. */
 export interface JournalRuns {
   /**
-   * Takes the next due run whose targets have no earlier unfinished run, with a fresh lease token.
+   * Takes the next due run whose targets have no earlier unfinished run (or, with `follow`, whose
+   * earlier unfinished runs are all held by `owner`), with a fresh lease token.
    * Due: pending, failed past `nextAt`, or running with an expired lease (counted as a lease expiry,
    * not an attempt; at `maxLeaseExpiries` the run goes dead instead). Atomic across processes; not
    * fsynced on its own (a lost claim is a lost lease, taken over later).

@@ -68,6 +68,42 @@ describe.each(STORES.map((make) => [make().name, make] as const))(
       expect(next.map((c) => c?.output.jobId)).toEqual(["b", "c"]);
     });
 
+    it("claims a follower only behind runs the same owner holds under unexpired leases (pipelining)", async () => {
+      const j = await store();
+      const rec = (jobId: string, targets: string[]) =>
+        j.outputs.record(out(jobId), { source: "cli", targets });
+      await rec("a", ["repo:site@main"]);
+      await rec("b", ["repo:site@main", "root:x"]);
+      await rec("c", ["root:x"]);
+      await rec("d", ["repo:site@main"]);
+      await rec("e", ["root:z"]);
+      const A = { ...CLAIM, owner: "A" };
+      const B = { ...CLAIM, owner: "B" };
+      const a = await j.runs.claim({ ...A, follow: "also" });
+      expect(a?.output.jobId).toBe("a");
+      // b follows a (both A's); c follows b on root:x.
+      const b = await j.runs.claim({ ...A, follow: "only" });
+      expect((await j.runs.claim({ ...A, follow: "only" }))?.output.jobId).toBe("c");
+      expect(b?.output.jobId).toBe("b");
+      // Another owner follows none of A's runs; "only" gives it no independent run either.
+      expect(await j.runs.claim({ ...B, follow: "only" })).toBeUndefined();
+      expect((await j.runs.claim({ ...B, follow: "also" }))?.output.jobId).toBe("e");
+      if (!a || !b) throw new Error("claim");
+      // A's expired lease on a blocks d, and a goes to whoever takes it over.
+      await j.runs.extendLease(a.lease, 1);
+      await new Promise((r) => setTimeout(r, 30));
+      expect(await j.runs.claim({ ...A, follow: "only" })).toBeUndefined();
+      const taken = await j.runs.claim(B);
+      expect([taken?.output.jobId, taken?.takeover]).toEqual(["a", true]);
+      if (taken) await j.runs.complete(taken.lease);
+      // With a done, d follows b alone.
+      expect((await j.runs.claim({ ...A, follow: "only" }))?.output.jobId).toBe("d");
+      // A run of A's that failed (waiting for its retry) blocks whatever comes after it.
+      await rec("f", ["root:x"]);
+      await j.runs.fail(b.lease, { class: "transient", error: "x", nextAt: Date.now() + 600_000 });
+      expect(await j.runs.claim({ ...A, follow: "also" })).toBeUndefined();
+    });
+
     it("never gives one target to two holders at once, over several stores claiming concurrently, and keeps recording order per target", async () => {
       const j = await store();
       const stores = [j, await second(j), await second(j), await second(j)];

@@ -66,16 +66,25 @@ async function markDeadRow(
 }
 
 /**
- * The next due run whose targets have no earlier active run, locked for this transaction; runs
- * other claimers hold locked are skipped (each claimer gets another run or none).
+ * The next due run whose targets have no earlier active run (with `follow`, also or only one whose
+ * earlier active runs all run under the claimer's unexpired leases), locked for this transaction;
+ * runs other claimers hold locked are skipped (each claimer gets another run or none).
  */
-const NEXT_DUE = `SELECT r.* FROM runs r
-  WHERE r.state IN ${ACTIVE} AND r.due_at <= ${NOW_MS}
-    AND NOT EXISTS (
-      SELECT 1 FROM active_targets other
-      WHERE other.target = ANY(ARRAY(SELECT jsonb_array_elements_text(r.targets::jsonb)))
-        AND other.run_id < r.id)
-  ORDER BY r.due_at, r.id LIMIT 1 FOR UPDATE OF r SKIP LOCKED`;
+function nextDue(follow?: "also" | "only"): string {
+  const earlier = `SELECT 1 FROM active_targets other
+    WHERE other.target = ANY(ARRAY(SELECT jsonb_array_elements_text(r.targets::jsonb)))
+      AND other.run_id < r.id`;
+  // With `follow`: an earlier run blocks unless it runs under the claimer's ($1) unexpired lease.
+  const blocking = follow
+    ? `${earlier} AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.id = other.run_id
+         AND o.state = 'running' AND o.lease_owner = $1 AND o.lease_until > ${NOW_MS})`
+    : earlier;
+  return `SELECT r.* FROM runs r
+    WHERE r.state IN ${ACTIVE} AND r.due_at <= ${NOW_MS} AND NOT EXISTS (${blocking})
+      ${follow === "only" ? `AND EXISTS (${earlier})` : ""}
+    ORDER BY r.due_at, r.id LIMIT 1 FOR UPDATE OF r SKIP LOCKED`;
+}
+const NEXT_DUE = { none: nextDue(), also: nextDue("also"), only: nextDue("only") };
 
 /** Runs one write of a run under its lease; the fence is in the statement. */
 async function heldUpdate(
@@ -125,7 +134,11 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
       if (due.length === 0) return undefined;
       return c.tx(async (client) => {
         for (;;) {
-          const row = (await client.query<RunRow>(NEXT_DUE)).rows[0];
+          const row = (
+            options.follow
+              ? await client.query<RunRow>(NEXT_DUE[options.follow], [options.owner])
+              : await client.query<RunRow>(NEXT_DUE.none)
+          ).rows[0];
           if (!row) return undefined;
           const decision = runClaimDecision(row, options.maxLeaseExpiries);
           if (decision.action === "dead") {

@@ -109,6 +109,26 @@ function fullTargets(c: SqliteConnection, run: RunRow): string | undefined {
   return r?.targets;
 }
 
+/** Earlier unfinished runs on one of `r`'s targets. */
+const EARLIER = `SELECT 1 FROM json_each(r.targets) mine
+  JOIN active_targets other ON other.target = mine.value AND other.run_id < r.id`;
+
+/**
+ * The next due run whose targets have no earlier unfinished run; with `follow`, also (or only) one
+ * whose earlier unfinished runs are all running under the claimer's unexpired leases (parameters:
+ * now, then with `follow` the owner and now again).
+ */
+function nextDue(follow?: "also" | "only"): string {
+  const blocking = follow
+    ? `${EARLIER} JOIN runs o ON o.id = other.run_id
+       WHERE NOT (o.state = 'running' AND o.lease_owner = ? AND o.lease_until > ?)`
+    : EARLIER;
+  return `SELECT r.* FROM runs r INDEXED BY runs_due
+    WHERE r.state IN ${ACTIVE} AND r.due_at <= ? AND NOT EXISTS (${blocking})
+      ${follow === "only" ? `AND EXISTS (${EARLIER})` : ""}
+    ORDER BY r.due_at, r.id LIMIT 1`;
+}
+
 /** The runs of a SQLite journal. */
 export function sqliteRuns(c: SqliteConnection): JournalRuns {
   const runs: JournalRuns = {
@@ -127,16 +147,11 @@ export function sqliteRuns(c: SqliteConnection): JournalRuns {
       return c.write(() => {
         const now = c.clock.now();
         for (;;) {
-          const row = c
-            .st(
-              `SELECT r.* FROM runs r INDEXED BY runs_due
-               WHERE r.state IN ${ACTIVE} AND r.due_at <= ?
-                 AND NOT EXISTS (
-                   SELECT 1 FROM json_each(r.targets) mine
-                   JOIN active_targets other ON other.target = mine.value AND other.run_id < r.id)
-               ORDER BY r.due_at, r.id LIMIT 1`,
-            )
-            .get(now) as RunRow | undefined;
+          const row = (
+            options.follow
+              ? c.st(nextDue(options.follow)).get(now, options.owner, now)
+              : c.st(nextDue()).get(now)
+          ) as RunRow | undefined;
           if (!row) return undefined;
           const decision = runClaimDecision(row, options.maxLeaseExpiries);
           if (decision.action === "dead") {
