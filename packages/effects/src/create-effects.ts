@@ -117,7 +117,7 @@ export function createEffects(config: Config, options: CreateEffectsOptions = {}
   return {
     handler,
     probe: (spec, key, hint?: ProbeHint) => of(spec).probe(spec, key, hint),
-    apply: (spec, key, probed) => of(spec).apply(spec, key, probed),
+    apply: (spec, key, probed, order) => of(spec).apply(spec, key, probed, order),
     probeable: (spec) => of(spec).probeable(spec),
     targetDedup: (spec) => of(spec).targetDedup(spec),
 

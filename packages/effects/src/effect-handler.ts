@@ -20,6 +20,24 @@ export interface ProbeHint {
   base?: string;
 }
 
+/** Where a queued apply stands: waiting in its target's queue, succeeded (applied or found present), or failed. */
+export interface ApplyTicket {
+  readonly state: "queued" | "done" | "failed";
+}
+
+/**
+ * Order between the applies of one target that different runs make at once (the interpreter's
+ * pipeline). A kind that queues its applies (a remote git branch's pushes) calls `queued` as soon as
+ * this apply stands in the target's queue behind every apply queued before it, with its ticket; a
+ * later apply given that ticket as `after` goes out only after it and fails with ORDER_BLOCKED,
+ * changing nothing, when it did not succeed. Kinds without a queue ignore both: the end of their
+ * apply is the next one's turn.
+ */
+export interface ApplyOrder {
+  after?: ApplyTicket | undefined;
+  queued?: ((ticket: ApplyTicket) => void) | undefined;
+}
+
 /**
  * One effect kind: its schema, whether it can be probed or is deduplicated at the target, and the
  * probe and apply that make it happen once.
@@ -43,8 +61,15 @@ export interface EffectHandler<S extends EffectSpec = EffectSpec> {
    * `absent` probe result, git effects move the branch from exactly the probed base and fail with
    * TARGET_MOVED if it moved. Without one, apply probes first under the target's lock and returns the
    * present detail without writing. Safe to call again after a crash at any point inside it.
+   * `order` keeps it behind another run's queued apply on the same target (see ApplyOrder).
+   * @throws IdemError ORDER_BLOCKED when `order.after` failed (nothing changed).
    */
-  apply(spec: S, key: string, probed?: ProbeResult): Promise<Record<string, unknown>>;
+  apply(
+    spec: S,
+    key: string,
+    probed?: ProbeResult,
+    order?: ApplyOrder,
+  ): Promise<Record<string, unknown>>;
 }
 
 /** The effects of one config: every kind behind one façade, plus the batch operations of replay and audit. */
@@ -54,7 +79,12 @@ export interface Effects {
   /** `EffectHandler.probe` of the spec's kind: never changes the target. */
   probe(spec: EffectSpec, key: string, hint?: ProbeHint): Promise<ProbeResult>;
   /** `EffectHandler.apply` of the spec's kind: at most once per key, safe to call again. */
-  apply(spec: EffectSpec, key: string, probed?: ProbeResult): Promise<Record<string, unknown>>;
+  apply(
+    spec: EffectSpec,
+    key: string,
+    probed?: ProbeResult,
+    order?: ApplyOrder,
+  ): Promise<Record<string, unknown>>;
   /** `EffectHandler.probeable` of the spec's kind. */
   probeable(spec: EffectSpec): boolean;
   /** `EffectHandler.targetDedup` of the spec's kind. */

@@ -1,6 +1,13 @@
 export type { CreateEffectsOptions } from "./create-effects.js";
 export { createEffects } from "./create-effects.js";
-export type { EffectHandler, Effects, ProbeHint, ProbeResult } from "./effect-handler.js";
+export type {
+  ApplyOrder,
+  ApplyTicket,
+  EffectHandler,
+  Effects,
+  ProbeHint,
+  ProbeResult,
+} from "./effect-handler.js";
 export { keyRef } from "./git/key-index.js";
 export { parsePatchFiles } from "./git/patch/patch-paths.js";
 export { redactUrls } from "./git/remote/redact.js";

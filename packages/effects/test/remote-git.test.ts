@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { FaultPoint, GitCommitSpec } from "@idem/schema";
 import { createBareRepo, type GitDaemonHandle, startGitDaemon } from "@idem/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createEffects, type Effects } from "../src/index.js";
+import { type ApplyTicket, createEffects, type Effects } from "../src/index.js";
 import { clock, commitsWithKey, git, type Sandbox, sandbox } from "./helpers.js";
 
 const spec = (path: string, content: string): GitCommitSpec => ({
@@ -155,6 +155,56 @@ describe("git effects on a remote (file://)", () => {
     expect((err as { code?: string }).code).toBe("TARGET_MOVED");
     expect((await e.probe(p, "j9/0")).status).toBe("conflict");
     expect(git(bare, "rev-parse", "main")).toBe(commit);
+  });
+
+  it("pushes an apply that follows another run's only after it, and refuses it (ORDER_BLOCKED, nothing pushed) when that one failed", async () => {
+    const e = setup();
+    const patch =
+      "diff --git a/README b/README\n--- a/README\n+++ b/README\n@@ -1 +1 @@\n-seed\n+ours\n";
+    const p = { kind: "git.patch" as const, repo: "site", message: "agent: patch", patch };
+    const probedPatch = await e.probe(p, "k1/0");
+    // A third party rewrites the line the patch changes: the patch's push fails (TARGET_MOVED).
+    const blob = execFileSync("git", ["hash-object", "-w", "--stdin"], { cwd: bare, input: "x\n" });
+    const tree = execFileSync("git", ["mktree"], {
+      cwd: bare,
+      input: `100644 blob ${blob.toString().trim()}\tREADME\n`,
+    });
+    const head = git(bare, "rev-parse", "main");
+    const theirs = git(bare, "commit-tree", tree.toString().trim(), "-p", head, "-m", "theirs");
+    git(bare, "update-ref", "refs/heads/main", theirs, head);
+    const follow = async (first: Promise<unknown>, ticket: Promise<ApplyTicket>, key: string) => {
+      const s = spec(`f/${key}`, key);
+      const second = e.apply(s, key, await e.probe(s, key), { after: await ticket });
+      return Promise.allSettled([first, second]);
+    };
+    let queued!: (t: ApplyTicket) => void;
+    let ticket = new Promise<ApplyTicket>((r) => {
+      queued = r;
+    });
+    const [patched, blocked] = await follow(
+      e.apply(p, "k1/0", probedPatch, { queued }),
+      ticket,
+      "k2/0",
+    );
+    expect(patched.status === "rejected" && patched.reason.code).toBe("TARGET_MOVED");
+    expect(blocked.status === "rejected" && blocked.reason.code).toBe("ORDER_BLOCKED");
+    expect(commitsWithKey(bare, "k2/0")).toEqual([]);
+    expect(git(bare, "rev-parse", "main")).toBe(theirs);
+    // Behind one that is pushed, it lands after it.
+    ticket = new Promise<ApplyTicket>((r) => {
+      queued = r;
+    });
+    const s3 = spec("f/k3", "k3");
+    const [first, second] = await follow(
+      e.apply(s3, "k3/0", await e.probe(s3, "k3/0"), { queued }),
+      ticket,
+      "k4/0",
+    );
+    expect([first.status, second.status]).toEqual(["fulfilled", "fulfilled"]);
+    expect(git(bare, "log", "-2", "--format=%s", "main").split("\n")).toEqual([
+      "agent: f/k4/0",
+      "agent: f/k3",
+    ]);
   });
 
   it("fails as a conflict, without a retry, when the server refuses the push itself", async () => {

@@ -45,6 +45,7 @@ export const ERROR_CODES = {
   JOB_CONFLICT: { class: "conflict" },
   TARGET_CONFLICT: { class: "conflict" },
   TARGET_MOVED: { class: "transient" },
+  ORDER_BLOCKED: { class: "transient" },
   TARGET_MISSING: { class: "infrastructure" },
   DIRTY_WORKTREE: { class: "conflict" },
   LOCKED: { class: "transient" },

@@ -1,6 +1,6 @@
 import type { GitCommitSpec, GitPatchSpec } from "@idem/schema";
 import { IdemError } from "@idem/schema";
-import type { ProbeHint, ProbeResult } from "../effect-handler.js";
+import type { ApplyOrder, ProbeHint, ProbeResult } from "../effect-handler.js";
 import type { GitRepo } from "./git-repo.js";
 import type { GitTargets } from "./git-targets.js";
 
@@ -86,6 +86,8 @@ export interface GitChange {
   paths: string[];
   /** Writes the new root tree from the base tree (null: none), under the repo lock. */
   tree(baseTree: string | null): Promise<string>;
+  /** A remote's pushes keep this order between runs (a local apply's end is the next one's turn). */
+  order?: ApplyOrder | undefined;
 }
 
 /**
@@ -124,7 +126,7 @@ export function applyOnBranch(
 /**
  * A remote's apply: the probed remote tip (or a probe now), then the commit built on the mirror's
  * tip and pushed by compare-and-swap with the effects waiting at the same time.
- * @throws IdemError TARGET_CONFLICT, TARGET_MOVED, UNAVAILABLE, INVALID_STATE.
+ * @throws IdemError TARGET_CONFLICT, TARGET_MOVED, UNAVAILABLE, INVALID_STATE, ORDER_BLOCKED.
  */
 async function applyRemote(
   { repo, branch }: GitTarget,
@@ -149,5 +151,6 @@ async function applyRemote(
     paths: change.paths,
     tree: change.tree,
     message: change.message,
+    order: change.order,
   });
 }

@@ -55,7 +55,7 @@ export function createGitCommitHandler(
     probeable: () => true,
     targetDedup: () => true,
     probe,
-    async apply(spec, key, probed) {
+    async apply(spec, key, probed, order) {
       checkKey(key);
       const changes = gitCommitChanges(spec, maxFileBytes);
       const target = await gitTarget(targets, spec);
@@ -63,6 +63,7 @@ export function createGitCommitHandler(
         message: spec.message,
         paths: pathsOf(spec),
         tree: (baseTree) => treeWith(target.repo.objects, baseTree, changes),
+        order,
       });
     },
   };

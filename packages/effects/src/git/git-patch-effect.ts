@@ -65,7 +65,7 @@ export function createGitPatchHandler(
     probeable: () => true,
     targetDedup: () => true,
     probe,
-    async apply(spec, key, probed) {
+    async apply(spec, key, probed, order) {
       checkKey(key);
       const files = checkPatchSpec(spec, maxFileBytes);
       const target = await gitTarget(targets, spec);
@@ -73,6 +73,7 @@ export function createGitPatchHandler(
       return applyOnBranch(target, key, probed, () => probe(spec, key), {
         message: spec.message,
         paths,
+        order,
         async tree(baseTree) {
           await target.repo.checkTreePaths(baseTree, paths);
           return patchedTree(target.repo, scratch, baseTree, spec.patch, paths);

@@ -201,8 +201,9 @@ export class GitRepo {
   /**
    * A remote's apply: the effect's commit is built on the mirror's tip together with the effects
    * waiting at the same time and pushed by compare-and-swap (`RemotePusher`); answers
-   * `{ commit, base }` once the remote holds it.
-   * @throws IdemError TARGET_MOVED, UNAVAILABLE (the push's outcome is unknown: probe again).
+   * `{ commit, base }` once the remote holds it; `order` keeps it behind another run's push.
+   * @throws IdemError TARGET_MOVED, UNAVAILABLE (the push's outcome is unknown: probe again),
+   * ORDER_BLOCKED (`order.after` failed: nothing pushed).
    */
   pushEffect(
     branch: string,
@@ -230,6 +231,7 @@ export class GitRepo {
       base: effect.base,
       paths: effect.paths,
       tree: effect.tree,
+      order: effect.order,
       commitBody: (tree, parent) =>
         serializeCommit(
           tree,

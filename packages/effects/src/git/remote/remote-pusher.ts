@@ -1,4 +1,5 @@
 import { FAULT_POINTS, IdemError, isIdemError } from "@idem/schema";
+import type { ApplyOrder, ApplyTicket } from "../../effect-handler.js";
 import { type KeyIndex, keyRef } from "../key-index.js";
 import type { RepoObjects } from "../plumbing/repo-objects.js";
 import type { MirrorParts, RemoteMirror } from "./remote-mirror.js";
@@ -13,12 +14,17 @@ export interface PushEntry {
   paths: string[];
   /** Writes the root tree from the parent's tree (null: none). */
   tree(baseTree: string | null): Promise<string>;
+  /** Another run's push this one must follow (see ApplyOrder). */
+  order?: ApplyOrder | undefined;
 }
 
 interface Waiting extends PushEntry {
   resolve(detail: Record<string, unknown>): void;
   reject(e: unknown): void;
 }
+
+/** A ticket whose state moves once, from queued to done or failed, as its entry is answered. */
+type Ticket = { state: ApplyTicket["state"] };
 
 /** An effect's commit built in the mirror, on `parent`, waiting for its push. */
 interface Built {
@@ -58,12 +64,29 @@ export class RemotePusher {
     private readonly parts: MirrorParts & { objects: RepoObjects; keys: KeyIndex },
   ) {}
 
-  /** Answers `{ commit, base }` once the effect's commit is on the remote branch. */
+  /**
+   * Answers `{ commit, base }` once the effect's commit is on the remote branch. The entry joins
+   * the queue at once, behind every entry queued before it (`order.queued` is told so, with its
+   * ticket); an entry whose `order.after` failed is answered ORDER_BLOCKED without being built.
+   */
   push(entry: PushEntry): Promise<Record<string, unknown>> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ ...entry, resolve, reject });
+    const ticket: Ticket = { state: "queued" };
+    const answered = new Promise<Record<string, unknown>>((resolve, reject) => {
+      this.queue.push({
+        ...entry,
+        resolve(detail) {
+          if (ticket.state === "queued") ticket.state = "done";
+          resolve(detail);
+        },
+        reject(e) {
+          if (ticket.state === "queued") ticket.state = "failed";
+          reject(e);
+        },
+      });
       if (!this.running) void this.drain();
     });
+    entry.order?.queued?.(ticket);
+    return answered;
   }
 
   private async drain(): Promise<void> {
@@ -184,6 +207,11 @@ export class RemotePusher {
     const built: Built[] = [];
     let parent = tip;
     for (const w of pending) {
+      // Built in queue order, so the entry it follows is answered or built by now.
+      if (w.order?.after?.state === "failed") {
+        w.reject(this.blocked());
+        continue;
+      }
       if (w.base !== tip) {
         const at = await this.since(w, tip);
         if (at === "moved") {
@@ -209,6 +237,13 @@ export class RemotePusher {
     }
     if (built.length === 0 || parent === null) return undefined;
     return { tip, head: parent, commits: built };
+  }
+
+  private blocked(): IdemError {
+    return new IdemError(
+      "ORDER_BLOCKED",
+      `repo "${this.mirror.remote.alias}": the push this effect follows on ${this.branch} failed; this one was not pushed`,
+    );
   }
 
   private moved(base: string | null, head: string | null): IdemError {
