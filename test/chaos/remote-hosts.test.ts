@@ -91,7 +91,9 @@ describe("remote git targets from several hosts", () => {
     for (const b of branches.slice(1))
       await git(site.path, "update-ref", `refs/heads/${b}`, "refs/heads/main");
     const docs = daemon.createRepo("hosts-docs");
-    const interpreter = { leaseMs: 5000, maxAttempts: 50 };
+    // Each host holds 4 branches at a time, with up to 3 runs following each (pipeline 4): the other
+    // host takes the other branches, so both make and use a mirror.
+    const interpreter = { leaseMs: 5000, maxAttempts: 50, pipeline: 4 };
     const one = createRemoteWorkspace(
       join(dir.path, "one"),
       { site, docs },
@@ -115,7 +117,7 @@ describe("remote git targets from several hosts", () => {
     const journal = await openWorkspaceJournal(one);
     try {
       await recordAll(journal, one.config, outputs);
-      const args = ["--concurrency", "8"];
+      const args = ["--concurrency", "4"];
       const [a, b] = await Promise.all([
         startChild(one, { args }).done,
         startChild(two, { args }).done,
@@ -150,7 +152,8 @@ describe("remote git targets from several hosts", () => {
     const ws = createRemoteWorkspace(
       dir.path,
       { site, docs },
-      { interpreter: { maxAttempts: 50 } },
+      // Two runs in flight per loop: pushes small enough for the third party to come between them.
+      { interpreter: { maxAttempts: 50, pipeline: 2 } },
     );
     const outputs = Array.from({ length: 24 }, (_, i) =>
       commitOutput(`t-${String(i).padStart(3, "0")}`, "main"),

@@ -1,21 +1,18 @@
 import {
-  decideEffect,
   effectInFilter,
   type FileWriteIndex,
   type Logger,
   scheduledDelay,
   type Tracing,
 } from "@idem/core";
-import type { Effects, ProbeHint } from "@idem/effects";
-import { type Claim, type EffectRecord, isSettledEffect, type JournalStore } from "@idem/journal";
+import type { Effects } from "@idem/effects";
+import type { Claim, JournalStore } from "@idem/journal";
 import {
   type Clock,
   type Config,
   classifyError,
-  contentHash,
   describeError,
   type EffectSpec,
-  effectKey,
   FAULT_POINTS,
   type FailureClass,
   type FaultHook,
@@ -23,10 +20,9 @@ import {
   isIdemError,
   isRetryableClass,
 } from "@idem/schema";
+import { EffectFailure, interpretEffect, RunEnded, type RunScope } from "./interpret-effect.js";
 import type { InterpreterMetrics } from "./interpreter-metrics.js";
-
-/** How many times an apply that lost a compare-and-swap (TARGET_MOVED) is re-probed at once before the run fails. */
-const MOVED_RETRIES = 3;
+import type { EffectTurn, TargetTurns } from "./target-turns.js";
 
 /** How one claimed run ended in this interpreter. */
 export interface RunOutcome {
@@ -59,26 +55,12 @@ export interface InterpretRunContext {
   tracing: Tracing;
   /** The ordering target of an effect (`repo:site@main`), an attribute of its spans. */
   targetOf(spec: EffectSpec): string | undefined;
-}
-
-/** Why a run stops early: the outcome is already decided and written. */
-class RunEnded extends Error {
-  override readonly name = "RunEnded";
-  constructor(readonly outcome: RunOutcome) {
-    super(outcome.outcome);
-  }
-}
-
-/** An error raised by the target (probe or apply), as opposed to the journal. */
-class EffectFailure extends Error {
-  override readonly name = "EffectFailure";
-  constructor(
-    readonly error: unknown,
-    readonly unprobeable: boolean,
-    readonly dedup: boolean,
-  ) {
-    super(describeError(error), { cause: error });
-  }
+  /**
+   * The order between the runs this interpreter holds at once (its pipeline): the run takes its
+   * turn on each target before acting there and hands the target over after its last effect there.
+   * Absent: the run is alone on its targets.
+   */
+  turns?: TargetTurns;
 }
 
 /**
@@ -104,7 +86,7 @@ export async function interpretRun(
   context: InterpretRunContext,
   claimedAt?: number,
 ): Promise<RunOutcome> {
-  const { journal, effects, settings, clock, fault, metrics, writes, stopSignal } = context;
+  const { journal, settings, clock, fault, metrics, stopSignal } = context;
   const { run, output } = claim;
   const lease = claim.lease;
   const base = { jobId: run.jobId, generation: run.generation };
@@ -163,30 +145,77 @@ export async function interpretRun(
     throw new RunEnded({ ...base, outcome: "dead", class: cls, error });
   };
 
+  const scope: RunScope = { context, claim, lease, rlog, claimSpan, dead, lost: () => lost };
+  const { turns } = context;
+  const specs = output.output.effects;
+  // A replay's filter (on the run record, so any host honours it): the rest is left as it was.
+  const taken = specs.flatMap((spec, i) => (effectInFilter(spec, run.only) ? [i] : []));
+  /** The last effect of the run on each ordering target: the target is handed over after it. */
+  const lastOn = new Map<string, number>();
+  for (const i of taken) {
+    const t = context.targetOf(specs[i] as EffectSpec);
+    if (t !== undefined) lastOn.set(t, i);
+  }
+  let finished = false;
   try {
-    const specs = output.output.effects;
-    for (let i = 0; i < specs.length; i++) {
+    for (const i of taken) {
       if (lost) throw new IdemError("LEASE_LOST", `lease on ${run.jobId} was taken over`);
-      if (stopSignal.aborted) {
-        await journal.runs.release(lease);
-        return end({ ...base, outcome: "released" });
-      }
+      if (stopSignal.aborted) return end(await released());
       const spec = specs[i] as EffectSpec;
-      // A replay's filter (on the run record, so any host honours it): the rest is left as it was.
-      if (effectInFilter(spec, run.only)) await interpretEffect(i, spec);
+      const target = context.targetOf(spec);
+      let turn: EffectTurn | undefined;
+      if (turns && target !== undefined) {
+        const first = taken.find((j) => context.targetOf(specs[j] as EffectSpec) === target);
+        const where = {
+          first: first === i,
+          last: lastOn.get(target) === i,
+          early: context.effects.queuedApplies(spec),
+        };
+        turn = turns.effectTurn(run.id, target, where, stopSignal);
+        if (!turn.early) await turn.take();
+      }
+      await interpretEffect(scope, i, spec, turn);
+      if (turns && target !== undefined && lastOn.get(target) === i) turns.handOver(run.id, target);
     }
     if (lost) throw new IdemError("LEASE_LOST", `lease on ${run.jobId} was taken over`);
     fault(FAULT_POINTS.INTERPRETER_BEFORE_DONE);
     await journal.runs.complete(lease);
+    finished = true;
     return end({ ...base, outcome: "done" });
   } catch (e) {
-    if (e instanceof RunEnded) return end(e.outcome);
+    if (e instanceof RunEnded) {
+      finished = e.outcome.outcome === "dead";
+      return end(e.outcome);
+    }
     if (isIdemError(e, "LEASE_LOST")) {
       return end({ ...base, outcome: "lease-lost", class: "infrastructure", error: e.message });
     }
-    return end(await failRun(e));
+    // An earlier run of this interpreter on a target did not get there first: nothing was applied
+    // out of order; the run goes back to the journal, which keeps it behind that one.
+    if (isIdemError(e, "ORDER_BLOCKED")) {
+      try {
+        return end(await released(e.message));
+      } catch (inner) {
+        return end(await failRun(inner));
+      }
+    }
+    const outcome = await failRun(e);
+    finished = outcome.outcome === "dead";
+    return end(outcome);
   } finally {
     clearInterval(keeper);
+    turns?.leave(run.id, finished);
+  }
+
+  /** Gives the run back (pending again, no attempt counted): on stop, or when order blocks it. */
+  async function released(error?: string): Promise<RunOutcome> {
+    try {
+      await journal.runs.release(lease);
+    } catch (e) {
+      if (!isIdemError(e, "LEASE_LOST")) throw e;
+      return { ...base, outcome: "lease-lost", class: "infrastructure", error: e.message };
+    }
+    return { ...base, outcome: "released", ...(error === undefined ? {} : { error }) };
   }
 
   /** Records a failure of the run: a retry after the backoff, or dead. */
@@ -217,173 +246,4 @@ export async function interpretRun(
       return { ...base, outcome: "failed", class: cls, error };
     }
   }
-
-  async function interpretEffect(i: number, spec: EffectSpec): Promise<void> {
-    const key = effectKey(run.jobId, i);
-    const elog = rlog.child({ key, kind: spec.kind });
-    const ledger = await journal.ledger.history(key);
-    const current = ledger.find((r) => r.generation === run.generation);
-    const supersededBy =
-      spec.kind === "file.write" ? await writes.supersededBy(output.seq, spec) : undefined;
-    const decision = decideEffect({
-      spec,
-      key,
-      generation: run.generation,
-      ledger,
-      forceUnprobeable: run.forceUnprobeable,
-      effects,
-      supersededBy,
-    });
-    const intent = { key, idx: i, kind: spec.kind, specHash: contentHash(spec) };
-    const attributes = {
-      "idem.job_id": run.jobId,
-      "idem.effect_key": key,
-      "idem.effect.kind": spec.kind,
-      "idem.effect.target": context.targetOf(spec),
-      "idem.generation": run.generation,
-    };
-    /** A probe or an apply as a span under the claim, its outcome an attribute. */
-    const traced =
-      <T>(name: "idem.probe" | "idem.apply", op: () => Promise<T>, outcome: (r: T) => string) =>
-      () =>
-        context.tracing.inSpan(name, { parent: claimSpan, attributes }, async (span) => {
-          const r = await op();
-          span.setAttributes({ "idem.effect.outcome": outcome(r) });
-          return r;
-        });
-    const applied = () => "applied";
-    const settled = async (
-      state: "applied" | "present" | "skipped",
-      detail: Record<string, unknown>,
-    ) => {
-      await journal.ledger.settle(lease, key, state, detail);
-      metrics.effects.inc({ kind: spec.kind, outcome: state });
-      elog.info({ event: `effect.${state}`, detail }, "effect settled");
-      fault(FAULT_POINTS.INTERPRETER_AFTER_EFFECT_RECORD);
-    };
-
-    switch (decision.action) {
-      case "skip": {
-        // Settled in this generation: nothing to write.
-        if (current && isSettledEffect(current.state)) return;
-        await journal.ledger.intend(lease, { ...intent, detail: { reason: decision.reason } });
-        fault(FAULT_POINTS.INTERPRETER_AFTER_INTENT);
-        await settled("skipped", { reason: decision.reason });
-        return;
-      }
-      case "uncertain": {
-        if (current?.state !== "uncertain") {
-          await journal.ledger.intend(lease, intent);
-          await journal.ledger.settle(lease, key, "uncertain", { reason: decision.reason });
-          metrics.effects.inc({ kind: spec.kind, outcome: "uncertain" });
-        }
-        elog.warn({ event: "effect.uncertain", reason: decision.reason }, "effect uncertain");
-        await dead("uncertain", `${key}: ${decision.reason}`);
-        return;
-      }
-      case "apply-unprobeable": {
-        await journal.ledger.intend(lease, intent);
-        fault(FAULT_POINTS.INTERPRETER_AFTER_INTENT);
-        const detail = await attempt(
-          traced("idem.apply", () => effects.apply(spec, key), applied),
-          spec,
-        );
-        fault(FAULT_POINTS.INTERPRETER_AFTER_APPLY);
-        await settled("applied", detail);
-        return;
-      }
-      case "probe": {
-        let hint = hintOf(current);
-        for (let moved = 0; ; moved++) {
-          const probed = await attempt(
-            traced(
-              "idem.probe",
-              () => effects.probe(spec, key, hint),
-              (p) => p.status,
-            ),
-            spec,
-          );
-          if (probed.status === "present") {
-            await journal.ledger.intend(lease, { ...intent, detail: probed.detail });
-            fault(FAULT_POINTS.INTERPRETER_AFTER_INTENT);
-            await settled("present", probed.detail);
-            return;
-          }
-          if (probed.status === "conflict") {
-            await journal.ledger.intend(lease, intent);
-            await journal.ledger.settle(lease, key, "failed", { reason: probed.reason });
-            metrics.effects.inc({ kind: spec.kind, outcome: "conflict" });
-            elog.warn({ event: "effect.failed", reason: probed.reason }, "effect conflicts");
-            await dead("conflict", `${key}: ${probed.reason}`);
-            return;
-          }
-          // Absent. The intent is written after the probe so it can carry the probed base: a crash
-          // after this point finds it `intended` with the base and probes only base..branch. The
-          // probe changed nothing, so the intent still precedes every change at the target, and
-          // writing it re-checks the lease token just before the apply.
-          await journal.ledger.intend(lease, { ...intent, detail: probed.detail });
-          fault(FAULT_POINTS.INTERPRETER_AFTER_INTENT);
-          let detail: Record<string, unknown>;
-          try {
-            detail = await attempt(
-              traced("idem.apply", () => effects.apply(spec, key, probed), applied),
-              spec,
-            );
-          } catch (e) {
-            if (
-              e instanceof EffectFailure &&
-              isIdemError(e.error, "TARGET_MOVED") &&
-              moved < MOVED_RETRIES &&
-              !lost
-            ) {
-              elog.info(
-                { event: "effect.moved", attempt: moved + 1 },
-                "target moved; probing again",
-              );
-              hint = hintOf({ detail: probed.detail }) ?? hint;
-              continue;
-            }
-            throw e;
-          }
-          fault(FAULT_POINTS.INTERPRETER_AFTER_APPLY);
-          await settled("applied", detail);
-          return;
-        }
-      }
-    }
-
-    /** Runs a probe or apply; a target error becomes an EffectFailure, settled `uncertain` or `failed`. */
-    async function attempt<T>(op: () => Promise<T>, s: EffectSpec): Promise<T> {
-      try {
-        return await op();
-      } catch (e) {
-        const unprobeable = !effects.probeable(s);
-        const dedup = effects.targetDedup(s);
-        const cls = classifyError(e);
-        const error = describeError(e);
-        if (cls === "uncertain" && unprobeable && !dedup) {
-          await journal.ledger.settle(lease, key, "uncertain", { error });
-          metrics.effects.inc({ kind: s.kind, outcome: "uncertain" });
-          elog.warn({ event: "effect.uncertain", err: error }, "effect outcome unknown");
-          await dead("uncertain", `${key}: ${error}`);
-        }
-        // Only an error that reached the target before the intent (a probe) leaves no row to settle.
-        const row = (await journal.ledger.forJob(run.jobId, run.generation)).find(
-          (r) => r.key === key,
-        );
-        if (row?.state === "intended") {
-          await journal.ledger.settle(lease, key, "failed", { error, class: cls });
-        }
-        metrics.effects.inc({ kind: s.kind, outcome: "error" });
-        elog.warn({ event: "effect.error", class: cls, err: error }, "effect failed");
-        throw new EffectFailure(e, unprobeable, dedup);
-      }
-    }
-  }
-}
-
-/** The bounded-probe hint stored with an unfinished intent (the git base it probed), if any. */
-function hintOf(r: Pick<EffectRecord, "detail"> | undefined): ProbeHint | undefined {
-  const b = r?.detail?.base;
-  return typeof b === "string" ? { base: b } : undefined;
 }

@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import {
   createLogger,
   createOwnerId,
@@ -25,6 +26,8 @@ import {
 import { type InterpretRunContext, interpretRun, type RunOutcome } from "./interpret-run.js";
 import { createInterpreterMetrics, type InterpreterMetrics } from "./interpreter-metrics.js";
 import { withPausePoint } from "./pause-point.js";
+import { RunPool } from "./run-pool.js";
+import { TargetTurns } from "./target-turns.js";
 
 /** How to build an interpreter; `config`, `journal` and `effects` are required. */
 export interface InterpreterOptions {
@@ -120,6 +123,8 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
   /** Aborted on `stop()` or when the journal fails for good: loops end, sleeps wake. */
   const stopController = new AbortController();
   const stopSignal = stopController.signal;
+  // Every run of the pool may wait on it at once (its turn on a target), beside the idle wait.
+  setMaxListeners(concurrency * settings.pipeline + 10, stopSignal);
   const context: InterpretRunContext = {
     journal,
     effects: options.effects,
@@ -204,28 +209,65 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
     "lease-lost": 0,
   });
 
+  /** The runs of this process: claimed into a pool, the pipeline's turns kept between them. */
+  function newPool(): RunPool {
+    const turns = new TargetTurns();
+    return new RunPool({
+      concurrency,
+      pipeline: settings.pipeline,
+      turns,
+      claim: (follow) =>
+        journal.runs.claim({
+          owner,
+          leaseMs: settings.leaseMs,
+          maxLeaseExpiries: settings.maxLeaseExpiries,
+          ...(follow ? { follow } : {}),
+        }),
+      interpret: (claim, claimedAt) => interpretRun(claim, { ...context, turns }, claimedAt),
+    });
+  }
+
+  /** A run of the pool threw, against `interpretRun`'s word: logged, its lease left to expire. */
+  const runThrew = (e: unknown) =>
+    log.error({ err: describeError(e) }, "interpreting a run failed unexpectedly");
+
+  /**
+   * Nothing more to claim now: waits for a run of the pool to end, and while the pool has room,
+   * for new work too (`idle`), whichever comes first.
+   */
+  async function waitForRoom(pool: RunPool): Promise<void> {
+    if (pool.full) return pool.settled();
+    if (pool.size === 0) return idle(stopSignal);
+    const done = new AbortController();
+    try {
+      await Promise.race([pool.settled(), idle(AbortSignal.any([stopSignal, done.signal]))]);
+    } finally {
+      done.abort();
+    }
+  }
+
   async function drain(): Promise<DrainResult> {
     const startedAt = clock.now();
     const runs = newTally();
     const deadRuns: DrainResult["dead"] = [];
     const outage = outageWatch(outageLimitMs);
-    const loop = async () => {
+    const pool = newPool();
+    const ended = { outcome: (o: RunOutcome) => runs[o.outcome]++, error: runThrew };
+    const pump = async () => {
       const backoff = newOutageBackoff();
       while (!stopSignal.aborted) {
         if (journalFailed()) return;
         let claiming = true;
         try {
-          const outcome = await runOnce();
+          await pool.fill(ended);
           outage.answered();
           backoff.reset();
-          if (outcome) {
-            runs[outcome.outcome]++;
-            continue;
-          }
           claiming = false;
-          const active = await journal.runs.active();
-          if (active.pending + active.running + active.failed === 0) return;
-          await idle();
+          if (pool.size === 0) {
+            const active = await journal.runs.active();
+            if (active.pending + active.running + active.failed === 0) return;
+          }
+          await waitForRoom(pool);
         } catch (e) {
           if (journalFailed()) return;
           // A drain rides out an outage as the long-running loops do, up to `outageLimitMs`; a
@@ -239,7 +281,7 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
         }
       }
     };
-    loops = Promise.all(Array.from({ length: concurrency }, loop)).then(() => {});
+    loops = pump().finally(() => pool.drained());
     await loops;
     const failure = journal.failure;
     if (failure) throw failure;
@@ -309,33 +351,37 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
    * Nothing to claim: waits until the next retry is due, `pollMs` at the latest, and sooner when
    * the journal announces a new run (PostgreSQL's NOTIFY of a record or replay from any host).
    */
-  async function idle(): Promise<void> {
+  async function idle(signal: AbortSignal): Promise<void> {
     const due = await journal.runs.nextDueAt();
     const wait = due === undefined ? settings.pollMs : due - clock.now();
     const ms = Math.min(settings.pollMs, Math.max(5, wait));
-    if (journal.waitForWork) await journal.waitForWork("runs", ms, stopSignal);
-    else await sleep(ms, stopSignal);
+    if (journal.waitForWork) await journal.waitForWork("runs", ms, signal);
+    else await sleep(ms, signal);
   }
 
   function start(): void {
     if (loops !== undefined) return;
-    const loop = async () => {
+    const pool = newPool();
+    const ended = { outcome: () => {}, error: runThrew };
+    const pump = async () => {
       const outage = newOutageBackoff();
       while (!stopSignal.aborted) {
         if (journalFailed()) return;
         try {
-          const ran = await runOnce();
+          await pool.fill(ended);
           outage.reset();
-          if (ran) continue;
-          await idle();
+          await waitForRoom(pool);
         } catch (e) {
           if (journalFailed()) return;
           await claimFailed(e, outage);
         }
       }
     };
-    log.info({ event: "interpreter.started", concurrency }, "interpreter started");
-    loops = Promise.all(Array.from({ length: concurrency }, loop)).then(() => {});
+    log.info(
+      { event: "interpreter.started", concurrency, pipeline: settings.pipeline },
+      "interpreter started",
+    );
+    loops = pump().finally(() => pool.drained());
   }
 
   let stopping: Promise<void> | undefined;

@@ -120,6 +120,10 @@ export function createEffects(config: Config, options: CreateEffectsOptions = {}
     apply: (spec, key, probed, order) => of(spec).apply(spec, key, probed, order),
     probeable: (spec) => of(spec).probeable(spec),
     targetDedup: (spec) => of(spec).targetDedup(spec),
+    queuedApplies: (spec) =>
+      (spec.kind === "git.commit" || spec.kind === "git.patch") &&
+      Object.hasOwn(config.repos, spec.repo) &&
+      typeof config.repos[spec.repo]?.url === "string",
 
     async probeBatch(items, opts = {}) {
       const simulate = opts.simulate === true;

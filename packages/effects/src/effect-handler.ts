@@ -90,6 +90,12 @@ export interface Effects {
   /** `EffectHandler.targetDedup` of the spec's kind. */
   targetDedup(spec: EffectSpec): boolean;
   /**
+   * True when the spec's target queues its applies and builds each on the target's state when it
+   * goes out (a remote git branch's pushes): a probe may then run while earlier applies there are
+   * still queued, and an absent answer stays good (the apply checks what landed meanwhile).
+   */
+  queuedApplies(spec: EffectSpec): boolean;
+  /**
    * Replay: one pass per target answers many keys (one git log of the branch for all keys). Items
    * on one target are in recording order; with `simulate: true` it probes each against a scratch
    * copy (temporary index) as if the earlier absent ones had been applied, so a chain of dependent

@@ -85,6 +85,7 @@ const interpreterDefaults = {
   backoffMs: [1000, 5000, 30_000],
   pollMs: 200,
   metricsPort: null,
+  pipeline: 16,
 };
 const apiDefaults = { host: "127.0.0.1", port: 7070, token: null, maxBodyBytes: 1_048_576 };
 const consoleDefaults = { host: "127.0.0.1", port: 7071, readOnly: false };
@@ -157,6 +158,7 @@ export const ConfigFileSchema = z.strictObject({
       backoffMs: z.array(ms).min(1).default(interpreterDefaults.backoffMs),
       pollMs: positiveMs.default(interpreterDefaults.pollMs),
       metricsPort: z.number().int().min(0).max(65535).nullable().default(null),
+      pipeline: z.number().int().min(1).max(256).default(interpreterDefaults.pipeline),
     })
     .default(interpreterDefaults),
   api: z
