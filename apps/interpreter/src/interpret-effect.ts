@@ -11,7 +11,7 @@ import {
   type FailureClass,
   isIdemError,
 } from "@idem/schema";
-import type { InterpretRunContext, RunOutcome } from "./interpret-run.js";
+import type { InterpretRunContext, RunOutcome } from "./run-context.js";
 import type { EffectTurn } from "./target-turns.js";
 
 /** How many times an apply that lost a compare-and-swap (TARGET_MOVED) is re-probed at once before the run fails. */

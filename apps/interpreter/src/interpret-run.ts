@@ -1,72 +1,30 @@
+import { effectInFilter, scheduledDelay } from "@idem/core";
+import type { Claim } from "@idem/journal";
 import {
-  effectInFilter,
-  type FileWriteIndex,
-  type Logger,
-  scheduledDelay,
-  type Tracing,
-} from "@idem/core";
-import type { Effects } from "@idem/effects";
-import type { Claim, JournalStore } from "@idem/journal";
-import {
-  type Clock,
-  type Config,
   classifyError,
   describeError,
   type EffectSpec,
   FAULT_POINTS,
   type FailureClass,
-  type FaultHook,
   IdemError,
   isIdemError,
   isRetryableClass,
 } from "@idem/schema";
 import { EffectFailure, interpretEffect, RunEnded, type RunScope } from "./interpret-effect.js";
-import type { InterpreterMetrics } from "./interpreter-metrics.js";
-import type { EffectTurn, TargetTurns } from "./target-turns.js";
-
-/** How one claimed run ended in this interpreter. */
-export interface RunOutcome {
-  jobId: string;
-  generation: number;
-  /**
-   * done: every effect settled. failed: a retry is scheduled. dead: waits for a human. released:
-   * given back on shutdown. lease-lost: another holder took it over; nothing was written.
-   */
-  outcome: "done" | "failed" | "dead" | "released" | "lease-lost";
-  class?: FailureClass;
-  error?: string;
-}
-
-/** What the interpretation of a run works with; built once per interpreter. */
-export interface InterpretRunContext {
-  journal: JournalStore;
-  effects: Effects;
-  settings: Config["interpreter"];
-  clock: Clock;
-  fault: FaultHook;
-  /** The interpreter's logger (with its owner); each run logs on a child with its job and generation. */
-  log: Logger;
-  metrics: InterpreterMetrics;
-  /** Which file.write effects a later output supersedes. */
-  writes: FileWriteIndex;
-  /** Aborted when the interpreter stops: the run is released before its next effect. */
-  stopSignal: AbortSignal;
-  /** The claim, probe and apply spans, continuing the trace kept with the record; off by default. */
-  tracing: Tracing;
-  /** The ordering target of an effect (`repo:site@main`), an attribute of its spans. */
-  targetOf(spec: EffectSpec): string | undefined;
-  /**
-   * The order between the runs this interpreter holds at once (its pipeline): the run takes its
-   * turn on each target before acting there and hands the target over after its last effect there.
-   * Absent: the run is alone on its targets.
-   */
-  turns?: TargetTurns;
-}
+import type { InterpretRunContext, RunOutcome } from "./run-context.js";
+import type { EffectTurn } from "./target-turns.js";
 
 /**
  * Interprets one claimed run: decides, probes, applies and settles each effect of its output in
- * order (only those in the run's filter, `run.only`, for a replay by kind or target), with the fault points of DESIGN.md between the steps, and ends the run (done, a retry
- * after `interpreter.backoffMs`, dead, or released when `stopSignal` aborted).
+ * order (only those in the run's filter, `run.only`, for a replay by kind or target), with the
+ * fault points of DESIGN.md between the steps, and ends the run (done, a retry after
+ * `interpreter.backoffMs`, dead, or released when `stopSignal` aborted).
+ *
+ * In a pipeline (`context.turns`), each effect on an ordering target waits for its turn there
+ * behind the earlier runs the interpreter holds (on a queued target, after its probe and intent),
+ * and the run's last effect on a target hands it over as soon as its apply is queued. A run whose
+ * turn or queued apply is blocked by an earlier one is released (ORDER_BLOCKED): nothing of it was
+ * applied out of order.
  *
  * Crash safety: an intent is written before every apply, an effect found `intended` after a crash
  * is probed again (git probes only `base..branch` with the base recorded in the intent), and git

@@ -23,9 +23,10 @@ import {
   noFault,
   systemClock,
 } from "@idem/schema";
-import { type InterpretRunContext, interpretRun, type RunOutcome } from "./interpret-run.js";
+import { interpretRun } from "./interpret-run.js";
 import { createInterpreterMetrics, type InterpreterMetrics } from "./interpreter-metrics.js";
 import { withPausePoint } from "./pause-point.js";
+import type { InterpretRunContext, RunOutcome } from "./run-context.js";
 import { RunPool } from "./run-pool.js";
 import { TargetTurns } from "./target-turns.js";
 

@@ -1,0 +1,45 @@
+import type { FileWriteIndex, Logger, Tracing } from "@idem/core";
+import type { Effects } from "@idem/effects";
+import type { JournalStore } from "@idem/journal";
+import type { Clock, Config, EffectSpec, FailureClass, FaultHook } from "@idem/schema";
+import type { InterpreterMetrics } from "./interpreter-metrics.js";
+import type { TargetTurns } from "./target-turns.js";
+
+/** How one claimed run ended in this interpreter. */
+export interface RunOutcome {
+  jobId: string;
+  generation: number;
+  /**
+   * done: every effect settled. failed: a retry is scheduled. dead: waits for a human. released:
+   * given back on shutdown. lease-lost: another holder took it over; nothing was written.
+   */
+  outcome: "done" | "failed" | "dead" | "released" | "lease-lost";
+  class?: FailureClass;
+  error?: string;
+}
+
+/** What the interpretation of a run works with; built once per interpreter. */
+export interface InterpretRunContext {
+  journal: JournalStore;
+  effects: Effects;
+  settings: Config["interpreter"];
+  clock: Clock;
+  fault: FaultHook;
+  /** The interpreter's logger (with its owner); each run logs on a child with its job and generation. */
+  log: Logger;
+  metrics: InterpreterMetrics;
+  /** Which file.write effects a later output supersedes. */
+  writes: FileWriteIndex;
+  /** Aborted when the interpreter stops: the run is released before its next effect. */
+  stopSignal: AbortSignal;
+  /** The claim, probe and apply spans, continuing the trace kept with the record; off by default. */
+  tracing: Tracing;
+  /** The ordering target of an effect (`repo:site@main`), an attribute of its spans. */
+  targetOf(spec: EffectSpec): string | undefined;
+  /**
+   * The order between the runs this interpreter holds at once (its pipeline): the run takes its
+   * turn on each target before acting there and hands the target over after its last effect there.
+   * Absent: the run is alone on its targets.
+   */
+  turns?: TargetTurns;
+}
