@@ -12,7 +12,7 @@ import {
 } from "@idem/schema";
 import { EffectFailure, interpretEffect, RunEnded, type RunScope } from "./interpret-effect.js";
 import type { InterpretRunContext, RunOutcome } from "./run-context.js";
-import type { EffectTurn } from "./target-turns.js";
+import type { EffectTurn, RunTurn } from "./target-turns.js";
 
 /**
  * Interprets one claimed run: decides, probes, applies and settles each effect of its output in
@@ -44,7 +44,7 @@ export async function interpretRun(
   context: InterpretRunContext,
   claimedAt?: number,
 ): Promise<RunOutcome> {
-  const { journal, settings, clock, fault, metrics, stopSignal } = context;
+  const { journal, effects, settings, clock, fault, metrics, stopSignal } = context;
   const { run, output } = claim;
   const lease = claim.lease;
   const base = { jobId: run.jobId, generation: run.generation };
@@ -114,6 +114,8 @@ export async function interpretRun(
     const t = context.targetOf(specs[i] as EffectSpec);
     if (t !== undefined) lastOn.set(t, i);
   }
+  /** The run's turn on each target it acts on (pipeline). */
+  const heldTurns = new Map<string, RunTurn>([...lastOn.keys()].map((t) => [t, { taken: false }]));
   let finished = false;
   try {
     for (const i of taken) {
@@ -123,13 +125,9 @@ export async function interpretRun(
       const target = context.targetOf(spec);
       let turn: EffectTurn | undefined;
       if (turns && target !== undefined) {
-        const first = taken.find((j) => context.targetOf(specs[j] as EffectSpec) === target);
-        const where = {
-          first: first === i,
-          last: lastOn.get(target) === i,
-          early: context.effects.queuedApplies(spec),
-        };
-        turn = turns.effectTurn(run.id, target, where, stopSignal);
+        const held = heldTurns.get(target) as RunTurn;
+        const where = { last: lastOn.get(target) === i, early: effects.queuedApplies(spec) };
+        turn = turns.effectTurn(run.id, target, held, where, stopSignal);
         if (!turn.early) await turn.take();
       }
       await interpretEffect(scope, i, spec, turn);

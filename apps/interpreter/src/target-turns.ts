@@ -24,6 +24,12 @@ export interface EffectTurn {
   reopen(): void;
 }
 
+/** A run's turn on one target, shared by its effects there: taken once, with what it follows. */
+export interface RunTurn {
+  taken: boolean;
+  after?: ApplyTicket | undefined;
+}
+
 /** One held run's place on one ordering target. */
 interface Place {
   runId: number;
@@ -103,28 +109,31 @@ export class TargetTurns {
   }
 
   /**
-   * The turn of a run's effect on `target`: `first` (its first effect there) waits for the turn,
-   * `last` hands the target over as soon as its apply is queued.
+   * The turn of one of a run's effects on `target`. `held` is the run's turn there, shared by all
+   * its effects on the target: the first of them to apply (or to wait for `landed`) waits for it,
+   * and its apply follows the earlier runs' latest queued apply. `last` (the run's last effect
+   * there) hands the target over as soon as its apply is queued.
    */
   effectTurn(
     runId: number,
     target: string,
-    where: { first: boolean; last: boolean; early: boolean },
+    held: RunTurn,
+    where: { last: boolean; early: boolean },
     signal: AbortSignal,
   ): EffectTurn {
     const order: ApplyOrder = {};
     if (where.last) order.queued = (ticket) => this.handOver(runId, target, ticket);
-    let taken = !where.first;
     const wait = async (landed: boolean) => {
       const after = await this.turn(runId, target, signal, landed);
       if (signal.aborted) throw new IdemError("ORDER_BLOCKED", "the interpreter is stopping");
-      if (!taken) order.after = after;
-      taken = true;
+      if (!held.taken) held.after = after;
+      held.taken = true;
+      order.after = held.after;
     };
     return {
       order,
       early: where.early,
-      take: () => (taken ? Promise.resolve() : wait(false)),
+      take: () => (held.taken ? Promise.resolve() : wait(false)),
       landed: () => wait(true),
       reopen: () => (where.last ? this.reopen(runId, target) : undefined),
     };

@@ -1,11 +1,12 @@
 // The interpreter's pipeline on a remote git branch (a bare repository over file://): the runs of
 // one branch are claimed, probed and queued while the earlier ones' pushes are out, and still land
 // in recording order, each once, also when a push fails under them.
+import { execFileSync } from "node:child_process";
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openTargets } from "@idem/core";
 import { JOURNAL_EVENTS } from "@idem/journal";
-import type { AgentOutput } from "@idem/schema";
+import type { AgentOutput, GitCommitSpec } from "@idem/schema";
 import { createBareRepo, tempDir } from "@idem/testing";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
@@ -73,6 +74,28 @@ async function keysOnMain(bare: string): Promise<string[]> {
   return [...log.matchAll(/^Idem-Effect: (.+)$/gm)].map((m) => (m[1] as string).trim());
 }
 
+/** Commits carrying `keys` on main of the bare repository, as an earlier attempt would have left them. */
+async function pushWithKeys(bare: string, keys: string[]): Promise<void> {
+  for (const key of keys) {
+    const head = (await git(bare, "rev-parse", "main")).trim();
+    const tree = (await git(bare, "rev-parse", `${head}^{tree}`)).trim();
+    const commit = execFileSync("git", ["commit-tree", tree, "-p", head], {
+      cwd: bare,
+      input: `earlier attempt\n\nIdem-Effect: ${key}\n`,
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: "idem",
+        GIT_AUTHOR_EMAIL: "i@x",
+        GIT_COMMITTER_NAME: "idem",
+        GIT_COMMITTER_EMAIL: "i@x",
+      },
+    })
+      .toString()
+      .trim();
+    await git(bare, "update-ref", "refs/heads/main", commit, head);
+  }
+}
+
 /** Pushes that moved main (the bare repository's reflog). */
 async function pushes(bare: string): Promise<number> {
   return (await git(bare, "reflog", "show", "--format=%H", "refs/heads/main")).trim().split("\n")
@@ -88,6 +111,25 @@ describe("the interpreter's pipeline on a remote branch", () => {
     expect(await keysOnMain(bare)).toEqual(outputs.map((o) => `${o.jobId}/0`));
     // One run at a time would push 40 times.
     expect(await pushes(bare)).toBeLessThanOrEqual(20);
+  });
+
+  it("makes a run whose first effect on the branch is already there wait its turn before its next one", async () => {
+    const { ws, bare } = await remoteWorkspace();
+    const outputs = Array.from({ length: 24 }, (_, i) => commitOutput(i));
+    // Every third output has two commits, the first already pushed by an earlier attempt.
+    const early: string[] = [];
+    for (const [i, o] of outputs.entries()) {
+      if (i % 3 !== 2) continue;
+      const second = { ...(o.effects[0] as GitCommitSpec), message: `second ${i}` };
+      second.files = [{ path: `d/${i}.txt`, content: "second\n" }];
+      o.effects.push(second);
+      early.push(`${o.jobId}/0`);
+    }
+    await pushWithKeys(bare, early);
+    const { result } = await drain(ws, outputs);
+    expect(result.runs.done).toBe(outputs.length);
+    const expected = outputs.flatMap((o, i) => (i % 3 === 2 ? [`${o.jobId}/1`] : [`${o.jobId}/0`]));
+    expect(await keysOnMain(bare)).toEqual([...early, ...expected]);
   });
 
   it("keeps recording order when a push fails under queued runs: none of theirs lands before the failed ones", async () => {

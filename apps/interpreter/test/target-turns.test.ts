@@ -79,7 +79,8 @@ describe("TargetTurns", () => {
     turns.join(1, [T]);
     turns.join(2, [T]);
     const stop = new AbortController();
-    const effect = turns.effectTurn(2, T, { first: true, last: true, early: false }, stop.signal);
+    const held = { taken: false };
+    const effect = turns.effectTurn(2, T, held, { last: true, early: false }, stop.signal);
     const taking = effect.take();
     expect(await settled(taking)).toBe(false);
     stop.abort();
