@@ -30,7 +30,8 @@ export interface RunPoolOptions {
 export class RunPool {
   private readonly running = new Map<number, Promise<RunOutcome>>();
   private readonly heads = new Set<number>();
-  private waiting: (() => void)[] = [];
+  /** Resolved (and dropped) when a run ends: one promise however many waits share it. */
+  private ending: { promise: Promise<void>; resolve: () => void } | undefined;
   private seq = 0;
 
   constructor(private readonly options: RunPoolOptions) {}
@@ -69,7 +70,8 @@ export class RunPool {
     const run = this.options.interpret(claim, claimedAt).finally(() => {
       this.running.delete(id);
       this.heads.delete(id);
-      for (const wake of this.waiting.splice(0)) wake();
+      this.ending?.resolve();
+      this.ending = undefined;
     });
     this.running.set(id, run);
     run.then(ended.outcome, ended.error);
@@ -77,7 +79,14 @@ export class RunPool {
 
   /** Resolves when one of the runs held now ends (never when none is held). */
   settled(): Promise<void> {
-    return new Promise((resolve) => this.waiting.push(resolve));
+    if (!this.ending) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
+      this.ending = { promise, resolve };
+    }
+    return this.ending.promise;
   }
 
   /** Resolves once every run held has ended (those claimed meanwhile included). */
