@@ -1,18 +1,20 @@
 #!/usr/bin/env node
 // `npm pack` of the CLI runs this (prepack): the CLI and the @idem/* workspace packages it runs
-// (they are not published) bundled from their TypeScript sources into dist/pack/main.js, with the
+// (they are not published) bundled from their TypeScript sources into dist/pack (main.js, and a
+// chunk per command's action that main.js imports when the command runs), with the
 // @nats-io client (pure JS: bundled with the @nats-io/nuid the lock pins, whose engines allow Node
 // 20; an installed nats-core would pull nuid 3, which wants Node 22) and every other third-party
 // package left to `dependencies` (better-sqlite3 is native; pino loads its transports by name). It fails, naming the package, when the bundle imports a third-party package that
 // apps/cli/package.json does not list in `dependencies`, so the tarball cannot install without it.
 import { cpSync, readFileSync, rmSync } from "node:fs";
 import { builtinModules } from "node:module";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
 const cli = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const out = join(cli, "dist/pack");
+// dist/pack (what `npm pack` ships), or the folder named by the first argument (a test's own).
+const out = process.argv[2] === undefined ? join(cli, "dist/pack") : resolve(process.argv[2]);
 const pkg = JSON.parse(readFileSync(join(cli, "package.json"), "utf8"));
 const declared = new Set(Object.keys(pkg.dependencies ?? {}));
 
@@ -60,7 +62,11 @@ const plugin = {
 rmSync(out, { recursive: true, force: true });
 const result = await build({
   entryPoints: [join(cli, "src/main.ts")],
-  outfile: join(out, "main.js"),
+  outdir: out,
+  // Each command's action (a dynamic import in src/commands) is a chunk beside main.js with the
+  // imports it needs, so `idem status` loads neither the executor nor pg, NATS or OpenTelemetry.
+  splitting: true,
+  chunkNames: "[name]-[hash]",
   bundle: true,
   platform: "node",
   format: "esm",
@@ -100,4 +106,6 @@ for (const folder of Object.values(STORES)) {
   }
   cpSync(from, join(out, folder), { recursive: true });
 }
-console.error(`idem pack: ${join("dist/pack", "main.js")} and the migrations of both stores`);
+console.error(
+  `idem pack: ${join(relative(cli, out), "main.js")} and the migrations of both stores`,
+);

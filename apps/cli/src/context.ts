@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
 import { type JournalStore, openJournalStore, redactUrl } from "@idem/journal";
 import {
@@ -8,14 +9,14 @@ import {
   isIdemError,
   parseConfig,
 } from "@idem/schema";
-import Table from "cli-table3";
+import type CliTable from "cli-table3";
 import pc from "picocolors";
+import { CliError, EXIT } from "./exit.js";
+
+export { CliError, EXIT, exitHolder } from "./exit.js";
 
 /** The config file looked for in the working directory when neither --config nor IDEM_CONFIG names one. */
 export const CONFIG_FILE = "idem.config.json";
-
-/** Exit codes of DESIGN.md. */
-export const EXIT = { OK: 0, FAILED: 1, USAGE: 2, INVARIANT: 3 } as const;
 
 /**
  * One table from error codes to exit codes; anything not listed is a plain failure (1), e.g. a
@@ -26,21 +27,6 @@ const EXIT_BY_CODE: Partial<Record<ErrorCode, number>> = {
   INVARIANT_VIOLATION: EXIT.INVARIANT,
   INTEGRITY: EXIT.INVARIANT,
 };
-
-/** A failure the CLI reports in one line and maps to an exit code. */
-export class CliError extends Error {
-  override readonly name = "CliError";
-  constructor(
-    message: string,
-    readonly exitCode: number = EXIT.FAILED,
-    readonly details?: unknown,
-  ) {
-    super(message);
-  }
-}
-
-/** The exit code set by the command that ran, when it finished without throwing. */
-export const exitHolder = { code: EXIT.OK as number };
 
 /** The exit code of a failure: a CliError's own, an IdemError's by its code, otherwise 1. */
 export function exitCodeOf(e: unknown): number {
@@ -205,8 +191,12 @@ export function parseJsonText(text: string, file: string, exitCode: number = EXI
 export const useColor = (): boolean => Boolean(process.stdout.isTTY) && !process.env.NO_COLOR;
 export const color = pc.createColors(useColor());
 
+// cli-table3 (CommonJS) is required on the first table: a command printing JSON never loads it.
+const requireCjs = createRequire(import.meta.url);
+
 /** An aligned table for people. */
 export function table(head: string[], rows: (string | number | null | undefined)[][]): string {
+  const Table = requireCjs("cli-table3") as typeof CliTable;
   const t = new Table({
     head: head.map((h) => color.bold(h)),
     style: { head: [], border: [] },

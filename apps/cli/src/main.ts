@@ -17,9 +17,12 @@ import * as show from "./commands/show.js";
 import * as status from "./commands/status.js";
 import * as submit from "./commands/submit.js";
 import * as up from "./commands/up.js";
-import { CliError, EXIT, exitCodeOf, exitHolder } from "./context.js";
+import { CliError, EXIT, exitHolder } from "./exit.js";
 
-/** Every command module: `register(program)` adds its command. */
+/**
+ * Every command module: `register(program)` adds its command (name, arguments, options, help);
+ * the command's implementation under actions/ is imported only when it runs.
+ */
 const COMMANDS: { register(program: Command): void }[] = [
   init,
   submit,
@@ -84,6 +87,8 @@ export async function main(argv: string[]): Promise<number> {
         return EXIT.OK;
       return EXIT.USAGE;
     }
+    // Loaded here, not at start: only a failing command needs the codes of @idem/schema's errors.
+    const { exitCodeOf } = await import("./context.js");
     const code = exitCodeOf(e);
     const message = e instanceof Error ? e.message : String(e);
     process.stderr.write(`idem: ${message}\n`);

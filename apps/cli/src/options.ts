@@ -23,15 +23,19 @@ export function stateOption(value: string | undefined): RunState | undefined {
   return value as RunState;
 }
 
-/** --config of a nested subcommand wherever it was given: on it, on its parent, or before it on `idem`. */
-export function nestedConfigOption(parent: Command, opts: { config?: string }): string | undefined {
+/**
+ * --config of a nested subcommand (`idem dlq ls`) wherever it was given: on it, on its parent, or
+ * before it on `idem`.
+ */
+export function nestedConfigOption(
+  command: Command,
+  opts: { config?: string },
+): string | undefined {
+  const parent = command.parent;
   return (
-    opts.config ?? (parent.opts().config as string | undefined) ?? parent.parent?.opts().config
+    opts.config ?? (parent?.opts().config as string | undefined) ?? parent?.parent?.opts().config
   );
 }
-
-/** The help of `--log-format` on the commands that log (executor, interpreter, up). */
-export const LOG_FORMAT_HELP = `log lines as ${LOG_FORMATS.join(" or ")} (default: pretty on a terminal, json otherwise)`;
 
 /** Parses a --log-format value (json or pretty; default by whether stderr is a terminal), exit 2 when it is neither. */
 export function logFormatOption(value: string | undefined): LogFormat {

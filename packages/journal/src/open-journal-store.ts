@@ -1,5 +1,4 @@
 import type { JournalStore } from "./journal-store.js";
-import { PostgresJournalStore } from "./store/postgres/postgres-journal-store.js";
 import type { SqliteJournalOptions } from "./store/sqlite/connection.js";
 import { openJournal } from "./store/sqlite/sqlite-journal-store.js";
 
@@ -29,6 +28,9 @@ export async function openJournalStore(
   options: OpenJournalStoreOptions = {},
 ): Promise<JournalStore> {
   if ("url" in location) {
+    // Imported when a PostgreSQL journal is opened: what reaches the stores only through this
+    // function (the packed CLI's bundle) loads the pg client for PostgreSQL only.
+    const { PostgresJournalStore } = await import("./store/postgres/postgres-journal-store.js");
     return PostgresJournalStore.open(location.url, {
       ...(options.readonly !== undefined && { readonly: options.readonly }),
     });

@@ -1,15 +1,5 @@
-import { resolve } from "node:path";
-import { backupJournal } from "@idem/core";
 import type { Command } from "commander";
-import {
-  CliError,
-  EXIT,
-  journalLocation,
-  loadConfig,
-  onPostgres,
-  openExistingJournal,
-  printJson,
-} from "../context.js";
+import { lazyAction } from "../lazy-action.js";
 
 export function register(program: Command): void {
   program
@@ -20,32 +10,5 @@ export function register(program: Command): void {
     .argument("<file>", "where to write the copy")
     .option("--force", "overwrite FILE if it exists")
     .option("--json", "print JSON")
-    .action(
-      async (
-        file: string,
-        opts: { force?: boolean; json?: boolean; config?: string },
-        cmd: Command,
-      ) => {
-        const config = loadConfig(cmd.optsWithGlobals());
-        const target = resolve(file);
-        const journal = journalLocation(config);
-        if (!onPostgres(config) && target === resolve(config.journal.path)) {
-          throw new CliError("the backup file is the journal itself", EXIT.USAGE);
-        }
-        const { bytes, ms } = await backupJournal(target, {
-          force: opts.force ?? false,
-          open: () => openExistingJournal(config),
-        });
-        if (opts.json) {
-          printJson({ file: target, journal, bytes, ms });
-          return;
-        }
-        const restore = onPostgres(config)
-          ? `restore: stop idem, pg_restore --clean --if-exists --dbname=${journal} ${target} (the password in PGPASSWORD), run idem doctor`
-          : `restore: stop idem, copy it over ${journal} (remove its -wal and -shm), run idem doctor`;
-        process.stdout.write(
-          `backed up ${journal}\n       to ${target} (${bytes} bytes, ${ms} ms)\n${restore}\n`,
-        );
-      },
-    );
+    .action(lazyAction(async () => (await import("../actions/backup.js")).runBackup));
 }

@@ -1,12 +1,6 @@
-import { assertConfigInvariants, createLogger, startTelemetry } from "@idem/core";
-import { type ApiServer, createExecutor, type Executor, startApiServer } from "@idem/executor";
-import type { JournalStore } from "@idem/journal";
-import { createFaultHook, type FaultPoint } from "@idem/schema";
 import type { Command } from "commander";
-import { CliError, EXIT, loadConfig, openConfiguredJournal } from "../context.js";
-import { onStopSignal } from "../ops/stop-signal.js";
-import { whenAvailable } from "../ops/when-available.js";
-import { LOG_FORMAT_HELP, logFormatOption } from "../options.js";
+import { LOG_FORMAT_HELP } from "../help-text.js";
+import { lazyAction } from "../lazy-action.js";
 
 /**
  * Registers `idem executor`: runs the executor (and the HTTP API unless `--no-api`) until SIGTERM
@@ -22,86 +16,5 @@ export function register(program: Command): void {
     .option("--port <n>", "HTTP API port (default: api.port; 0 picks a free one)")
     .option("--no-api", "do not serve the HTTP API")
     .option("--log-format <format>", LOG_FORMAT_HELP)
-    .action(async (opts: { port?: string; api?: boolean; logFormat?: string }, cmd: Command) => {
-      const format = logFormatOption(opts.logFormat);
-      const config = loadConfig(cmd.optsWithGlobals());
-      // Invariant 7, before any connection: exit 3 with the doctor's words.
-      assertConfigInvariants(config);
-      let port: number | undefined;
-      if (opts.port !== undefined) {
-        port = Number(opts.port);
-        if (!Number.isInteger(port) || port < 0 || port > 65535)
-          throw new CliError(`--port ${opts.port} is not a port`, EXIT.USAGE);
-      }
-      let fault: (p: FaultPoint) => void;
-      try {
-        fault = createFaultHook(process.env.IDEM_FAULT, () => process.kill(process.pid, "SIGKILL"));
-      } catch (e) {
-        throw new CliError((e as Error).message, EXIT.USAGE);
-      }
-      const logger = createLogger({ name: "idem-executor", format });
-      // Off unless telemetry.otlpUrl or OTEL_EXPORTER_OTLP_ENDPOINT is set; shut down last, so the
-      // spans of the drain are exported before the process exits.
-      const tracing = startTelemetry({ config, service: "idem-executor", logger });
-      const stop = new AbortController();
-      let stopSignal: (s: NodeJS.Signals) => void = () => {};
-      const signal = new Promise<NodeJS.Signals>((resolve) => {
-        stopSignal = (s) => {
-          stop.abort();
-          resolve(s);
-        };
-      });
-      const disposeSignals = onStopSignal((s) => stopSignal(s));
-      let journal: JournalStore | undefined;
-      let executor: Executor | undefined;
-      let api: ApiServer | undefined;
-      try {
-        // Started during an outage (the journal or NATS down, a cluster electing its leaders), it
-        // waits for the end of it instead of exiting.
-        const started = await whenAvailable(
-          "the journal or NATS",
-          async () => {
-            const j = await openConfiguredJournal(config);
-            const x = createExecutor({ config, journal: j, logger, fault, tracing });
-            try {
-              await x.start();
-              return { journal: j, executor: x };
-            } catch (e) {
-              await x.stop().catch(() => {});
-              await j.close().catch(() => {});
-              throw e;
-            }
-          },
-          { logger, signal: stop.signal },
-        );
-        if (!started) return; // told to stop while it waited
-        ({ journal, executor } = started);
-        if (opts.api !== false) {
-          api = await startApiServer({
-            config,
-            journal,
-            metrics: executor.metrics,
-            logger,
-            tracing,
-            ...(executor.publisher ? { publisher: executor.publisher } : {}),
-            ...(port === undefined ? {} : { port }),
-          });
-          logger.info({ url: api.url }, "HTTP API listening");
-        }
-        // A journal that failed for good ends the process (exit 1) so its supervisor restarts it:
-        // alive, it would only hold deliveries it cannot record.
-        const ended = await Promise.race([
-          signal.then((s) => ({ signal: s })),
-          executor.fatal.then((failure) => ({ failure })),
-        ]);
-        if ("failure" in ended) throw ended.failure;
-        logger.info({ signal: ended.signal }, "draining");
-      } finally {
-        await api?.close();
-        await executor?.stop();
-        await journal?.close();
-        await tracing.shutdown();
-        disposeSignals();
-      }
-    });
+    .action(lazyAction(async () => (await import("../actions/executor.js")).runExecutor));
 }

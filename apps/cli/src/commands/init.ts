@@ -1,16 +1,5 @@
-import { existsSync, writeFileSync } from "node:fs";
-import { resolve } from "node:path";
-import { initialConfig, initWorkspace } from "@idem/core";
 import type { Command } from "commander";
-import {
-  CliError,
-  CONFIG_FILE,
-  configPath,
-  EXIT,
-  journalLocation,
-  loadConfig,
-  printJson,
-} from "../context.js";
+import { lazyAction } from "../lazy-action.js";
 
 export function register(program: Command): void {
   program
@@ -18,17 +7,5 @@ export function register(program: Command): void {
     .description("write a default idem.config.json and an empty journal in the current directory")
     .option("--force", "overwrite an existing config")
     .option("--json", "print JSON")
-    .action(async (opts: { force?: boolean; json?: boolean; config?: string }) => {
-      const file = opts.config ? configPath(opts) : resolve(CONFIG_FILE);
-      if (existsSync(file) && !opts.force) {
-        throw new CliError(`${file} exists already (use --force to overwrite)`, EXIT.FAILED);
-      }
-      writeFileSync(file, `${JSON.stringify(initialConfig(), null, 2)}\n`);
-      const config = loadConfig({ config: file });
-      await initWorkspace(config);
-      // With IDEM_JOURNAL_URL set, the journal's tables are made in that PostgreSQL database.
-      const journal = journalLocation(config);
-      if (opts.json) printJson({ config: file, journal });
-      else process.stdout.write(`wrote ${file}\ncreated journal ${journal}\n`);
-    });
+    .action(lazyAction(async () => (await import("../actions/init.js")).runInit));
 }

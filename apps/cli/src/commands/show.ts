@@ -1,7 +1,5 @@
-import { describeFilter, type JobView, showArchivedJob, showJob } from "@idem/core";
-import type { ReplaySelection } from "@idem/journal";
 import type { Command } from "commander";
-import { formatTime, loadConfig, printJson, table, withJournal } from "../context.js";
+import { lazyAction } from "../lazy-action.js";
 
 export function register(program: Command): void {
   program
@@ -10,86 +8,5 @@ export function register(program: Command): void {
     .argument("<job>", "job ID")
     .option("--archive", "read it from the archive written by idem prune")
     .option("--json", "print JSON")
-    .action(async (jobId: string, opts: { archive?: boolean; json?: boolean; config?: string }) => {
-      const config = loadConfig(opts);
-      const data: JobView = opts.archive
-        ? showArchivedJob(config.journal.archiveDir, jobId)
-        : await withJournal(config, (j) => showJob(j, jobId));
-      if (opts.json) {
-        printJson(data);
-        return;
-      }
-      const o = data.output;
-      process.stdout.write(
-        `job ${o.jobId}  agent ${o.agent}  source ${o.source}  recorded ${formatTime(o.recordedAt)}${data.archived ? "  (archived)" : ""}\n` +
-          `content ${o.contentHash}\n${o.output.summary ? `summary: ${o.output.summary}\n` : ""}`,
-      );
-      process.stdout.write(
-        `runs\n${table(
-          ["gen", "state", "attempts", "lease expiries", "class", "effects", "last error"],
-          data.runs.map((r) => [
-            r.generation,
-            r.state,
-            r.attempts,
-            r.leaseExpiries,
-            r.class,
-            r.only ? `only ${describeFilter(r.only)}` : "all",
-            r.lastError,
-          ]),
-        )}\n`,
-      );
-      if (data.lineage.length > 0) {
-        process.stdout.write(
-          `lineage\n${table(
-            ["gen", "replays", "at", "actor", "reason", "selection", "effects"],
-            data.lineage.map((l) => [
-              l.generation,
-              l.replaysGeneration,
-              formatTime(l.at),
-              l.actor,
-              l.reason ?? "(none given)",
-              describeSelection(l.selection),
-              describeFilter(l.only),
-            ]),
-          )}\n`,
-        );
-      }
-      process.stdout.write(
-        `effects\n${table(
-          ["key", "gen", "kind", "state", "detail"],
-          data.effects.map((e) => [
-            e.key,
-            e.generation,
-            e.kind,
-            e.state,
-            e.detail ? JSON.stringify(e.detail) : "",
-          ]),
-        )}\n`,
-      );
-      process.stdout.write(
-        `events\n${table(
-          ["at", "type", "actor", "data"],
-          data.events.map((e) => [
-            formatTime(e.at),
-            e.type,
-            e.actor,
-            e.data ? JSON.stringify(e.data).slice(0, 80) : "",
-          ]),
-        )}\n`,
-      );
-    });
-}
-
-/** A replay's selection as its options: `--agent writer --since 2026-...`. */
-function describeSelection(s: ReplaySelection): string {
-  const parts: string[] = [];
-  if (s.jobIds) {
-    const shown = s.jobIds.slice(0, 5).join(" ");
-    parts.push(`--job ${shown}${s.jobIds.length > 5 ? ` (+${s.jobIds.length - 5})` : ""}`);
-  }
-  if (s.agent !== undefined) parts.push(`--agent ${s.agent}`);
-  if (s.since !== undefined) parts.push(`--since ${formatTime(s.since)}`);
-  if (s.state !== undefined) parts.push(`--state ${s.state}`);
-  if (s.all) parts.push("--all");
-  return parts.join(" ");
+    .action(lazyAction(async () => (await import("../actions/show.js")).runShow));
 }

@@ -1,16 +1,6 @@
 import type { Command } from "commander";
-import { color, configPath, exitHolder, loadConfig, useColor } from "../context.js";
-import { supervise } from "../ops/supervisor.js";
-import { LOG_FORMAT_HELP, logFormatOption } from "../options.js";
-
-const PREFIX_COLORS = [color.cyan, color.magenta, color.yellow] as const;
-
-interface UpOptions {
-  concurrency?: string;
-  config?: string;
-  logFormat?: string;
-  console?: boolean;
-}
+import { LOG_FORMAT_HELP } from "../help-text.js";
+import { lazyAction } from "../lazy-action.js";
 
 /**
  * Registers `idem up`: the executor and the interpreter (and, with `--console`, the operator
@@ -29,60 +19,5 @@ export function register(program: Command): void {
       "--console",
       "also serve the operator console (idem console) on console.host:console.port",
     )
-    .action(async (opts: UpOptions, cmd: Command) => {
-      // The children's stderr is a pipe to this process: they log in the form this terminal wants.
-      const format = logFormatOption(opts.logFormat);
-      const globals = cmd.optsWithGlobals();
-      const config = loadConfig(globals);
-      // loadConfig found a file (no config at all is refused), so both children get the same one.
-      const file = config.file ?? configPath(globals);
-      const names = opts.console
-        ? ["executor", "interpreter", "console"]
-        : ["executor", "interpreter"];
-      const width = Math.max(...names.map((n) => n.length));
-      const prefix = (name: string) => {
-        const p = `${name.padEnd(width)} |`;
-        const paint = PREFIX_COLORS[names.indexOf(name) % PREFIX_COLORS.length] ?? color.cyan;
-        return useColor() ? paint(p) : p;
-      };
-      let fatal: ((code: number) => void) | undefined;
-      const supervisor = supervise({
-        processes: [
-          { name: "executor", args: ["executor", "--log-format", format] },
-          {
-            name: "interpreter",
-            args: ["interpreter", "--concurrency", opts.concurrency ?? "1", "--log-format", format],
-          },
-          ...(opts.console ? [{ name: "console", args: ["console", "--log-format", format] }] : []),
-        ],
-        config: file,
-        onLine: (name, line, stream) =>
-          (stream === "stdout" ? process.stdout : process.stderr).write(
-            `${prefix(name)} ${line}\n`,
-          ),
-        onEvent: (message) => process.stderr.write(`${color.bold("up")} ${message}\n`),
-        onFatal: (_name, code) => fatal?.(code),
-      });
-      process.stderr.write(
-        `${color.bold("up")} config ${file}; Ctrl-C stops ${opts.console ? "all three" : "both"}\n`,
-      );
-      await new Promise<void>((resolve) => {
-        const onSignal = (signal: NodeJS.Signals) => {
-          process.stderr.write(
-            `${color.bold("up")} ${signal}: stopping ${opts.console ? "all three" : "both"}\n`,
-          );
-          process.off("SIGINT", onSignal);
-          process.off("SIGTERM", onSignal);
-          void supervisor.stop().then(resolve);
-        };
-        fatal = (code) => {
-          exitHolder.code = code;
-          process.off("SIGINT", onSignal);
-          process.off("SIGTERM", onSignal);
-          void supervisor.stop().then(resolve);
-        };
-        process.on("SIGINT", onSignal);
-        process.on("SIGTERM", onSignal);
-      });
-    });
+    .action(lazyAction(async () => (await import("../actions/up.js")).runUp));
 }

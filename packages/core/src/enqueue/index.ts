@@ -1,5 +1,4 @@
 export type { JobPublisher } from "@idem/nats";
-export { withJobPublisher } from "@idem/nats";
 export type {
   BatchEnqueueResult,
   EnqueueFailure,
@@ -9,3 +8,4 @@ export type {
 export { enqueueJob, enqueueJobs, retryDeadLetter } from "./enqueue-job.js";
 export type { JobFile, JobFileOptions, JobFileProblems } from "./job-file.js";
 export { parseJobFile } from "./job-file.js";
+export { withJobPublisher } from "./with-job-publisher.js";

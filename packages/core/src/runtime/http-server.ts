@@ -1,7 +1,10 @@
 import type { AddressInfo } from "node:net";
-import { type ServerType, serve } from "@hono/node-server";
-import { type Context, Hono } from "hono";
+import type { ServerType } from "@hono/node-server";
+import type { Context, Hono } from "hono";
 import type { Registry } from "prom-client";
+
+// hono and its Node server are imported when a server starts, not with @idem/core: a command that
+// serves nothing never loads them.
 
 /** A listening HTTP server of an idem process. */
 export interface HttpServer extends AsyncDisposable {
@@ -21,6 +24,7 @@ export async function serveHttp(
   address: { host: string; port: number },
 ): Promise<HttpServer> {
   const { host, port } = address;
+  const { serve } = await import("@hono/node-server");
   const server: ServerType = await new Promise((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port, hostname: host }, () => {
       s.off("error", reject);
@@ -70,6 +74,7 @@ export async function startMetricsServer(options: {
   port: number;
   host?: string;
 }): Promise<HttpServer> {
+  const { Hono } = await import("hono");
   const app = new Hono();
   app.get("/metrics", metricsHandler(options.registry));
   app.notFound((c) => c.body(null, 404));

@@ -1,8 +1,16 @@
 import { writeSync } from "node:fs";
-import { type DestinationStream, type Logger, pino } from "pino";
-import { prettyFactory } from "pino-pretty";
+import { createRequire } from "node:module";
+import type * as Pino from "pino";
+import type { DestinationStream, Logger } from "pino";
+import type * as PinoPretty from "pino-pretty";
 
 export type { Logger };
+
+// pino is required when the first logger is made and pino-pretty when the first pretty one is:
+// importing @idem/core (a command that logs nothing, or only JSON) loads neither. Both are
+// CommonJS, so the loggers are still made synchronously.
+const requireCjs = createRequire(import.meta.url);
+const pinoModule = (): typeof Pino => requireCjs("pino") as typeof Pino;
 
 /** How log lines are written: one JSON object per line, or human-readable text. */
 export const LOG_FORMATS = ["json", "pretty"] as const;
@@ -35,6 +43,7 @@ export function defaultLogFormat(): LogFormat {
  */
 export function createLogger(options: CreateLoggerOptions): Logger {
   const format = options.format ?? defaultLogFormat();
+  const { pino } = pinoModule();
   return pino(
     {
       name: options.name,
@@ -46,6 +55,7 @@ export function createLogger(options: CreateLoggerOptions): Logger {
 
 /** pino-pretty's formatter over a synchronous write to fd 2 (colours on a terminal without NO_COLOR). */
 function prettyStderr(): DestinationStream {
+  const { prettyFactory } = requireCjs("pino-pretty") as typeof PinoPretty;
   const pretty = prettyFactory({
     colorize: Boolean(process.stderr.isTTY) && !process.env.NO_COLOR,
     translateTime: "SYS:HH:MM:ss.l",
@@ -69,5 +79,5 @@ function prettyStderr(): DestinationStream {
 
 /** A logger that writes nothing, for embedding and tests. */
 export function silentLogger(): Logger {
-  return pino({ level: "silent" });
+  return pinoModule().pino({ level: "silent" });
 }

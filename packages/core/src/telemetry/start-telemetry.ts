@@ -1,8 +1,7 @@
 import { type Config, describeError } from "@idem/schema";
-import { ExportResultCode } from "@opentelemetry/core";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
 import type { Logger } from "../runtime/logger.js";
+import { otelCore, otlpTraceExporterHttp } from "./opentelemetry.js";
 import { createTracing, noopTracing, type Tracing } from "./tracing.js";
 
 /** The environment variables telemetry reads (the OpenTelemetry standard names). */
@@ -109,6 +108,7 @@ function reportingExporter(
   secrets: readonly string[],
   endpoint: string,
 ): SpanExporter {
+  const { ExportResultCode } = otelCore();
   let lastReport = Number.NEGATIVE_INFINITY;
   let failures = 0;
   return {
@@ -170,6 +170,8 @@ export function startTelemetry(options: StartTelemetryOptions): Tracing {
   if (!target) return noopTracing;
   const headers = options.config.telemetry.headers;
   const endpoint = redactUrl(target.url);
+  // Telemetry is on: only now is the OTLP exporter (and the SDK, by createTracing) loaded.
+  const { OTLPTraceExporter } = otlpTraceExporterHttp();
   const exporter = new OTLPTraceExporter({
     url: target.url,
     timeoutMillis: 5_000,

@@ -1,5 +1,5 @@
-import { isSpanContextValid, type SpanContext } from "@opentelemetry/api";
-import { parseTraceParent } from "@opentelemetry/core";
+import type { SpanContext } from "@opentelemetry/api";
+import { otelApi, otelCore } from "./opentelemetry.js";
 
 /** The W3C header and NATS header name that carries a trace context. */
 export const TRACEPARENT_HEADER = "traceparent";
@@ -14,10 +14,10 @@ const MAX_TRACEPARENT_LENGTH = 256;
  */
 export function parseTraceparent(value: string | null | undefined): SpanContext | undefined {
   if (typeof value !== "string" || value.length > MAX_TRACEPARENT_LENGTH) return undefined;
-  const parsed = parseTraceParent(value.trim());
+  const parsed = otelCore().parseTraceParent(value.trim());
   if (!parsed) return undefined;
   const context: SpanContext = { ...parsed, isRemote: true };
-  return isSpanContextValid(context) ? context : undefined;
+  return otelApi().isSpanContextValid(context) ? context : undefined;
 }
 
 /** The version-00 `traceparent` of a span context (`00-<trace>-<span>-<flags>`). Pure. */

@@ -1,20 +1,7 @@
 import { describeError, isIdemError } from "@idem/schema";
-import {
-  type Context,
-  ROOT_CONTEXT,
-  type Span,
-  SpanKind,
-  SpanStatusCode,
-  type Tracer,
-  trace,
-} from "@opentelemetry/api";
-import { defaultResource, resourceFromAttributes } from "@opentelemetry/resources";
-import {
-  BasicTracerProvider,
-  BatchSpanProcessor,
-  SimpleSpanProcessor,
-  type SpanExporter,
-} from "@opentelemetry/sdk-trace-base";
+import type { Context, Span, SpanKind, Tracer } from "@opentelemetry/api";
+import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
+import { otelApi, otelResources, otelTraceBase } from "./opentelemetry.js";
 import { formatTraceparent, normalizeTraceparent, parseTraceparent } from "./traceparent.js";
 
 /** An attribute value a span takes; `undefined` values are left out. */
@@ -122,13 +109,17 @@ export const noopTracing: Tracing = {
   async shutdown() {},
 };
 
-const KINDS: Record<SpanKindName, SpanKind> = {
-  internal: SpanKind.INTERNAL,
-  producer: SpanKind.PRODUCER,
-  consumer: SpanKind.CONSUMER,
-  server: SpanKind.SERVER,
-  client: SpanKind.CLIENT,
-};
+/** OpenTelemetry's span kind of each name (read when a tracing is created: the API is loaded then). */
+function spanKinds(): Record<SpanKindName, SpanKind> {
+  const { SpanKind } = otelApi();
+  return {
+    internal: SpanKind.INTERNAL,
+    producer: SpanKind.PRODUCER,
+    consumer: SpanKind.CONSUMER,
+    server: SpanKind.SERVER,
+    client: SpanKind.CLIENT,
+  };
+}
 
 const defined = (attributes: SpanAttributes | undefined) => {
   const out: Record<string, string | number | boolean> = {};
@@ -153,7 +144,7 @@ class OtelSpan implements TraceSpan {
         ? error.name
         : typeof error;
     this.span.setAttribute("error.type", type);
-    this.span.setStatus({ code: SpanStatusCode.ERROR, message: describeError(error) });
+    this.span.setStatus({ code: otelApi().SpanStatusCode.ERROR, message: describeError(error) });
   }
   end(): void {
     if (this.#ended) return;
@@ -164,6 +155,7 @@ class OtelSpan implements TraceSpan {
 
 /** The parent context of a new span: a span of this tracer, a remote traceparent, or a new trace. */
 function parentContext(parent: SpanParent): Context {
+  const { ROOT_CONTEXT, trace } = otelApi();
   if (parent instanceof OtelSpan) return trace.setSpan(ROOT_CONTEXT, parent.span);
   const remote = parseTraceparent(parentTraceparent(parent));
   return remote ? trace.setSpanContext(ROOT_CONTEXT, remote) : ROOT_CONTEXT;
@@ -191,6 +183,9 @@ export interface CreateTracingOptions {
  * caller.
  */
 export function createTracing(options: CreateTracingOptions): Tracing {
+  const { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor } = otelTraceBase();
+  const { defaultResource, resourceFromAttributes } = otelResources();
+  const kinds = spanKinds();
   const processor =
     options.processor === "simple"
       ? new SimpleSpanProcessor(options.exporter)
@@ -225,7 +220,7 @@ export function createTracing(options: CreateTracingOptions): Tracing {
       const span = tracer.startSpan(
         name,
         {
-          kind: KINDS[startOptions.kind ?? "internal"],
+          kind: kinds[startOptions.kind ?? "internal"],
           attributes: defined(startOptions.attributes),
           ...(startOptions.startTime === undefined ? {} : { startTime: startOptions.startTime }),
         },

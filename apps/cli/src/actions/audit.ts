@@ -1,0 +1,33 @@
+import { buildAudit, isAuditClean, openTargets } from "@idem/core";
+import type { Command } from "commander";
+import { EXIT, exitHolder, loadConfig, printJson, withReadonlyJournal } from "../context.js";
+import { sinceOption } from "../options.js";
+import { printAudit } from "../render/print-audit.js";
+
+/** `idem audit`, imported when it runs (its options and help: commands/audit.ts). */
+export async function runAudit(
+  opts: { since?: string; json?: boolean; config?: string },
+  cmd: Command,
+): Promise<void> {
+  const config = loadConfig(cmd.optsWithGlobals());
+  const since = sinceOption(opts.since);
+  // The first audit of a remote repo on this host clones its mirror: progress on a terminal.
+  const effects = openTargets(
+    config,
+    process.stderr.isTTY
+      ? {
+          onCloneProgress: (p) =>
+            process.stderr.write(`\rcloning ${p.alias}: ${p.stage} ${p.percent}%   `),
+        }
+      : {},
+  );
+  const report = await withReadonlyJournal(config, (j) =>
+    buildAudit(config, j, effects, since),
+  ).finally(() => effects.close());
+  if (!isAuditClean(report)) exitHolder.code = EXIT.INVARIANT;
+  if (opts.json) {
+    printJson(report);
+    return;
+  }
+  process.stdout.write(printAudit(report));
+}

@@ -1,0 +1,41 @@
+import { runDoctor } from "@idem/core";
+import type { Command } from "commander";
+import { color, EXIT, exitHolder, loadConfig, printJson, table } from "../context.js";
+
+/** `idem doctor`, imported when it runs (its options and help: commands/doctor.ts). */
+export async function runDoctorCommand(
+  opts: { network?: boolean; timeout?: number; json?: boolean; config?: string },
+  cmd: Command,
+): Promise<void> {
+  const config = loadConfig(cmd.optsWithGlobals());
+  const report = await runDoctor(config, {
+    network: opts.network ?? false,
+    ...(opts.timeout !== undefined && { timeoutMs: opts.timeout }),
+  });
+  if (!report.ok) exitHolder.code = EXIT.INVARIANT;
+  if (opts.json) {
+    printJson({ config: config.file, ...report });
+    return;
+  }
+  process.stdout.write(`config ${config.file ?? "(defaults, no file)"}\n`);
+  if (report.findings.length > 0) {
+    process.stdout.write(
+      `${table(
+        ["severity", "key", "finding", "what to do"],
+        report.findings.map((f) => [
+          f.severity === "violation" ? color.red(f.severity) : color.yellow(f.severity),
+          f.key,
+          f.finding,
+          f.fix,
+        ]),
+      )}\n`,
+    );
+  }
+  const violations = report.findings.filter((f) => f.severity === "violation").length;
+  const warnings = report.findings.length - violations;
+  const verdict =
+    violations > 0 ? color.red(`${violations} violation(s)`) : color.green("no violations");
+  process.stdout.write(
+    `checked ${report.checked.join(", ")}: ${verdict}, ${warnings} warning(s)\n`,
+  );
+}

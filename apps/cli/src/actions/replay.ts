@@ -1,0 +1,277 @@
+import { createInterface } from "node:readline/promises";
+import {
+  buildReplayPlan,
+  checkEffectFilter,
+  createLogger,
+  createReplayRuns,
+  describeFilter,
+  type EffectFilter,
+  openTargets,
+  replayReason,
+  startTelemetry,
+  type Tracing,
+} from "@idem/core";
+import { createInterpreter, type DrainResult } from "@idem/interpreter";
+import type { JournalStore, ReplaySelection } from "@idem/journal";
+import { type Config, isIdemError } from "@idem/schema";
+import cliProgress from "cli-progress";
+import type { Command } from "commander";
+import {
+  actorOf,
+  CliError,
+  color,
+  EXIT,
+  exitHolder,
+  loadConfig,
+  openConfiguredJournal,
+  printJson,
+  table,
+  withReadonlyJournal,
+} from "../context.js";
+import { sinceOption, stateOption } from "../options.js";
+import { planJson, printPlan } from "../render/print-plan.js";
+
+interface ReplayOptions {
+  job?: string[];
+  agent?: string;
+  since?: string;
+  state?: string;
+  all?: boolean;
+  dryRun?: boolean;
+  yes?: boolean;
+  now?: boolean;
+  forceUnprobeable?: boolean;
+  actor?: string;
+  reason?: string;
+  kind?: string[];
+  repo?: string[];
+  root?: string[];
+  target?: string[];
+  json?: boolean;
+}
+
+/** What the replay will do, checked before anything is read or recorded. */
+interface ReplayRequest {
+  selection: ReplaySelection;
+  only: EffectFilter | null;
+  reason: string | undefined;
+}
+
+/** `idem replay`, imported when it runs (its options and help: commands/replay.ts). */
+export async function runReplay(opts: ReplayOptions, cmd: Command): Promise<void> {
+  const config = loadConfig(cmd.optsWithGlobals());
+  const request = requestOf(opts, config);
+  const { selection, only } = request;
+  const force = opts.forceUnprobeable ?? false;
+  const effects = openTargets(config);
+  try {
+    if (opts.dryRun) {
+      const plan = await withReadonlyJournal(config, (journal) =>
+        buildReplayPlan({ config, journal, effects, selection, forceUnprobeable: force, only }),
+      );
+      if (opts.json) printJson(planJson(plan));
+      else process.stdout.write(printPlan(plan, true));
+      return;
+    }
+    const journal = await openConfiguredJournal(config);
+    // Off unless telemetry.otlpUrl or OTEL_EXPORTER_OTLP_ENDPOINT is set: the replay's spans
+    // (and, with --now, the interpretation's) join each output's own trace.
+    const tracing = startTelemetry({
+      config,
+      service: "idem-replay",
+      logger: replayLogger(),
+      shutdownTimeoutMs: 2_000,
+    });
+    try {
+      await replay(config, journal, effects, request, opts, tracing);
+    } finally {
+      await journal.close();
+      await tracing.shutdown();
+    }
+  } finally {
+    await effects.close();
+  }
+}
+
+/**
+ * The selection, the effect filter and the reason, refused (exit 2, naming the option) when they
+ * can never succeed: no selection, an unknown kind, repo, root or target, a replay without a reason.
+ */
+function requestOf(opts: ReplayOptions, config: Config): ReplayRequest {
+  const selection = selectionOf(opts);
+  try {
+    const only = checkEffectFilter(
+      {
+        ...(opts.kind && { kinds: opts.kind }),
+        ...(opts.repo && { repos: opts.repo }),
+        ...(opts.root && { roots: opts.root }),
+        ...(opts.target && { targets: opts.target }),
+      },
+      config,
+    );
+    const reason = opts.dryRun ? opts.reason : replayReason(opts.reason);
+    return { selection, only, reason };
+  } catch (e) {
+    if (isIdemError(e, "INVALID_INPUT")) throw new CliError(e.message, EXIT.USAGE);
+    throw e;
+  }
+}
+
+function selectionOf(opts: ReplayOptions): ReplaySelection {
+  const s: ReplaySelection = {
+    ...(opts.job !== undefined && { jobIds: opts.job }),
+    ...(opts.agent !== undefined && { agent: opts.agent }),
+    ...(opts.since !== undefined && { since: sinceOption(opts.since) as number }),
+    ...(opts.state !== undefined && { state: stateOption(opts.state) }),
+    ...(opts.all && { all: true }),
+  };
+  if (Object.keys(s).length === 0) {
+    throw new CliError(
+      "choose what to replay: --job J..., --agent A, --since T, --state S or --all",
+      EXIT.USAGE,
+    );
+  }
+  return s;
+}
+
+async function replay(
+  config: Config,
+  journal: JournalStore,
+  effects: ReturnType<typeof openTargets>,
+  request: ReplayRequest,
+  opts: ReplayOptions,
+  tracing: Tracing,
+): Promise<void> {
+  const force = opts.forceUnprobeable ?? false;
+  const plan = await buildReplayPlan({
+    config,
+    journal,
+    effects,
+    selection: request.selection,
+    forceUnprobeable: force,
+    only: request.only,
+  });
+  const say = (text: string) => (opts.json ? process.stderr : process.stdout).write(text);
+  say(printPlan(plan, false));
+  if (plan.jobIds.length === 0) {
+    if (opts.json) printJson({ ...planJson(plan), created: [] });
+    return;
+  }
+  if (!opts.yes) {
+    if (!process.stdin.isTTY) {
+      throw new CliError(
+        "refusing to replay without confirmation: no terminal to ask on; pass --yes to confirm in a script",
+        EXIT.FAILED,
+      );
+    }
+    const rl = createInterface({ input: process.stdin, output: process.stderr });
+    const answer = await rl.question(
+      `create a new run generation for ${plan.jobIds.length} output(s)? [y/N] `,
+    );
+    rl.close();
+    if (!/^y(es)?$/i.test(answer.trim())) {
+      throw new CliError("not confirmed: nothing changed", EXIT.FAILED);
+    }
+  }
+  const actor = actorOf(opts.actor);
+  const created = await createReplayRuns(journal, plan, {
+    actor,
+    ...(request.reason !== undefined && { reason: request.reason }),
+    forceUnprobeable: force,
+    tracing,
+  });
+  const scope = plan.only ? `, only ${describeFilter(plan.only)}` : "";
+  say(
+    `created ${created.length} run generation(s)${force ? " with --force-unprobeable" : ""}${scope} (actor ${actor}, reason ${JSON.stringify(request.reason)})\n`,
+  );
+  let drained: DrainResult | undefined;
+  if (opts.now) {
+    drained = await driveNow(config, journal, effects, created.length, tracing);
+    const done = drained.runs.done;
+    say(`interpreted here: ${done} run(s) done, ${drained.dead.length} dead\n`);
+    if (drained.endedDead) {
+      exitHolder.code = EXIT.FAILED;
+      const rows = drained.dead.map((d) => [d.jobId, d.generation, d.class, d.error]);
+      process.stderr.write(
+        `${color.red("runs ended dead")}; see idem dlq ls\n${table(["job", "gen", "class", "error"], rows)}\n`,
+      );
+    }
+  } else {
+    say(
+      "a running interpreter (idem interpreter or idem up) will apply them; follow with idem status\n",
+    );
+  }
+  if (opts.json) {
+    printJson({
+      ...planJson(plan),
+      created: created.map((r) => ({
+        jobId: r.jobId,
+        generation: r.generation,
+        replaysGeneration: r.replay?.replaysGeneration ?? r.generation - 1,
+      })),
+      lineage: {
+        actor,
+        reason: request.reason ?? null,
+        selection: plan.selection,
+        only: plan.only,
+      },
+      ...(drained && { drained: { runs: drained.runs, dead: drained.dead } }),
+    });
+  }
+}
+
+/** Runs the interpreter in this process until nothing is due, with a progress bar on stderr. */
+async function driveNow(
+  config: Config,
+  journal: JournalStore,
+  effects: ReturnType<typeof openTargets>,
+  total: number,
+  tracing: Tracing,
+): Promise<DrainResult> {
+  const interpreter = createInterpreter({
+    config,
+    journal,
+    effects,
+    logger: createLogger({
+      name: "idem-interpreter",
+      level: process.env.IDEM_LOG_LEVEL ?? "warn",
+    }),
+    tracing,
+  });
+  const bar = new cliProgress.SingleBar(
+    {
+      stream: process.stderr,
+      format: "interpreting [{bar}] {value}/{total} runs | {eta_formatted} left",
+      hideCursor: true,
+      clearOnComplete: false,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  bar.start(total, 0);
+  const tick = setInterval(() => {
+    void journal.runs.active().then(
+      (a) => bar.update(Math.max(0, total - (a.pending + a.running + a.failed))),
+      () => {},
+    );
+  }, 200);
+  const onSignal = () => {
+    void interpreter.stop();
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  try {
+    return await interpreter.drain();
+  } finally {
+    clearInterval(tick);
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+    const a = await journal.runs.active();
+    bar.update(Math.max(0, total - (a.pending + a.running + a.failed)));
+    bar.stop();
+  }
+}
+
+/** The replay's own log lines (telemetry's): warnings only, unless IDEM_LOG_LEVEL says more. */
+function replayLogger() {
+  return createLogger({ name: "idem-replay", level: process.env.IDEM_LOG_LEVEL ?? "warn" });
+}
