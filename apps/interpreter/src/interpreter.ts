@@ -47,7 +47,10 @@ export interface InterpreterOptions {
   pause?: string;
   logger?: Logger;
   metrics?: InterpreterMetrics;
-  /** Claim loops in this process (`--concurrency N`); the journal's target order keeps them apart. */
+  /**
+   * Independent runs this process holds at once (`--concurrency N`), each followed by up to
+   * `interpreter.pipeline - 1` runs on its targets; the journal's target order keeps them apart.
+   */
   concurrency?: number;
   /**
    * `drain()` (`--once`) rides out a journal outage (a PostgreSQL server gone or restarting) as the
@@ -75,7 +78,7 @@ export interface DrainResult {
   endedDead: boolean;
 }
 
-/** A running interpreter: the claim loops of one process. */
+/** A running interpreter: the pool of runs one process holds. */
 export interface Interpreter {
   readonly owner: string;
   readonly metrics: InterpreterMetrics;
@@ -89,7 +92,7 @@ export interface Interpreter {
    * journal answered nothing for `outageLimitMs`.
    */
   drain(): Promise<DrainResult>;
-  /** The long-running form: claim loops that poll at `interpreter.pollMs` until `stop()`. */
+  /** The long-running form: claims as runs end, polling at `interpreter.pollMs`, until `stop()`. */
   start(): void;
   /**
    * Finishes the effect in progress in every loop, releases their leases and resolves when the
@@ -108,8 +111,8 @@ export interface Interpreter {
 /**
  * Creates the interpreter: the process that claims runs from the journal and applies each output's
  * effects once, probing the target first (see `interpretRun` for the crash safety of one run).
- * `concurrency` claim loops share the process; the journal's claim keeps them on different
- * targets. A claim that fails because the journal is briefly unavailable is retried after
+ * Up to `concurrency` independent runs share the process, each with up to `interpreter.pipeline - 1`
+ * runs following it on its targets (see RunPool and TargetTurns). A claim that fails because the journal is briefly unavailable is retried after
  * `interpreter.pollMs`; a journal that failed for good stops every loop (`fatal`).
  */
 export function createInterpreter(options: InterpreterOptions): Interpreter {

@@ -3,7 +3,7 @@ import { LOG_FORMAT_HELP } from "../help-text.js";
 import { lazyAction } from "../lazy-action.js";
 
 /**
- * Registers `idem interpreter`: the claim loops until SIGTERM/SIGINT (finish the current effect,
+ * Registers `idem interpreter`: the interpreter's pool of runs until SIGTERM/SIGINT (finish the current effect,
  * release, exit 0), or with `--once` until no run is left (exit 1 if one ended dead). Serves
  * `/metrics` on `interpreter.metricsPort` when set. Exit 2 for a bad `--concurrency` or
  * `IDEM_FAULT`, 1 when the journal fails for good.

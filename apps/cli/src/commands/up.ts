@@ -13,7 +13,7 @@ export function register(program: Command): void {
     .description(
       "runs the executor and the interpreter as two child processes with prefixed logs, restarted with backoff, stopped together on Ctrl-C",
     )
-    .option("--concurrency <n>", "the interpreter's claim loops", "1")
+    .option("--concurrency <n>", "the interpreter's --concurrency", "1")
     .option("--log-format <format>", LOG_FORMAT_HELP)
     .option(
       "--console",
