@@ -18,13 +18,14 @@ import {
   describeError,
   effectTarget,
   type FaultHook,
-  IdemError,
+  type IdemError,
   isIdemError,
   noFault,
   systemClock,
 } from "@idem/schema";
 import { interpretRun } from "./interpret-run.js";
 import { createInterpreterMetrics, type InterpreterMetrics } from "./interpreter-metrics.js";
+import { outageWatch } from "./outage-watch.js";
 import { withPausePoint } from "./pause-point.js";
 import type { InterpretRunContext, RunOutcome } from "./run-context.js";
 import { RunPool } from "./run-pool.js";
@@ -254,7 +255,7 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
     const startedAt = clock.now();
     const runs = newTally();
     const deadRuns: DrainResult["dead"] = [];
-    const outage = outageWatch(outageLimitMs);
+    const outage = outageWatch(outageLimitMs, log);
     const pool = newPool();
     const ended = { outcome: (o: RunOutcome) => runs[o.outcome]++, error: runThrew };
     const pump = async () => {
@@ -316,39 +317,6 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
       });
     }
     return { runs, dead: deadRuns, endedDead: deadRuns.length > 0 };
-  }
-
-  /**
-   * How long a drain's journal has been UNAVAILABLE without a break: `exceeded(e)` is true (and
-   * `gaveUp` set) once an UNAVAILABLE comes `limitMs` after the first one of the outage; anything
-   * else is not an outage. `answered()` ends the outage.
-   */
-  function outageWatch(limitMs: number) {
-    let since: number | undefined;
-    const watch = {
-      gaveUp: undefined as IdemError | undefined,
-      answered() {
-        since = undefined;
-      },
-      exceeded(e: unknown): boolean {
-        if (watch.gaveUp) return true;
-        if (!isIdemError(e, "UNAVAILABLE")) return false;
-        const now = Date.now();
-        since ??= now;
-        if (now - since < limitMs) return false;
-        watch.gaveUp = new IdemError(
-          "UNAVAILABLE",
-          `the journal has been unavailable for ${Math.round((now - since) / 1000)} s (the drain waits ${Math.round(limitMs / 1000)} s at most): ${e.message}`,
-          { cause: e },
-        );
-        log.error(
-          { event: "interpreter.drain-gave-up", err: describeError(e) },
-          watch.gaveUp.message,
-        );
-        return true;
-      },
-    };
-    return watch;
   }
 
   /**
