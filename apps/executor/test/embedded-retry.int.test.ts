@@ -37,9 +37,10 @@ function holdingFailUntilReclaimed(journal: JournalStore): JournalStore {
       }
       if (prop === "fail") {
         return async (...args: Parameters<JournalStore["jobs"]["fail"]>) => {
-          const answer = await target.fail(...args);
           const jobId = args[0].jobId;
+          // Counted before the fail: the poll may claim the job again before its answer is back.
           const before = claims.get(jobId) ?? 0;
+          const answer = await target.fail(...args);
           await until(`the poll claiming ${jobId} again`, () => (claims.get(jobId) ?? 0) > before);
           return answer;
         };
