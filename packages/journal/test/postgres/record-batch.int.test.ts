@@ -68,6 +68,26 @@ describe("PostgreSQL group commit of records", () => {
     };
   }
 
+  /**
+   * A batch held by a lock: `locker` (a client of the test's own) holds file:held's lock; the first
+   * record (another target) goes alone, the next five wait for it and go in one batch, which waits
+   * for file:held's lock. Returns once that batch's backend waits, with its PID.
+   */
+  async function heldBatch(url: string, j: PostgresJournalStore, raw: pg.Client) {
+    const locker = await rawClient(url);
+    await locker.query("BEGIN");
+    await locker.query("SELECT pg_advisory_xact_lock($1, hashtext('file:held'))", [lockKey.target]);
+    const first = j.outputs.record(out("first"), { source: "executor", targets: ["file:free"] });
+    await inFlight();
+    const batch = Promise.allSettled(
+      Array.from({ length: 5 }, (_, i) =>
+        j.outputs.record(out(`held-${i}`), { source: "executor", targets: ["file:held"] }),
+      ),
+    );
+    expect((await first).status).toBe("recorded");
+    return { locker, batch, pid: await waitingBackend(raw) };
+  }
+
   it("answers 200 racing records each as alone, in a few shared commits, run ids following seq per target", async () => {
     const { j, raw, close } = await setup();
     try {
@@ -237,23 +257,8 @@ describe("PostgreSQL group commit of records", () => {
 
   it("fails every record of a batch whose server session is gone with UNAVAILABLE, none written", async () => {
     const { url, j, raw, close } = await setup();
-    const locker = await rawClient(url);
+    const { locker, batch, pid } = await heldBatch(url, j, raw);
     try {
-      // The locker holds file:held's lock; the first record (another target) goes alone, the next
-      // five wait for it and go in one batch, which waits for file:held's lock.
-      await locker.query("BEGIN");
-      await locker.query("SELECT pg_advisory_xact_lock($1, hashtext('file:held'))", [
-        lockKey.target,
-      ]);
-      const first = j.outputs.record(out("first"), { source: "executor", targets: ["file:free"] });
-      await inFlight();
-      const batch = Promise.allSettled(
-        Array.from({ length: 5 }, (_, i) =>
-          j.outputs.record(out(`held-${i}`), { source: "executor", targets: ["file:held"] }),
-        ),
-      );
-      expect((await first).status).toBe("recorded");
-      const pid = await waitingBackend(raw);
       // Its session ends under it (57P01, as when the server shuts down): the batch is UNAVAILABLE.
       await raw.query("SELECT pg_terminate_backend($1)", [pid]);
       await locker.query("ROLLBACK");
@@ -280,21 +285,8 @@ describe("PostgreSQL group commit of records", () => {
 
   it("sends each record of a batch whose statement was cancelled again alone, so all are written", async () => {
     const { url, j, raw, close } = await setup();
-    const locker = await rawClient(url);
+    const { locker, batch, pid } = await heldBatch(url, j, raw);
     try {
-      await locker.query("BEGIN");
-      await locker.query("SELECT pg_advisory_xact_lock($1, hashtext('file:held'))", [
-        lockKey.target,
-      ]);
-      const first = j.outputs.record(out("first"), { source: "executor", targets: ["file:free"] });
-      await inFlight();
-      const batch = Promise.allSettled(
-        Array.from({ length: 5 }, (_, i) =>
-          j.outputs.record(out(`held-${i}`), { source: "executor", targets: ["file:held"] }),
-        ),
-      );
-      expect((await first).status).toBe("recorded");
-      const pid = await waitingBackend(raw);
       // Cancelled (57014): not the server gone, so not UNAVAILABLE; alone, each goes through.
       await raw.query("SELECT pg_cancel_backend($1)", [pid]);
       await waitingBackend(raw);
