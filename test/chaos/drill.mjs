@@ -9,15 +9,7 @@
 //
 // The seed fixes the schedule (which process, which fault point, when); pass it back to replay it.
 import { execFileSync, spawn } from "node:child_process";
-import {
-  appendFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -28,6 +20,8 @@ import { connectNats, createJobPublisher, ensureJobsStream } from "@idem/nats";
 import { parseConfig } from "@idem/schema";
 import { startNatsServer } from "@idem/testing";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { rng, sleep } from "./lib/drill-kit.mjs";
+import { createSupervisor } from "./lib/supervisor.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const IDEM = join(here, "../../apps/cli/bin/idem.js");
@@ -47,30 +41,9 @@ const KILLS = Number(args.kills);
 const NATS_RESTARTS = Number(args["nats-restarts"]);
 const SEED = args.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(args.seed);
 const AGENTS = ["writer", "reviewer", "planner", "tester", "scribe"];
-const EXECUTOR_FAULTS = ["executor.after-run", "executor.after-record"];
-const INTERPRETER_FAULTS = [
-  "interpreter.after-claim",
-  "interpreter.after-intent",
-  "interpreter.after-apply",
-  "interpreter.after-effect-record",
-  "interpreter.before-done",
-];
 const LEASE_MS = 3000;
 
-/** mulberry32: a small seeded PRNG, so a seed replays the schedule. */
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const random = rng(SEED);
-const pick = (xs) => xs[Math.floor(random() * xs.length)];
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const log = (...m) =>
   process.stderr.write(`[drill ${new Date().toISOString().slice(11, 23)}] ${m.join(" ")}\n`);
 
@@ -149,58 +122,21 @@ async function main() {
   const config = parsed.config;
 
   // --- processes under the controller ---------------------------------------------------------
-  const procs = new Map(); // name -> { child, kind, fault, killedByUs, stopped }
-  const tally = {
-    controllerKills: 0,
-    faultKills: 0,
-    natsRestarts: 0,
-    stops: 0,
-    restarts: 0,
-    otherExits: 0,
-  };
-  let stopping = false;
+  // Two "hosts" on this machine, sharing the one workspace and config: an executor and an
+  // interpreter each, restarted after every exit and armed at random with a fault point.
   const logFile = join(work, "processes.log");
-
-  function start(name, kind, fault) {
-    const env = { ...process.env, NO_COLOR: "1" };
-    delete env.IDEM_FAULT;
-    if (fault) env.IDEM_FAULT = fault;
-    const cmd =
-      kind === "executor" ? ["executor", "--no-api"] : ["interpreter", "--concurrency", "2"];
-    const child = spawn(process.execPath, [IDEM, ...cmd, "--config", configFile], {
-      env,
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    children.add(child);
-    child.once("exit", () => children.delete(child));
-    child.stderr.on("data", (d) => appendFileSync(logFile, `[${name}] ${d}`));
-    const p = { child, kind, fault, killedByUs: false };
-    procs.set(name, p);
-    child.on("exit", (code, signal) => {
-      if (stopping) return;
-      if (signal === "SIGKILL" && !p.killedByUs) tally.faultKills += 1;
-      else if (!p.killedByUs) {
-        tally.otherExits += 1;
-        log(`${name} exited by itself (code ${code}, signal ${signal})`);
-      }
-      // Restart after a short pause, sometimes armed with a fault point.
-      setTimeout(
-        () => {
-          if (stopping) return;
-          tally.restarts += 1;
-          start(name, kind, nextFault(kind));
-        },
-        50 + Math.floor(random() * 200),
-      );
-    });
-  }
-  let faultBudget = KILLS;
-  function nextFault(kind) {
-    if (faultBudget <= 0 || random() < 0.4) return undefined;
-    const points = kind === "executor" ? EXECUTOR_FAULTS : INTERPRETER_FAULTS;
-    return `${pick(points)}:${1 + Math.floor(random() * (kind === "executor" ? 8 : 15))}`;
-  }
-  const kills = () => tally.controllerKills + tally.faultKills;
+  const sup = createSupervisor({
+    idem: IDEM,
+    logFile,
+    random,
+    kills: KILLS,
+    children,
+    log,
+    spawn: (_host, argv, options) => spawn(process.execPath, argv, options),
+  });
+  const { procs, tally, kills } = sup;
+  let natsRestarts = 0;
+  let stops = 0;
 
   // --- enqueue ---------------------------------------------------------------------------------
   const journal = await openJournal(config.journal.path, { synchronous: "FULL" });
@@ -209,8 +145,7 @@ async function main() {
   const publisher = createJobPublisher({ js: jetstream(nc), nats: config.nats });
   let streamDuplicates = 0;
   const t0 = Date.now();
-  for (const name of ["executor-1", "executor-2"]) start(name, "executor", undefined);
-  for (const name of ["interpreter-1", "interpreter-2"]) start(name, "interpreter", undefined);
+  sup.startAll([1, 2].map((n) => ({ name: `host-${n}`, dir: work, configFile })));
   const jobIds = [];
   const enqueueAll = (async () => {
     for (let i = 0; i < JOBS; i++) {
@@ -255,17 +190,12 @@ async function main() {
       Math.floor(progress * 10) !== Math.floor((lastProgress / JOBS) * 10)
     ) {
       log(
-        `outputs ${s.outputs}/${JOBS}, runs done ${s.runs.done}, kills ${kills()}, nats restarts ${tally.natsRestarts}`,
+        `outputs ${s.outputs}/${JOBS}, runs done ${s.runs.done}, kills ${kills()}, nats restarts ${natsRestarts}`,
       );
     }
     lastProgress = s.outputs;
     const active = s.runs.pending + s.runs.running + s.runs.failed;
-    if (
-      s.outputs >= JOBS &&
-      active === 0 &&
-      kills() >= KILLS &&
-      tally.natsRestarts >= NATS_RESTARTS
-    ) {
+    if (s.outputs >= JOBS && active === 0 && kills() >= KILLS && natsRestarts >= NATS_RESTARTS) {
       done = true;
       break;
     }
@@ -275,7 +205,7 @@ async function main() {
       await nats.kill("SIGKILL");
       await sleep(300 + Math.floor(random() * 700));
       await nats.restart();
-      tally.natsRestarts += 1;
+      natsRestarts += 1;
       continue;
     }
     if (natsAt.length > 0 && s.outputs >= JOBS) {
@@ -285,39 +215,25 @@ async function main() {
     }
     if (!sigstopDone && progress > 0.3) {
       sigstopDone = true;
-      const p = procs.get("interpreter-1");
-      log("SIGSTOP interpreter-1 past its lease");
+      const p = procs.get("host-1/interpreter");
+      log("SIGSTOP host-1/interpreter past its lease");
       p.child.kill("SIGSTOP");
-      tally.stops += 1;
+      stops += 1;
       await sleep(LEASE_MS * 2);
       p.child.kill("SIGCONT");
-      log("SIGCONT interpreter-1");
+      log("SIGCONT host-1/interpreter");
       continue;
     }
     // Kill at random moments until the kill budget is spent; after that only faults still fire.
     // Spread the kill budget over the run: ahead of schedule, hold back.
     const due = KILLS * Math.min(1, 0.05 + progress * 1.1);
     if (kills() < KILLS && (kills() < due || s.outputs >= JOBS) && random() < 0.7) {
-      const name = pick([...procs.keys()]);
-      const p = procs.get(name);
-      if (p.child.exitCode === null && p.child.signalCode === null) {
-        p.killedByUs = true;
-        p.child.kill("SIGKILL");
-        tally.controllerKills += 1;
-        faultBudget = KILLS - kills();
-      }
+      sup.killOne();
     }
   }
   await enqueueAll;
   const elapsed = (Date.now() - t0) / 1000;
-  stopping = true;
-  for (const p of procs.values()) {
-    p.child.kill("SIGCONT");
-    p.child.kill("SIGTERM");
-  }
-  await sleep(1500);
-  for (const p of procs.values())
-    if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
+  await sup.stopAll();
   await nc.drain();
 
   // --- checks ----------------------------------------------------------------------------------
@@ -400,8 +316,8 @@ async function main() {
       `${kills()} (${tally.controllerKills} + ${tally.faultKills})`,
       kills() >= KILLS,
     ),
-    row("nats-server SIGKILL + restart", tally.natsRestarts, tally.natsRestarts >= NATS_RESTARTS),
-    row("interpreter SIGSTOP past its lease", tally.stops, tally.stops >= 1),
+    row("nats-server SIGKILL + restart", natsRestarts, natsRestarts >= NATS_RESTARTS),
+    row("interpreter SIGSTOP past its lease", stops, stops >= 1),
     row("process restarts", tally.restarts, true),
     row("wall time (s)", elapsed.toFixed(1), true),
     row("seed", SEED, true),

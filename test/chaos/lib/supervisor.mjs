@@ -1,7 +1,8 @@
 // The drills' process supervision: an `idem executor` and an `idem interpreter` per host, each
 // started again shortly after it exits, armed or not with a fault point (IDEM_FAULT) drawn from the
-// kill budget the controller's own SIGKILLs share; every exit counted. hosts-drill.mjs and
-// cluster-drill.mjs differ only in how a host spawns (this machine, or a network namespace).
+// kill budget the controller's own SIGKILLs share; every exit counted. drill.mjs (two hosts in one
+// folder), hosts-drill.mjs and cluster-drill.mjs differ only in their hosts and in how a host
+// spawns (this machine, or a network namespace).
 import { appendFileSync } from "node:fs";
 import { FAULT_POINTS } from "@idem/schema";
 import { sleep } from "./drill-kit.mjs";
