@@ -2,7 +2,7 @@
 // hook (`--import`) that records every module it loads, ES modules through the loader's `load`
 // hook and CommonJS ones from require.cache at exit. The assertions name modules, never times: a
 // static import that brings a command's implementation or a heavy client back into the start of
-// `idem --help` or `idem status` fails here. The built CLI (dist, as `npx idem` runs it) and the
+// `idem --help`, `idem status` or `idem submit` fails here. The built CLI (dist, as `npx idem` runs it) and the
 // packed one (the esbuild bundle `npm pack` ships, made here into a temporary folder) are both run.
 import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -37,8 +37,21 @@ const cache = createRequire(import.meta.url).cache;
 process.on("exit", () => appendFileSync(out, Object.keys(cache).map((f) => f + "\\n").join("")));
 `;
 
+/**
+ * The clients only a config that names them loads: pg for a PostgreSQL journal URL, the NATS client
+ * for a NATS queue or a nats.publish target, simple-git for a remote repository.
+ */
+const CLIENTS = [
+  "pg",
+  "@nats-io/nats-core",
+  "@nats-io/jetstream",
+  "@nats-io/transport-node",
+  "simple-git",
+];
+
 /** Clients and libraries `idem status` on an embedded SQLite journal has no use for. */
 const NOT_FOR_STATUS = [
+  ...CLIENTS,
   "@opentelemetry/api",
   "@opentelemetry/core",
   "@opentelemetry/sdk-trace-base",
@@ -112,10 +125,17 @@ const ownFiles = (loaded: Loaded): string[] =>
     .filter((f) => f.startsWith(`${ROOT}/`) && !f.includes("/node_modules/"))
     .map((f) => f.slice(ROOT.length + 1));
 
-/** A folder with `idem init` done: an embedded SQLite journal, no NATS, no telemetry. */
+/**
+ * A folder with `idem init` done (an embedded SQLite journal and local git, no NATS, no
+ * telemetry) and a small output to submit, `output.json`.
+ */
 async function initialised(): Promise<string> {
   const dir = mkdtempSync(join(work, "ws-"));
   await loadedBy(IDEM_BIN, ["init"], dir);
+  writeFileSync(
+    join(dir, "output.json"),
+    JSON.stringify({ jobId: "start-up-1", agent: "writer", summary: "a small job", effects: [] }),
+  );
   return dir;
 }
 
@@ -128,8 +148,11 @@ describe("the help texts the CLI spells out so that registering its commands imp
 
 describe("the built CLI at start-up", () => {
   let status: Loaded;
+  let submit: Loaded;
   beforeAll(async () => {
-    status = await loadedBy(IDEM_BIN, ["status", "--json"], await initialised());
+    const dir = await initialised();
+    status = await loadedBy(IDEM_BIN, ["status", "--json"], dir);
+    submit = await loadedBy(IDEM_BIN, ["submit", "output.json"], dir);
   });
 
   it("prints `idem --help` and a command's --help with commander and its own registration modules only", async () => {
@@ -153,19 +176,21 @@ describe("the built CLI at start-up", () => {
     expect(status.packages.has("better-sqlite3")).toBe(true);
   });
 
-  it("still loads pg, the NATS client and simple-git for it, through the indexes of @idem/journal, @idem/nats and @idem/effects that @idem/core imports (when this fails, they are gone: add them to NOT_FOR_STATUS)", () => {
-    // @idem/journal's index exports the PostgreSQL store (its modules import pg); @idem/core's
-    // index exports isNotReadyYet, checkRecordable and openTargets, synchronous functions that
-    // import @idem/nats (the NATS client) and @idem/effects (simple-git) at the top.
-    expect(
-      ["pg", "@nats-io/nats-core", "simple-git"].filter((p) => status.packages.has(p)),
-    ).toEqual(["pg", "@nats-io/nats-core", "simple-git"]);
+  it("records with `idem submit` on an embedded SQLite journal without pg, the NATS client or simple-git", () => {
+    // @idem/core's index imports the indexes of @idem/journal, @idem/nats and @idem/effects; the
+    // PostgreSQL store, the NATS transport and the remote git import their client when first used.
+    expect(ownFiles(submit).filter((f) => f.includes("/actions/"))).toEqual([
+      "apps/cli/dist/actions/submit.js",
+    ]);
+    expect(CLIENTS.filter((p) => submit.packages.has(p))).toEqual([]);
+    expect(submit.packages.has("better-sqlite3")).toBe(true);
   });
 });
 
 describe("the packed CLI at start-up", () => {
   let pack: string;
   let status: Loaded;
+  let submit: Loaded;
   beforeAll(async () => {
     // Inside apps/cli, so that the bundle's third-party imports resolve from the workspace.
     pack = mkdtempSync(join(CLI, "dist", "start-up-"));
@@ -181,7 +206,9 @@ describe("the packed CLI at start-up", () => {
       join(pack, "idem.mjs"),
       'const { main } = await import("./main.js");\nprocess.exitCode = await main(process.argv);\n',
     );
-    status = await loadedBy(join(pack, "idem.mjs"), ["status", "--json"], await initialised());
+    const dir = await initialised();
+    status = await loadedBy(join(pack, "idem.mjs"), ["status", "--json"], dir);
+    submit = await loadedBy(join(pack, "idem.mjs"), ["submit", "output.json"], dir);
   }, 180_000);
   afterAll(() => {
     rmSync(pack, { recursive: true, force: true });
@@ -208,8 +235,8 @@ describe("the packed CLI at start-up", () => {
     expect(foreign).toEqual([]);
   });
 
-  it("runs `idem status --json` on an embedded SQLite journal without NATS, git, telemetry or the other commands' code", () => {
-    expect([...NOT_FOR_STATUS, "simple-git"].filter((p) => status.packages.has(p))).toEqual([]);
+  it("runs `idem status --json` on an embedded SQLite journal without pg, NATS, git, telemetry or the other commands' code", () => {
+    expect(NOT_FOR_STATUS.filter((p) => status.packages.has(p))).toEqual([]);
     const sources = bundledSources(status);
     expect(sources).toContain(join(CLI, "src/actions/status.ts"));
     const foreign = sources.filter((s) =>
@@ -220,7 +247,12 @@ describe("the packed CLI at start-up", () => {
     expect(foreign).toEqual([]);
   });
 
-  it("still loads pg for it, through @idem/journal's index (when this fails, pg is gone: add it to the list above)", () => {
-    expect(status.packages.has("pg")).toBe(true);
+  it("records with `idem submit` on an embedded SQLite journal without pg, NATS or git: the bundled NATS client is a chunk of its own, imported on first use", () => {
+    // pg and simple-git stay imports of node_modules; the @nats-io client is bundled, so its
+    // sources must be in no chunk that was loaded.
+    expect(CLIENTS.filter((p) => submit.packages.has(p))).toEqual([]);
+    const sources = bundledSources(submit);
+    expect(sources).toContain(join(CLI, "src/actions/submit.ts"));
+    expect(sources.filter((s) => /\/node_modules\/@nats-io\//.test(s))).toEqual([]);
   });
 });

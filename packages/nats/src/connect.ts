@@ -1,4 +1,5 @@
-import { connect, type NatsConnection } from "@nats-io/transport-node";
+import type { NatsConnection } from "@nats-io/transport-node";
+import { loadTransport } from "./nats-client.js";
 
 /**
  * Connects to NATS the way every idem process does: reconnect forever (`maxReconnectAttempts: -1`),
@@ -6,6 +7,7 @@ import { connect, type NatsConnection } from "@nats-io/transport-node";
  * @throws the client's connection error when no server in `url` (comma-separated) answers at first.
  */
 export async function connectNats(url: string, name = "idem"): Promise<NatsConnection> {
+  const { connect } = await loadTransport();
   return await connect({
     servers: url.split(",").map((s) => s.trim()),
     name,

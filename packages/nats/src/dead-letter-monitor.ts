@@ -1,8 +1,8 @@
 import type { Job, NatsConfig } from "@idem/schema";
 import { validateJob } from "@idem/schema";
 import type { JetStreamClient, JetStreamManager, JsMsg } from "@nats-io/jetstream";
-import { AckPolicy, DeliverPolicy } from "@nats-io/jetstream";
 import { type MessageLoop, startMessageLoop } from "./message-loop.js";
+import { loadJetStream } from "./nats-client.js";
 import { isNotFound } from "./provisioning.js";
 import { deadLetterStreamName } from "./subjects.js";
 
@@ -55,6 +55,7 @@ export async function startDeadLetterMonitor(
   } catch (e) {
     // Only a missing consumer is created; a timeout or a refused request must reach the caller.
     if (!isNotFound(e)) throw e;
+    const { AckPolicy, DeliverPolicy } = await loadJetStream();
     await jsm.consumers.add(stream, {
       durable_name: DEAD_LETTER_CONSUMER,
       ack_policy: AckPolicy.Explicit,

@@ -1,5 +1,5 @@
 import type { Config, NatsConfig, PublishTarget } from "@idem/schema";
-import { jetstreamManager } from "@nats-io/jetstream";
+import type { JetStreamManager } from "@nats-io/jetstream";
 import { connectNats } from "./connect.js";
 import {
   differences,
@@ -9,6 +9,7 @@ import {
   type FieldDifference,
   streamCaptures,
 } from "./expected-config.js";
+import { loadJetStream } from "./nats-client.js";
 import { isNotFound } from "./provisioning.js";
 
 /** A stream or consumer config as the server answers it, as plain JSON (`subjects`, `max_age`, ...). */
@@ -59,9 +60,9 @@ export async function openJetStreamInspector(
       timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
     }),
   ]).finally(() => clearTimeout(timer));
-  let jsm: Awaited<ReturnType<typeof jetstreamManager>>;
+  let jsm: JetStreamManager;
   try {
-    jsm = await jetstreamManager(nc, { timeout: timeoutMs });
+    jsm = await (await loadJetStream()).jetstreamManager(nc, { timeout: timeoutMs });
   } catch (e) {
     await nc.close();
     // Connected, so the server is there: JetStream is off, or a cluster has no meta leader (lost

@@ -1,7 +1,7 @@
 import { IdemError, type PublishTarget } from "@idem/schema";
-import { jetstream, jetstreamManager } from "@nats-io/jetstream";
-import { connect, type NatsConnection, headers as natsHeaders } from "@nats-io/transport-node";
+import type { NatsConnection } from "@nats-io/transport-node";
 import { expectedPublishStream, streamCaptures } from "./expected-config.js";
+import { loadJetStream, loadTransport } from "./nats-client.js";
 
 /** One message for a publish target's stream. */
 export interface TargetMessage {
@@ -60,16 +60,18 @@ export function createJetStreamPublishTransport(): JetStreamPublishTransport {
   const get = (url: string): Promise<NatsConnection> => {
     let c = conns.get(url);
     if (!c) {
-      c = connect({ servers: url.split(","), name: "idem-effects", timeout: 5000 }).catch(
-        (e: unknown) => {
+      c = loadTransport()
+        .then(({ connect }) =>
+          connect({ servers: url.split(","), name: "idem-effects", timeout: 5000 }),
+        )
+        .catch((e: unknown) => {
           conns.delete(url);
           throw new IdemError(
             "UNAVAILABLE",
             `cannot connect to NATS at ${url}: ${(e as Error).message}`,
             { cause: e },
           );
-        },
-      );
+        });
       conns.set(url, c);
     }
     return c.then((nc) => {
@@ -84,6 +86,7 @@ export function createJetStreamPublishTransport(): JetStreamPublishTransport {
     async checkStream(url, target) {
       const nc = await get(url);
       const expected = expectedPublishStream(target);
+      const { jetstreamManager } = await loadJetStream();
       const jsm = await jetstreamManager(nc);
       let subjects: string[];
       try {
@@ -98,7 +101,8 @@ export function createJetStreamPublishTransport(): JetStreamPublishTransport {
 
     async publish(url, message) {
       const nc = await get(url);
-      const h = natsHeaders();
+      const [{ headers }, { jetstream }] = await Promise.all([loadTransport(), loadJetStream()]);
+      const h = headers();
       for (const [k, v] of Object.entries(message.headers ?? {})) h.set(k, v);
       const { subject } = message;
       try {

@@ -1,7 +1,7 @@
 import type { Clock, Job, NatsConfig } from "@idem/schema";
 import { IdemError, retry, systemClock } from "@idem/schema";
 import type { JetStreamClient, PubAck } from "@nats-io/jetstream";
-import { headers as natsHeaders } from "@nats-io/transport-node";
+import { loadTransport } from "./nats-client.js";
 import { isNatsUnavailable } from "./nats-unavailable.js";
 import { jobSubject } from "./subjects.js";
 
@@ -68,7 +68,7 @@ export function createJobPublisher(options: CreateJobPublisherOptions): JobPubli
       const data = JSON.stringify(job);
       const deadline = clock.now() + nats.publishRetryMs;
       const traceparent = publishOptions.traceparent;
-      const headers = traceparent === undefined ? undefined : natsHeaders();
+      const headers = traceparent === undefined ? undefined : (await loadTransport()).headers();
       if (headers && traceparent !== undefined) headers.set(TRACEPARENT_HEADER, traceparent);
       const options = { msgID, timeout: attemptTimeoutMs, ...(headers ? { headers } : {}) };
       let ack: PubAck;

@@ -1,7 +1,7 @@
 import { type Config, natsServers } from "@idem/schema";
-import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { closeNats, connectNats } from "./connect.js";
 import { createJobPublisher, type JobPublisher } from "./job-publisher.js";
+import { loadJetStream } from "./nats-client.js";
 import { ensureJobsStream } from "./provisioning.js";
 
 /**
@@ -19,6 +19,7 @@ export async function withJobPublisher<T>(
   if (!config.nats) return fn(undefined);
   const nc = await connectNats(natsServers(config.nats), name);
   try {
+    const { jetstream, jetstreamManager } = await loadJetStream();
     await ensureJobsStream(await jetstreamManager(nc), config.nats);
     return await fn(createJobPublisher({ js: jetstream(nc), nats: config.nats }));
   } finally {

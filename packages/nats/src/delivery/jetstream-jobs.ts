@@ -1,10 +1,10 @@
 import type { Clock, Config, NatsConfig, ValidationIssue } from "@idem/schema";
 import { validateJob } from "@idem/schema";
-import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { type DeadLetterAdvisory, startDeadLetterMonitor } from "../dead-letter-monitor.js";
 import { createJobPublisher, type JobPublisher } from "../job-publisher.js";
 import { type MessageLoop, startMessageLoop } from "../message-loop.js";
+import { loadJetStream } from "../nats-client.js";
 import {
   type AgentConsumer,
   ensureAgentConsumer,
@@ -72,6 +72,7 @@ export interface JetStreamJobs {
 export async function openJetStreamJobs(options: OpenJetStreamJobsOptions): Promise<JetStreamJobs> {
   const { nc, config, agents } = options;
   const { nats, queue } = config;
+  const { jetstream, jetstreamManager } = await loadJetStream();
   const js = jetstream(nc);
   const jsm = await jetstreamManager(nc);
   await ensureJobsStream(jsm, nats);

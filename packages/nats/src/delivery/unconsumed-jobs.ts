@@ -1,7 +1,8 @@
 import type { Job, NatsConfig, ValidationIssue } from "@idem/schema";
 import { validateJob } from "@idem/schema";
-import { type JetStreamManager, jetstreamManager } from "@nats-io/jetstream";
+import type { JetStreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/transport-node";
+import { loadJetStream } from "../nats-client.js";
 import { isNotFound } from "../provisioning.js";
 import { agentConsumerName, jobSubject } from "../subjects.js";
 
@@ -72,10 +73,12 @@ export interface UnconsumedJobs {
 export function openUnconsumedJobs(nc: NatsConnection, nats: NatsConfig): UnconsumedJobs {
   let manager: Promise<JetStreamManager> | undefined;
   const jsm = () => {
-    manager ??= jetstreamManager(nc, { timeout: REQUEST_TIMEOUT_MS }).catch((e: unknown) => {
-      manager = undefined;
-      throw e;
-    });
+    manager ??= loadJetStream()
+      .then(({ jetstreamManager }) => jetstreamManager(nc, { timeout: REQUEST_TIMEOUT_MS }))
+      .catch((e: unknown) => {
+        manager = undefined;
+        throw e;
+      });
     return manager;
   };
   const prefix = `${nats.subjectPrefix}.jobs.`;

@@ -1,7 +1,7 @@
 import { promises as fs } from "node:fs";
 import { dirname } from "node:path";
 import { IdemError } from "@idem/schema";
-import { type SimpleGit, type SimpleGitProgressEvent, simpleGit } from "simple-git";
+import type { SimpleGit, SimpleGitProgressEvent } from "simple-git";
 import { GIT_BASE_ARGS, gitEnv } from "../plumbing/run-git.js";
 import { redactUrls } from "./redact.js";
 
@@ -61,7 +61,16 @@ export class RemoteGit {
     return redactUrls(this.url);
   }
 
-  private git(baseDir: string, progress?: (e: SimpleGitProgressEvent) => void): SimpleGit {
+  /**
+   * simple-git for one command in `baseDir`, imported by the first network command: a process
+   * whose config names no remote repository (`idem status` and `idem submit` among them) never
+   * loads it.
+   */
+  private async git(
+    baseDir: string,
+    progress?: (e: SimpleGitProgressEvent) => void,
+  ): Promise<SimpleGit> {
+    const { simpleGit } = await import("simple-git");
     return simpleGit({
       baseDir,
       config: GIT_BASE_ARGS.filter((a) => a !== "-c" && a !== "--no-pager"),
@@ -95,7 +104,12 @@ export class RemoteGit {
   async tip(branch: string): Promise<string | null> {
     let out: string;
     try {
-      out = await this.git(this.mirror).raw(["ls-remote", "--", this.url, `refs/heads/${branch}`]);
+      out = await (await this.git(this.mirror)).raw([
+        "ls-remote",
+        "--",
+        this.url,
+        `refs/heads/${branch}`,
+      ]);
     } catch (e) {
       this.fail("ls-remote of", e);
     }
@@ -109,7 +123,7 @@ export class RemoteGit {
   /** True when the remote has at least one branch. @throws UNAVAILABLE */
   async hasBranches(): Promise<boolean> {
     try {
-      const out = await this.git(this.mirror).raw(["ls-remote", "--heads", "--", this.url]);
+      const out = await (await this.git(this.mirror)).raw(["ls-remote", "--heads", "--", this.url]);
       return out.trim().length > 0;
     } catch (e) {
       this.fail("ls-remote of", e);
@@ -129,7 +143,7 @@ export class RemoteGit {
           onProgress({ alias: this.alias, stage: e.stage, percent: e.progress })
       : undefined;
     try {
-      await this.git(dirname(this.mirror), progress).raw([
+      await (await this.git(dirname(this.mirror), progress)).raw([
         "clone",
         "--bare",
         "--no-tags",
@@ -158,7 +172,7 @@ export class RemoteGit {
    */
   async fetch(branch: string, intoRef: string): Promise<string | null> {
     try {
-      await this.git(this.mirror).raw([
+      await (await this.git(this.mirror)).raw([
         "fetch",
         "--no-tags",
         "--no-write-fetch-head",
@@ -172,7 +186,7 @@ export class RemoteGit {
       if (/couldn't find remote ref/i.test(msg)) return null;
       this.fail("fetch from", e);
     }
-    const out = await this.git(this.mirror).raw(["rev-parse", "--verify", "-q", intoRef]);
+    const out = await (await this.git(this.mirror)).raw(["rev-parse", "--verify", "-q", intoRef]);
     return out.trim() || null;
   }
 
@@ -186,7 +200,7 @@ export class RemoteGit {
   async push(branch: string, commit: string, lease: string | null): Promise<PushOutcome> {
     const ref = `refs/heads/${branch}`;
     try {
-      await this.git(this.mirror).raw([
+      await (await this.git(this.mirror)).raw([
         "push",
         "--porcelain",
         "--no-verify",

@@ -2,8 +2,9 @@ import { randomUUID } from "node:crypto";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Clock, IdemError, systemClock } from "@idem/schema";
-import pg from "pg";
+import type pg from "pg";
 import { migrate } from "./migrate.js";
+import { isDatabaseError, loadPg } from "./pg-driver.js";
 import { asUnavailable } from "./unavailable.js";
 
 /** How a PostgreSQL journal is opened: pool size, injected clock and ids. */
@@ -43,15 +44,15 @@ export const UNIQUE_VIOLATION = "23505";
 
 /** The SQLSTATE of a driver error, or undefined for anything else. */
 export const sqlState = (e: unknown): string | undefined =>
-  e instanceof pg.DatabaseError ? e.code : undefined;
+  isDatabaseError(e) ? e.code : undefined;
 
 /** int8 (bigserial, epoch ms) as a JS number: every value the journal stores is below 2^53. */
-const types = {
+const typesOf = (driver: typeof pg) => ({
   getTypeParser: ((oid: number, format?: "text" | "binary") =>
-    oid === pg.types.builtins.INT8
+    oid === driver.types.builtins.INT8
       ? (v: string) => Number(v)
-      : pg.types.getTypeParser(oid, format ?? "text")) as typeof pg.types.getTypeParser,
-};
+      : driver.types.getTypeParser(oid, format ?? "text")) as typeof driver.types.getTypeParser,
+});
 
 /** A URL without its password, for `location` and messages. */
 export function redactUrl(url: string): string {
@@ -105,10 +106,11 @@ export class PostgresConnection {
     url: string,
     options: PostgresJournalOptions = {},
   ): Promise<PostgresConnection> {
-    const pool = new pg.Pool({
+    const driver = await loadPg();
+    const pool = new driver.Pool({
       connectionString: url,
       max: options.max ?? 10,
-      types,
+      types: typesOf(driver),
       ...KEEPALIVE,
       ...(options.readonly && { options: "-c default_transaction_read_only=on" }),
     });

@@ -1,5 +1,5 @@
 import { IdemError } from "@idem/schema";
-import pg from "pg";
+import { isDatabaseError } from "./pg-driver.js";
 
 /**
  * Socket errors of a server that is gone or out of reach: refused, reset by a dying server,
@@ -49,7 +49,7 @@ const DRIVER_GONE = [
  */
 export function isConnectionLoss(e: unknown): boolean {
   if (!(e instanceof Error)) return false;
-  if (e instanceof pg.DatabaseError) return e.code !== undefined && SERVER_GONE.has(e.code);
+  if (isDatabaseError(e)) return e.code !== undefined && SERVER_GONE.has(e.code);
   const code = (e as { code?: unknown }).code;
   if (typeof code === "string") return SOCKET_GONE.has(code);
   return DRIVER_GONE.some((re) => re.test(e.message));

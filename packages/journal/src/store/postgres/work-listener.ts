@@ -1,7 +1,8 @@
-import pg from "pg";
+import type pg from "pg";
 import type { JournalWakeUps, WorkKind } from "../../port/work.js";
 import { KEEPALIVE } from "./connection.js";
 import { WORK_CHANNEL } from "./notify.js";
+import { loadPg } from "./pg-driver.js";
 
 const KINDS: readonly WorkKind[] = ["runs", "jobs"];
 /** The waits between attempts to get the listening connection back after the server went away. */
@@ -64,7 +65,8 @@ export class WorkListener implements JournalWakeUps {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url, ...KEEPALIVE });
+    const { Client } = await loadPg();
+    const client = new Client({ connectionString: this.url, ...KEEPALIVE });
     // A lost connection is an 'error' and then an 'end': both end in one reconnect.
     client.on("error", () => this.lost(client));
     client.on("end", () => this.lost(client));
