@@ -1,5 +1,17 @@
 export type { GitDaemonHandle } from "./git-daemon.js";
 export { createBareRepo, startGitDaemon } from "./git-daemon.js";
+export type { GitHubCreate } from "./github/github-answers.js";
+export type { ArmOptions, GitHubRequestInfo } from "./github/github-limits.js";
+export type { GitHubRequestRecord, GitHubViolation } from "./github/github-server.js";
+export type {
+  GitHubStandIn,
+  SeedItem,
+  StandInComment,
+  StandInIssue,
+  StandInPullRequest,
+  StartGitHubStandInOptions,
+} from "./github/github-stand-in.js";
+export { startGitHubStandIn } from "./github/github-stand-in.js";
 export type {
   NatsClusterHandle,
   NatsClusterNode,

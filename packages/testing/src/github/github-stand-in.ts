@@ -1,0 +1,343 @@
+import { createServer, type Server } from "node:http";
+import { freePort } from "../nats-server.js";
+import type { GitHubCreate } from "./github-answers.js";
+import { createPathMatcher, multiSegmentParams } from "./github-check.js";
+import { githubDescription, SERVED_OPERATIONS } from "./github-description.js";
+import { iso } from "./github-json.js";
+import { Armed, type ArmOptions, type GitHubRequestInfo, RateLimits } from "./github-limits.js";
+import {
+  type GitHubRequestRecord,
+  type GitHubViolation,
+  handleGitHubRequest,
+  type ServerParts,
+} from "./github-server.js";
+import { GitHubState, type ItemRecord, type RepoRecord } from "./github-state.js";
+
+export interface StartGitHubStandInOptions {
+  /** Token -> login of the user it authenticates. Default: one token for the user `idem-bot`. */
+  tokens?: Record<string, string>;
+  /** The clock (ms since the epoch) for timestamps, `since`, search lag and rate-limit windows. */
+  now?: () => number;
+  /** How long after a write the search index shows it (ms). Default 30,000. */
+  searchLagMs?: number;
+  /** Primary quotas: `core` requests an hour (default 5,000), `search` a minute (default 30). */
+  rateLimit?: { core?: number; search?: number };
+  /** A path prefix the API lives under, as GitHub Enterprise Server's `/api/v3`. Default none. */
+  basePath?: string;
+}
+
+/** A pull request as the stand-in holds it. */
+export interface StandInPullRequest {
+  number: number;
+  title: string;
+  body: string | null;
+  head: string;
+  base: string;
+  state: "open" | "closed";
+  user: string;
+  draft: boolean;
+  createdAt: string;
+}
+
+/** An issue (not a pull request) as the stand-in holds it. */
+export interface StandInIssue {
+  number: number;
+  title: string;
+  body: string | null;
+  state: "open" | "closed";
+  user: string;
+  labels: string[];
+  createdAt: string;
+}
+
+/** An issue comment (on an issue or a pull request). */
+export interface StandInComment {
+  id: number;
+  issueNumber: number;
+  body: string;
+  user: string;
+  createdAt: string;
+}
+
+/**
+ * A GitHub REST API stand-in on 127.0.0.1, driven by GitHub's own OpenAPI description: see
+ * packages/testing/README.md for what it serves and how faithfully.
+ */
+export interface GitHubStandIn extends AsyncDisposable {
+  /** The API base URL (`http://127.0.0.1:<port>`, plus the base path when one is set). */
+  readonly url: string;
+  /** A token the stand-in accepts (the first of `tokens`), and the login it authenticates. */
+  readonly token: string;
+  readonly login: string;
+  /** The `info.version` of the GitHub description in use. */
+  readonly descriptionVersion: string;
+
+  /** Adds a repository; its default branch (`main`) exists unless `gitDir` provides branches. */
+  createRepo(options: {
+    owner: string;
+    name: string;
+    defaultBranch?: string;
+    /** Branch names, or name -> SHA (a SHA is made up when omitted). */
+    branches?: Record<string, string | undefined> | string[];
+    /** A bare git repository whose `refs/heads/*` are the branches (a git daemon's repo). */
+    gitDir?: string;
+  }): { id: number; fullName: string };
+  /** Creates or moves a branch; answers its SHA. */
+  setBranch(owner: string, repo: string, branch: string, sha?: string): string;
+  /** Adds an issue directly (no request, not counted as a create); answers its number. */
+  addIssue(owner: string, repo: string, fields: SeedItem): number;
+  /** Adds a pull request directly from `head` (a branch that must exist) into `base`. */
+  addPullRequest(
+    owner: string,
+    repo: string,
+    fields: SeedItem & { head: string; base?: string },
+  ): number;
+  /** Adds a comment directly to issue or pull request `number`; answers its id. */
+  addComment(
+    owner: string,
+    repo: string,
+    number: number,
+    fields: { body: string; user?: string; createdAt?: number },
+  ): number;
+  /** Closes or reopens issue or pull request `number`. */
+  setState(owner: string, repo: string, number: number, state: "open" | "closed"): void;
+
+  pullRequests(owner: string, repo: string): StandInPullRequest[];
+  issues(owner: string, repo: string): StandInIssue[];
+  comments(owner: string, repo: string, number?: number): StandInComment[];
+  /** Creates performed through the API, per kind (those whose answer was dropped too). */
+  creates(): Record<GitHubCreate["kind"], number>;
+  /** Every request received, in order. */
+  requests(): readonly GitHubRequestRecord[];
+  /** Requests that do not match GitHub's description (or that GitHub refuses), and answers. */
+  violations(): readonly GitHubViolation[];
+  /** @throws Error listing every violation, when there is one. */
+  assertNoViolations(): void;
+  /** Requests refused by a rate limit so far. */
+  rateLimitRefusals(): number;
+
+  /** The next creates (or those `match` picks) are performed, then the connection is dropped. */
+  dropAfterCreate(options?: ArmOptions<GitHubCreate>): void;
+  /** The next creates are not performed: the connection is dropped first. */
+  dropBeforeCreate(options?: ArmOptions<GitHubCreate>): void;
+  /** Uses up the primary quota: 403 with `x-ratelimit-remaining: 0` until the reset time. */
+  exhaustRateLimit(options?: { resource?: "core" | "search"; resetInSeconds?: number }): void;
+  /** The next requests are refused by a secondary limit (403 or 429 with `retry-after`). */
+  secondaryRateLimit(
+    options?: ArmOptions<GitHubRequestInfo> & { status?: 403 | 429; retryAfterSeconds?: number },
+  ): void;
+  /** The next requests are answered a server error (nothing performed). */
+  failNext(options: ArmOptions<GitHubRequestInfo> & { status: 500 | 502 | 503 }): void;
+  /** Changes the search index's lag. */
+  setSearchLag(ms: number): void;
+  /** Stops the server (open connections closed). Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** The fields of an issue or pull request added with `addIssue`/`addPullRequest`. */
+export interface SeedItem {
+  title: string;
+  body?: string | null;
+  /** The author's login; default the stand-in's `login`. */
+  user?: string;
+  state?: "open" | "closed";
+  labels?: string[];
+  /** When it was created (ms); default now. */
+  createdAt?: number;
+}
+
+const DEFAULT_TOKEN = "ghp_standin0000000000000000000000000000";
+
+function listen(server: Server, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+}
+
+/**
+ * Starts a GitHub REST stand-in on 127.0.0.1 and a free port. Loads GitHub's description from
+ * `@octokit/openapi` on first use in the process (a few hundred ms).
+ * @throws Error when no port can be bound after 5 tries.
+ */
+export async function startGitHubStandIn(
+  options: StartGitHubStandInOptions = {},
+): Promise<GitHubStandIn> {
+  const description = githubDescription();
+  const now = options.now ?? Date.now;
+  const tokens = options.tokens ?? { [DEFAULT_TOKEN]: "idem-bot" };
+  const [token, login] = Object.entries(tokens)[0] ?? [];
+  if (!token || !login) throw new Error("startGitHubStandIn needs at least one token");
+  const state = new GitHubState(now);
+  const basePath = (options.basePath ?? "").replace(/\/+$/, "");
+  let origin = "";
+  const parts: ServerParts = {
+    state,
+    description,
+    match: createPathMatcher(description, multiSegmentParams(description, SERVED_OPERATIONS)),
+    limits: new RateLimits(
+      now,
+      { core: options.rateLimit?.core ?? 5000, search: options.rateLimit?.search ?? 30 },
+      () => state.user(login).id,
+    ),
+    tokens,
+    now,
+    basePath,
+    bases: () => ({ api: `${origin}${basePath}`, html: origin }),
+    searchLagMs: options.searchLagMs ?? 30_000,
+    dropBefore: new Armed(),
+    dropAfter: new Armed(),
+    failures: new Armed(),
+    creates: { pull_request: 0, issue: 0, comment: 0, ref: 0 },
+    requests: [],
+    violations: [],
+  };
+  const server = createServer((req, res) => {
+    void handleGitHubRequest(parts, req, res);
+  });
+  for (let attempt = 0; ; attempt++) {
+    const port = await freePort();
+    try {
+      await listen(server, port);
+      origin = `http://127.0.0.1:${port}`;
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EADDRINUSE" || attempt >= 4) throw e;
+    }
+  }
+
+  const repoOf = (owner: string, name: string): RepoRecord => {
+    const r = state.repo(owner, name);
+    if (!r) throw new Error(`the stand-in has no repository ${owner}/${name}`);
+    return r;
+  };
+  const itemOf = (owner: string, name: string, number: number): ItemRecord => {
+    const item = repoOf(owner, name).items.get(number);
+    if (!item) throw new Error(`${owner}/${name} has no issue or pull request #${number}`);
+    return item;
+  };
+  let stopped: Promise<void> | undefined;
+  const stop = () => {
+    stopped ??= new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+    return stopped;
+  };
+  return {
+    url: `${origin}${basePath}`,
+    token,
+    login,
+    descriptionVersion: description.version,
+    createRepo(o) {
+      const r = state.createRepo(o);
+      return { id: r.id, fullName: `${r.owner.login}/${r.name}` };
+    },
+    setBranch: (owner, name, branch, sha) => state.setBranch(repoOf(owner, name), branch, sha),
+    addIssue(owner, name, f) {
+      const fields: Parameters<GitHubState["addItem"]>[1] = {
+        ...f,
+        user: state.user(f.user ?? login),
+      };
+      return state.addItem(repoOf(owner, name), fields).number;
+    },
+    addPullRequest(owner, name, f) {
+      const repo = repoOf(owner, name);
+      const base = f.base ?? repo.defaultBranch;
+      const headSha = state.branchSha(repo, f.head);
+      const baseSha = state.branchSha(repo, base);
+      if (!headSha || !baseSha) throw new Error(`${owner}/${name} lacks ${f.head} or ${base}`);
+      const pull = {
+        headRef: f.head,
+        headSha,
+        baseRef: base,
+        baseSha,
+        draft: false,
+        maintainerCanModify: true,
+      };
+      return state.addItem(repo, { ...f, user: state.user(f.user ?? login), pull }).number;
+    },
+    addComment(owner, name, number, f) {
+      const repo = repoOf(owner, name);
+      const fields = { ...f, user: state.user(f.user ?? login) };
+      return state.addComment(repo, itemOf(owner, name, number), fields).id;
+    },
+    setState: (owner, name, number, s) => state.setItemState(itemOf(owner, name, number), s),
+    pullRequests(owner, name) {
+      return [...repoOf(owner, name).items.values()].flatMap((i) =>
+        i.pull
+          ? [
+              {
+                number: i.number,
+                title: i.title,
+                body: i.body,
+                head: i.pull.headRef,
+                base: i.pull.baseRef,
+                state: i.state,
+                user: i.user.login,
+                draft: i.pull.draft,
+                createdAt: iso(i.createdAt),
+              },
+            ]
+          : [],
+      );
+    },
+    issues(owner, name) {
+      return [...repoOf(owner, name).items.values()].flatMap((i) =>
+        i.pull
+          ? []
+          : [
+              {
+                number: i.number,
+                title: i.title,
+                body: i.body,
+                state: i.state,
+                user: i.user.login,
+                labels: [...i.labels],
+                createdAt: iso(i.createdAt),
+              },
+            ],
+      );
+    },
+    comments(owner, name, number) {
+      return repoOf(owner, name)
+        .comments.filter((c) => number === undefined || c.issueNumber === number)
+        .map((c) => ({
+          id: c.id,
+          issueNumber: c.issueNumber,
+          body: c.body,
+          user: c.user.login,
+          createdAt: iso(c.createdAt),
+        }));
+    },
+    creates: () => ({ ...parts.creates }),
+    requests: () => [...parts.requests],
+    violations: () => [...parts.violations],
+    assertNoViolations() {
+      if (parts.violations.length === 0) return;
+      const lines = parts.violations.map(
+        (v) =>
+          `${v.side} ${v.method} ${v.path} (${v.operation ?? "no operation"}) -> ${v.status}: ${v.problems.join("; ")}`,
+      );
+      throw new Error(`the GitHub stand-in saw ${lines.length} violation(s):\n${lines.join("\n")}`);
+    },
+    rateLimitRefusals: () => parts.limits.refusals,
+    dropAfterCreate: (o = {}) => parts.dropAfter.arm(o),
+    dropBeforeCreate: (o = {}) => parts.dropBefore.arm(o),
+    exhaustRateLimit: (o = {}) => parts.limits.exhaust(o.resource ?? "core", o.resetInSeconds ?? 1),
+    secondaryRateLimit: (o = {}) =>
+      parts.limits.secondary.arm(o, {
+        status: o.status ?? 403,
+        retryAfterSeconds: o.retryAfterSeconds ?? 1,
+      }),
+    failNext: (o) => parts.failures.arm(o, o.status),
+    setSearchLag(ms) {
+      parts.searchLagMs = ms;
+    },
+    stop,
+    [Symbol.asyncDispose]: stop,
+  };
+}
