@@ -26,6 +26,20 @@ export type { CheckedRequest, OpenApiChecker } from "./openapi-check.js";
 export { createOpenApiChecker } from "./openapi-check.js";
 export type { PostgresHandle, StartPostgresOptions } from "./postgres.js";
 export { ignoreServerShutdown, postgresBinDir, startPostgres } from "./postgres.js";
+export type {
+  SlackArmOptions,
+  SlackCall,
+  SlackRequestRecord,
+  SlackViolation,
+} from "./slack/slack-server.js";
+export type {
+  SlackStandIn,
+  StandInMessage,
+  StartSlackStandInOptions,
+} from "./slack/slack-stand-in.js";
+export { startSlackStandIn } from "./slack/slack-stand-in.js";
+export type { SlackMetadata } from "./slack/slack-state.js";
+export type { SlackIdentity, SlackPost } from "./slack/slack-web-methods.js";
 export type { TempDir } from "./temp-dir.js";
 export { tempDir } from "./temp-dir.js";
 export type { TempJournal } from "./temp-journal.js";
