@@ -99,8 +99,13 @@ describe("GitHub stand-in: rate limits", () => {
     expect(gh.creates().pull_request).toBe(0);
     clock = Number(refused.headers.get("x-ratelimit-reset")) * 1000;
     expect((await post("/repos/acme/app/pulls", PR)).status).toBe(201);
+    gh.exhaustRateLimit({ resource: "search", status: 429 });
+    const search = await call("/search/issues?q=x");
+    expect(search.status).toBe(429);
+    expect(search.headers.get("x-ratelimit-resource")).toBe("search");
+    expect((await call("/repos/acme/app/issues")).status).toBe(200);
     const limits = await (await call("/rate_limit")).json();
-    expect(limits).toMatchObject({ resources: { core: { limit: 5000, used: 1 } } });
+    expect(limits).toMatchObject({ resources: { core: { limit: 5000, used: 2 } } });
   });
 
   it("answers a secondary limit with 429 and retry-after, for the requests it picks", async () => {

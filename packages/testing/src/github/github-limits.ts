@@ -57,6 +57,8 @@ interface Window {
   /** When the quota refills, ms (a whole second: the header's epoch seconds). */
   resetAt: number;
   lengthMs: number;
+  /** The status of a refusal past the quota (GitHub answers 403, or 429). */
+  status: 403 | 429;
 }
 
 /** A secondary limit's answer. */
@@ -91,7 +93,7 @@ export class RateLimits {
     if (!w || now >= w.resetAt) {
       const lengthMs = resource === "search" ? 60_000 : 3_600_000;
       const limit = resource === "search" ? this.limits.search : this.limits.core;
-      w = { limit, used: 0, resetAt: ceilSecond(now + lengthMs), lengthMs };
+      w = { limit, used: 0, resetAt: ceilSecond(now + lengthMs), lengthMs, status: 403 };
       this.windows.set(resource, w);
     }
     return w;
@@ -126,7 +128,7 @@ export class RateLimits {
       return {
         headers: this.headers(resource, w),
         refused: {
-          status: 403,
+          status: w.status,
           message: `API rate limit exceeded for user ID ${this.userId()}. If you reach out to GitHub Support for help, please include the request ID.`,
         },
       };
@@ -150,9 +152,10 @@ export class RateLimits {
   }
 
   /** Uses up `resource`'s quota; it refills `resetInSeconds` from now (rounded up to a second). */
-  exhaust(resource: string, resetInSeconds: number): void {
+  exhaust(resource: string, resetInSeconds: number, status: 403 | 429 = 403): void {
     const w = this.window(resource);
     w.used = w.limit;
+    w.status = status;
     w.resetAt = ceilSecond(this.now() + resetInSeconds * 1000);
   }
 }

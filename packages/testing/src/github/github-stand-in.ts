@@ -120,8 +120,15 @@ export interface GitHubStandIn extends AsyncDisposable {
   dropAfterCreate(options?: ArmOptions<GitHubCreate>): void;
   /** The next creates are not performed: the connection is dropped first. */
   dropBeforeCreate(options?: ArmOptions<GitHubCreate>): void;
-  /** Uses up the primary quota: 403 with `x-ratelimit-remaining: 0` until the reset time. */
-  exhaustRateLimit(options?: { resource?: "core" | "search"; resetInSeconds?: number }): void;
+  /**
+   * Uses up the primary quota: 403 (or `status` 429) with `x-ratelimit-remaining: 0` until the
+   * reset time, `resetInSeconds` (default 1) from now, rounded up to a whole second.
+   */
+  exhaustRateLimit(options?: {
+    resource?: "core" | "search";
+    resetInSeconds?: number;
+    status?: 403 | 429;
+  }): void;
   /** The next requests are refused by a secondary limit (403 or 429 with `retry-after`). */
   secondaryRateLimit(
     options?: ArmOptions<GitHubRequestInfo> & { status?: 403 | 429; retryAfterSeconds?: number },
@@ -327,7 +334,8 @@ export async function startGitHubStandIn(
     rateLimitRefusals: () => parts.limits.refusals,
     dropAfterCreate: (o = {}) => parts.dropAfter.arm(o),
     dropBeforeCreate: (o = {}) => parts.dropBefore.arm(o),
-    exhaustRateLimit: (o = {}) => parts.limits.exhaust(o.resource ?? "core", o.resetInSeconds ?? 1),
+    exhaustRateLimit: (o = {}) =>
+      parts.limits.exhaust(o.resource ?? "core", o.resetInSeconds ?? 1, o.status),
     secondaryRateLimit: (o = {}) =>
       parts.limits.secondary.arm(o, {
         status: o.status ?? 403,
