@@ -3,9 +3,13 @@ import {
   createLogger,
   createOwnerId,
   FileWriteIndex,
+  type InterpretRunContext,
+  interpretRun,
   type Logger,
   noopTracing,
+  type RunOutcome,
   sleep,
+  TargetTurns,
   type Tracing,
 } from "@idem/core";
 import type { Effects } from "@idem/effects";
@@ -23,13 +27,10 @@ import {
   noFault,
   systemClock,
 } from "@idem/schema";
-import { interpretRun } from "./interpret-run.js";
 import { createInterpreterMetrics, type InterpreterMetrics } from "./interpreter-metrics.js";
 import { outageWatch } from "./outage-watch.js";
 import { withPausePoint } from "./pause-point.js";
-import type { InterpretRunContext, RunOutcome } from "./run-context.js";
 import { RunPool } from "./run-pool.js";
-import { TargetTurns } from "./target-turns.js";
 
 /** How to build an interpreter; `config`, `journal` and `effects` are required. */
 export interface InterpreterOptions {

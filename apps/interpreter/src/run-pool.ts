@@ -1,6 +1,5 @@
+import type { RunOutcome, TargetTurns } from "@idem/core";
 import type { Claim, ClaimOptions } from "@idem/journal";
-import type { RunOutcome } from "./run-context.js";
-import type { TargetTurns } from "./target-turns.js";
 
 /** Hears how each run of a pool ended. */
 export interface RunEnded {

@@ -7,6 +7,8 @@ export * from "./dead-letters/index.js";
 export * from "./decide/index.js";
 export * from "./doctor/index.js";
 export * from "./enqueue/index.js";
+export * from "./interpret/index.js";
+export * from "./record/index.js";
 export * from "./replay/index.js";
 export * from "./runtime/index.js";
 export * from "./show/index.js";

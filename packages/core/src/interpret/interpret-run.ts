@@ -1,4 +1,3 @@
-import { effectInFilter, scheduledDelay } from "@idem/core";
 import type { Claim } from "@idem/journal";
 import {
   classifyError,
@@ -9,7 +8,9 @@ import {
   IdemError,
   isIdemError,
   isRetryableClass,
+  scheduledDelay,
 } from "@idem/schema";
+import { effectInFilter } from "../replay/effect-filter.js";
 import { EffectFailure, interpretEffect, RunEnded, type RunScope } from "./interpret-effect.js";
 import type { InterpretRunContext, RunOutcome } from "./run-context.js";
 import type { EffectTurn, RunTurn } from "./target-turns.js";

@@ -1,4 +1,3 @@
-import { decideEffect, type Logger, type TraceSpan } from "@idem/core";
 import type { ProbeHint } from "@idem/effects";
 import { type Claim, type EffectRecord, isSettledEffect, type Lease } from "@idem/journal";
 import {
@@ -11,6 +10,9 @@ import {
   type FailureClass,
   isIdemError,
 } from "@idem/schema";
+import { decideEffect } from "../decide/decide-effect.js";
+import type { Logger } from "../runtime/logger.js";
+import type { TraceSpan } from "../telemetry/tracing.js";
 import type { InterpretRunContext, RunOutcome } from "./run-context.js";
 import type { EffectTurn } from "./target-turns.js";
 

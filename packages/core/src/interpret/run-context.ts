@@ -1,8 +1,9 @@
-import type { FileWriteIndex, Logger, Tracing } from "@idem/core";
 import type { Effects } from "@idem/effects";
 import type { JournalStore } from "@idem/journal";
 import type { Clock, Config, EffectSpec, FailureClass, FaultHook } from "@idem/schema";
-import type { InterpreterMetrics } from "./interpreter-metrics.js";
+import type { FileWriteIndex } from "../decide/file-write-index.js";
+import type { Logger } from "../runtime/logger.js";
+import type { Tracing } from "../telemetry/tracing.js";
 import type { TargetTurns } from "./target-turns.js";
 
 /** How one claimed run ended in this interpreter. */
@@ -18,6 +19,19 @@ export interface RunOutcome {
   error?: string;
 }
 
+/** A counter as interpretation uses it (prom-client's Counter fits). */
+export interface InterpretCounter<L extends string> {
+  inc(labels: Partial<Record<L, string>>): void;
+}
+
+/** What interpretation counts: run transitions by outcome, effects by kind and outcome. */
+export interface InterpretMetrics {
+  /** claimed, takeover, done, failed, dead, released, lease-lost. */
+  readonly runs: InterpretCounter<"outcome">;
+  /** applied, present, skipped, uncertain, conflict, error. */
+  readonly effects: InterpretCounter<"kind" | "outcome">;
+}
+
 /** What the interpretation of a run works with; built once per interpreter. */
 export interface InterpretRunContext {
   journal: JournalStore;
@@ -27,7 +41,7 @@ export interface InterpretRunContext {
   fault: FaultHook;
   /** The interpreter's logger (with its owner); each run logs on a child with its job and generation. */
   log: Logger;
-  metrics: InterpreterMetrics;
+  metrics: InterpretMetrics;
   /** Which file.write effects a later output supersedes. */
   writes: FileWriteIndex;
   /** Aborted when the interpreter stops: the run is released before its next effect. */

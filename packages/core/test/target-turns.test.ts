@@ -1,6 +1,6 @@
 import { isIdemError } from "@idem/schema";
 import { describe, expect, it } from "vitest";
-import { TargetTurns } from "../src/target-turns.js";
+import { TargetTurns } from "../src/interpret/target-turns.js";
 
 const T = "repo:site@main";
 const never = new AbortController().signal;
