@@ -13,6 +13,7 @@ import {
   MAX_LINES,
   violationKey,
 } from "./source-graph.js";
+import { SOURCE_RULES, sourceViolations } from "./source-rules.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const WHITEBOARD = join(ROOT, "../shared/whiteboard.json");
@@ -75,6 +76,21 @@ describe("the size of source files", () => {
   });
 });
 
+describe("what the source says", () => {
+  it("records outputs only through core's recordOutput, and leaves the ledger's writes to core's interpretation", () => {
+    const news = sourceViolations(ROOT)
+      .map(violationKey)
+      .filter((k) => !known.has(k));
+    const rules = [...new Set(news.map((n) => n.slice(0, n.indexOf(":"))))].map(
+      (rule) => `${rule}: ${SOURCE_RULES.find((r) => r.name === rule)?.comment ?? ""}`,
+    );
+    expect(
+      news,
+      `forbidden code (test/architecture/source-rules.ts):\n${rules.join("\n")}`,
+    ).toEqual([]);
+  });
+});
+
 describe("the architecture rules", () => {
   // A small tree that breaks every rule once, to show each rule fires and names file and rule.
   const tree: Record<string, string> = {
@@ -111,6 +127,10 @@ describe("the architecture rules", () => {
     "apps/interpreter/src/index.ts": 'export * from "../../executor/src/index.js";\n',
     "apps/executor/src/index.ts":
       'export type { T } from "../../../packages/testing/src/index.js";\n',
+    "apps/executor/src/delivery.ts": "await journal.outputs.record(output, options);\n",
+    "packages/core/src/record/record-output.ts": "await journal.outputs.record(output, o);\n",
+    "apps/interpreter/src/loop.ts":
+      "// ledger.settle( in a comment\nawait journal.ledger.settle(lease, k);\n",
   };
   let root: string;
   let found: string[];
@@ -121,7 +141,9 @@ describe("the architecture rules", () => {
       writeFileSync(join(root, file), text);
     }
     const graph = await cruiseSources(root);
-    found = [...importViolations(graph), ...longFiles(root)].map(violationKey);
+    found = [...importViolations(graph), ...longFiles(root), ...sourceViolations(root)].map(
+      violationKey,
+    );
   });
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -143,8 +165,14 @@ describe("the architecture rules", () => {
     "never-schema-imports-journal: packages/schema/src/index.ts -> packages/journal/src/index.ts",
     "schema-has-no-io: packages/schema/src/index.ts -> fs",
     `max-${MAX_LINES}-lines: packages/core/src/long.ts`,
+    "record-only-through-core: apps/executor/src/delivery.ts",
+    "no-ledger-writes-in-interpreter-app: apps/interpreter/src/loop.ts",
   ])("report %s", (violation) => {
     expect(found).toContain(violation);
+  });
+
+  it("allow core's recordOutput its record", () => {
+    expect(found.filter((f) => f.includes("packages/core/src/record"))).toEqual([]);
   });
 
   it("allow core its OpenTelemetry", () => {

@@ -152,12 +152,12 @@ describe("fuzzing outputs that must be refused before the record", () => {
         // The bad effect sits among good ones, so its index is in the path.
         const good = { kind: "file.write", root: "outbox", path: `ok-${n}.txt`, content: "ok" };
         const effects = [...Array.from({ length: before }, () => good), effect];
-        const answer = await submitOutput(
+        const answer = await submitOutput({
           journal,
           config,
-          { jobId: `bad-${n}`, agent: "w", effects },
-          "cli",
-        );
+          raw: { jobId: `bad-${n}`, agent: "w", effects },
+          source: "cli",
+        });
         const what = JSON.stringify(effect).slice(0, 160);
         expect(answer.status, what).toBe("invalid");
         expect(answer.jobId).toBe(`bad-${n}`);

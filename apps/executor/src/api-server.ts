@@ -84,9 +84,16 @@ export function createApiApp(options: ApiOptions): Hono {
   app.post("/v1/outputs", limit, async (c) => {
     const parsed = parseSubmission(await c.req.text(), config.limits.maxOutputBytes);
     const result = parsed.ok
-      ? await submitOutput(journal, config, parsed.value, "http", metrics, {
-          traceparent: c.req.header("traceparent"),
-          ...(options.tracing ? { tracing: options.tracing } : {}),
+      ? await submitOutput({
+          journal,
+          config,
+          raw: parsed.value,
+          source: "http",
+          metrics,
+          trace: {
+            traceparent: c.req.header("traceparent"),
+            ...(options.tracing ? { tracing: options.tracing } : {}),
+          },
         })
       : parsed.result;
     if (result.status === "invalid") logger.info({ issues: result.issues }, "invalid submission");

@@ -1,7 +1,11 @@
 import {
-  checkRecordable,
+  type CheckedOutput,
+  checkOutput,
+  describeIssues,
+  isCheckedOutput,
   type Logger,
-  retryAfter,
+  type RecordOutcome,
+  recordOutput,
   scheduledDelay,
   type TraceSpan,
   type Tracing,
@@ -11,16 +15,13 @@ import {
   type JobClaimResult,
   type JobLease,
   type JournalStore,
-  type RecordResult,
 } from "@idem/journal";
 import {
-  type AgentOutput,
   type Clock,
   type Config,
-  canonicalJson,
   classifyError,
   describeError,
-  effectTargets,
+  FAULT_POINTS,
   type FaultHook,
   IdemError,
   isRetryableClass,
@@ -130,26 +131,24 @@ export function createDeliveryHandler(options: DeliveryHandlerOptions): Delivery
     await checkDeadLetterRate({ journal, config, clock, log, jobId });
   }
 
-  /** Records the output, retrying for as long as the journal refuses it (invariant 4). */
+  /**
+   * Records the checked output through core's `recordOutput`, retrying for as long as the journal
+   * refuses it (docs/concepts.md, invariant 4).
+   */
   async function recordDurably(
-    output: AgentOutput,
-    canonical: string,
+    output: CheckedOutput,
     log: Logger,
     traceparent: string | undefined,
-  ): Promise<RecordResult> {
-    const options = {
+  ): Promise<RecordOutcome> {
+    return recordOutput({
+      journal,
+      config,
+      output,
       source: "executor",
-      targets: effectTargets(output, config),
       actor: owner,
-      canonical,
-      ...(traceparent === undefined ? {} : { traceparent }),
-    } as const;
-    try {
-      return await journal.outputs.record(output, options);
-    } catch (e) {
-      // The slow path: the shared backoff retries the record until it is taken.
-      return await retryAfter(e, () => journal.outputs.record(output, options), {
-        initialMs: 50,
+      traceparent,
+      metrics,
+      retry: {
         maxMs: RECORD_RETRY_MAX_MS,
         // Only a failure worth another attempt (a locked or full SQLite file, a PostgreSQL server
         // gone or restarting: UNAVAILABLE) is retried, and not once the journal failed for good:
@@ -163,8 +162,8 @@ export function createDeliveryHandler(options: DeliveryHandlerOptions): Delivery
             "the journal could not take the output; keeping it and retrying (not acked)",
           );
         },
-      });
-    }
+      },
+    });
   }
 
   /** One delivery as an `idem.delivery` span continuing the job's trace (see `handle`). */
@@ -242,8 +241,7 @@ export function createDeliveryHandler(options: DeliveryHandlerOptions): Delivery
       });
     }, heartbeatMs);
     try {
-      let output: AgentOutput;
-      let canonical: string;
+      let output: CheckedOutput;
       const started = performance.now();
       const run = tracing.start("idem.agent.run", {
         parent: span,
@@ -251,26 +249,15 @@ export function createDeliveryHandler(options: DeliveryHandlerOptions): Delivery
       });
       try {
         const raw = await runWithTimeout(runner, job, timeoutOf(job.agent), jlog, fatalSignal);
-        fault("executor.after-run");
-        const v = checkRecordable(completeOutput(raw, job), config);
-        if (!v.ok) {
+        fault(FAULT_POINTS.EXECUTOR_AFTER_RUN);
+        const v = checkOutput(completeOutput(raw, job), config);
+        if (!isCheckedOutput(v)) {
           metrics.invalid.inc({ source: "executor" });
-          throw new IdemError(
-            "INVALID_INPUT",
-            `invalid output: ${v.issues.map((i) => `${i.path || "(root)"} ${i.message}`).join("; ")}`,
-            { details: { issues: v.issues } },
-          );
+          throw new IdemError(v.code, `invalid output: ${describeIssues(v.issues)}`, {
+            details: { issues: v.issues },
+          });
         }
-        output = v.value;
-        // The canonical JSON is what the journal stores: measured here, handed to the record.
-        canonical = canonicalJson(output);
-        const size = Buffer.byteLength(canonical, "utf8");
-        if (size > config.limits.maxOutputBytes) {
-          throw new IdemError(
-            "OUTPUT_TOO_LARGE",
-            `the output is ${size} bytes; limits.maxOutputBytes is ${config.limits.maxOutputBytes}`,
-          );
-        }
+        output = v;
         metrics.agentRunSeconds.observe(
           { agent: job.agent, outcome: "ok" },
           (performance.now() - started) / 1000,
@@ -295,21 +282,23 @@ export function createDeliveryHandler(options: DeliveryHandlerOptions): Delivery
         "idem.record",
         { parent: span, attributes: { "idem.job_id": job.jobId, "idem.agent": job.agent } },
         async (recordSpan) => {
-          const r = await recordDurably(output, canonical, jlog, recordSpan.traceparent);
+          const r = await recordDurably(output, jlog, recordSpan.traceparent);
           recordSpan.setAttributes({ "idem.record.status": r.status });
           return r;
         },
       );
       outcome(result.status);
-      metrics.records.inc({ source: "executor", status: result.status });
+      if (result.status === "invalid") {
+        // checkOutput passed above: recordOutput checks nothing again.
+        throw new IdemError("INVARIANT_VIOLATION", "a checked output was refused as invalid");
+      }
       if (result.status === "conflict") {
-        metrics.conflicts.inc({ source: "executor" });
         jlog.warn(
           { existingHash: result.existingHash },
           "another output for this job was recorded first; this one is kept in rejections",
         );
       }
-      fault("executor.after-record");
+      fault(FAULT_POINTS.EXECUTOR_AFTER_RECORD);
       clearInterval(beat);
       await d.ack();
       jlog.info({ status: result.status }, "output recorded and acked");

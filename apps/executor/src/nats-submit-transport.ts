@@ -34,9 +34,16 @@ export function createNatsSubmitTransport(
     const parsed = parseSubmission(request.text(), config.limits.maxOutputBytes);
     try {
       return parsed.ok
-        ? await submitOutput(journal, config, parsed.value, "nats", metrics, {
-            traceparent: request.traceparent,
-            ...(context.tracing ? { tracing: context.tracing } : {}),
+        ? await submitOutput({
+            journal,
+            config,
+            raw: parsed.value,
+            source: "nats",
+            metrics,
+            trace: {
+              traceparent: request.traceparent,
+              ...(context.tracing ? { tracing: context.tracing } : {}),
+            },
           })
         : parsed.result;
     } catch (e) {

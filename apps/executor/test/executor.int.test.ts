@@ -123,9 +123,16 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
     // The executor records the canonical JSON: the same output submitted with its keys in another
     // order is a duplicate, not a conflict.
     const again = { summary: rec.output.summary, effects: [], agent: "writer", jobId: "j-1" };
-    expect((await submitOutput(env.tj.journal, env.config, again, "http")).status).toBe(
-      "duplicate",
-    );
+    expect(
+      (
+        await submitOutput({
+          journal: env.tj.journal,
+          config: env.config,
+          raw: again,
+          source: "http",
+        })
+      ).status,
+    ).toBe("duplicate");
     await new Promise((r) => setTimeout(r, 300));
     expect(await runCounts(env.counts)).toEqual({ "j-1": 1 });
     const events = await env.tj.journal.events.count(["job.enqueued", "job.duplicate"]);

@@ -27,11 +27,23 @@ const output = (jobId: string, content = "x"): AgentOutput =>
 describe("submitOutput with a traceparent", () => {
   it("answers a retried submit under another traceparent as a duplicate and keeps the first", async () => {
     await using t = await tempJournal();
-    const first = await submitOutput(t.journal, config, output("s-1"), "http", undefined, {
-      traceparent: FIRST,
+    const first = await submitOutput({
+      journal: t.journal,
+      config,
+      raw: output("s-1"),
+      source: "http",
+      trace: {
+        traceparent: FIRST,
+      },
     });
-    const retried = await submitOutput(t.journal, config, output("s-1"), "http", undefined, {
-      traceparent: SECOND,
+    const retried = await submitOutput({
+      journal: t.journal,
+      config,
+      raw: output("s-1"),
+      source: "http",
+      trace: {
+        traceparent: SECOND,
+      },
     });
     expect(first).toEqual({ status: "recorded", jobId: "s-1" });
     expect(retried).toEqual({ status: "duplicate", jobId: "s-1" });
@@ -40,8 +52,14 @@ describe("submitOutput with a traceparent", () => {
 
   it("ignores a traceparent that is not W3C: the output is recorded without one", async () => {
     await using t = await tempJournal();
-    const r = await submitOutput(t.journal, config, output("s-2"), "nats", undefined, {
-      traceparent: "00-not-a-trace-01",
+    const r = await submitOutput({
+      journal: t.journal,
+      config,
+      raw: output("s-2"),
+      source: "nats",
+      trace: {
+        traceparent: "00-not-a-trace-01",
+      },
     });
     expect(r.status).toBe("recorded");
     expect((await t.journal.outputs.get("s-2"))?.traceparent).toBeUndefined();
@@ -51,9 +69,15 @@ describe("submitOutput with a traceparent", () => {
     await using t = await tempJournal();
     const exporter = new InMemorySpanExporter();
     const tracing = createTracing({ exporter, serviceName: "test", processor: "simple" });
-    await submitOutput(t.journal, config, output("s-3"), "http", undefined, {
-      traceparent: FIRST,
-      tracing,
+    await submitOutput({
+      journal: t.journal,
+      config,
+      raw: output("s-3"),
+      source: "http",
+      trace: {
+        traceparent: FIRST,
+        tracing,
+      },
     });
     const [span] = exporter.getFinishedSpans();
     expect(span?.name).toBe("idem.submit");

@@ -3,8 +3,8 @@ export { parseOutputFile } from "./output-file.js";
 export type { SubmitOutputsOptions } from "./submit-batch.js";
 export { submitOutputs } from "./submit-batch.js";
 export type {
-  SubmitCounter,
   SubmitMetrics,
+  SubmitOutputRequest,
   SubmitResult,
   SubmitTrace,
 } from "./submit-output.js";

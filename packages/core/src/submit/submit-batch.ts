@@ -33,7 +33,7 @@ export async function submitOutputs(
     while (next < outputs.length && !fatal) {
       const i = next++;
       try {
-        results[i] = await submitOutput(journal, config, outputs[i], source);
+        results[i] = await submitOutput({ journal, config, raw: outputs[i], source });
       } catch (e) {
         fatal ??= { error: e };
         return;

@@ -1,23 +1,14 @@
 import type { JournalStore, OutputSource } from "@idem/journal";
 import type { Config, ValidationIssue } from "@idem/schema";
-import { describeJsonError, effectTargets } from "@idem/schema";
+import { describeJsonError } from "@idem/schema";
+import { type RecordMetrics, recordOutput } from "../record/record-output.js";
 import { noopTracing, type Tracing } from "../telemetry/tracing.js";
-import { checkRecordable } from "../validate/check-recordable.js";
 
-/** A counter as far as submit uses it (prom-client's Counter fits). */
-export interface SubmitCounter {
-  inc(labels: Record<string, string>): void;
-}
-
-/** The counters a front end may pass to `submitOutput`: invalid answers, records by status, conflicts. */
-export interface SubmitMetrics {
-  invalid: SubmitCounter;
-  records: SubmitCounter;
-  conflicts: SubmitCounter;
-}
+/** The counters a front end may pass to `submitOutput` (see `RecordMetrics`). */
+export type SubmitMetrics = RecordMetrics;
 
 /**
- * DESIGN.md's submit answer, shared by HTTP, NATS request/reply and `idem submit`. `recorded` and
+ * The submit answer (docs/agents.md), shared by HTTP, NATS request/reply and `idem submit`. `recorded` and
  * `duplicate` are successes; `conflict` and `invalid` are refusals (nothing of them is an output).
  */
 export interface SubmitResult {
@@ -34,7 +25,7 @@ export interface SubmitTrace {
   tracing?: Tracing;
 }
 
-/** The HTTP status of each submit answer (DESIGN.md): 201, 200, 409, 400. */
+/** The HTTP status of each submit answer (docs/agents.md): 201, 200, 409, 400. */
 export const SUBMIT_HTTP_STATUS = {
   recorded: 201,
   duplicate: 200,
@@ -42,12 +33,23 @@ export const SUBMIT_HTTP_STATUS = {
   invalid: 400,
 } as const;
 
+/** One submission: the raw value received, where from, and what to count and trace. */
+export interface SubmitOutputRequest {
+  journal: JournalStore;
+  config: Config;
+  /** The submitted value, as parsed from the body (anything: it is checked before record). */
+  raw: unknown;
+  source: OutputSource;
+  metrics?: SubmitMetrics | undefined;
+  trace?: SubmitTrace;
+}
+
 /**
- * Validates and records an AgentOutput submitted from elsewhere. First write wins: the same
- * content again is `duplicate` (success), other content for a recorded job is `conflict` (kept in
- * `rejections` by the journal), an invalid submission (see {@link checkRecordable}: the schema, the
- * config and every check of the effects' text, a git.patch parsed) writes nothing. Safe to repeat:
- * a retry after a lost answer is a duplicate.
+ * Validates and records an AgentOutput submitted from elsewhere, through `recordOutput`. First
+ * write wins: the same content again is `duplicate` (success), other content for a recorded job
+ * is `conflict` (kept in `rejections` by the journal), an invalid submission (see
+ * `checkOutput`: the schema, the config, every check of the effects' text, the size) writes
+ * nothing. Safe to repeat: a retry after a lost answer is a duplicate.
  *
  * With `trace`, the submission is an `idem.submit` span continuing the caller's traceparent, and
  * the record keeps that span's context (or, tracing off, the caller's) for the interpreter to
@@ -56,20 +58,26 @@ export const SUBMIT_HTTP_STATUS = {
  * @throws whatever the journal throws (`DISK_FULL`, `IO`, a failed fsync); nothing is
  * recorded then.
  */
-export async function submitOutput(
-  journal: JournalStore,
-  config: Config,
-  raw: unknown,
-  source: OutputSource,
-  metrics?: SubmitMetrics,
-  trace: SubmitTrace = {},
-): Promise<SubmitResult> {
+export async function submitOutput(request: SubmitOutputRequest): Promise<SubmitResult> {
+  const { journal, config, raw, source, metrics } = request;
+  const trace = request.trace ?? {};
   const tracing = trace.tracing ?? noopTracing;
   return tracing.inSpan(
     "idem.submit",
     { parent: trace.traceparent, kind: "server", attributes: { "idem.submit.source": source } },
     async (span) => {
-      const result = await submitChecked(journal, config, raw, source, metrics, span.traceparent);
+      const r = await recordOutput({
+        journal,
+        config,
+        output: raw,
+        source,
+        metrics,
+        traceparent: span.traceparent,
+      });
+      const result: SubmitResult =
+        r.status === "invalid"
+          ? { status: "invalid", jobId: r.jobId, issues: r.issues }
+          : { status: r.status, jobId: r.jobId };
       span.setAttributes({
         "idem.job_id": result.jobId ?? undefined,
         "idem.submit.status": result.status,
@@ -77,35 +85,6 @@ export async function submitOutput(
       return result;
     },
   );
-}
-
-async function submitChecked(
-  journal: JournalStore,
-  config: Config,
-  raw: unknown,
-  source: OutputSource,
-  metrics: SubmitMetrics | undefined,
-  traceparent: string | undefined,
-): Promise<SubmitResult> {
-  const rawJobId =
-    typeof raw === "object" &&
-    raw !== null &&
-    typeof (raw as { jobId?: unknown }).jobId === "string"
-      ? (raw as { jobId: string }).jobId
-      : null;
-  const v = checkRecordable(raw, config);
-  if (!v.ok) {
-    metrics?.invalid.inc({ source });
-    return { status: "invalid", jobId: rawJobId, issues: v.issues };
-  }
-  const r = await journal.outputs.record(v.value, {
-    source,
-    targets: effectTargets(v.value, config),
-    ...(traceparent === undefined ? {} : { traceparent }),
-  });
-  metrics?.records.inc({ source, status: r.status });
-  if (r.status === "conflict") metrics?.conflicts.inc({ source });
-  return { status: r.status, jobId: r.jobId };
 }
 
 /**

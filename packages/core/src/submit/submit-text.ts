@@ -16,5 +16,5 @@ export async function submitText(
   source: OutputSource,
 ): Promise<SubmitResult> {
   const parsed = parseSubmission(text, config.limits.maxOutputBytes);
-  return parsed.ok ? submitOutput(journal, config, parsed.value, source) : parsed.result;
+  return parsed.ok ? submitOutput({ journal, config, raw: parsed.value, source }) : parsed.result;
 }

@@ -1,0 +1,11 @@
+// The one path by which an output becomes a record (every front end and the executor).
+export type {
+  CheckedOutput,
+  InvalidOutput,
+  RecordCounter,
+  RecordMetrics,
+  RecordOutcome,
+  RecordOutputRequest,
+  RecordRetry,
+} from "./record-output.js";
+export { checkOutput, describeIssues, isCheckedOutput, recordOutput } from "./record-output.js";
