@@ -10,6 +10,7 @@ export const PART_FOLDERS = {
   effects: "packages/effects",
   nats: "packages/nats",
   core: "packages/core",
+  runtime: "packages/runtime",
   testing: "packages/testing",
   executor: "apps/executor",
   interpreter: "apps/interpreter",
@@ -126,12 +127,20 @@ export const IMPORT_RULES: IForbiddenRuleType[] = [
     to: { path: "(^|/)@nats-io/" },
   },
   {
-    name: "opentelemetry-only-in-core",
+    name: "opentelemetry-only-in-runtime",
     comment:
-      "OpenTelemetry is set up and used in @idem/core alone (packages/core/src/telemetry): apps use its tracing facade, other packages pass a traceparent as a plain string",
+      "OpenTelemetry is set up and used in @idem/runtime alone: core and the apps use its tracing facade, other packages pass a traceparent as a plain string",
     severity: "error",
-    from: { path: SRC, pathNot: under(PART_FOLDERS.core) },
+    from: { path: SRC, pathNot: under(PART_FOLDERS.runtime) },
     to: { path: "(^|/)@opentelemetry/" },
+  },
+  {
+    name: "runtime-below-the-domain",
+    comment:
+      "@idem/runtime (logger, HTTP server, telemetry) sits below the domain: it imports only @idem/schema of idem's parts",
+    severity: "error",
+    from: { path: under(PART_FOLDERS.runtime) },
+    to: { path: "^(packages|apps)/", pathNot: ["^packages/runtime/", "^packages/schema/"] },
   },
   {
     name: "schema-has-no-io",

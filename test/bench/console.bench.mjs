@@ -11,8 +11,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startConsole } from "@idem/console";
-import { ACTIVITY_BUCKET_MS, activityStart, activityUntil, openTargets } from "@idem/core";
+import { ACTIVITY_BUCKET_MS, activityStart, activityUntil, startConsole } from "@idem/console";
+import { openEffects } from "@idem/core";
 import { openJournal } from "@idem/journal";
 import { parseConfig } from "@idem/schema";
 import Database from "better-sqlite3";
@@ -111,7 +111,7 @@ try {
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
   const config = parsed.config;
   const journal = await openJournal(path);
-  const effects = openTargets(config);
+  const effects = openEffects(config);
   const server = await startConsole({
     config,
     journal,

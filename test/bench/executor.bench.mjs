@@ -5,10 +5,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { enqueueJob, silentLogger } from "@idem/core";
+import { enqueueJob } from "@idem/core";
 import { createExecutor } from "@idem/executor";
 import { openJournal } from "@idem/journal";
 import { connectNats, createJobPublisher, ensureJobsStream, startMessageLoop } from "@idem/nats";
+import { silentLogger } from "@idem/runtime";
 import { parseConfig } from "@idem/schema";
 import { startNatsServer } from "@idem/testing";
 import { AckPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";

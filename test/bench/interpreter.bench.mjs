@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openTargets } from "@idem/core";
+import { openEffects } from "@idem/core";
 import { createInterpreter } from "@idem/interpreter";
 import { openJournal } from "@idem/journal";
 import { effectTargets, parseConfig } from "@idem/schema";
@@ -77,7 +77,7 @@ async function idemLoop(n) {
     });
   }
   const recordRate = perSec(n, performance.now() - t0);
-  const effects = openTargets(config);
+  const effects = openEffects(config);
   const interpreter = createInterpreter({
     config,
     journal,

@@ -9,7 +9,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openTargets } from "@idem/core";
+import { openEffects } from "@idem/core";
 import { createInterpreter } from "@idem/interpreter";
 import { openJournal } from "@idem/journal";
 import { defaultConfig, effectTargets, parseConfig } from "@idem/schema";
@@ -85,7 +85,7 @@ async function idem(kind, pipeline) {
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
   const config = parsed.config;
   const journal = await openJournal(config.journal.path, { synchronous: "FULL" });
-  const effects = openTargets(config);
+  const effects = openEffects(config);
   const spec = (i) => ({
     kind: "git.commit",
     repo: "site",

@@ -8,7 +8,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildReplayPlan, openTargets } from "@idem/core";
+import { buildReplayPlan, openEffects } from "@idem/core";
 import { openJournal } from "@idem/journal";
 import { interleave, median, report, row, size } from "./lib/measure.mjs";
 import { bash, script } from "./lib/plain.mjs";
@@ -25,7 +25,7 @@ try {
     plain: async () => median(bash("git-scan.sh", [repo, "main", 1])) / 1000,
     idem: async () => {
       const journal = await openJournal(config.journal.path, { readonly: true });
-      const effects = openTargets(config);
+      const effects = openEffects(config);
       const t = performance.now();
       const plan = await buildReplayPlan({
         config,

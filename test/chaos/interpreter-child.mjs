@@ -3,9 +3,10 @@
 // usage: node interpreter-child.mjs CONFIG [--concurrency N] [--long]
 import { readFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { createLogger, openTargets } from "@idem/core";
+import { openEffects } from "@idem/core";
 import { createInterpreter } from "@idem/interpreter";
 import { openJournal } from "@idem/journal";
+import { createLogger } from "@idem/runtime";
 import { createFaultHook, parseConfig } from "@idem/schema";
 
 const [file, ...args] = process.argv.slice(2);
@@ -20,7 +21,7 @@ const concurrency = at >= 0 ? Number(args[at + 1]) : 1;
 const fault = createFaultHook(process.env.IDEM_FAULT, () => process.kill(process.pid, "SIGKILL"));
 const journal = await openJournal(config.journal.path, { synchronous: config.journal.synchronous });
 // The fault hook reaches inside applies too (interpreter.after-push of a remote git target).
-const effects = openTargets(config, { fault });
+const effects = openEffects(config, { fault });
 const interpreter = createInterpreter({
   config,
   journal,

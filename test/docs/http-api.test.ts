@@ -1,8 +1,9 @@
 // The HTTP API reference of docs/agents.md, route by route, against the executor's real app
 // (in process: Hono's app.request, a temp journal). A status code or body the docs state and the
 // code does not give fails here.
-import { silentLogger } from "@idem/core";
+
 import { createApiApp, createExecutorMetrics } from "@idem/executor";
+import { silentLogger } from "@idem/runtime";
 import { type Config, parseConfig } from "@idem/schema";
 import { tempJournal } from "@idem/testing";
 import { describe, expect, it } from "vitest";

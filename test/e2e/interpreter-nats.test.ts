@@ -1,6 +1,6 @@
 // The unprobeable paths of the decision against a real nats-server: nats.publish is sent once, skipped
 // by a replay, and re-sent only with --force-unprobeable, where the stream's dedup absorbs it.
-import { openTargets } from "@idem/core";
+import { openEffects } from "@idem/core";
 import { createInterpreter } from "@idem/interpreter";
 import { startNatsServer, tempDir } from "@idem/testing";
 import { jetstreamManager } from "@nats-io/jetstream";
@@ -27,7 +27,7 @@ describe("interpreter with nats.publish", () => {
         { publish: { events: { subjectPrefix: "events", stream: "EVENTS", url: nats.url } } },
       );
       const journal = await openWorkspaceJournal(ws);
-      const effects = openTargets(ws.config);
+      const effects = openEffects(ws.config);
       try {
         await recordAll(journal, ws.config, [
           {

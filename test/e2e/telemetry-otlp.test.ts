@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { tempDir } from "@idem/testing";
 import { beforeAll, describe, expect, it } from "vitest";
-import { type ReceivedSpan, startOtlpReceiver } from "../../packages/core/test/otlp-receiver.js";
+import { type ReceivedSpan, startOtlpReceiver } from "../../packages/runtime/test/otlp-receiver.js";
 import {
   createWorkspace,
   IDEM_BIN,

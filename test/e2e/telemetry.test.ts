@@ -3,20 +3,12 @@
 // interpreter with its own journal connection and its own tracer provider (a second process, or
 // the same one after a restart), then replayed by a third: one trace from the enqueue to the last
 // effect, the replay's spans in it too.
-import {
-  buildReplayPlan,
-  createReplayRuns,
-  createTracing,
-  enqueueJob,
-  openTargets,
-  silentLogger,
-  type Tracing,
-  withJobPublisher,
-} from "@idem/core";
+import { buildReplayPlan, createReplayRuns, enqueueJob, openEffects } from "@idem/core";
 import { createExecutor } from "@idem/executor";
 import { createInterpreter } from "@idem/interpreter";
 import type { JournalStore } from "@idem/journal";
-import { closeNats, connectNats, submitSubject } from "@idem/nats";
+import { closeNats, connectNats, submitSubject, withJobPublisher } from "@idem/nats";
+import { createTracing, silentLogger, type Tracing } from "@idem/runtime";
 import type { Config, Job } from "@idem/schema";
 import { startNatsServer, tempDir } from "@idem/testing";
 import { headers } from "@nats-io/transport-node";
@@ -78,7 +70,7 @@ async function executeOnce(config: Config, journal: JournalStore, tracing: Traci
 }
 
 async function interpretAll(config: Config, journal: JournalStore, tracing: Tracing) {
-  const effects = openTargets(config);
+  const effects = openEffects(config);
   try {
     const interpreter = createInterpreter({
       config,
@@ -186,7 +178,7 @@ describe("OpenTelemetry traces of one job", () => {
       // Process 3: idem replay --now. The new generation finds every effect present, in the same trace.
       const p3 = await process_(config, "idem-replay");
       try {
-        const effectsFacade = openTargets(config);
+        const effectsFacade = openEffects(config);
         try {
           const plan = await buildReplayPlan({
             config,

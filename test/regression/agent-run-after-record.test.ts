@@ -3,10 +3,11 @@
 // so the claim lapsed while the first delivery was still working and a redelivery took it. The
 // claim is now extended with every heartbeat, and a job in progress in a process is never started
 // again by that process.
-import { enqueueJob, silentLogger } from "@idem/core";
+import { enqueueJob } from "@idem/core";
 import { createExecutor } from "@idem/executor";
 import { openJournal } from "@idem/journal";
 import { connectNats, createJobPublisher, ensureJobsStream } from "@idem/nats";
+import { silentLogger } from "@idem/runtime";
 import { ManualClock, parseConfig } from "@idem/schema";
 import { startNatsServer, tempDir } from "@idem/testing";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";

@@ -1,5 +1,5 @@
-import { defaultLogFormat, isLogFormat, LOG_FORMATS, type LogFormat } from "@idem/core";
 import { RUN_STATES, type RunState } from "@idem/journal";
+import { defaultLogFormat, isLogFormat, LOG_FORMATS, type LogFormat } from "@idem/runtime";
 import { parseSince } from "@idem/schema";
 import type { Command } from "commander";
 import { CliError, EXIT } from "./context.js";

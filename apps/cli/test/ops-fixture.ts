@@ -1,8 +1,9 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { createLogger, openTargets } from "@idem/core";
+import { openEffects } from "@idem/core";
 import { createInterpreter, type DrainResult } from "@idem/interpreter";
 import { type JournalStore, openJournal } from "@idem/journal";
+import { createLogger } from "@idem/runtime";
 import { type Config, type EffectSpec, effectTargets, parseConfig } from "@idem/schema";
 import { initRepo, type Workspace, workspace } from "./ops-helpers.js";
 
@@ -40,7 +41,7 @@ export async function opsFixture(extra: Record<string, unknown> = {}): Promise<O
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
   const config = parsed.config;
   const journal = await openJournal(config.journal.path);
-  let effects: ReturnType<typeof openTargets> | undefined;
+  let effects: ReturnType<typeof openEffects> | undefined;
   return {
     ws,
     config,
@@ -57,7 +58,7 @@ export async function opsFixture(extra: Record<string, unknown> = {}): Promise<O
       if (r.status !== "recorded") throw new Error(`record ${jobId}: ${r.status}`);
     },
     async interpret() {
-      effects ??= openTargets(config, { durable: false });
+      effects ??= openEffects(config, { durable: false });
       const interpreter = createInterpreter({
         config,
         journal,

@@ -5,7 +5,6 @@ import {
   createReplayRuns,
   type EffectFilter,
   listDeadLetters,
-  readReplayProgress,
   replayPlanJson,
   replayReason,
   resolveUncertain,
@@ -25,6 +24,7 @@ import {
   replayQueryParams,
 } from "./pages/replay.js";
 import { BadRequest, notFound, sinceField, stateField } from "./read-routes.js";
+import { readReplayProgress } from "./views/replay-progress.js";
 
 type Form = Record<string, string | File | (string | File)[]>;
 

@@ -1,7 +1,7 @@
-import { ACTIVITY_BUCKET_MS, activityStart, activityUntil } from "@idem/core";
 import type { JournalActivity } from "@idem/journal";
 import { html } from "hono/html";
 import { formatTime, type Html } from "./format.js";
+import { ACTIVITY_BUCKET_MS, activityStart, activityUntil } from "./views/read-overview.js";
 
 const MINUTE = ACTIVITY_BUCKET_MS;
 /**

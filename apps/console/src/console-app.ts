@@ -1,5 +1,6 @@
-import { type HttpServer, serveHttp, type Tracing } from "@idem/core";
+import type { Effects } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
+import { type HttpServer, serveHttp, type Tracing } from "@idem/runtime";
 import { type Config, describeError } from "@idem/schema";
 import { Hono } from "hono";
 import { deleteCookie, setCookie } from "hono/cookie";
@@ -18,7 +19,7 @@ import {
   safeNext,
   sameSecret,
 } from "./auth.js";
-import { type ConsoleDeps, type Targets, wantsJson } from "./deps.js";
+import { type ConsoleDeps, wantsJson } from "./deps.js";
 import { page, signInPage } from "./layout.js";
 import { BadRequest, readRoutes } from "./read-routes.js";
 import { SharedOverview } from "./shared-overview.js";
@@ -28,8 +29,8 @@ export interface ConsoleOptions {
   config: Config;
   /** The journal every view reads and every action writes through (@idem/core). */
   journal: JournalStore;
-  /** The targets (openTargets): replay plans, resolve's probe, the audit. */
-  effects: Targets;
+  /** The targets (openEffects): replay plans, resolve's probe, the audit. */
+  effects: Effects;
   /** Who acts by default in the forms (a person may type another name). */
   actor: string;
   /** Hides and refuses every action; default `console.readOnly`. */

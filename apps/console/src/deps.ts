@@ -1,13 +1,11 @@
-import type { openTargets, Tracing } from "@idem/core";
+import type { Effects } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
+import type { Tracing } from "@idem/runtime";
 import type { Config } from "@idem/schema";
 import type { Context } from "hono";
 import type { ConsoleAuth } from "./auth.js";
 import type { Shell } from "./layout.js";
 import type { SharedOverview } from "./shared-overview.js";
-
-/** The effects façade of @idem/core (the replay plan's probes, resolve's probe, the audit). */
-export type Targets = ReturnType<typeof openTargets>;
 
 /** A replay the console created, kept so its progress page can follow it. */
 export interface CreatedReplay {
@@ -21,7 +19,8 @@ export interface CreatedReplay {
 export interface ConsoleDeps {
   config: Config;
   journal: JournalStore;
-  effects: Targets;
+  /** The effects façade (`openEffects`): the replay plan's probes, resolve's probe, the audit. */
+  effects: Effects;
   /** The actor forms offer by default. */
   actor: string;
   readOnly: boolean;

@@ -1,12 +1,4 @@
-import {
-  buildAudit,
-  isAuditClean,
-  type JobView,
-  listOutputsPage,
-  type OutputsFilter,
-  showArchivedJob,
-  showJob,
-} from "@idem/core";
+import { buildAudit, isAuditClean, type JobView, showArchivedJob, showJob } from "@idem/core";
 import { RUN_STATES, type RunState } from "@idem/journal";
 import { isIdemError, parseSince } from "@idem/schema";
 import type { Context, Hono } from "hono";
@@ -17,6 +9,7 @@ import { auditBody } from "./pages/audit.js";
 import { outputBody } from "./pages/output.js";
 import { type OutputsQuery, outputsBody } from "./pages/outputs.js";
 import { overviewBody } from "./pages/overview.js";
+import { listOutputsPage, type OutputsFilter } from "./views/list-outputs-page.js";
 
 /** A request the console refuses, naming the field. */
 export class BadRequest extends Error {

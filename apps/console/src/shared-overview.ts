@@ -1,7 +1,7 @@
-import { type Overview, readOverview } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import type { Config } from "@idem/schema";
 import type { ActivityHistory } from "./activity.js";
+import { type Overview, readOverview } from "./views/read-overview.js";
 
 /**
  * The overview as every viewer of the console shares it. On a large journal `status()` is a scan

@@ -1,7 +1,7 @@
 // The console's guards without a browser: the Host of a DNS-rebound page, cross-site POSTs, the
 // sign-in's way back, read-only; and the activity chart's per-minute figures from the journal.
 import { dirname, join } from "node:path";
-import { openTargets } from "@idem/core";
+import { openEffects } from "@idem/core";
 import { ManualClock, parseConfig } from "@idem/schema";
 import { tempJournal } from "@idem/testing";
 import { describe, expect, it } from "vitest";
@@ -24,7 +24,7 @@ async function withConsole(
     { dir: dirname(t.path), file: join(dirname(t.path), "idem.config.json") },
   );
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
-  const effects = openTargets(parsed.config);
+  const effects = openEffects(parsed.config);
   const c = createConsole({
     config: parsed.config,
     journal: t.journal,
@@ -197,7 +197,7 @@ describe("the activity chart's figures", () => {
     clock.advance(30 * MINUTE);
     await record("old-2");
     clock.advance(60 * MINUTE);
-    const effects = openTargets(parsed.config);
+    const effects = openEffects(parsed.config);
     const c = createConsole({
       config: parsed.config,
       journal: t.journal,
@@ -249,7 +249,7 @@ describe("the overview shared by live polls", () => {
         },
       },
     });
-    const effects = openTargets(parsed.config);
+    const effects = openEffects(parsed.config);
     const c = createConsole({
       config: parsed.config,
       journal: counted,

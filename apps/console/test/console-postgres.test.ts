@@ -3,7 +3,7 @@
 // the page records its lineage there.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { buildReplayPlan, openTargets, replayPlanJson, showJob } from "@idem/core";
+import { buildReplayPlan, openEffects, replayPlanJson, showJob } from "@idem/core";
 import { type JournalStore, openJournalStore } from "@idem/journal";
 import { type AgentOutput, type Config, effectTargets, parseConfig } from "@idem/schema";
 import { type PostgresHandle, postgresBinDir, startPostgres, tempDir } from "@idem/testing";
@@ -17,7 +17,7 @@ describe.skipIf(!HAS_PG)("the console on PostgreSQL", () => {
   let dir: Awaited<ReturnType<typeof tempDir>>;
   let journal: JournalStore;
   let config: Config;
-  let effects: ReturnType<typeof openTargets>;
+  let effects: ReturnType<typeof openEffects>;
   let console_: Console;
 
   beforeAll(async () => {
@@ -32,7 +32,7 @@ describe.skipIf(!HAS_PG)("the console on PostgreSQL", () => {
     if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
     config = parsed.config;
     journal = await openJournalStore({ url });
-    effects = openTargets(config);
+    effects = openEffects(config);
     for (let i = 0; i < 3; i++) {
       const output: AgentOutput = {
         jobId: `pg-${i}`,

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import type { Logger } from "@idem/core";
+import type { Logger } from "@idem/runtime";
 import type { Config, Job } from "@idem/schema";
 import { IdemError } from "@idem/schema";
 

@@ -1,19 +1,21 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import {
   enqueueJob,
-  type HttpServer,
   type JobFileProblems,
-  type JobPublisher,
-  type Logger,
-  metricsHandler,
   parseJobFile,
   parseSubmission,
   SUBMIT_HTTP_STATUS,
-  serveHttp,
   submitOutput,
-  type Tracing,
 } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
+import type { JobPublisher } from "@idem/nats";
+import {
+  type HttpServer,
+  type Logger,
+  metricsHandler,
+  serveHttp,
+  type Tracing,
+} from "@idem/runtime";
 import type { Config, Job } from "@idem/schema";
 import { classifyError, describeError, isIdemError, isJobId, openApiText } from "@idem/schema";
 import { Hono } from "hono";

@@ -1,5 +1,5 @@
-import type { Logger } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
+import type { Logger } from "@idem/runtime";
 import type { Clock, Config } from "@idem/schema";
 
 /**

@@ -3,12 +3,8 @@ import {
   checkOutput,
   describeIssues,
   isCheckedOutput,
-  type Logger,
   type RecordOutcome,
   recordOutput,
-  scheduledDelay,
-  type TraceSpan,
-  type Tracing,
 } from "@idem/core";
 import {
   JOURNAL_EVENTS,
@@ -16,6 +12,7 @@ import {
   type JobLease,
   type JournalStore,
 } from "@idem/journal";
+import type { Logger, TraceSpan, Tracing } from "@idem/runtime";
 import {
   type Clock,
   type Config,
@@ -26,6 +23,7 @@ import {
   IdemError,
   isRetryableClass,
   type Job,
+  scheduledDelay,
 } from "@idem/schema";
 import { type AgentRunner, runWithTimeout } from "./agent-runner.js";
 import { checkDeadLetterRate } from "./dead-letter-alert.js";

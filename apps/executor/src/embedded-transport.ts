@@ -1,6 +1,5 @@
-import { sleep } from "@idem/core";
 import type { JobLease, JournalStore } from "@idem/journal";
-import { createBackoff, describeError, isIdemError, type Job } from "@idem/schema";
+import { createBackoff, describeError, isIdemError, type Job, sleep } from "@idem/schema";
 import { type Delivery, RECORD_RETRY_MAX_MS } from "./delivery.js";
 import type { ExecutorTransport, TransportContext } from "./transport.js";
 

@@ -1,13 +1,5 @@
 import { setMaxListeners } from "node:events";
-import {
-  assertConfigInvariants,
-  createLogger,
-  createOwnerId,
-  type Logger,
-  noopTracing,
-  retry,
-  type Tracing,
-} from "@idem/core";
+import { assertConfigInvariants } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import {
   closeNats,
@@ -16,6 +8,7 @@ import {
   type NatsConnection,
   openUnconsumedJobs,
 } from "@idem/nats";
+import { createLogger, createOwnerId, type Logger, noopTracing, type Tracing } from "@idem/runtime";
 import {
   type Clock,
   type Config,
@@ -25,6 +18,7 @@ import {
   type Job,
   natsServers,
   noFault,
+  retry,
   systemClock,
 } from "@idem/schema";
 import { type AgentRunner, createCommandRunner, type RunContext } from "./agent-runner.js";

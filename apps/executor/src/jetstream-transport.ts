@@ -1,4 +1,3 @@
-import { normalizeTraceparent } from "@idem/core";
 import { JOURNAL_EVENTS, type JobClaimResult, type JobLease, type JobRecord } from "@idem/journal";
 import {
   type DeadLetterAdvisory,
@@ -8,6 +7,7 @@ import {
   type NatsConnection,
   openJetStreamJobs,
 } from "@idem/nats";
+import { normalizeTraceparent } from "@idem/runtime";
 import {
   describeError,
   FAILURE_CLASSES,

@@ -1,5 +1,5 @@
-import type { Logger, Tracing } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
+import type { Logger, Tracing } from "@idem/runtime";
 import type { Clock, Config } from "@idem/schema";
 import type { Delivery } from "./delivery.js";
 

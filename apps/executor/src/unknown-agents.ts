@@ -1,7 +1,6 @@
-import { sleep } from "@idem/core";
 import type { JobLease } from "@idem/journal";
 import type { UnconsumedJobMessage, UnconsumedJobs } from "@idem/nats";
-import { describeError } from "@idem/schema";
+import { describeError, sleep } from "@idem/schema";
 import type { TransportContext } from "./transport.js";
 
 /** The event an executor appends at start with the agents it runs (`data.agents`). */

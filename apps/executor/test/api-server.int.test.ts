@@ -1,6 +1,6 @@
 import { fdatasync } from "node:fs";
-import { silentLogger } from "@idem/core";
 import type { SqliteJournalOptions } from "@idem/journal";
+import { silentLogger } from "@idem/runtime";
 import { openApiDocument } from "@idem/schema";
 import { createOpenApiChecker, startNatsServer, tempJournal } from "@idem/testing";
 import { describe, expect, it } from "vitest";

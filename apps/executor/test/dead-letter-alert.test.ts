@@ -1,6 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { enqueueJob, silentLogger } from "@idem/core";
+import { enqueueJob } from "@idem/core";
+import { silentLogger } from "@idem/runtime";
 import { tempJournal } from "@idem/testing";
 import { describe, expect, it } from "vitest";
 import { createExecutor } from "../src/index.js";

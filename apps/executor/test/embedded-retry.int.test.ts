@@ -4,8 +4,9 @@
 // its lease, so the job waited out the whole lease (10 minutes here, far past the test's 60 s bound).
 // The journal below is the real one; it only holds the answer of the failed delivery's `jobs.fail`
 // until the poll has claimed the job again, so the window the bug needs is always there.
-import { enqueueJob, silentLogger } from "@idem/core";
+import { enqueueJob } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
+import { silentLogger } from "@idem/runtime";
 import { tempJournal } from "@idem/testing";
 import { describe, expect, it } from "vitest";
 import { createExecutor } from "../src/index.js";

@@ -1,6 +1,7 @@
-import { enqueueJob, enqueueJobs, silentLogger } from "@idem/core";
+import { enqueueJob, enqueueJobs } from "@idem/core";
 import type { SqliteJournalStore } from "@idem/journal";
 import { connectNats, createJobPublisher, ensureJobsStream } from "@idem/nats";
+import { silentLogger } from "@idem/runtime";
 import { isIdemError } from "@idem/schema";
 import { type NatsServerHandle, startNatsServer, tempJournal } from "@idem/testing";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";

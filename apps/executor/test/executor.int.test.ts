@@ -1,6 +1,6 @@
 import { fdatasync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { enqueueJob, retryDeadLetter, silentLogger, submitOutput } from "@idem/core";
+import { enqueueJob, retryDeadLetter, submitOutput } from "@idem/core";
 import { openJournal, type SqliteJournalOptions } from "@idem/journal";
 import {
   agentConsumerName,
@@ -9,6 +9,7 @@ import {
   ensureJobsStream,
   type JobPublisher,
 } from "@idem/nats";
+import { silentLogger } from "@idem/runtime";
 import { type Config, isIdemError, type Job } from "@idem/schema";
 import {
   type NatsServerHandle,

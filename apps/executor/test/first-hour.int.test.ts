@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
-import { listDeadLetters, silentLogger } from "@idem/core";
+import { listDeadLetters } from "@idem/core";
 import { connectNats, createJobPublisher, ensureJobsStream, type JobPublisher } from "@idem/nats";
+import { silentLogger } from "@idem/runtime";
 import type { Config, Job } from "@idem/schema";
 import { type NatsServerHandle, startNatsServer, tempJournal } from "@idem/testing";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";

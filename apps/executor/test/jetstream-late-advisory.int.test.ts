@@ -5,7 +5,7 @@
 // taken from the dead-letter stream and delivered again; the executor that handles it runs another
 // agent, so the retried job is still queued when it does, deterministically.
 import { join } from "node:path";
-import { enqueueJob, retryDeadLetter, silentLogger } from "@idem/core";
+import { enqueueJob, retryDeadLetter } from "@idem/core";
 import {
   connectNats,
   createJobPublisher,
@@ -13,6 +13,7 @@ import {
   deadLetterStreamName,
   ensureJobsStream,
 } from "@idem/nats";
+import { silentLogger } from "@idem/runtime";
 import type { Config } from "@idem/schema";
 import { startNatsServer, tempJournal } from "@idem/testing";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";

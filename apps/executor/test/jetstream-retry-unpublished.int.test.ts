@@ -4,8 +4,9 @@
 // later does the same at start). Before, the job's row still named the dead-lettered message,
 // which the stream still held, so the job stayed queued forever.
 import { join } from "node:path";
-import { enqueueJob, retryDeadLetter, silentLogger } from "@idem/core";
+import { enqueueJob, retryDeadLetter } from "@idem/core";
 import { connectNats, createJobPublisher, ensureJobsStream } from "@idem/nats";
+import { silentLogger } from "@idem/runtime";
 import { type Config, isIdemError } from "@idem/schema";
 import { startNatsServer, tempJournal } from "@idem/testing";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";

@@ -1,5 +1,6 @@
-import { enqueueJob, silentLogger } from "@idem/core";
+import { enqueueJob } from "@idem/core";
 import { connectNats, createJobPublisher, ensureJobsStream } from "@idem/nats";
+import { silentLogger } from "@idem/runtime";
 import { startNatsServer, tempJournal } from "@idem/testing";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { describe, expect, it } from "vitest";

@@ -1,8 +1,8 @@
 // Every response docs/openapi.json lists is one the executor's API really gives, and each matches
 // its schema; and the checker the API tests use refuses what the document does not describe.
 import { fdatasync } from "node:fs";
-import { silentLogger } from "@idem/core";
 import type { SqliteJournalOptions } from "@idem/journal";
+import { silentLogger } from "@idem/runtime";
 import { openApiDocument } from "@idem/schema";
 import { createOpenApiChecker, type OpenApiChecker, tempJournal } from "@idem/testing";
 import { describe, expect, it } from "vitest";

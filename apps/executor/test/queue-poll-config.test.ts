@@ -2,8 +2,9 @@
 // queue waits for work with the configured interval. Observed without timing: the journal (a real
 // SQLite one) is given the optional `waitForWork` of the port, which notes the interval it is
 // asked to wait and waits for the executor's stop.
-import { silentLogger } from "@idem/core";
+
 import type { JournalStore, WorkKind } from "@idem/journal";
+import { silentLogger } from "@idem/runtime";
 import { tempJournal } from "@idem/testing";
 import { describe, expect, it } from "vitest";
 import { createExecutor } from "../src/index.js";

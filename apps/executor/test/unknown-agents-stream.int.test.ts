@@ -1,6 +1,7 @@
-import { listDeadLetters, silentLogger } from "@idem/core";
+import { listDeadLetters } from "@idem/core";
 import { JOURNAL_EVENTS } from "@idem/journal";
 import { connectNats, ensureJobsStream, jobSubject, openUnconsumedJobs } from "@idem/nats";
+import { silentLogger } from "@idem/runtime";
 import { type Config, type Job, systemClock } from "@idem/schema";
 import { type NatsServerHandle, startNatsServer, tempJournal } from "@idem/testing";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
@@ -217,7 +218,13 @@ describe("jobs another NATS client publishes for an agent no executor runs", () 
     for (const jobId of all) expect(await deadEvents(env, jobId)).toBe(1);
     const counted = async (ex: Executor) =>
       (await ex.metrics.deadLetters.get()).values[0]?.value ?? 0;
-    expect((await counted(a)) + (await counted(b))).toBe(all.length);
+    // Each executor counts its dead letter just after the journal took it: wait for the counts.
+    const total = async () => (await counted(a)) + (await counted(b));
+    await waitFor(
+      "both executors counted their dead letters",
+      async () => (await total()) >= all.length,
+    );
+    expect(await total()).toBe(all.length);
     expect((await listDeadLetters(env.tj.journal)).jobs.map((j) => j.jobId).sort()).toEqual(all);
   });
 });

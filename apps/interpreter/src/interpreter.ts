@@ -1,19 +1,14 @@
 import { setMaxListeners } from "node:events";
 import {
-  createLogger,
-  createOwnerId,
   FileWriteIndex,
   type InterpretRunContext,
   interpretRun,
-  type Logger,
-  noopTracing,
   type RunOutcome,
-  sleep,
   TargetTurns,
-  type Tracing,
 } from "@idem/core";
 import type { Effects } from "@idem/effects";
 import { JOURNAL_EVENTS, type JournalStore } from "@idem/journal";
+import { createLogger, createOwnerId, type Logger, noopTracing, type Tracing } from "@idem/runtime";
 import {
   type Backoff,
   type Clock,
@@ -25,6 +20,7 @@ import {
   type IdemError,
   isIdemError,
   noFault,
+  sleep,
   systemClock,
 } from "@idem/schema";
 import { createInterpreterMetrics, type InterpreterMetrics } from "./interpreter-metrics.js";

@@ -1,4 +1,4 @@
-import type { Logger } from "@idem/core";
+import type { Logger } from "@idem/runtime";
 import { describeError, IdemError, isIdemError } from "@idem/schema";
 
 /**

@@ -3,7 +3,7 @@
 // windows a server kill rarely hits are pinned: the journal (a real SQLite one) answers UNAVAILABLE,
 // as a PostgreSQL journal does while its server is down, from the drain's reads between claims
 // (what is left) and from its last read (the runs that ended dead).
-import { openTargets } from "@idem/core";
+import { openEffects } from "@idem/core";
 import type { Effects } from "@idem/effects";
 import type { JournalStore } from "@idem/journal";
 import { IdemError } from "@idem/schema";
@@ -31,7 +31,7 @@ async function setup(): Promise<{ ws: Workspace; journal: JournalStore; effects:
   const dir = await tempDir("idem-drain-outage-");
   const ws = await createWorkspace(dir.path, { leaseMs: 120_000, pollMs: 20 });
   const journal = await openWorkspaceJournal(ws);
-  const effects = openTargets(ws.config);
+  const effects = openEffects(ws.config);
   cleanup.push(async () => {
     await effects.close();
     await journal.close();

@@ -3,7 +3,7 @@ import { existsSync, fdatasync, mkdirSync, rmSync, writeFileSync } from "node:fs
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { openTargets } from "@idem/core";
+import { openEffects } from "@idem/core";
 import type { Effects } from "@idem/effects";
 import { type JournalStore, openJournal } from "@idem/journal";
 import { tempDir } from "@idem/testing";
@@ -52,7 +52,7 @@ async function setup(
     extra,
   );
   const journal = await openWorkspaceJournal(ws);
-  const effects = openTargets(ws.config);
+  const effects = openEffects(ws.config);
   cleanup.push(async () => {
     await effects.close();
     await journal.close();
@@ -184,7 +184,7 @@ describe("createInterpreter", () => {
     const interp = createInterpreter({
       config: parsed,
       journal,
-      effects: openTargets(parsed),
+      effects: openEffects(parsed),
       logger: silent,
     });
     const result = await interp.drain();
@@ -200,7 +200,7 @@ describe("createInterpreter", () => {
   it("retries a repo locked by another process (transient), then succeeds once the lock is free", async () => {
     // maxAttempts: the run retries until the lock is free, however slowly tries come.
     const { ws, journal } = await setup({ maxAttempts: 1_000, backoffMs: [100] });
-    const effects = openTargets(ws.config, { lockTimeoutMs: 150 });
+    const effects = openEffects(ws.config, { lockTimeoutMs: 150 });
     cleanup.push(() => effects.close());
     // Another process holds the repo's lock until the test has seen an apply fail LOCKED.
     mkdirSync(join(ws.repoPath, ".git/idem"), { recursive: true });

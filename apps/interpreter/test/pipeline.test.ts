@@ -4,7 +4,7 @@
 import { execFileSync } from "node:child_process";
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openTargets } from "@idem/core";
+import { openEffects } from "@idem/core";
 import { JOURNAL_EVENTS } from "@idem/journal";
 import type { AgentOutput, GitCommitSpec } from "@idem/schema";
 import { createBareRepo, tempDir } from "@idem/testing";
@@ -58,7 +58,7 @@ const commitOutput = (i: number): AgentOutput => ({
 
 async function drain(ws: Workspace, outputs: AgentOutput[]) {
   const journal = await openWorkspaceJournal(ws);
-  const effects = openTargets(ws.config);
+  const effects = openEffects(ws.config);
   cleanup.push(async () => {
     await effects.close();
     await journal.close();

@@ -1,5 +1,5 @@
-import { silentLogger } from "@idem/core";
 import { createExecutor, createExecutorMetrics, startApiServer } from "@idem/executor";
+import { silentLogger } from "@idem/runtime";
 import { parseConfig } from "@idem/schema";
 import { tempJournal } from "@idem/testing";
 

@@ -2,7 +2,7 @@
 // provisioned by @idem/nats, idem's own JobPublisher beside the client (the client mirrors its
 // subject, msg id and payload without importing it: these tests prove they agree), and a real
 // executor that runs what the client published.
-import { silentLogger } from "@idem/core";
+
 import { createExecutor } from "@idem/executor";
 import {
   closeNats,
@@ -11,6 +11,7 @@ import {
   ensureJobsStream,
   jobSubject,
 } from "@idem/nats";
+import { silentLogger } from "@idem/runtime";
 import { type Config, type Job, parseConfig } from "@idem/schema";
 import { type NatsServerHandle, startNatsServer, tempJournal } from "@idem/testing";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";

@@ -1,19 +1,100 @@
-// @idem/core: the domain operations every front end calls. Each folder exports through its own
-// index; this file only lists them.
-export * from "./archive/index.js";
-export * from "./audit/index.js";
-export * from "./console-views/index.js";
-export * from "./dead-letters/index.js";
-export * from "./decide/index.js";
-export * from "./doctor/index.js";
-export * from "./enqueue/index.js";
-export * from "./interpret/index.js";
-export * from "./record/index.js";
-export * from "./replay/index.js";
-export * from "./runtime/index.js";
-export * from "./show/index.js";
-export * from "./status/index.js";
-export * from "./submit/index.js";
-export * from "./targets/index.js";
-export * from "./telemetry/index.js";
-export * from "./validate/index.js";
+// @idem/core: the domain operations every front end calls (the CLI, the console, the executor and
+// the interpreter, the MCP server), each over the journal port, the effects and the config. Each
+// folder exports through its own index; this file names every export, so what core offers is read
+// here. The process runtime (logger, HTTP and metrics server, telemetry) is @idem/runtime.
+
+export type { BackupResult, PruneReport } from "./archive/index.js";
+export {
+  ArchiveWriter,
+  backupJournal,
+  findInArchive,
+  pruneCutoff,
+  pruneJournal,
+} from "./archive/index.js";
+export type { AuditReport } from "./audit/index.js";
+export { buildAudit, isAuditClean } from "./audit/index.js";
+export type {
+  DeadLetterListing,
+  DeadRun,
+  RetryOutcome,
+  UncertainResolution,
+} from "./dead-letters/index.js";
+export { listDeadLetters, resolveUncertain, retryDead } from "./dead-letters/index.js";
+export type { DecideEffectInput, EffectCapabilities, EffectDecision } from "./decide/index.js";
+export { decideEffect, FileWriteIndex } from "./decide/index.js";
+export type { DoctorOptions, DoctorReport, Finding, Severity } from "./doctor/index.js";
+export { initialConfig, initWorkspace, runDoctor } from "./doctor/index.js";
+export type { Effects, OpenEffectsOptions } from "./effects/index.js";
+export { openEffects } from "./effects/index.js";
+export type {
+  BatchEnqueueResult,
+  EnqueueFailure,
+  EnqueueOptions,
+  EnqueueOutcome,
+  JobFile,
+  JobFileOptions,
+  JobFileProblems,
+} from "./enqueue/index.js";
+export { enqueueJob, enqueueJobs, parseJobFile, retryDeadLetter } from "./enqueue/index.js";
+export type {
+  EffectTurn,
+  InterpretCounter,
+  InterpretMetrics,
+  InterpretRunContext,
+  RunOutcome,
+  RunTurn,
+} from "./interpret/index.js";
+export { interpretRun, TargetTurns } from "./interpret/index.js";
+export { isNotReadyYet } from "./readiness/index.js";
+export type {
+  CheckedOutput,
+  InvalidOutput,
+  RecordCounter,
+  RecordMetrics,
+  RecordOutcome,
+  RecordOutputRequest,
+  RecordRetry,
+} from "./record/index.js";
+export { checkOutput, describeIssues, isCheckedOutput, recordOutput } from "./record/index.js";
+export type {
+  EffectFilter,
+  KeptEntry,
+  PlanAction,
+  PlanEntry,
+  ReplayLineage,
+  ReplayPlan,
+  ReplayPlanJson,
+} from "./replay/index.js";
+export {
+  buildReplayPlan,
+  checkEffectFilter,
+  createReplayRuns,
+  describeFilter,
+  effectInFilter,
+  FILTER_OPTIONS,
+  PLAN_ACTIONS,
+  replayPlanJson,
+  replayReason,
+} from "./replay/index.js";
+export type { JobView, ShownEffect, ShownLineage } from "./show/index.js";
+export { showArchivedJob, showJob } from "./show/index.js";
+export { readStatus } from "./status/index.js";
+export type {
+  OutputFile,
+  OutputFileProblems,
+  SubmitMetrics,
+  SubmitOutputRequest,
+  SubmitOutputsOptions,
+  SubmitResult,
+  SubmitTrace,
+} from "./submit/index.js";
+export {
+  oversizedSubmission,
+  parseOutputFile,
+  parseSubmission,
+  SUBMIT_HTTP_STATUS,
+  submitOutput,
+  submitOutputs,
+  submitText,
+} from "./submit/index.js";
+export { assertConfigInvariants, checkRecordable } from "./validate/index.js";

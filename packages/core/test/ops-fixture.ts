@@ -13,7 +13,7 @@ import {
 } from "@idem/schema";
 import { decideEffect } from "../src/decide/decide-effect.js";
 import { FileWriteIndex } from "../src/decide/file-write-index.js";
-import { openTargets } from "../src/targets/open-targets.js";
+import { openEffects } from "../src/effects/open-effects.js";
 
 /**
  * A workspace with one git repo (`site`, branch main), one root (`outbox`) and its journal open,
@@ -25,7 +25,7 @@ export interface OpsFixture {
   dir: string;
   config: Config;
   journal: JournalStore;
-  effects: ReturnType<typeof openTargets>;
+  effects: ReturnType<typeof openEffects>;
   repoDir: string;
   rootDir: string;
   record(jobId: string, effects: EffectSpec[]): Promise<void>;
@@ -45,7 +45,7 @@ export async function opsFixture(): Promise<OpsFixture> {
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
   const config = parsed.config;
   const journal = await openJournal(config.journal.path);
-  const effects = openTargets(config, { durable: false });
+  const effects = openEffects(config, { durable: false });
   const files = new FileWriteIndex(journal);
   return {
     dir,

@@ -7,7 +7,7 @@ import { tempJournal } from "@idem/testing";
 import { describe, expect, it } from "vitest";
 import { buildAudit, isAuditClean } from "../src/audit/audit-report.js";
 import { resolveUncertain } from "../src/dead-letters/resolve-uncertain.js";
-import { openTargets } from "../src/targets/open-targets.js";
+import { openEffects } from "../src/effects/open-effects.js";
 
 const git = (cwd: string, ...args: string[]) =>
   execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
@@ -33,7 +33,7 @@ async function setup() {
   );
   if (!r.ok) throw new Error(JSON.stringify(r.issues));
   const config: Config = r.config;
-  const effects = openTargets(config, { durable: false });
+  const effects = openEffects(config, { durable: false });
   return {
     ...t,
     config,

@@ -1,12 +1,14 @@
 // The trace context kept with what idem records: a submitted output (HTTP or NATS traceparent) and
 // an enqueued job. It travels whether this process traces or not, and it is never part of what
 // tells a duplicate from a conflict.
+
+import { createTracing, traceIdOf } from "@idem/runtime";
 import type { AgentOutput } from "@idem/schema";
 import { parseConfig } from "@idem/schema";
 import { tempJournal } from "@idem/testing";
 import { InMemorySpanExporter } from "@opentelemetry/sdk-trace-base";
 import { describe, expect, it } from "vitest";
-import { createTracing, enqueueJob, submitOutput, traceIdOf } from "../src/index.js";
+import { enqueueJob, submitOutput } from "../src/index.js";
 
 const config = (() => {
   const r = parseConfig({ roots: { outbox: { path: "outbox" } } }, { dir: "/nonexistent" });

@@ -36,7 +36,7 @@ export interface CreateEffectsOptions {
   /** NATS URL used when neither the publish target nor the config's `nats` section names one. */
   natsUrl?: string;
   /**
-   * How nats.publish reaches its broker (@idem/nats implements it; `openTargets` of @idem/core
+   * How nats.publish reaches its broker (@idem/nats implements it; `openEffects` of @idem/core
    * wires it). Without one, applying a nats.publish fails with INVALID_STATE after validation.
    * Not closed by `Effects.close()`: whoever created it closes it.
    */
@@ -69,7 +69,7 @@ export interface CreateEffectsOptions {
  * The effect kinds of one config behind the interface the interpreter calls. Opens nothing until
  * first use; then holds long-lived git processes (one `cat-file --batch` per repo, the
  * `update-ref --stdin` under a lock) and repo locks: call `close()` when done. Front ends call
- * `openTargets` of @idem/core instead, which wires the NATS transport in.
+ * `openEffects` of @idem/core instead, which wires the NATS transport in.
  *
  * Every apply is safe to repeat with the same key (probe first, or target dedup); validation
  * errors (SANDBOX_VIOLATION, INVALID_INPUT, UNKNOWN_ALIAS) are never worth a retry, transient ones

@@ -115,7 +115,7 @@ export function createNatsPublishHandler(
       if (!transport) {
         throw new IdemError(
           "INVALID_STATE",
-          "nats.publish has no transport: create the effects with a publishTransport (openTargets in @idem/core does)",
+          "nats.publish has no transport: create the effects with a publishTransport (openEffects in @idem/core does)",
         );
       }
       await checks.check(transport, url, spec.target, t);

@@ -25,7 +25,7 @@ export type TransportStreamCheck =
 /**
  * The port through which the nats.publish effect reaches a broker (kinds are independent of the
  * transport package): @idem/nats implements it (`createJetStreamPublishTransport`) and @idem/core
- * wires it in (`openTargets`). Whoever creates it closes it; `Effects.close()` does not.
+ * wires it in (`openEffects`). Whoever creates it closes it; `Effects.close()` does not.
  */
 export interface PublishTransport {
   /**

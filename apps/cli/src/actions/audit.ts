@@ -1,4 +1,4 @@
-import { buildAudit, isAuditClean, openTargets } from "@idem/core";
+import { buildAudit, isAuditClean, openEffects } from "@idem/core";
 import type { Command } from "commander";
 import { EXIT, exitHolder, loadConfig, printJson, withReadonlyJournal } from "../context.js";
 import { sinceOption } from "../options.js";
@@ -12,7 +12,7 @@ export async function runAudit(
   const config = loadConfig(cmd.optsWithGlobals());
   const since = sinceOption(opts.since);
   // The first audit of a remote repo on this host clones its mirror: progress on a terminal.
-  const effects = openTargets(
+  const effects = openEffects(
     config,
     process.stderr.isTTY
       ? {

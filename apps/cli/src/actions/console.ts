@@ -1,5 +1,6 @@
 import { startConsole } from "@idem/console";
-import { createLogger, openTargets, startTelemetry } from "@idem/core";
+import { openEffects } from "@idem/core";
+import { createLogger, startTelemetry } from "@idem/runtime";
 import type { Command } from "commander";
 import { actorOf, CliError, EXIT, loadConfig, openConfiguredJournal } from "../context.js";
 import { logFormatOption } from "../options.js";
@@ -27,7 +28,7 @@ export async function runConsole(opts: ConsoleCommandOptions, cmd: Command): Pro
     format: logFormatOption(opts.logFormat),
   });
   const journal = await openConfiguredJournal(config);
-  const effects = openTargets(config);
+  const effects = openEffects(config);
   const tracing = startTelemetry({
     config,
     service: "idem-console",

@@ -1,5 +1,5 @@
 import { appendFileSync } from "node:fs";
-import { buildAudit, isAuditClean, openTargets } from "@idem/core";
+import { buildAudit, isAuditClean, openEffects } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import { FAULT_POINTS, type FaultPoint, sleep } from "@idem/schema";
 import {
@@ -70,7 +70,7 @@ export async function runDemoCommand(opts: DemoOptions): Promise<void> {
   const journal = await openConfiguredJournal(config);
   try {
     const result = await runDemo(ws, journal, { jobs, crashes, seed, timeoutMs, say });
-    const effects = openTargets(config);
+    const effects = openEffects(config);
     const report = await buildAudit(config, journal, effects).finally(() => effects.close());
     const clean = isAuditClean(report);
     const totalEffects = result.effects;

@@ -1,4 +1,4 @@
-import { listDeadLetters, openTargets, resolveUncertain, retryDead } from "@idem/core";
+import { listDeadLetters, openEffects, resolveUncertain, retryDead } from "@idem/core";
 import type { Command } from "commander";
 import {
   actorOf,
@@ -116,7 +116,7 @@ export async function runDlqResolve(
   const actor = actorOf(opts.actor);
   const reason = opts.reason;
   // --applied is checked at the target where it can answer: the probe decides (`present`).
-  const effects = openTargets(config);
+  const effects = openEffects(config);
   const { effect, run } = await withJournal(config, (j) =>
     resolveUncertain(j, jobId, { decision, reason, actor }, effects),
   ).finally(() => effects.close());

@@ -1,19 +1,16 @@
 import {
   type BatchEnqueueResult,
-  createLogger,
   type EnqueueFailure,
   type EnqueueOutcome,
   enqueueJob,
   enqueueJobs,
   type JobFile,
   type JobFileProblems,
-  type JobPublisher,
   parseJobFile,
-  startTelemetry,
-  type Tracing,
-  withJobPublisher,
 } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
+import { type JobPublisher, withJobPublisher } from "@idem/nats";
+import { createLogger, startTelemetry, type Tracing } from "@idem/runtime";
 import { isIdemError, type Job } from "@idem/schema";
 import type { Command } from "commander";
 import {

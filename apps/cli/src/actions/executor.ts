@@ -1,6 +1,7 @@
-import { assertConfigInvariants, createLogger, startTelemetry } from "@idem/core";
+import { assertConfigInvariants } from "@idem/core";
 import { type ApiServer, createExecutor, type Executor, startApiServer } from "@idem/executor";
 import type { JournalStore } from "@idem/journal";
+import { createLogger, startTelemetry } from "@idem/runtime";
 import { createFaultHook, type FaultPoint } from "@idem/schema";
 import type { Command } from "commander";
 import { CliError, EXIT, loadConfig, openConfiguredJournal } from "../context.js";

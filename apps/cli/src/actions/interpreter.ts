@@ -1,11 +1,6 @@
-import {
-  createLogger,
-  type HttpServer,
-  openTargets,
-  startMetricsServer,
-  startTelemetry,
-} from "@idem/core";
+import { openEffects } from "@idem/core";
 import { createInterpreter, createInterpreterMetrics } from "@idem/interpreter";
+import { createLogger, type HttpServer, startMetricsServer, startTelemetry } from "@idem/runtime";
 import { createFaultHook } from "@idem/schema";
 import type { Command } from "commander";
 import { CliError, EXIT, exitHolder, loadConfig, openConfiguredJournal } from "../context.js";
@@ -62,7 +57,7 @@ export async function runInterpreter(
   const journal = opened;
   // The fault hook reaches inside applies (interpreter.after-push); a first clone of a remote's
   // mirror shows its progress on a terminal.
-  const effects = openTargets(config, {
+  const effects = openEffects(config, {
     fault,
     ...(process.stderr.isTTY
       ? {

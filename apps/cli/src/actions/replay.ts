@@ -2,17 +2,15 @@ import { createInterface } from "node:readline/promises";
 import {
   buildReplayPlan,
   checkEffectFilter,
-  createLogger,
   createReplayRuns,
   describeFilter,
   type EffectFilter,
-  openTargets,
+  openEffects,
   replayReason,
-  startTelemetry,
-  type Tracing,
 } from "@idem/core";
 import { createInterpreter, type DrainResult } from "@idem/interpreter";
 import type { JournalStore, ReplaySelection } from "@idem/journal";
+import { createLogger, startTelemetry, type Tracing } from "@idem/runtime";
 import { type Config, isIdemError } from "@idem/schema";
 import cliProgress from "cli-progress";
 import type { Command } from "commander";
@@ -63,7 +61,7 @@ export async function runReplay(opts: ReplayOptions, cmd: Command): Promise<void
   const request = requestOf(opts, config);
   const { selection, only } = request;
   const force = opts.forceUnprobeable ?? false;
-  const effects = openTargets(config);
+  const effects = openEffects(config);
   try {
     if (opts.dryRun) {
       const plan = await withReadonlyJournal(config, (journal) =>
@@ -137,7 +135,7 @@ function selectionOf(opts: ReplayOptions): ReplaySelection {
 async function replay(
   config: Config,
   journal: JournalStore,
-  effects: ReturnType<typeof openTargets>,
+  effects: ReturnType<typeof openEffects>,
   request: ReplayRequest,
   opts: ReplayOptions,
   tracing: Tracing,
@@ -224,7 +222,7 @@ async function replay(
 async function driveNow(
   config: Config,
   journal: JournalStore,
-  effects: ReturnType<typeof openTargets>,
+  effects: ReturnType<typeof openEffects>,
   total: number,
   tracing: Tracing,
 ): Promise<DrainResult> {

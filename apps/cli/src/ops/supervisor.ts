@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { dirname, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { createBackoff, sleep } from "@idem/core";
+import { createBackoff, sleep } from "@idem/schema";
 
 /** The committed bin shim of this CLI, so children run exactly this build. */
 export const IDEM_BIN = resolve(dirname(fileURLToPath(import.meta.url)), "../../bin/idem.js");

@@ -1,4 +1,5 @@
-import { isNotReadyYet, type Logger } from "@idem/core";
+import { isNotReadyYet } from "@idem/core";
+import type { Logger } from "@idem/runtime";
 import { describeError, retry } from "@idem/schema";
 
 /**

@@ -1,7 +1,7 @@
-import type { OutputsFilter, OutputsPage } from "@idem/core";
 import { RUN_STATES } from "@idem/journal";
 import { html } from "hono/html";
 import { badge, type Html, jobLink, short, table, time } from "../format.js";
+import type { OutputsFilter, OutputsPage } from "../views/list-outputs-page.js";
 
 /** The filters as typed, for the form and the next page's link. */
 export interface OutputsQuery {

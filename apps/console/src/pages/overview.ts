@@ -1,8 +1,8 @@
-import type { Overview } from "@idem/core";
 import { EFFECT_STATES, JOB_STATES, RUN_STATES } from "@idem/journal";
 import { html } from "hono/html";
 import { activityChart } from "../activity.js";
 import { badge, type Html, time } from "../format.js";
+import type { Overview } from "../views/read-overview.js";
 
 const card = (k: string, label: string, v: number, href?: string): Html =>
   html`<div class="card"><div class="v" data-k="${k}">${v}</div><div class="k">${

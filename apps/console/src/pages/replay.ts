@@ -1,7 +1,8 @@
-import { describeFilter, type ReplayPlan, type ReplayProgress } from "@idem/core";
+import { describeFilter, type ReplayPlan } from "@idem/core";
 import { RUN_STATES } from "@idem/journal";
 import { html } from "hono/html";
 import { badge, flash, type Html, jobLink, table } from "../format.js";
+import type { ReplayProgress } from "../views/replay-progress.js";
 
 /** The replay form's fields as typed (strings, so they can be shown again and carried on). */
 export interface ReplayQuery {

@@ -1,7 +1,7 @@
 import type { JournalStore, RunRecord } from "@idem/journal";
+import { withJobPublisher } from "@idem/nats";
 import { type Config, IdemError } from "@idem/schema";
 import { type EnqueueOutcome, retryDeadLetter } from "../enqueue/index.js";
-import { withJobPublisher } from "../enqueue/with-job-publisher.js";
 
 /** What `retryDead` did: a new generation of a dead run, or a dead-lettered job queued again. */
 export type RetryOutcome =

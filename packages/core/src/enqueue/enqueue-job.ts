@@ -1,8 +1,8 @@
 import type { JournalStore } from "@idem/journal";
 import type { JobPublisher } from "@idem/nats";
+import { noopTracing, type TraceSpan, type Tracing } from "@idem/runtime";
 import type { Job } from "@idem/schema";
 import { IdemError, isIdemError, retryMsgId } from "@idem/schema";
-import { noopTracing, type TraceSpan, type Tracing } from "../telemetry/tracing.js";
 
 /** The answer of `idem enqueue --json`. */
 export interface EnqueueOutcome {

@@ -1,4 +1,3 @@
-export type { JobPublisher } from "@idem/nats";
 export type {
   BatchEnqueueResult,
   EnqueueFailure,
@@ -8,4 +7,3 @@ export type {
 export { enqueueJob, enqueueJobs, retryDeadLetter } from "./enqueue-job.js";
 export type { JobFile, JobFileOptions, JobFileProblems } from "./job-file.js";
 export { parseJobFile } from "./job-file.js";
-export { withJobPublisher } from "./with-job-publisher.js";

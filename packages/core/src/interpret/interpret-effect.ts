@@ -1,5 +1,6 @@
 import type { ProbeHint } from "@idem/effects";
 import { type Claim, type EffectRecord, isSettledEffect, type Lease } from "@idem/journal";
+import type { Logger, TraceSpan } from "@idem/runtime";
 import {
   classifyError,
   contentHash,
@@ -11,8 +12,6 @@ import {
   isIdemError,
 } from "@idem/schema";
 import { decideEffect } from "../decide/decide-effect.js";
-import type { Logger } from "../runtime/logger.js";
-import type { TraceSpan } from "../telemetry/tracing.js";
 import type { InterpretRunContext, RunOutcome } from "./run-context.js";
 import type { EffectTurn } from "./target-turns.js";
 

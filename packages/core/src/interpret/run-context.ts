@@ -1,9 +1,8 @@
 import type { Effects } from "@idem/effects";
 import type { JournalStore } from "@idem/journal";
+import type { Logger, Tracing } from "@idem/runtime";
 import type { Clock, Config, EffectSpec, FailureClass, FaultHook } from "@idem/schema";
 import type { FileWriteIndex } from "../decide/file-write-index.js";
-import type { Logger } from "../runtime/logger.js";
-import type { Tracing } from "../telemetry/tracing.js";
 import type { TargetTurns } from "./target-turns.js";
 
 /** How one claimed run ended in this interpreter. */

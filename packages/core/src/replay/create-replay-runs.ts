@@ -1,5 +1,5 @@
 import type { JournalStore, RunRecord } from "@idem/journal";
-import { noopTracing, type Tracing } from "../telemetry/tracing.js";
+import { noopTracing, type Tracing } from "@idem/runtime";
 import { describeFilter } from "./effect-filter.js";
 import type { ReplayPlan } from "./replay-plan.js";
 

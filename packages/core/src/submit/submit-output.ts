@@ -1,8 +1,8 @@
 import type { JournalStore, OutputSource } from "@idem/journal";
+import { noopTracing, type Tracing } from "@idem/runtime";
 import type { Config, ValidationIssue } from "@idem/schema";
 import { describeJsonError } from "@idem/schema";
 import { type RecordMetrics, recordOutput } from "../record/record-output.js";
-import { noopTracing, type Tracing } from "../telemetry/tracing.js";
 
 /** The counters a front end may pass to `submitOutput` (see `RecordMetrics`). */
 export type SubmitMetrics = RecordMetrics;

@@ -1,2 +1,3 @@
 // Checks of what an output alone decides, before it is recorded (every surface and the executor).
 export { checkRecordable } from "./check-recordable.js";
+export { assertConfigInvariants } from "./config-invariants.js";

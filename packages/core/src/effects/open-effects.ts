@@ -2,8 +2,8 @@ import { type CreateEffectsOptions, createEffects, type Effects } from "@idem/ef
 import { createJetStreamPublishTransport } from "@idem/nats";
 import type { Config } from "@idem/schema";
 
-/** Options of `openTargets`: those of `createEffects`, with the NATS transport wired in here. */
-export type OpenTargetsOptions = Omit<CreateEffectsOptions, "publishTransport">;
+/** Options of `openEffects`: those of `createEffects`, with the NATS transport wired in here. */
+export type OpenEffectsOptions = Omit<CreateEffectsOptions, "publishTransport">;
 
 /**
  * The effect kinds of `config` (@idem/effects) with nats.publish wired to JetStream (@idem/nats):
@@ -13,7 +13,7 @@ export type OpenTargetsOptions = Omit<CreateEffectsOptions, "publishTransport">;
  * `close()` ends the long-lived git processes, then drains the NATS connections; call it once when
  * done. Probe and apply semantics, replay and failure codes are those of `Effects`.
  */
-export function openTargets(config: Config, options: OpenTargetsOptions = {}): Effects {
+export function openEffects(config: Config, options: OpenEffectsOptions = {}): Effects {
   const publishTransport = createJetStreamPublishTransport();
   const effects = createEffects(config, { ...options, publishTransport });
   return {

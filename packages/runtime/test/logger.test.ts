@@ -1,12 +1,12 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { isLogFormat, LOG_FORMATS } from "../src/runtime/logger.js";
+import { isLogFormat, LOG_FORMATS } from "../src/logger.js";
 
-const CORE_DIR = fileURLToPath(new URL("..", import.meta.url));
+const RUNTIME_DIR = fileURLToPath(new URL("..", import.meta.url));
 
 /**
- * Logs one line in a child process (the built dist: `npx tsc -b packages/core` first) and SIGKILLs
+ * Logs one line in a child process (the built dist: `npx tsc -b packages/runtime` first) and SIGKILLs
  * it at once, as a fault point does: what reaches stderr was written before the kill.
  */
 function logThenKill(format: string): { stderr: string; signal: NodeJS.Signals | null } {
@@ -17,7 +17,7 @@ function logThenKill(format: string): { stderr: string; signal: NodeJS.Signals |
     process.kill(process.pid, "SIGKILL");
   `;
   const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
-    cwd: CORE_DIR,
+    cwd: RUNTIME_DIR,
     encoding: "utf8",
     env: { ...process.env, NO_COLOR: "1" },
   });

@@ -1,6 +1,6 @@
 import { type Config, describeError } from "@idem/schema";
 import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
-import type { Logger } from "../runtime/logger.js";
+import type { Logger } from "./logger.js";
 import { otelCore, otlpTraceExporterHttp } from "./opentelemetry.js";
 import { createTracing, noopTracing, type Tracing } from "./tracing.js";
 

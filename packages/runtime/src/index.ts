@@ -1,0 +1,26 @@
+// @idem/runtime: what every idem process shares below the domain. pino, hono and OpenTelemetry are
+// loaded when first used (a logger made, a server started, telemetry on), never by this import.
+export type { HttpServer } from "./http-server.js";
+export { metricsHandler, serveHttp, startMetricsServer } from "./http-server.js";
+export type { CreateLoggerOptions, LogFormat, Logger } from "./logger.js";
+export {
+  createLogger,
+  defaultLogFormat,
+  isLogFormat,
+  LOG_FORMATS,
+  silentLogger,
+} from "./logger.js";
+export { createOwnerId } from "./owner-id.js";
+export type { OtlpTarget, StartTelemetryOptions, TelemetryEnv } from "./start-telemetry.js";
+export { redactUrl, resolveOtlpTarget, startTelemetry } from "./start-telemetry.js";
+export { normalizeTraceparent, TRACEPARENT_HEADER, traceIdOf } from "./traceparent.js";
+export type {
+  CreateTracingOptions,
+  SpanAttributes,
+  SpanKindName,
+  SpanParent,
+  StartSpanOptions,
+  TraceSpan,
+  Tracing,
+} from "./tracing.js";
+export { createTracing, noopTracing } from "./tracing.js";
