@@ -134,6 +134,7 @@ describe("the workspace's packages", () => {
       "@idem/effects",
       "@idem/journal",
       "@idem/nats",
+      "@idem/runtime",
       "@idem/schema",
     ]);
     const cli = workspace.find((p) => p.manifest.name === "@idem/cli")?.manifest as Manifest;
