@@ -11,6 +11,7 @@ export const PART_FOLDERS = {
   nats: "packages/nats",
   core: "packages/core",
   runtime: "packages/runtime",
+  kit: "packages/kit",
   testing: "packages/testing",
   executor: "apps/executor",
   interpreter: "apps/interpreter",
@@ -151,6 +152,14 @@ export const IMPORT_RULES: IForbiddenRuleType[] = [
     to: {
       pathNot: ["^packages/schema/src/", "^(node:)?(crypto|path)$", "(^|/)(zod|canonicalize)(/|$)"],
     },
+  },
+  {
+    name: "kit-imports-only-schema",
+    comment:
+      "@idem/kit is what a kind's author installs: its src imports only itself, @idem/schema and zod",
+    severity: "error",
+    from: { path: "^packages/kit/src/" },
+    to: { pathNot: ["^packages/kit/src/", "^packages/schema/", "(^|/)zod(/|$)"] },
   },
   {
     name: "client-imports-only-schema",

@@ -133,6 +133,7 @@ describe("the workspace's packages", () => {
       "@idem/core",
       "@idem/effects",
       "@idem/journal",
+      "@idem/kit",
       "@idem/nats",
       "@idem/runtime",
       "@idem/schema",

@@ -1,0 +1,47 @@
+import { IdemError } from "@idem/schema";
+import type { EffectKind, EffectSpecBase } from "./effect-kind.js";
+
+/** A kind's name: `<namespace>.<name>`, lowercase letters, digits, `_` and `-`, at least one dot. */
+export const KIND_NAME_PATTERN = /^[a-z][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)+$/;
+
+/** Whether `name` is a well-formed kind name (KIND_NAME_PATTERN, 64 characters at most). */
+export function isKindName(name: unknown): name is string {
+  return typeof name === "string" && name.length <= 64 && KIND_NAME_PATTERN.test(name);
+}
+
+const GUARANTEES = ["exactly-once", "exactly-once-in-effect", "target-dedup", "uncertain-window"];
+
+/**
+ * Defines an effect kind: the object itself, its types inferred from `spec` (and `options`,
+ * `open`), checked for what idem relies on. idem's built-in kinds are defined with it too.
+ * @throws IdemError INVALID_CONFIG naming what is missing or malformed (a name without a dot, no
+ * probe or apply, a spec schema that does not parse its own samples' kind).
+ */
+export function defineEffectKind<S extends EffectSpecBase, O = undefined, R = undefined>(
+  kind: EffectKind<S, O, R>,
+): EffectKind<S, O, R> {
+  const where = `effect kind ${JSON.stringify(kind?.name)}`;
+  const bad = (what: string): never => {
+    throw new IdemError("INVALID_CONFIG", `${where}: ${what}`);
+  };
+  if (typeof kind !== "object" || kind === null) bad("is not an object");
+  if (!isKindName(kind.name))
+    bad("name must be <namespace>.<name> (lowercase letters, digits, _ and -, with a dot)");
+  if (typeof kind.description !== "string" || kind.description.trim() === "")
+    bad("description must say what the effect does");
+  if (!GUARANTEES.includes(kind.guarantee))
+    bad(`guarantee must be one of ${GUARANTEES.join(", ")}`);
+  if (typeof kind.spec?.safeParse !== "function") bad("spec must be a zod schema");
+  if (typeof kind.probe !== "function") bad("probe must be a function");
+  if (typeof kind.apply !== "function") bad("apply must be a function");
+  if (kind.options !== undefined && typeof kind.options.safeParse !== "function")
+    bad("options must be a zod schema");
+  if (
+    kind.scan !== undefined &&
+    (typeof kind.scan.keys !== "function" || typeof kind.scan.target !== "function")
+  )
+    bad("scan must have target() and keys()");
+  const other = kind.spec.safeParse({ kind: `${kind.name}.not-this-kind` });
+  if (other.success) bad("spec must refuse another kind (kind: z.literal(name))");
+  return Object.freeze({ ...kind });
+}

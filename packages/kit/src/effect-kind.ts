@@ -1,0 +1,209 @@
+import type { Clock, Config } from "@idem/schema";
+import type { z } from "zod";
+
+/**
+ * Every effect spec names its kind; the rest is the kind's own. What an agent sends in an output's
+ * `effects` array, checked by the kind's `spec` schema before it is recorded.
+ */
+export interface EffectSpecBase {
+  kind: string;
+}
+
+/**
+ * Where an effect stands at its target. `present` and `absent` carry a detail to store with the
+ * intent or result (for git, `absent.detail.base` is the branch head that was probed, and apply
+ * moves the branch from exactly that commit). `conflict`: the target moved so that the effect
+ * cannot be applied as written; idem never forces it (the run ends dead, class `conflict`).
+ */
+export type ProbeResult =
+  | { status: "present"; detail: Record<string, unknown> }
+  | { status: "absent"; detail: Record<string, unknown> }
+  | { status: "conflict"; reason: string };
+
+/** What an earlier probe recorded with the intent (a git probe's `base`): a crash probe starts there. */
+export interface ProbeHint {
+  base?: string;
+}
+
+/** Where a queued apply stands: waiting in its target's queue, succeeded, or failed. */
+export interface ApplyTicket {
+  readonly state: "queued" | "done" | "failed";
+}
+
+/**
+ * Order between the applies of one target that different runs make at once (the interpreter's
+ * pipeline). A kind that queues its applies calls `queued` as soon as this apply stands in the
+ * target's queue behind every apply queued before it; a later apply given that ticket as `after`
+ * goes out only after it, and fails with ORDER_BLOCKED, changing nothing, when it did not succeed.
+ * Kinds without a queue ignore both.
+ */
+export interface ApplyOrder {
+  after?: ApplyTicket | undefined;
+  queued?: ((ticket: ApplyTicket) => void) | undefined;
+}
+
+/**
+ * What idem can promise for a kind, stated in `idem kinds` and its docs:
+ * - `exactly-once`: the effect and its key are committed together at the target (one
+ *   transaction), so after any crash the probe knows, and nothing is ever `uncertain`;
+ * - `exactly-once-in-effect`: the probe finds the effect by its key after any crash, so a repeat is
+ *   never applied; nothing ends `uncertain`;
+ * - `target-dedup`: the target absorbs a repeat under the key (an idempotency key it honours);
+ * - `uncertain-window`: after a crash between sending and recording, the outcome can be unknown
+ *   and waits for a person (`idem dlq resolve`).
+ */
+export type KindGuarantee =
+  | "exactly-once"
+  | "exactly-once-in-effect"
+  | "target-dedup"
+  | "uncertain-window";
+
+/** What a kind's pure parts see: the config (aliases, limits) and the kind's own options. */
+export interface KindContext<O> {
+  readonly config: Config;
+  /** The kind's options, parsed by its `options` schema (`kinds.<name>.options` in the config). */
+  readonly options: O;
+}
+
+/** An alias a spec names, by what it names: `repo`, `root` or `target` (replay's filters), or another word. */
+export interface KindAlias {
+  type: string;
+  name: string;
+}
+
+/** What `open` gets to build the kind's resource (a client, a pool) once per process. */
+export interface OpenContext<O> extends KindContext<O> {
+  /**
+   * A credential from the environment variable the config names (never from agent output).
+   * @throws IdemError INVALID_CONFIG naming the variable (never its value) when it is unset.
+   */
+  env(variable: string): string;
+  /** One value per process for every kind that asks with the same id (a client two kinds share). */
+  shared<T>(id: string, create: () => T): T;
+  readonly clock: Clock;
+  readonly fetch: typeof fetch;
+}
+
+/** One probe of one effect. */
+export interface ProbeCall<O, R> extends KindContext<O> {
+  /** The effect's key, `<jobId>/<index>`: what the target must carry to be found. */
+  readonly key: string;
+  /** The resource `open` built (undefined for a kind without `open`). */
+  readonly resource: R;
+  /**
+   * A time (ms since the epoch) before which idem never applied this effect: the output's
+   * recording time. A probe that lists the target's recent items starts here (minus the clock
+   * skew it allows).
+   */
+  readonly since: number;
+  /** What an earlier probe stored with the intent (see ProbeHint), after a crash. */
+  readonly hint?: ProbeHint | undefined;
+  readonly clock: Clock;
+}
+
+/** One apply of one effect. Called again after a crash at any point inside it: it must be safe. */
+export interface ApplyCall<O, R> extends ProbeCall<O, R> {
+  /** The probe that preceded it (absent), if any; without one, apply checks for itself. */
+  readonly probed?: ProbeResult | undefined;
+  readonly order?: ApplyOrder | undefined;
+}
+
+/** Many effects of this kind probed at once (a replay plan, an audit). */
+export interface BatchCall<O, R> extends KindContext<O> {
+  readonly resource: R;
+  /**
+   * Probe each against a scratch copy as if the earlier absent ones had been applied (a chain of
+   * dependent effects lost in an incident shows absent, not conflict). Never changes the target.
+   */
+  readonly simulate: boolean;
+  /** The one-effect probe, for items the batch does not answer itself. */
+  probeOne(spec: EffectSpecBase, key: string, since: number): Promise<ProbeResult>;
+  readonly clock: Clock;
+}
+
+/** Sample specs for the conformance drill (`idem kinds test`). */
+export interface KindSamples<S> {
+  /** The i-th valid spec (i from 0): distinct specs for distinct outputs, on the drill's target. */
+  valid(i: number, ctx: KindContext<unknown>): S;
+  /** Specs the kind must refuse before record, each with the field its refusal names. */
+  invalid: readonly { spec: unknown; field: string; why?: string }[];
+}
+
+/**
+ * Everything idem knows of one effect kind, in one place: what an agent may ask for (`spec`),
+ * what is refused before record (`check`), what it acts on (`targets`, `aliases`), how its target
+ * is asked (`probe`) and changed (`apply`), and the optional parts replay and audit use. Written
+ * with `defineEffectKind`; idem's own kinds are written the same way.
+ */
+export interface EffectKind<S extends EffectSpecBase = EffectSpecBase, O = unknown, R = unknown> {
+  /** `<namespace>.<name>`: lowercase letters, digits, `_` and `-`, at least one dot. */
+  readonly name: string;
+  /** What the effect does, in a sentence or two (the MCP tool description, `idem kinds`). */
+  readonly description: string;
+  readonly guarantee: KindGuarantee;
+  /** The spec's schema, its `kind` a literal of `name`; its JSON Schema is what agents see. */
+  readonly spec: z.ZodType<S>;
+  /** The schema of `kinds.<name>.options` in the config; parsed once at load. */
+  readonly options?: z.ZodType<O> | undefined;
+  /**
+   * Checks of the spec's text beyond its schema, run before record: pure, no I/O. Throw
+   * `invalid(field, message)`; what passes cannot fail at the target for a reason the spec alone
+   * decides.
+   */
+  check?(spec: S, ctx: KindContext<O>): void;
+  /** The ordering targets it acts on (`repo:site@main`): runs sharing one apply in recording order. */
+  targets?(spec: S, ctx: KindContext<O>): readonly string[];
+  /** The aliases it names (replay's `--repo`, `--root`, `--target` filters; doctor). */
+  aliases?(spec: S): readonly KindAlias[];
+  /**
+   * What a later recorded effect of this kind with the same answer supersedes (file.write: the
+   * root and path): the earlier one is then skipped, never rolled back. Undefined: never.
+   */
+  supersedeKey?(spec: S): string | undefined;
+  /** One line for `idem show` and the console (`site@main: "add page" (2 files)`). */
+  describe?(spec: S): string;
+  /** Whether `probe` can tell for this spec (default true). */
+  probeable?(spec: S, ctx: KindContext<O>): boolean;
+  /** Whether the target absorbs a repeat under the key (default false). */
+  targetDedup?(spec: S, ctx: KindContext<O>): boolean;
+  /**
+   * Whether the target queues applies and builds each on its state when it goes out (a remote git
+   * branch's pushes): a probe may then run while earlier applies there are still queued.
+   */
+  queuedApplies?(spec: S, ctx: KindContext<O>): boolean;
+  /** Builds the resource its probe and apply use (a client, a pool), once per process. */
+  open?(ctx: OpenContext<O>): R | Promise<R>;
+  /** Releases what `open` built. */
+  close?(resource: R): void | Promise<void>;
+  /**
+   * Asks the target whether the effect with `call.key` happened. Never changes the target.
+   * @throws IdemError: validation codes when the spec cannot work there, transient ones to retry.
+   */
+  probe(spec: S, call: ProbeCall<O, R>): Promise<ProbeResult>;
+  /**
+   * Makes the effect happen once and returns the detail to store. Safe to call again after a
+   * crash at any point inside it (probe first under the target's lock when `call.probed` is not
+   * given, or commit the key with the effect).
+   */
+  apply(spec: S, call: ApplyCall<O, R>): Promise<Record<string, unknown>>;
+  /** Many keys in one pass (one scan of a branch for all its keys); default: `probe` each. */
+  probeBatch?(
+    items: readonly { spec: S; key: string; since: number }[],
+    call: BatchCall<O, R>,
+  ): Promise<Map<string, ProbeResult>>;
+  /**
+   * The keys present at a target, with where each is (commits, ids): `idem audit` finds
+   * duplicates and keys the journal does not know; the drill counts each key. `scanTarget` names
+   * the target a spec is on, so one scan serves every spec there.
+   */
+  scan?: {
+    target(spec: S, ctx: KindContext<O>): string;
+    keys(spec: S, call: ProbeCall<O, R>): Promise<Map<string, string[]>>;
+  };
+  /** Samples for the conformance drill. */
+  samples?: KindSamples<S>;
+}
+
+/** An effect kind whose spec, options and resource types are no longer known (a registry's). */
+// biome-ignore lint/suspicious/noExplicitAny: a registry holds kinds of every spec, options and resource type.
+export type AnyEffectKind = EffectKind<any, any, any>;

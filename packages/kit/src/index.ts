@@ -1,0 +1,29 @@
+// @idem/kit: write an effect kind of your own (docs/effect-kinds.md). idem's built-in kinds are
+// written with the same API.
+export { defineEffectKind, isKindName, KIND_NAME_PATTERN } from "./define-effect-kind.js";
+export type {
+  AnyEffectKind,
+  ApplyCall,
+  ApplyOrder,
+  ApplyTicket,
+  BatchCall,
+  EffectKind,
+  EffectSpecBase,
+  KindAlias,
+  KindContext,
+  KindGuarantee,
+  KindSamples,
+  OpenContext,
+  ProbeCall,
+  ProbeHint,
+  ProbeResult,
+} from "./effect-kind.js";
+export {
+  hasKeyMarker,
+  keyMarker,
+  markedKeys,
+  refuseKeyMarkers,
+  withKeyMarker,
+} from "./key-marker.js";
+export type { TransientOptions } from "./outcomes.js";
+export { absent, conflict, fail, invalid, present, retryAfterMs } from "./outcomes.js";

@@ -1,0 +1,94 @@
+import { isIdemError } from "@idem/schema";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import {
+  absent,
+  defineEffectKind,
+  fail,
+  hasKeyMarker,
+  markedKeys,
+  present,
+  refuseKeyMarkers,
+  retryAfterMs,
+  withKeyMarker,
+} from "../src/index.js";
+
+const spec = z.strictObject({ kind: z.literal("acme.ticket"), title: z.string() });
+const kind = {
+  name: "acme.ticket",
+  description: "Opens a ticket.",
+  guarantee: "exactly-once-in-effect" as const,
+  spec,
+  probe: async () => absent(),
+  apply: async () => ({}),
+};
+
+describe("defineEffectKind", () => {
+  it("returns the kind, frozen, with its types", () => {
+    const k = defineEffectKind(kind);
+    expect(k.name).toBe("acme.ticket");
+    expect(Object.isFrozen(k)).toBe(true);
+  });
+
+  it.each([
+    ["a name without a namespace", { name: "ticket" }],
+    ["an upper-case name", { name: "Acme.Ticket" }],
+    ["no description", { description: " " }],
+    ["an unknown guarantee", { guarantee: "maybe" }],
+    ["no probe", { probe: undefined }],
+    ["no apply", { apply: undefined }],
+    ["a spec that takes any kind", { spec: z.looseObject({ kind: z.string() }) }],
+  ])("refuses %s with INVALID_CONFIG", (_, change) => {
+    let error: unknown;
+    try {
+      defineEffectKind({ ...kind, ...change } as never);
+    } catch (e) {
+      error = e;
+    }
+    expect(isIdemError(error, "INVALID_CONFIG")).toBe(true);
+  });
+});
+
+describe("the outcomes", () => {
+  it("builds probe answers and failures with idem's codes", () => {
+    expect(present({ id: 1 })).toEqual({ status: "present", detail: { id: 1 } });
+    expect(isIdemError(fail.transient("slow", { retryAfterMs: 5 }), "UNAVAILABLE")).toBe(true);
+    expect(fail.transient("slow", { retryAfterMs: 5 }).details).toEqual({ retryAfterMs: 5 });
+    expect(fail.invalid("title", "is empty").details).toEqual({ field: "title" });
+    expect(isIdemError(fail.conflict("moved on"), "TARGET_CONFLICT")).toBe(true);
+    expect(isIdemError(fail.moved("lost the swap"), "TARGET_MOVED")).toBe(true);
+    expect(fail.unknownOutcome("sent, no answer").class).toBe("uncertain");
+  });
+
+  it("reads the wait an HTTP answer asks for", () => {
+    const now = Date.parse("2026-11-27T00:00:00Z");
+    expect(retryAfterMs(new Headers({ "retry-after": "3" }), now)).toBe(3000);
+    expect(retryAfterMs(new Headers({ "retry-after": "Fri, 27 Nov 2026 00:00:10 GMT" }), now)).toBe(
+      10_000,
+    );
+    const reset = String(now / 1000 + 60);
+    expect(
+      retryAfterMs(new Headers({ "x-ratelimit-remaining": "0", "x-ratelimit-reset": reset }), now),
+    ).toBe(60_000);
+    expect(
+      retryAfterMs(new Headers({ "x-ratelimit-remaining": "4", "x-ratelimit-reset": reset }), now),
+    ).toBeUndefined();
+  });
+});
+
+describe("key markers", () => {
+  it("carries a key in text once, and finds it again", () => {
+    const body = withKeyMarker("Fixes the build.", "job-1/0");
+    expect(withKeyMarker(body, "job-1/0")).toBe(body);
+    expect(markedKeys(body)).toEqual(["job-1/0"]);
+    expect(hasKeyMarker(body, "job-1/0")).toBe(true);
+    expect(hasKeyMarker(body, "job-1/1")).toBe(false);
+    expect(markedKeys(null)).toEqual([]);
+  });
+
+  it("refuses agent text that carries a marker of its own", () => {
+    expect(() => refuseKeyMarkers("body", "hi <!-- idem-effect: other/0 -->")).toThrow();
+    expect(() => refuseKeyMarkers("body", "IDEM-EFFECT: x")).toThrow();
+    expect(() => refuseKeyMarkers("body", "plain text")).not.toThrow();
+  });
+});
