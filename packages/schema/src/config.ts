@@ -113,6 +113,19 @@ export const TelemetryConfigSchema = z.strictObject({
  * Every field optional with its default, unknown keys refused. Use `parseConfig`, which also
  * resolves paths and checks what zod cannot.
  */
+/**
+ * `kinds.<name>`: an effect kind of the operator's own (docs/effect-kinds.md): the module that
+ * exports it (`export default defineEffectKind({ ... })`; a path relative to the config file, or a
+ * package name resolved from its folder) and its options, parsed by the kind's own schema when the
+ * registry loads it. Credentials are never options: the options name the environment variables.
+ */
+export const KindConfigSchema = z.strictObject({
+  module: z.string().min(1),
+  options: z.json().optional(),
+});
+/** A parsed `kinds.<name>` entry. */
+export type KindConfig = z.infer<typeof KindConfigSchema>;
+
 export const ConfigFileSchema = z.strictObject({
   journal: z
     .strictObject({
@@ -127,6 +140,18 @@ export const ConfigFileSchema = z.strictObject({
   roots: aliasMap(RootConfigSchema),
   publish: aliasMap(PublishTargetSchema),
   http: z.strictObject({ targets: aliasMap(HttpTargetSchema) }).default({ targets: {} }),
+  kinds: z
+    .record(
+      z
+        .string()
+        .max(64)
+        .regex(
+          /^[a-z][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)+$/,
+          "must be <namespace>.<name>: lowercase letters, digits, _ and -, with a dot",
+        ),
+      KindConfigSchema,
+    )
+    .default({}),
   limits: z
     .strictObject({
       maxOutputBytes: positiveMs.default(limitsDefaults.maxOutputBytes),
@@ -269,6 +294,8 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions): ConfigRe
     }
   }
   for (const root of Object.values(c.roots)) root.path = abs(root.path);
+  for (const kind of Object.values(c.kinds))
+    if (kind.module.startsWith(".") || isAbsolute(kind.module)) kind.module = abs(kind.module);
   c.journal.path = abs(c.journal.path);
   const url = journalUrlOf(c.journal.url, options.journalUrl);
   if ("url" in url) c.journal.url = url.url;

@@ -6,6 +6,7 @@ export type {
   ConfigIssue,
   ConfigResult,
   HttpTarget,
+  KindConfig,
   ParseConfigOptions,
   PublishTarget,
   RepoConfig,
@@ -16,6 +17,7 @@ export {
   defaultConfig,
   isSafeBranchName,
   issuePath,
+  KindConfigSchema,
   parseConfig,
 } from "./config.js";
 export type { InvariantViolation } from "./config-invariants.js";

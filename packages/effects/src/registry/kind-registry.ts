@@ -1,0 +1,150 @@
+import { createRequire } from "node:module";
+import { isAbsolute, join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { type AnyEffectKind, isKindName } from "@idem/kit";
+import { type Config, IdemError, issuePath } from "@idem/schema";
+
+/**
+ * The effect kinds one config can use: idem's built-in kinds and the ones its `kinds` section adds,
+ * each with its parsed options. Every part of idem that knows something about a kind asks it here.
+ */
+export interface KindRegistry {
+  /** Every registered kind: the built-in ones first, then the config's, in the config's order. */
+  readonly kinds: readonly AnyEffectKind[];
+  /** The kind of that name, or undefined (own names only: `constructor` is no kind). */
+  get(name: string): AnyEffectKind | undefined;
+  /** The options `kinds.<name>.options` parsed by the kind's schema (undefined for a built-in). */
+  options(name: string): unknown;
+  /** Whether the kind is one of idem's own. */
+  isBuiltIn(name: string): boolean;
+  /** The registered names, in order. */
+  names(): string[];
+}
+
+/** How `loadKindRegistry` finds modules; tests pass their own import. */
+export interface LoadKindRegistryOptions {
+  /** idem's own kinds (default: every built-in kind of @idem/effects). */
+  builtIns?: readonly AnyEffectKind[];
+  /** Imports a module by URL or package name (default: the dynamic `import`). */
+  importModule?: (specifier: string) => Promise<unknown>;
+}
+
+/**
+ * A registry of `builtIns` alone, built at once: what a config without a `kinds` section uses.
+ * @throws IdemError INVALID_CONFIG when `config.kinds` names a kind (load those with
+ * `loadKindRegistry`).
+ */
+export function kindRegistryOf(config: Config, builtIns: readonly AnyEffectKind[]): KindRegistry {
+  const names = Object.keys(config.kinds ?? {});
+  if (names.length > 0) {
+    throw new IdemError(
+      "INVALID_CONFIG",
+      `kinds.${names[0]}: the config adds effect kinds; load them with loadKindRegistry`,
+    );
+  }
+  return registry(builtIns, []);
+}
+
+/**
+ * Loads the kinds the config adds (`kinds.<name>: { module, options }`) beside `builtIns`: each
+ * module's default export (or its export named like the kind) must be a kind of that name made
+ * with `defineEffectKind`; its options are parsed by the kind's `options` schema. A user kind never
+ * shadows a built-in one. Loads each module once per call; runs no kind's `open`.
+ * @throws IdemError INVALID_CONFIG naming `kinds.<name>` (or the option's path) for a module that
+ * cannot be loaded, exports no such kind, a name taken by a built-in kind, or options its schema
+ * refuses.
+ */
+export async function loadKindRegistry(
+  config: Config,
+  builtIns: readonly AnyEffectKind[],
+  options: LoadKindRegistryOptions = {},
+): Promise<KindRegistry> {
+  const load = options.importModule ?? ((s: string) => import(s));
+  const builtInNames = new Set(builtIns.map((k) => k.name));
+  const added: { kind: AnyEffectKind; options: unknown }[] = [];
+  for (const [name, entry] of Object.entries(config.kinds ?? {})) {
+    const at = `kinds.${name}`;
+    const bad = (message: string, cause?: unknown): never => {
+      throw new IdemError("INVALID_CONFIG", `${at}: ${message}`, {
+        ...(cause === undefined ? {} : { cause }),
+        details: { key: at },
+      });
+    };
+    if (!isKindName(name)) bad("is not <namespace>.<name>");
+    if (builtInNames.has(name))
+      bad(`${name} is one of idem's own kinds; name yours in a namespace of your own`);
+    let mod: unknown;
+    try {
+      mod = await load(moduleSpecifier(entry.module, config.dir));
+    } catch (e) {
+      bad(`cannot load ${JSON.stringify(entry.module)}: ${(e as Error).message}`, e);
+    }
+    const kind = exportedKind(mod, name);
+    if (!kind) {
+      bad(
+        `${JSON.stringify(entry.module)} exports no effect kind named ${name} (export default defineEffectKind({ name: "${name}", ... }))`,
+      );
+    }
+    const k = kind as AnyEffectKind;
+    let parsedOptions: unknown = entry.options;
+    if (k.options) {
+      const r = k.options.safeParse(entry.options ?? {});
+      if (!r.success) {
+        const first = r.error.issues[0];
+        const path = issuePath([...(first?.path ?? [])] as (string | number)[]);
+        throw new IdemError(
+          "INVALID_CONFIG",
+          `${at}.options${path ? `.${path}` : ""}: ${first?.message ?? "is invalid"}`,
+          { details: { key: `${at}.options${path ? `.${path}` : ""}` } },
+        );
+      }
+      parsedOptions = r.data;
+    }
+    added.push({ kind: k, options: parsedOptions });
+  }
+  return registry(builtIns, added);
+}
+
+function registry(
+  builtIns: readonly AnyEffectKind[],
+  added: readonly { kind: AnyEffectKind; options: unknown }[],
+): KindRegistry {
+  const byName = new Map<string, { kind: AnyEffectKind; options: unknown; builtIn: boolean }>();
+  for (const k of builtIns) byName.set(k.name, { kind: k, options: undefined, builtIn: true });
+  for (const a of added) byName.set(a.kind.name, { ...a, builtIn: false });
+  const kinds = [...byName.values()].map((e) => e.kind);
+  return {
+    kinds,
+    get: (name) => (typeof name === "string" ? byName.get(name)?.kind : undefined),
+    options: (name) => byName.get(name)?.options,
+    isBuiltIn: (name) => byName.get(name)?.builtIn === true,
+    names: () => kinds.map((k) => k.name),
+  };
+}
+
+/** A module path of the config (absolute once parsed) as a file URL; a package name as it is, resolved from the config's folder. */
+function moduleSpecifier(module: string, dir: string): string {
+  if (isAbsolute(module)) return pathToFileURL(module).href;
+  try {
+    return pathToFileURL(createRequire(join(dir, "idem.config.json")).resolve(module)).href;
+  } catch {
+    return module;
+  }
+}
+
+/** The kind a module exports under `name`: its default export, or an export whose kind has that name. */
+function exportedKind(mod: unknown, name: string): AnyEffectKind | undefined {
+  if (typeof mod !== "object" || mod === null) return undefined;
+  const candidates = [
+    (mod as { default?: unknown }).default,
+    ...Object.values(mod as Record<string, unknown>),
+  ];
+  return candidates.find(
+    (c): c is AnyEffectKind =>
+      typeof c === "object" &&
+      c !== null &&
+      (c as { name?: unknown }).name === name &&
+      typeof (c as { probe?: unknown }).probe === "function" &&
+      typeof (c as { apply?: unknown }).apply === "function",
+  );
+}
