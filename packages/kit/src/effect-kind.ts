@@ -82,6 +82,13 @@ export interface OpenContext<O> extends KindContext<O> {
   shared<T>(id: string, create: () => T): T;
   readonly clock: Clock;
   readonly fetch: typeof fetch;
+  /**
+   * Names a crash window of the kind (`acme.after-create`): the host kills the process there when
+   * told to (`IDEM_FAULT`), so the conformance drill can crash inside the kind's own apply too.
+   */
+  fault(point: string): void;
+  /** What the host passes to idem's own kinds (their process settings); a user kind needs none. */
+  readonly services: Readonly<Record<string, unknown>>;
 }
 
 /** One probe of one effect. */
@@ -100,6 +107,9 @@ export interface ProbeCall<O, R> extends KindContext<O> {
   readonly hint?: ProbeHint | undefined;
   readonly clock: Clock;
 }
+
+/** A scan of the keys present at one target. */
+export type ScanCall<O, R> = Omit<ProbeCall<O, R>, "key" | "hint" | "since">;
 
 /** One apply of one effect. Called again after a crash at any point inside it: it must be safe. */
 export interface ApplyCall<O, R> extends ProbeCall<O, R> {
@@ -198,7 +208,7 @@ export interface EffectKind<S extends EffectSpecBase = EffectSpecBase, O = unkno
    */
   scan?: {
     target(spec: S, ctx: KindContext<O>): string;
-    keys(spec: S, call: ProbeCall<O, R>): Promise<Map<string, string[]>>;
+    keys(spec: S, call: ScanCall<O, R>): Promise<Map<string, string[]>>;
   };
   /** Samples for the conformance drill. */
   samples?: KindSamples<S>;

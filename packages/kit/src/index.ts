@@ -17,6 +17,7 @@ export type {
   ProbeCall,
   ProbeHint,
   ProbeResult,
+  ScanCall,
 } from "./effect-kind.js";
 export {
   hasKeyMarker,
@@ -25,5 +26,7 @@ export {
   refuseKeyMarkers,
   withKeyMarker,
 } from "./key-marker.js";
+export type { OpenedKind, OpenKindOptions } from "./open-kind.js";
+export { openKind } from "./open-kind.js";
 export type { TransientOptions } from "./outcomes.js";
 export { absent, conflict, fail, invalid, present, retryAfterMs } from "./outcomes.js";
