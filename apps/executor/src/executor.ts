@@ -17,6 +17,7 @@ import {
   openUnconsumedJobs,
 } from "@idem/nats";
 import {
+  aliasOf,
   type Clock,
   type Config,
   describeError,
@@ -137,7 +138,7 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
   });
 
   const timeoutOf = (agent: string) =>
-    config.agents[agent]?.timeoutMs ?? options.defaultTimeoutMs ?? 900_000;
+    aliasOf(config.agents, agent)?.timeoutMs ?? options.defaultTimeoutMs ?? 900_000;
 
   /**
    * True when the journal has failed for good (a failed fsync): retrying in this process cannot

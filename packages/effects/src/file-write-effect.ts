@@ -2,7 +2,13 @@ import { createHash, randomBytes } from "node:crypto";
 import { promises as fs } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, sep } from "node:path";
-import { type Config, type FileWriteSpec, FileWriteSpecSchema, IdemError } from "@idem/schema";
+import {
+  aliasOf,
+  type Config,
+  type FileWriteSpec,
+  FileWriteSpecSchema,
+  IdemError,
+} from "@idem/schema";
 import type { EffectHandler, ProbeResult } from "./effect-handler.js";
 import { FileLock } from "./git/plumbing/file-lock.js";
 import { checkKey, checkRelativePath, refuse } from "./sandbox.js";
@@ -32,6 +38,12 @@ function isErrno(e: unknown, ...codes: string[]): boolean {
 
 function ioError(e: unknown, what: string): IdemError {
   const code = (e as NodeJS.ErrnoException).code;
+  // A name the file system cannot take fails the same way every time: the spec's fault.
+  if (code === "ENAMETOOLONG")
+    return new IdemError("INVALID_INPUT", `${what}: the name is too long for the file system`, {
+      cause: e,
+      details: { field: "path" },
+    });
   return new IdemError(
     code === "ENOSPC" || code === "EDQUOT" ? "DISK_FULL" : "IO",
     `${what}: ${(e as Error).message}`,
@@ -114,7 +126,7 @@ export function createFileWriteHandler(config: Config): EffectHandler<FileWriteS
   const maxFileBytes = config.limits.maxFileBytes;
   const locks = new Map<string, FileLock>();
   const rootOf = (alias: string) => {
-    const r = Object.hasOwn(config.roots, alias) ? config.roots[alias] : undefined;
+    const r = aliasOf(config.roots, alias);
     if (!r)
       throw new IdemError("UNKNOWN_ALIAS", `unknown root alias "${alias}"`, {
         details: { field: "root" },
