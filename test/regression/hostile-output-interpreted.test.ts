@@ -1,6 +1,7 @@
 // Issue 31: outputs recorded before today's checks (or by a journal copied from an older idem) are
 // checked again at apply. What can never succeed ends as a validation failure, never `uncertain`
-// (nothing was sent) nor a transient error retried until the attempts run out.
+// (nothing was sent) nor a transient error retried until the attempts run out; a file.write into a
+// folder where a killed writer left its temporary file removes that file.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
 import { createServer, type IncomingMessage } from "node:http";
@@ -107,5 +108,38 @@ describe("hostile outputs recorded before the checks (issue 31)", () => {
       ["long-commit", "validation"],
       ["long-file", "validation"],
     ]);
+  });
+
+  it("a file.write removes the temporary files a killed writer left in its folder", async () => {
+    await using dir = await tempDir("idem-hostile-tmp-");
+    const ws = await createWorkspace(dir.path);
+    const folder = join(ws.outboxPath, "f");
+    mkdirSync(folder, { recursive: true });
+    // A writer that is gone: a real process that has exited.
+    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"]);
+    const deadPid = Number(dead.stdout.toString());
+    const left = `.idem-${deadPid}-0123456789ab.tmp`;
+    // One from before names carried a pid, an hour and more old; one of a live writer (our parent).
+    const legacy = ".idem-a1b2c3d4e5f6.tmp";
+    const live = `.idem-${process.ppid}-ba9876543210.tmp`;
+    const recentLegacy = ".idem-00aa11bb22cc.tmp";
+    for (const name of [left, legacy, live, recentLegacy])
+      writeFileSync(join(folder, name), "half");
+    const old = new Date(Date.now() - 2 * 60 * 60 * 1000);
+    utimesSync(join(folder, legacy), old, old);
+    // Not idem's: kept whatever its age.
+    writeFileSync(join(folder, ".idem-notes.tmp"), "mine");
+    const { result } = await interpret(ws, [
+      {
+        jobId: "after-kill",
+        agent: "writer",
+        effects: [{ kind: "file.write", root: "outbox", path: "f/out.txt", content: "whole\n" }],
+      },
+    ]);
+    expect(result.runs.done).toBe(1);
+    expect(readdirSync(folder).sort()).toEqual(
+      [".idem-notes.tmp", live, recentLegacy, "out.txt"].sort(),
+    );
+    expect(existsSync(join(folder, left))).toBe(false);
   });
 });
