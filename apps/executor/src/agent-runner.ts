@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import type { Logger } from "@idem/runtime";
 import type { Config, Job } from "@idem/schema";
-import { IdemError } from "@idem/schema";
+import { aliasOf, IdemError, parseStrictJson } from "@idem/schema";
 
 /** What an agent runner gets besides the job. */
 export interface RunContext {
@@ -25,12 +25,12 @@ export type AgentRunner = (job: Job, context: RunContext) => Promise<unknown>;
  * the Job as JSON to stdin, sets `IDEM_JOB_ID`, reads one AgentOutput JSON from stdout; stderr goes
  * to the log. The child is killed (SIGKILL) when the signal aborts.
  * @throws AGENT_FAILED on a non-zero exit, TIMEOUT when aborted, INVALID_INPUT when stdout is not
- * one JSON value, OUTPUT_TOO_LARGE beyond `limits.maxOutputBytes`, NOT_FOUND for an unconfigured agent.
+ * one JSON value in UTF-8 or is JSON that parsing would change (a key twice, a big integer), OUTPUT_TOO_LARGE beyond `limits.maxOutputBytes`, NOT_FOUND for an unconfigured agent.
  */
 export function createCommandRunner(config: Config): AgentRunner {
   return (job, { signal, log }) =>
     new Promise<unknown>((resolve, reject) => {
-      const agent = config.agents[job.agent];
+      const agent = aliasOf(config.agents, job.agent);
       if (!agent) {
         reject(new IdemError("NOT_FOUND", `agent "${job.agent}" is not configured`));
         return;
@@ -106,16 +106,18 @@ export function createCommandRunner(config: Config): AgentRunner {
             ),
           );
         }
-        const text = Buffer.concat(chunks).toString("utf8").trim();
-        try {
-          resolve(JSON.parse(text));
-        } catch (e) {
-          reject(
-            new IdemError("INVALID_INPUT", `agent ${job.agent} did not print one JSON value`, {
-              cause: e,
-            }),
-          );
-        }
+        const parsed = parseStrictJson(Buffer.concat(chunks));
+        if (parsed.ok) return resolve(parsed.value);
+        const why = parsed.issues.map((i) => `${i.path || "(root)"} ${i.message}`).join("; ");
+        reject(
+          new IdemError(
+            "INVALID_INPUT",
+            `agent ${job.agent} did not print one JSON value: ${why}`,
+            {
+              details: { issues: parsed.issues },
+            },
+          ),
+        );
       });
     });
 }

@@ -84,7 +84,10 @@ export function createApiApp(options: ApiOptions): Hono {
     await next();
   });
   app.post("/v1/outputs", limit, async (c) => {
-    const parsed = parseSubmission(await c.req.text(), config.limits.maxOutputBytes);
+    const parsed = parseSubmission(
+      new Uint8Array(await c.req.arrayBuffer()),
+      config.limits.maxOutputBytes,
+    );
     const result = parsed.ok
       ? await submitOutput({
           journal,

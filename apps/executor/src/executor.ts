@@ -10,6 +10,7 @@ import {
 } from "@idem/nats";
 import { createLogger, createOwnerId, type Logger, noopTracing, type Tracing } from "@idem/runtime";
 import {
+  aliasOf,
   type Clock,
   type Config,
   describeError,
@@ -131,7 +132,7 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
   });
 
   const timeoutOf = (agent: string) =>
-    config.agents[agent]?.timeoutMs ?? options.defaultTimeoutMs ?? 900_000;
+    aliasOf(config.agents, agent)?.timeoutMs ?? options.defaultTimeoutMs ?? 900_000;
 
   /**
    * True when the journal has failed for good (a failed fsync): retrying in this process cannot

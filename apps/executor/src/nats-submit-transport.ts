@@ -31,7 +31,7 @@ export function createNatsSubmitTransport(
         ],
       };
     }
-    const parsed = parseSubmission(request.text(), config.limits.maxOutputBytes);
+    const parsed = parseSubmission(request.data, config.limits.maxOutputBytes);
     try {
       return parsed.ok
         ? await submitOutput({

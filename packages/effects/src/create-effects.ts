@@ -2,6 +2,7 @@ import { promises as fs } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+  aliasOf,
   type Clock,
   type Config,
   type EffectKind,
@@ -122,8 +123,7 @@ export function createEffects(config: Config, options: CreateEffectsOptions = {}
     targetDedup: (spec) => of(spec).targetDedup(spec),
     queuedApplies: (spec) =>
       (spec.kind === "git.commit" || spec.kind === "git.patch") &&
-      Object.hasOwn(config.repos, spec.repo) &&
-      typeof config.repos[spec.repo]?.url === "string",
+      typeof aliasOf(config.repos, spec.repo)?.url === "string",
 
     async probeBatch(items, opts = {}) {
       const simulate = opts.simulate === true;

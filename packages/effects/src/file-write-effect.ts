@@ -1,9 +1,16 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { promises as fs } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, sep } from "node:path";
-import { type Config, type FileWriteSpec, FileWriteSpecSchema, IdemError } from "@idem/schema";
+import {
+  aliasOf,
+  type Config,
+  type FileWriteSpec,
+  FileWriteSpecSchema,
+  IdemError,
+} from "@idem/schema";
 import type { EffectHandler, ProbeResult } from "./effect-handler.js";
+import { StaleTemps, tempName } from "./file-write-temps.js";
 import { FileLock } from "./git/plumbing/file-lock.js";
 import { checkKey, checkRelativePath, refuse } from "./sandbox.js";
 
@@ -32,6 +39,12 @@ function isErrno(e: unknown, ...codes: string[]): boolean {
 
 function ioError(e: unknown, what: string): IdemError {
   const code = (e as NodeJS.ErrnoException).code;
+  // A name the file system cannot take fails the same way every time: the spec's fault.
+  if (code === "ENAMETOOLONG")
+    return new IdemError("INVALID_INPUT", `${what}: the name is too long for the file system`, {
+      cause: e,
+      details: { field: "path" },
+    });
   return new IdemError(
     code === "ENOSPC" || code === "EDQUOT" ? "DISK_FULL" : "IO",
     `${what}: ${(e as Error).message}`,
@@ -109,12 +122,14 @@ export async function resolveInRoot(
  * file.write: puts exactly these bytes at a path under a configured root, atomically (temporary file
  * in the same folder, fsync, rename, fsync of the folder), one writer per root at a time (a file
  * lock in the temp folder, keyed by the root's real path). Present: the file holds exactly the bytes.
+ * Temporary files a killed writer left in the folder are removed before the next write there.
  */
 export function createFileWriteHandler(config: Config): EffectHandler<FileWriteSpec> {
   const maxFileBytes = config.limits.maxFileBytes;
   const locks = new Map<string, FileLock>();
+  const staleTemps = new StaleTemps();
   const rootOf = (alias: string) => {
-    const r = Object.hasOwn(config.roots, alias) ? config.roots[alias] : undefined;
+    const r = aliasOf(config.roots, alias);
     if (!r)
       throw new IdemError("UNKNOWN_ALIAS", `unknown root alias "${alias}"`, {
         details: { field: "root" },
@@ -181,7 +196,8 @@ export function createFileWriteHandler(config: Config): EffectHandler<FileWriteS
           throw ioError(e, `cannot create ${dir}`);
         }
         await resolveInRoot(rootOf(spec.root).path, spec.root, spec.path);
-        const tmp = join(dir, `.idem-${randomBytes(6).toString("hex")}.tmp`);
+        await staleTemps.sweep(dir);
+        const tmp = join(dir, tempName());
         try {
           const fh = await fs.open(tmp, "wx", 0o644);
           try {

@@ -1,4 +1,5 @@
 import {
+  aliasOf,
   type Config,
   type HttpRequestSpec,
   HttpRequestSpecSchema,
@@ -53,9 +54,13 @@ const NOT_SENT = new Set([
   "UND_ERR_CONNECT_TIMEOUT",
 ]);
 
-/** Maps a failed fetch to an IdemError: never sent is transient; maybe sent is uncertain unless the target dedups. */
+/**
+ * Maps a failed fetch to an IdemError: never sent is transient; refused by fetch before sending (an
+ * argument it cannot send) is a validation error; maybe sent is uncertain unless the target dedups.
+ */
 function fetchError(e: unknown, target: HttpTarget, url: URL, timedOut: boolean): IdemError {
   const code = causeCode(e);
+  if (code === "UND_ERR_INVALID_ARG") return notSendable(e);
   if (code && NOT_SENT.has(code)) {
     return new IdemError(
       "UNAVAILABLE",
@@ -75,6 +80,15 @@ function fetchError(e: unknown, target: HttpTarget, url: URL, timedOut: boolean)
     `${url.href} ${timedOut ? `timed out after ${target.timeoutMs} ms` : `failed (${code ?? "network error"})`} after the request may have been sent, and the target does not dedup by Idempotency-Key`,
     { cause: e, details: { url: url.href } },
   );
+}
+
+/** fetch refused the request before sending anything: the spec can never succeed. */
+function notSendable(e: unknown): IdemError {
+  const why = e instanceof Error ? (e.cause instanceof Error ? e.cause.message : e.message) : "";
+  return new IdemError("INVALID_INPUT", `fetch refused the request before sending it: ${why}`, {
+    cause: e,
+    details: { field: "headers" },
+  });
 }
 
 /** Maps a non-2xx response status. */
@@ -116,7 +130,7 @@ export function createHttpRequestHandler(
   fetchImpl: typeof fetch,
 ): EffectHandler<HttpRequestSpec> {
   const targetOf = (alias: string) => {
-    const t = Object.hasOwn(config.http.targets, alias) ? config.http.targets[alias] : undefined;
+    const t = aliasOf(config.http.targets, alias);
     if (!t)
       throw new IdemError("UNKNOWN_ALIAS", `unknown http target "${alias}"`, {
         details: { field: "target" },
@@ -124,6 +138,13 @@ export function createHttpRequestHandler(
     return t;
   };
   const send = async (target: HttpTarget, url: URL, init: RequestInit): Promise<Response> => {
+    try {
+      // What fetch checks before it sends (a header value it cannot make bytes of) fails here,
+      // where nothing has left this process.
+      new Headers(init.headers);
+    } catch (e) {
+      throw notSendable(e);
+    }
     const signal = AbortSignal.timeout(target.timeoutMs);
     try {
       return await fetchImpl(url, { ...init, signal, redirect: "manual" });

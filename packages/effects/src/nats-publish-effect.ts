@@ -1,4 +1,5 @@
 import {
+  aliasOf,
   type Config,
   IdemError,
   type NatsPublishSpec,
@@ -85,7 +86,7 @@ export function createNatsPublishHandler(
   defaultUrl: string | undefined,
 ): EffectHandler<NatsPublishSpec> {
   const targetOf = (alias: string) => {
-    const t = Object.hasOwn(config.publish, alias) ? config.publish[alias] : undefined;
+    const t = aliasOf(config.publish, alias);
     if (!t)
       throw new IdemError("UNKNOWN_ALIAS", `unknown publish target "${alias}"`, {
         details: { field: "target" },

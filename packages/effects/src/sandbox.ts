@@ -1,4 +1,11 @@
-import { EFFECT_TRAILER, IdemError, unsafeRelativePath } from "@idem/schema";
+import {
+  EFFECT_TRAILER,
+  gitAttributesIssue,
+  IdemError,
+  isGitAttributesPath,
+  unsafeHttpHeaderValue,
+  unsafeRelativePath,
+} from "@idem/schema";
 
 /** Throws SANDBOX_VIOLATION with the field it is about. */
 export function refuse(field: string, why: string): never {
@@ -23,7 +30,31 @@ export function checkRelativePath(field: string, p: string): void {
   if (/[\n\r]/.test(p)) refuse(field, "may not contain a line break");
 }
 
+/** Linux's PATH_MAX: a longer path is ENAMETOOLONG for every call that takes it. */
+const PATH_MAX = 4096;
+
+/**
+ * A relative path joined to its target's folder (`base`; skipped when undefined) must stay under
+ * PATH_MAX, or every write to it fails with ENAMETOOLONG.
+ * @throws IdemError SANDBOX_VIOLATION naming `field`
+ */
+export function checkFullPath(field: string, base: string | undefined, p: string): void {
+  if (base !== undefined && Buffer.byteLength(base) + 1 + Buffer.byteLength(p) >= PATH_MAX)
+    refuse(field, `is too long: under its target's folder it reaches PATH_MAX (${PATH_MAX} bytes)`);
+}
+
 const TRAILER_LINE = new RegExp(`^\\s*${EFFECT_TRAILER}\\s*:`, "im");
+
+/**
+ * A `.gitattributes` file's content as git fsck reads it (no line of 2048 bytes or more): a commit
+ * that breaks fsck cannot be pushed to a server that checks, nor cloned with transfer.fsckObjects.
+ * @throws IdemError SANDBOX_VIOLATION naming `field`
+ */
+export function checkGitFileContent(field: string, path: string, content: Uint8Array): void {
+  if (!isGitAttributesPath(path)) return;
+  const why = gitAttributesIssue(content);
+  if (why) refuse(field, why);
+}
 
 /** A commit message that carries its own trailer could forge another effect's presence. */
 export function checkMessage(message: string): void {
@@ -66,7 +97,9 @@ const RESERVED_HEADERS = new Set([
 
 /**
  * Checks user headers of an http.request or nats.publish: valid names, none reserved to idem (and
- * no `Nats-*` for NATS), no CR, LF or NUL, at most 8 KiB each.
+ * no `Nats-*` for NATS), no CR, LF or NUL, at most 8 KiB each; for HTTP, values that fetch sends
+ * byte for byte ({@link unsafeHttpHeaderValue}: nothing above U+00FF, no control characters, no
+ * leading or trailing space).
  * @throws IdemError SANDBOX_VIOLATION naming the header.
  */
 export function checkHeaders(headers: Record<string, string> | undefined, nats: boolean): void {
@@ -80,6 +113,8 @@ export function checkHeaders(headers: Record<string, string> | undefined, nats: 
     if (typeof value !== "string" || /[\r\n\0]/.test(value))
       refuse(`headers.${name}`, "may not contain CR, LF or NUL");
     if (value.length > 8192) refuse(`headers.${name}`, "is too long");
+    const why = nats ? undefined : unsafeHttpHeaderValue(value);
+    if (why) refuse(`headers.${name}`, why);
   }
 }
 

@@ -1,17 +1,36 @@
-import { type Config, type EffectSpec, isIdemError, type ValidationIssue } from "@idem/schema";
+import {
+  aliasOf,
+  type Config,
+  type EffectSpec,
+  isGitAttributesPath,
+  isIdemError,
+  type ValidationIssue,
+} from "@idem/schema";
 import { checkPatchSpec } from "./git/git-patch-effect.js";
+import { patchPaths } from "./git/patch/patch-paths.js";
 import { requestUrl } from "./http-request-effect.js";
 import { publishSubject } from "./nats-publish-effect.js";
-import { checkHeaders, checkMessage, checkRelativePath, refuse } from "./sandbox.js";
+import {
+  checkFullPath,
+  checkGitFileContent,
+  checkHeaders,
+  checkMessage,
+  checkRelativePath,
+  refuse,
+} from "./sandbox.js";
 
 /**
  * The checks an effect's probe and apply make on the spec's text alone, run before the output is
- * recorded: commit messages, every path of a git.commit and file.write, the patch of a git.patch
- * (parsed by the applier's own reader: traversal, `.git`, absolute paths, symlinks and submodules,
- * binary hunks, renames or copies that escape, text that is not a unified diff), http paths under
- * their target's base, publish subjects under their prefix, reserved headers. Sizes, base64 and
- * duplicate paths are validateOutput's; no content is copied or decoded here, so an output without
- * a patch costs a few string checks per path.
+ * recorded: commit messages, every path of a git.commit and file.write (git's own path rules,
+ * `unsafeGitPath`: `.git` and `.gitmodules` in every NTFS and HFS+ spelling; segments within 255
+ * bytes and the whole path under its target within PATH_MAX), the patch of a git.patch (parsed by
+ * the applier's own reader: traversal, the same git path rules for every name its headers give,
+ * rename targets included, absolute paths, symlinks and submodules, binary hunks, text that is not
+ * a unified diff), a `.gitattributes` file's lines as git fsck reads them, http paths under their
+ * target's base (no dot segment at any depth of percent-encoding), publish subjects under their
+ * prefix, reserved headers and HTTP header values fetch sends byte for byte. Sizes, base64 and
+ * duplicate paths are validateOutput's; no content is copied or decoded here (but a
+ * `.gitattributes` file's), so an output without a patch costs a few string checks per path.
  *
  * What passes here cannot fail at interpretation for a reason the spec alone decides; the target
  * (a symlink on the way, a branch that moved) is checked again at apply. An alias that is not
@@ -35,28 +54,33 @@ export function staticEffectIssues(
           if (spec.files.length === 0) refuse("files", "must change at least one file");
           spec.files.forEach((f, j) => {
             checkRelativePath(`files.${j}.path`, f.path);
+            checkFullPath(`files.${j}.path`, aliasOf(config.repos, spec.repo)?.path, f.path);
+            if ("content" in f && isGitAttributesPath(f.path))
+              checkGitFileContent(`files.${j}.content`, f.path, Buffer.from(f.content, "utf8"));
           });
           fileAndFolder(spec.files.map((f) => f.path));
           break;
         case "git.patch":
           fallback = "patch";
-          checkPatchSpec(spec, max);
+          for (const p of patchPaths(checkPatchSpec(spec, max)))
+            checkFullPath("patch", aliasOf(config.repos, spec.repo)?.path, p);
           break;
         case "file.write":
           // fileWriteBytes' path check; base64 and size are validateOutput's, without a decode here.
           fallback = "path";
           checkRelativePath("path", spec.path);
+          checkFullPath("path", aliasOf(config.roots, spec.root)?.path, spec.path);
           break;
         case "http.request": {
           fallback = "path";
-          const t = config.http.targets[spec.target];
+          const t = aliasOf(config.http.targets, spec.target);
           if (t) requestUrl(t, spec.path);
           checkHeaders(spec.headers, false);
           break;
         }
         case "nats.publish": {
           fallback = "subject";
-          const t = config.publish[spec.target];
+          const t = aliasOf(config.publish, spec.target);
           if (t) publishSubject(config, t, spec.subject);
           checkHeaders(spec.headers, true);
           break;

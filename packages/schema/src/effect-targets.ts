@@ -1,3 +1,4 @@
+import { aliasOf } from "./alias-of.js";
 import type { Config } from "./config.js";
 import type { AgentOutput, EffectSpec } from "./records.js";
 
@@ -24,7 +25,7 @@ export function effectTargets(output: AgentOutput, config: Config): string[] {
  */
 export function effectTarget(e: EffectSpec, config: Config): string | undefined {
   if (e.kind === "git.commit" || e.kind === "git.patch") {
-    return `repo:${e.repo}@${e.branch ?? config.repos[e.repo]?.branch ?? "main"}`;
+    return `repo:${e.repo}@${e.branch ?? aliasOf(config.repos, e.repo)?.branch ?? "main"}`;
   }
   if (e.kind === "file.write") return `root:${e.root}`;
   return undefined;

@@ -1,3 +1,4 @@
+export { aliasOf } from "./alias-of.js";
 export { canonicalJson, contentHash, sha256Hex } from "./canonical.js";
 export { checkJsonShape, describeJsonError, MAX_JSON_DEPTH } from "./check-json-shape.js";
 export type {
@@ -35,6 +36,13 @@ export {
 } from "./errors.js";
 export type { FaultHook, FaultPoint } from "./faults.js";
 export { createFaultHook, FAULT_POINTS, noFault } from "./faults.js";
+export {
+  GIT_ATTRIBUTES_MAX_LINE,
+  gitAttributesIssue,
+  isGitAttributesPath,
+  MAX_SEGMENT_BYTES,
+  unsafeGitPath,
+} from "./git-path.js";
 export type { EnqueueAnswer, StatusReport, SubmitAnswer } from "./http-api.js";
 export {
   EnqueueAnswerSchema,
@@ -54,6 +62,7 @@ export {
   UnhealthySchema,
   ValidationIssueSchema,
 } from "./http-api.js";
+export { unsafeHttpHeaderValue } from "./http-header-value.js";
 export {
   AGENT_PATTERN,
   ALIAS_PATTERN,
@@ -97,6 +106,8 @@ export {
 export type { Backoff, BackoffPolicy, RetryPolicy } from "./retry.js";
 export { createBackoff, retry, retryAfter, scheduledDelay } from "./retry.js";
 export { sleep } from "./sleep.js";
+export type { StrictJson } from "./strict-json.js";
+export { parseStrictJson } from "./strict-json.js";
 export type { Clock } from "./time.js";
 export { ManualClock, parseDuration, parseSince, systemClock } from "./time.js";
 export { unsafeRelativePath, unsafeUrlPath } from "./unsafe-relative-path.js";

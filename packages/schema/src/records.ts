@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { isSafeBranchName } from "./config.js";
+import { unsafeHttpHeaderValue } from "./http-header-value.js";
 import { AGENT_PATTERN, EFFECT_TRAILER, JOB_ID_PATTERN } from "./ids.js";
 import { unsafeRelativePath, unsafeUrlPath } from "./unsafe-relative-path.js";
 
@@ -61,15 +62,18 @@ const message = z
     `may not contain an ${EFFECT_TRAILER}: line of its own`,
   );
 const RESERVED_HEADERS = ["idempotency-key", "nats-msg-id", "host", "authorization"];
-const headers = z
-  .record(
-    z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, "is not a valid header name"),
-    z
-      .string()
-      .max(8192)
-      .refine((v) => !/[\r\n\0]/.test(v), "may not contain CR, LF or NUL"),
-  )
-  .superRefine((h, ctx) => {
+const headerName = z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/, "is not a valid header name");
+const headerValue = z
+  .string()
+  .max(8192)
+  .refine((v) => !/[\r\n\0]/.test(v), "may not contain CR, LF or NUL");
+/** An HTTP header value must reach the target byte for byte (fetch refuses or trims the rest). */
+const httpHeaderValue = headerValue.superRefine((v, ctx) => {
+  const why = unsafeHttpHeaderValue(v);
+  if (why) ctx.addIssue({ code: "custom", message: why });
+});
+const headersOf = (value: typeof headerValue) =>
+  z.record(headerName, value).superRefine((h, ctx) => {
     for (const name of Object.keys(h)) {
       if (RESERVED_HEADERS.includes(name.toLowerCase())) {
         ctx.addIssue({
@@ -80,6 +84,8 @@ const headers = z
       }
     }
   });
+const headers = headersOf(headerValue);
+const httpHeaders = headersOf(httpHeaderValue);
 
 const GitFileSchema = z.union([
   z.strictObject({ path: relPath, content: z.string() }),
@@ -160,7 +166,7 @@ export const HttpRequestSpecSchema = z.strictObject({
       message: "must be a path under the target's baseUrl",
     }),
   body: JsonValueSchema.optional(),
-  headers: headers.optional(),
+  headers: httpHeaders.optional(),
 });
 
 /**

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { aliasOf } from "./alias-of.js";
 import { checkJsonShape } from "./check-json-shape.js";
 import type { Config } from "./config.js";
 import { issuePath } from "./config.js";
@@ -53,7 +54,7 @@ export function validateOutput(raw: unknown, config: Config): Validated<AgentOut
     switch (e.kind) {
       case "git.commit":
       case "git.patch": {
-        const repo = config.repos[e.repo];
+        const repo = aliasOf(config.repos, e.repo);
         if (!repo) {
           issues.push({ path: at("repo"), message: `unknown repo alias "${e.repo}"` });
           break;
@@ -95,7 +96,7 @@ export function validateOutput(raw: unknown, config: Config): Validated<AgentOut
         break;
       }
       case "file.write": {
-        if (!config.roots[e.root])
+        if (!aliasOf(config.roots, e.root))
           issues.push({ path: at("root"), message: `unknown root alias "${e.root}"` });
         const bytes =
           e.encoding === "base64"
@@ -111,7 +112,7 @@ export function validateOutput(raw: unknown, config: Config): Validated<AgentOut
         break;
       }
       case "nats.publish": {
-        const t = config.publish[e.target];
+        const t = aliasOf(config.publish, e.target);
         if (!t) {
           issues.push({ path: at("target"), message: `unknown publish target "${e.target}"` });
           break;
@@ -124,7 +125,7 @@ export function validateOutput(raw: unknown, config: Config): Validated<AgentOut
         break;
       }
       case "http.request": {
-        if (!config.http.targets[e.target])
+        if (!aliasOf(config.http.targets, e.target))
           issues.push({ path: at("target"), message: `unknown http target "${e.target}"` });
         break;
       }

@@ -5,7 +5,7 @@ import {
   type JournalStore,
   type OutputRecord,
 } from "@idem/journal";
-import { type Config, describeError, type EffectSpec, effectKey } from "@idem/schema";
+import { aliasOf, type Config, describeError, type EffectSpec, effectKey } from "@idem/schema";
 import { FileWriteIndex } from "../decide/file-write-index.js";
 
 /** The reconciliation of DESIGN.md (`idem audit --json`), plus what was scanned. */
@@ -78,7 +78,7 @@ export async function buildAudit(
   for (const o of all) {
     for (const spec of o.output.effects) {
       if (spec.kind !== "git.commit" && spec.kind !== "git.patch") continue;
-      const branch = spec.branch ?? config.repos[spec.repo]?.branch ?? "main";
+      const branch = spec.branch ?? aliasOf(config.repos, spec.repo)?.branch ?? "main";
       gitTargets.set(`${spec.repo}@${branch}`, { repo: spec.repo, branch });
     }
   }
@@ -144,7 +144,7 @@ async function driftOf(
 ): Promise<string | undefined> {
   const as = `the ledger says ${settled.state} (generation ${settled.generation})`;
   if (spec.kind === "git.commit" || spec.kind === "git.patch") {
-    const branch = spec.branch ?? config.repos[spec.repo]?.branch ?? "main";
+    const branch = spec.branch ?? aliasOf(config.repos, spec.repo)?.branch ?? "main";
     const target = `${spec.repo}@${branch}`;
     const scan = scans.get(target);
     if (scan instanceof Error) return `${as} but ${target} cannot be read: ${scan.message}`;

@@ -1,5 +1,5 @@
 import type { JournalStore } from "@idem/journal";
-import type { Config } from "@idem/schema";
+import { aliasOf, type Config } from "@idem/schema";
 import type { AddFinding } from "./finding.js";
 
 /**
@@ -15,7 +15,7 @@ export async function checkQueuedAgents(
 ): Promise<void> {
   const counts = new Map<string, number>();
   for (const job of await journal.jobs.pending({ since: 0 })) {
-    if (Object.hasOwn(config.agents, job.agent)) continue;
+    if (aliasOf(config.agents, job.agent)) continue;
     counts.set(job.agent, (counts.get(job.agent) ?? 0) + 1);
   }
   for (const [agent, count] of counts) {

@@ -4,6 +4,7 @@ import {
   canonicalJson,
   describeJsonError,
   IdemError,
+  parseStrictJson,
   type ValidationIssue,
 } from "@idem/schema";
 import { checkRecordable } from "../validate/index.js";
@@ -149,7 +150,8 @@ function splitItems(text: string, file: string): Item[] | undefined {
       if (first === undefined || !parsesAlone(first)) return undefined;
     }
     if (whole !== undefined) {
-      if (!Array.isArray(whole)) return undefined;
+      // An array that parsing would change (a key twice, a big integer): the single path names it.
+      if (!Array.isArray(whole) || !parseStrictJson(text).ok) return undefined;
       return whole.map((value, i) => ({ value, where: `[${i}]`, bytes: serialisedBytes(value) }));
     }
   }
@@ -159,7 +161,12 @@ function splitItems(text: string, file: string): Item[] | undefined {
     const where = `line ${i + 1}`;
     const bytes = Buffer.byteLength(line);
     try {
-      items.push({ value: JSON.parse(line), where, bytes });
+      const value = JSON.parse(line);
+      const strict = parseStrictJson(line);
+      const broken = strict.ok
+        ? {}
+        : { broken: strict.issues.map((x) => `${x.path} ${x.message}`).join("; ") };
+      items.push({ value, where, bytes, ...broken });
     } catch (e) {
       if (!(e instanceof SyntaxError)) throw e;
       const why = describeJsonError(line, e).replace(/^at line 1, /, "at ");

@@ -1,7 +1,7 @@
 import type { JournalStore, OutputSource } from "@idem/journal";
 import { noopTracing, type Tracing } from "@idem/runtime";
 import type { Config, ValidationIssue } from "@idem/schema";
-import { describeJsonError } from "@idem/schema";
+import { parseStrictJson } from "@idem/schema";
 import { type RecordMetrics, recordOutput } from "../record/record-output.js";
 
 /** The counters a front end may pass to `submitOutput` (see `RecordMetrics`). */
@@ -88,29 +88,23 @@ export async function submitOutput(request: SubmitOutputRequest): Promise<Submit
 }
 
 /**
- * Parses a submission body: one over `maxOutputBytes` or that is not JSON is an `invalid` answer
- * naming why (with the line and column of a syntax error). Pure: reads and writes nothing, never
- * throws.
+ * Parses a submission body (its bytes, or text): one over `maxOutputBytes`, not UTF-8, not JSON,
+ * or JSON that parsing would change (a key twice, an integer beyond 2^53; see `parseStrictJson`)
+ * is an `invalid` answer naming why (with the line and column of a syntax error). Pure: reads and
+ * writes nothing, never throws.
  */
 export function parseSubmission(
-  text: string,
+  text: string | Uint8Array,
   maxOutputBytes?: number,
 ): { ok: true; value: unknown } | { ok: false; result: SubmitResult } {
-  const invalid = (message: string) => ({
-    ok: false as const,
-    result: { status: "invalid" as const, jobId: null, issues: [{ path: "", message }] },
-  });
   if (maxOutputBytes !== undefined) {
     const size = Buffer.byteLength(text, "utf8");
     if (size > maxOutputBytes) {
       return { ok: false, result: oversizedSubmission("the output", size, maxOutputBytes) };
     }
   }
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch (e) {
-    return invalid(`is not JSON ${describeJsonError(text, e)}`);
-  }
+  const r = parseStrictJson(text);
+  return r.ok ? r : { ok: false, result: { status: "invalid", jobId: null, issues: r.issues } };
 }
 
 /**

@@ -1,6 +1,12 @@
 import { type GitCommitSpec, GitCommitSpecSchema } from "@idem/schema";
 import type { EffectHandler, ProbeHint, ProbeResult } from "../effect-handler.js";
-import { checkKey, checkMessage, checkRelativePath, refuse } from "../sandbox.js";
+import {
+  checkGitFileContent,
+  checkKey,
+  checkMessage,
+  checkRelativePath,
+  refuse,
+} from "../sandbox.js";
 import { applyOnBranch, gitTarget, probeOnBranch } from "./git-apply.js";
 import type { GitTargets } from "./git-targets.js";
 import { type FileChange, treeWith } from "./plumbing/tree-writer.js";
@@ -22,6 +28,7 @@ export function gitCommitChanges(spec: GitCommitSpec, maxFileBytes: number): Fil
       const content = Buffer.from(f.content, "utf8");
       if (content.length > maxFileBytes)
         refuse(`files.${i}.content`, `is larger than limits.maxFileBytes (${maxFileBytes})`);
+      checkGitFileContent(`files.${i}.content`, f.path, content);
       return { parts: f.path.split("/"), content };
     }
     if ("delete" in f && f.delete === true) return { parts: f.path.split("/"), content: null };

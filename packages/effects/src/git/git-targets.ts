@@ -1,4 +1,4 @@
-import { type Config, IdemError } from "@idem/schema";
+import { aliasOf, type Config, IdemError } from "@idem/schema";
 import { GitRepo, type GitRepoOptions } from "./git-repo.js";
 
 /** The configured repositories by alias, each opened once. */
@@ -14,7 +14,7 @@ export class GitTargets {
   get(alias: string): GitRepo {
     let repo = this.repos.get(alias);
     if (!repo) {
-      const rc = Object.hasOwn(this.config.repos, alias) ? this.config.repos[alias] : undefined;
+      const rc = aliasOf(this.config.repos, alias);
       if (!rc)
         throw new IdemError("UNKNOWN_ALIAS", `unknown repo alias "${alias}"`, {
           details: { field: "repo" },

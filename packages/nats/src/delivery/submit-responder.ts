@@ -9,8 +9,10 @@ export const SUBMIT_QUEUE_GROUP = "idem-executor";
 export interface SubmitRequest {
   /** The body's size in bytes, known before it is decoded. */
   readonly size: number;
-  /** The body decoded as UTF-8. */
+  /** The body decoded as UTF-8 (a byte that is not UTF-8 becomes U+FFFD). */
   text(): string;
+  /** The body's bytes, for a strict decode. */
+  readonly data: Uint8Array;
   /** The request's `traceparent` header (the submitter's trace), if any; not validated here. */
   readonly traceparent: string | undefined;
 }
@@ -41,6 +43,7 @@ export async function startSubmitResponder(options: {
         const result = await answer({
           size: msg.data.length,
           text: () => msg.string(),
+          data: msg.data,
           traceparent: msg.headers?.get(TRACEPARENT_HEADER) || undefined,
         });
         msg.respond(JSON.stringify(result));

@@ -1,4 +1,4 @@
-import { IdemError } from "@idem/schema";
+import { GIT_ATTRIBUTES_MAX_LINE, IdemError, isGitAttributesPath } from "@idem/schema";
 import { checkRelativePath, refuse } from "../../sandbox.js";
 
 /** One file of a unified diff, with the paths its headers name. */
@@ -146,8 +146,10 @@ export function parsePatchFiles(patch: string): PatchFile[] {
         oldLeft -= 1;
         newLeft -= 1;
       } else if (c === "-") oldLeft -= 1;
-      else if (c === "+") newLeft -= 1;
-      else corrupt(lineNo, "a hunk ends before the lines its header counts");
+      else if (c === "+") {
+        newLeft -= 1;
+        if (cur?.newPath && isGitAttributesPath(cur.newPath)) checkAttributesLine(line);
+      } else corrupt(lineNo, "a hunk ends before the lines its header counts");
       if (inHunk) {
         if (oldLeft <= 0 && newLeft <= 0) inHunk = false;
         continue;
@@ -190,13 +192,15 @@ export function parsePatchFiles(patch: string): PatchFile[] {
       continue;
     }
     if (!cur) continue;
-    const rename = /^(rename|copy) (from|to) (.*)$/.exec(line);
+    // git apply's header table (apply.c, parse_git_diff_header): `rename old`/`rename new` are
+    // the older spellings of `rename from`/`rename to`; `copy old`/`copy new` are not git's.
+    const rename = /^(?:rename (from|to|old|new)|copy (from|to)) (.*)$/.exec(line);
     const modeLine = /^(new file mode|new mode|deleted file mode|old mode) ([0-7]+)$/.exec(line);
     if (rename) {
-      const m = rename;
-      const p = takePath(m[3] as string)[0];
+      const p = takePath(rename[3] as string)[0];
       checkRelativePath("patch", p);
-      if (m[2] === "from") cur.oldPath = p;
+      const side = rename[1] ?? rename[2];
+      if (side === "from" || side === "old") cur.oldPath = p;
       else cur.newPath = p;
     } else if (modeLine) {
       const m = modeLine;
@@ -223,6 +227,19 @@ export function parsePatchFiles(patch: string): PatchFile[] {
     }
   }
   return files;
+}
+
+/**
+ * A line a patch adds to a `.gitattributes` file (after its `+`): git fsck refuses such a file with
+ * a line of GIT_ATTRIBUTES_MAX_LINE bytes or more.
+ * @throws IdemError SANDBOX_VIOLATION naming the patch
+ */
+function checkAttributesLine(line: string): void {
+  if (Buffer.byteLength(line, "utf8") - 1 >= GIT_ATTRIBUTES_MAX_LINE)
+    refuse(
+      "patch",
+      `adds a line of ${GIT_ATTRIBUTES_MAX_LINE} bytes or more to a .gitattributes file, which git fsck refuses`,
+    );
 }
 
 /** A patch git would refuse as corrupt. @throws IdemError INVALID_INPUT */

@@ -1,12 +1,13 @@
 import { readFileSync } from "node:fs";
 import { IdemError } from "@idem/schema";
 import type { GitRepo } from "../git-repo.js";
-import { findEntry, parseIndex } from "../plumbing/git-index.js";
+import { findEntry, type ParsedIndex, parseIndex } from "../plumbing/git-index.js";
 import { EXEC_MODE, FILE_MODE, TREE_MODE } from "../plumbing/git-objects.js";
 import { GitError, runGit } from "../plumbing/run-git.js";
 import { type FileChange, treeWith } from "../plumbing/tree-writer.js";
 import { applyPlainPatch } from "./patch-apply.js";
 import { type BaseFile, type PlainResult, parsePlainPatch } from "./patch-parse.js";
+import { changedOutside, strayPathError } from "./patch-scope.js";
 import type { ScratchIndexes } from "./scratch-indexes.js";
 
 /** What `tree` holds at `path`, for the in-process apply. */
@@ -99,10 +100,15 @@ async function treeAfterApply(
   indexFile: string,
   baseTree: string | null,
   paths: string[],
+  before: ParsedIndex,
 ): Promise<string> {
   const { format } = await repo.layout();
   const parsed = parseIndex(readFileSync(indexFile), format);
   if (!parsed.ok) return writeTree(repo, indexFile, true);
+  if (before.ok) {
+    const stray = changedOutside(before.index.entries, parsed.index.entries, new Set(paths));
+    if (stray !== undefined) throw strayPathError(stray);
+  }
   const changes: FileChange[] = [];
   for (const p of paths) {
     const at = findEntry(parsed.index.entries, Buffer.from(p, "utf8"));
@@ -132,7 +138,8 @@ export async function writeTree(repo: GitRepo, indexFile: string, locked = false
  * The tree of `baseTree` with `patch` applied, under the repo lock: the probe's remembered result
  * when there is one, else the in-process apply, else `git apply --cached` on the shared apply index
  * read back in process.
- * @throws IdemError TARGET_CONFLICT when git finds that the patch does not apply.
+ * @throws IdemError TARGET_CONFLICT when git finds that the patch does not apply; INVALID_INPUT
+ * when git changes a path the patch reader did not list (nothing is committed then).
  */
 export function patchedTree(
   repo: GitRepo,
@@ -147,8 +154,9 @@ export function patchedTree(
     const file = await repo.applyIndex();
     await scratch.load(repo, file, baseTree, true);
     scratch.forget(file);
+    const before = parseIndex(readFileSync(file), (await repo.layout()).format);
     await applyToIndex(repo, file, patch);
-    const t = await treeAfterApply(repo, file, baseTree, paths);
+    const t = await treeAfterApply(repo, file, baseTree, paths, before);
     await scratch.set(file, t);
     return t;
   });

@@ -17,6 +17,7 @@ import { findEntry, parseIndex } from "../plumbing/git-index.js";
 import { Mutex } from "../plumbing/mutex.js";
 import { runGit } from "../plumbing/run-git.js";
 import { type FileChange, treeWith } from "../plumbing/tree-writer.js";
+import { changedOutside, strayPathError } from "./patch-scope.js";
 
 interface IndexState {
   tree: string | null;
@@ -75,6 +76,7 @@ export class ScratchIndexes {
    * The probe's forward check, done for real on a copy of the probe index with a private object
    * folder (the repo's objects as an alternate), so nothing is written to the target; a success is
    * remembered for `applied`.
+   * @throws IdemError INVALID_INPUT when git changes a path that is not among `paths`.
    */
   async tryApply(
     repo: GitRepo,
@@ -102,6 +104,7 @@ export class ScratchIndexes {
       await fs.mkdir(objects, { recursive: true });
     }
     copyFileSync(file, out);
+    const before = parseIndex(readFileSync(out), format);
     const r = await runGit(repo.config.path, ["apply", "--cached", "--whitespace=nowarn"], {
       input: patch,
       env: {
@@ -113,6 +116,10 @@ export class ScratchIndexes {
     });
     if (r.code !== 0) return { ok: false, reason: r.stderr.trim() };
     const parsed = parseIndex(readFileSync(out), format);
+    if (parsed.ok && before.ok) {
+      const stray = changedOutside(before.index.entries, parsed.index.entries, new Set(paths));
+      if (stray !== undefined) throw strayPathError(stray);
+    }
     if (parsed.ok) {
       const changes: FileChange[] = [];
       for (const p of paths) {
