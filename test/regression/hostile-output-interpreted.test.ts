@@ -7,8 +7,9 @@ import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from "n
 import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { openTargets, silentLogger } from "@idem/core";
+import { openEffects } from "@idem/core";
 import { createInterpreter } from "@idem/interpreter";
+import { silentLogger } from "@idem/runtime";
 import { type AgentOutput, effectTargets } from "@idem/schema";
 import { tempDir } from "@idem/testing";
 import { describe, expect, it } from "vitest";
@@ -21,7 +22,7 @@ import {
 /** Records `outputs` as an older idem would have (no validation), then drains an interpreter. */
 async function interpret(ws: Workspace, outputs: AgentOutput[]) {
   const journal = await openWorkspaceJournal(ws);
-  const effects = openTargets(ws.config);
+  const effects = openEffects(ws.config);
   try {
     for (const o of outputs) {
       await journal.outputs.record(o, { source: "test", targets: effectTargets(o, ws.config) });

@@ -3,7 +3,7 @@
 // recorded as something else than the agent printed.
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { silentLogger } from "@idem/core";
+import { silentLogger } from "@idem/runtime";
 import { type IdemError, isIdemError, type Job } from "@idem/schema";
 import { tempDir } from "@idem/testing";
 import { describe, expect, it } from "vitest";
