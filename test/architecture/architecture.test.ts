@@ -13,7 +13,7 @@ import {
   MAX_LINES,
   violationKey,
 } from "./source-graph.js";
-import { SOURCE_RULES, sourceViolations } from "./source-rules.js";
+import { kindNameTests, SOURCE_RULES, sourceViolations } from "./source-rules.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const WHITEBOARD = join(ROOT, "../shared/whiteboard.json");
@@ -77,6 +77,13 @@ describe("the size of source files", () => {
 });
 
 describe("what the source says", () => {
+  it("tests an effect kind's name only in that kind's folder (packages/effects/src/kinds/<kind>/)", () => {
+    const news = kindNameTests(ROOT)
+      .map(violationKey)
+      .filter((k) => !known.has(k));
+    expect(news, "ask the kind (its registry entry) instead of testing its name").toEqual([]);
+  });
+
   it("records outputs only through core's recordOutput, and leaves the ledger's writes to core's interpretation", () => {
     const news = sourceViolations(ROOT)
       .map(violationKey)
@@ -133,6 +140,10 @@ describe("the architecture rules", () => {
     "packages/core/src/record/record-output.ts": "await journal.outputs.record(output, o);\n",
     "apps/interpreter/src/loop.ts":
       "// ledger.settle( in a comment\nawait journal.ledger.settle(lease, k);\n",
+    "packages/effects/src/kinds/file-write/file-write-kind.ts":
+      'export const k = { name: "file.write" };\nif (spec.kind === "file.write") {}\n',
+    "packages/core/src/audit.ts":
+      '// spec.kind === "file.write" in a comment\nif (spec.kind === "file.write") {}\n',
   };
   let root: string;
   let found: string[];
@@ -143,9 +154,12 @@ describe("the architecture rules", () => {
       writeFileSync(join(root, file), text);
     }
     const graph = await cruiseSources(root);
-    found = [...importViolations(graph), ...longFiles(root), ...sourceViolations(root)].map(
-      violationKey,
-    );
+    found = [
+      ...importViolations(graph),
+      ...longFiles(root),
+      ...sourceViolations(root),
+      ...kindNameTests(root),
+    ].map(violationKey);
   });
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -171,8 +185,13 @@ describe("the architecture rules", () => {
     `max-${MAX_LINES}-lines: packages/core/src/long.ts`,
     "record-only-through-core: apps/executor/src/delivery.ts",
     "no-ledger-writes-in-interpreter-app: apps/interpreter/src/loop.ts",
+    "kind-name-tested-outside-its-folder: packages/core/src/audit.ts -> file.write",
   ])("report %s", (violation) => {
     expect(found).toContain(violation);
+  });
+
+  it("allow a kind's folder to test its own name", () => {
+    expect(found.filter((f) => f.includes("kinds/file-write"))).toEqual([]);
   });
 
   it("allow core's recordOutput its record", () => {

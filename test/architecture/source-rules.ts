@@ -36,6 +36,61 @@ export const SOURCE_RULES: SourceRule[] = [
   },
 ];
 
+/**
+ * The names of idem's own effect kinds, read from their folders (`name: "git.commit"` in each
+ * `packages/effects/src/kinds/<folder>/*-kind.ts`), with the folder that owns each.
+ */
+export function builtInKindNames(root: string): Map<string, string> {
+  const base = "packages/effects/src/kinds";
+  const out = new Map<string, string>();
+  let folders: string[] = [];
+  try {
+    folders = readdirSync(join(root, base), { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name);
+  } catch {
+    return out;
+  }
+  for (const folder of folders) {
+    for (const f of readdirSync(join(root, base, folder))) {
+      if (!f.endsWith("-kind.ts")) continue;
+      const text = readFileSync(join(root, base, folder, f), "utf8");
+      for (const m of text.matchAll(/\bname:\s*"([a-z][a-z0-9_.-]*\.[a-z0-9_.-]+)"/g))
+        out.set(m[1] as string, `${base}/${folder}/`);
+    }
+  }
+  return out;
+}
+
+/**
+ * Every place outside a kind's folder that tests a kind's name (`=== "git.commit"`, `case
+ * "file.write":`): whatever idem must know of a kind, it asks the kind (its registry entry).
+ */
+export function kindNameTests(root: string): KnownViolation[] {
+  const names = builtInKindNames(root);
+  if (names.size === 0) return [];
+  const alternatives = [...names.keys()].map((n) => n.replace(/\./g, "\\.")).join("|");
+  const test = new RegExp(
+    `(?:[!=]==?\\s*"(${alternatives})")|(?:"(${alternatives})"\\s*[!=]==?)|(?:case\\s+"(${alternatives})"\\s*:)`,
+  );
+  const out: KnownViolation[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory()) walk(path);
+      else if (/\.[cm]?ts$/.test(entry.name) && !/\.d\.[cm]?ts$/.test(entry.name)) {
+        const m = test.exec(stripComments(readFileSync(join(root, path), "utf8")));
+        if (!m) continue;
+        const name = (m[1] ?? m[2] ?? m[3]) as string;
+        if (path.startsWith(names.get(name) as string)) continue;
+        out.push({ rule: "kind-name-tested-outside-its-folder", from: path, to: name });
+      }
+    }
+  };
+  for (const folder of sourceFolders(root)) walk(folder);
+  return out;
+}
+
 /** Removes // and /* comments (not inside strings: good enough for these patterns). */
 function stripComments(text: string): string {
   return text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:"'`])\/\/.*$/gm, "$1");

@@ -5,6 +5,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { effectTargetsOf } from "@idem/effects";
 import { type JournalStore, openJournal } from "@idem/journal";
 import {
   type AgentOutput,
@@ -12,7 +13,6 @@ import {
   EFFECT_TRAILER,
   type EffectSpec,
   effectKey,
-  effectTargets,
   parseConfig,
 } from "@idem/schema";
 
@@ -183,7 +183,7 @@ export async function recordAll(
   for (const o of outputs) {
     const r = await journal.outputs.record(o, {
       source: "test",
-      targets: effectTargets(o, config),
+      targets: effectTargetsOf(o, config),
     });
     if (r.status !== "recorded") throw new Error(`${o.jobId}: ${r.status}`);
   }
@@ -246,7 +246,7 @@ export async function verify(
       } else if (spec.kind === "file.write") {
         let content: string | undefined;
         try {
-          content = readFileSync(join(ws.outboxPath, spec.path), "utf8");
+          content = readFileSync(join(ws.outboxPath, String(spec.path)), "utf8");
         } catch {
           content = undefined;
         }

@@ -4,7 +4,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, relative, resolve } from "node:path";
 import { checkRecordable } from "@idem/core";
-import { type Config, EFFECT_KINDS, parseConfig, validateJob, validateOutput } from "@idem/schema";
+import { BUILT_IN_KINDS } from "@idem/effects";
+import { type Config, parseConfig, validateJob, validateOutput } from "@idem/schema";
 import { describe, expect, it } from "vitest";
 import {
   AGENTS_DOC,
@@ -36,7 +37,7 @@ describe("docs/agents.md", () => {
         ((value as { effects?: { kind?: string }[] }).effects ?? []).map((f) => f.kind),
       ),
     );
-    expect([...kinds].sort()).toEqual([...EFFECT_KINDS].sort());
+    expect([...kinds].sort()).toEqual(BUILT_IN_KINDS.map((k) => k.name).sort());
     const unknown = doc.marked.filter(
       (b) => !(EXAMPLE_MARKERS as readonly string[]).includes(b.marker),
     );

@@ -6,9 +6,10 @@ import { execFile, execFileSync, spawn } from "node:child_process";
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { effectTargetsOf } from "@idem/effects";
 import { createExecutor } from "@idem/executor";
 import { PostgresJournalStore } from "@idem/journal";
-import { type AgentOutput, defaultConfig, effectTargets, parseConfig } from "@idem/schema";
+import { type AgentOutput, defaultConfig, parseConfig } from "@idem/schema";
 import { startPostgres, tempDir } from "@idem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWorkspace, IDEM_BIN, REPO_ROOT } from "../chaos/interpreter-fixture.js";
@@ -89,7 +90,7 @@ describe("wake-ups on a PostgreSQL journal", () => {
       };
       const recorded = await journal.outputs.record(output, {
         source: "api",
-        targets: effectTargets(output, defaultConfig(dir.path)),
+        targets: effectTargetsOf(output, defaultConfig(dir.path)),
       });
       expect(recorded.status).toBe("recorded");
       await within60s("the effect applied", () => existsSync(join(ws.outboxPath, "woken.txt")));

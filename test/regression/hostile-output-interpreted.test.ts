@@ -8,9 +8,10 @@ import { createServer, type IncomingMessage } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { openEffects } from "@idem/core";
+import { effectTargetsOf } from "@idem/effects";
 import { createInterpreter } from "@idem/interpreter";
 import { silentLogger } from "@idem/runtime";
-import { type AgentOutput, effectTargets } from "@idem/schema";
+import type { AgentOutput } from "@idem/schema";
 import { tempDir } from "@idem/testing";
 import { describe, expect, it } from "vitest";
 import {
@@ -25,7 +26,7 @@ async function interpret(ws: Workspace, outputs: AgentOutput[]) {
   const effects = openEffects(ws.config);
   try {
     for (const o of outputs) {
-      await journal.outputs.record(o, { source: "test", targets: effectTargets(o, ws.config) });
+      await journal.outputs.record(o, { source: "test", targets: effectTargetsOf(o, ws.config) });
     }
     const interpreter = createInterpreter({
       config: { ...ws.config, interpreter: { ...ws.config.interpreter, backoffMs: [10] } },

@@ -229,3 +229,15 @@ export function formatTime(ms: number | null | undefined): string {
 export function actorOf(option?: string): string {
   return option ?? process.env.IDEM_ACTOR ?? process.env.USER ?? "cli";
 }
+
+/**
+ * `loadConfig`, then the effect kinds the config adds (`kinds.<name>`), loaded once for the
+ * process: what every command that checks, records, probes or applies effects needs.
+ * @throws CliError exit 2 as `loadConfig`; IdemError INVALID_CONFIG naming `kinds.<name>`.
+ */
+export async function loadConfigWithKinds(options: GlobalOptions): Promise<Config> {
+  const config = loadConfig(options);
+  const { loadKinds } = await import("@idem/core");
+  await loadKinds(config);
+  return config;
+}

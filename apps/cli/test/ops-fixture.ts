@@ -1,10 +1,11 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { openEffects } from "@idem/core";
+import { effectTargetsOf } from "@idem/effects";
 import { createInterpreter, type DrainResult } from "@idem/interpreter";
 import { type JournalStore, openJournal } from "@idem/journal";
 import { createLogger } from "@idem/runtime";
-import { type Config, type EffectSpec, effectTargets, parseConfig } from "@idem/schema";
+import { type Config, type EffectSpec, parseConfig } from "@idem/schema";
 import { initRepo, type Workspace, workspace } from "./ops-helpers.js";
 
 /**
@@ -53,7 +54,7 @@ export async function opsFixture(extra: Record<string, unknown> = {}): Promise<O
       const output = { jobId, agent: "writer", effects: specs };
       const r = await journal.outputs.record(output, {
         source: "cli",
-        targets: effectTargets(output, config),
+        targets: effectTargetsOf(output, config),
       });
       if (r.status !== "recorded") throw new Error(`record ${jobId}: ${r.status}`);
     },

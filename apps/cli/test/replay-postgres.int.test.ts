@@ -1,8 +1,9 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { effectTargetsOf } from "@idem/effects";
 import { PostgresJournalStore } from "@idem/journal";
-import { type EffectSpec, effectTargets, parseConfig } from "@idem/schema";
+import { type EffectSpec, parseConfig } from "@idem/schema";
 import { type PostgresHandle, startPostgres } from "@idem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gitIn, idem, initRepo, workspace } from "./ops-helpers.js";
@@ -51,7 +52,7 @@ describe("idem replay --root on PostgreSQL", () => {
       try {
         await journal.outputs.record(output, {
           source: "cli",
-          targets: effectTargets(output, parsed.config),
+          targets: effectTargetsOf(output, parsed.config),
         });
       } finally {
         await journal.close();

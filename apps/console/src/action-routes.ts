@@ -4,6 +4,7 @@ import {
   checkEffectFilter,
   createReplayRuns,
   type EffectFilter,
+  filterChoices,
   listDeadLetters,
   replayPlanJson,
   replayReason,
@@ -11,7 +12,7 @@ import {
   retryDead,
 } from "@idem/core";
 import type { ReplaySelection } from "@idem/journal";
-import { describeError, EFFECT_KINDS, isIdemError } from "@idem/schema";
+import { describeError, isIdemError } from "@idem/schema";
 import type { Context, Hono } from "hono";
 import { type ConsoleDeps, wantsJson } from "./deps.js";
 import { page } from "./layout.js";
@@ -103,6 +104,7 @@ function filterOf(q: ReplayQuery, d: ConsoleDeps): EffectFilter | null {
     return checkEffectFilter(
       { kinds: q.kind, repos: q.repo, roots: q.root, targets: q.target },
       d.config,
+      d.effects.kinds,
     );
   } catch (e) {
     if (isIdemError(e, "INVALID_INPUT")) throw new BadRequest(e.message.replace(/^--/, ""));
@@ -112,11 +114,12 @@ function filterOf(q: ReplayQuery, d: ConsoleDeps): EffectFilter | null {
 
 /** What the filter's checkboxes offer: every effect kind and the config's names. */
 function choicesOf(d: ConsoleDeps): FilterChoices {
+  const c = filterChoices(d.config, d.effects.kinds);
   return {
-    kind: EFFECT_KINDS,
-    repo: Object.keys(d.config.repos),
-    root: Object.keys(d.config.roots),
-    target: [...Object.keys(d.config.http.targets), ...Object.keys(d.config.publish)],
+    kind: c.kind,
+    repo: c.repo,
+    root: c.root,
+    target: c.target,
   };
 }
 

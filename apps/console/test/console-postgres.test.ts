@@ -4,8 +4,9 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { buildReplayPlan, openEffects, replayPlanJson, showJob } from "@idem/core";
+import { effectTargetsOf } from "@idem/effects";
 import { type JournalStore, openJournalStore } from "@idem/journal";
-import { type AgentOutput, type Config, effectTargets, parseConfig } from "@idem/schema";
+import { type AgentOutput, type Config, parseConfig } from "@idem/schema";
 import { type PostgresHandle, postgresBinDir, startPostgres, tempDir } from "@idem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Console, createConsole } from "../src/index.js";
@@ -42,7 +43,7 @@ describe.skipIf(!HAS_PG)("the console on PostgreSQL", () => {
       };
       await journal.outputs.record(output, {
         source: "cli",
-        targets: effectTargets(output, config),
+        targets: effectTargetsOf(output, config),
       });
     }
     console_ = createConsole({ config, journal, effects, actor: "pg-test" });

@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import {
   enqueueJob,
   type JobFileProblems,
+  loadKinds,
   parseJobFile,
   parseSubmission,
   SUBMIT_HTTP_STATUS,
@@ -199,6 +200,8 @@ export type ApiServer = HttpServer;
 export async function startApiServer(
   options: ApiOptions & { port?: number; host?: string },
 ): Promise<ApiServer> {
+  // Outputs are checked by their kinds before record: idem's own and the config's.
+  await loadKinds(options.config);
   return await serveHttp(createApiApp(options), {
     host: options.host ?? options.config.api.host,
     port: options.port ?? options.config.api.port,

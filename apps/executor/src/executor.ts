@@ -1,5 +1,5 @@
 import { setMaxListeners } from "node:events";
-import { assertConfigInvariants } from "@idem/core";
+import { assertConfigInvariants, loadKinds } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import {
   closeNats,
@@ -233,6 +233,8 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
       if (started) throw new IdemError("INVALID_STATE", "the executor is already started");
       started = true;
       assertConfigInvariants(config);
+      // The effect kinds the outputs are checked by before record: idem's own and the config's.
+      await loadKinds(config);
       if (agents.length === 0) {
         throw new IdemError(
           "INVALID_CONFIG",

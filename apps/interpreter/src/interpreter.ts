@@ -1,12 +1,12 @@
 import { setMaxListeners } from "node:events";
 import {
-  FileWriteIndex,
   type InterpretRunContext,
   interpretRun,
   type RunOutcome,
+  SupersedeIndex,
   TargetTurns,
 } from "@idem/core";
-import type { Effects } from "@idem/effects";
+import { type Effects, targetsOfEffect } from "@idem/effects";
 import { JOURNAL_EVENTS, type JournalStore } from "@idem/journal";
 import { createLogger, createOwnerId, type Logger, noopTracing, type Tracing } from "@idem/runtime";
 import {
@@ -15,7 +15,6 @@ import {
   type Config,
   createBackoff,
   describeError,
-  effectTarget,
   type FaultHook,
   type IdemError,
   isIdemError,
@@ -135,10 +134,10 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
     fault: withPausePoint(options.fault ?? noFault, options.pause ?? process.env.IDEM_PAUSE),
     log,
     metrics,
-    writes: new FileWriteIndex(journal),
+    supersede: new SupersedeIndex(journal, options.effects.kinds),
     stopSignal,
     tracing: options.tracing ?? noopTracing,
-    targetOf: (spec) => effectTarget(spec, config),
+    targetOf: (spec) => targetsOfEffect(spec, config, options.effects.kinds)[0],
   };
 
   let loops: Promise<void> | undefined;

@@ -10,6 +10,20 @@ export type {
   SubmitResult,
 } from "./create-client.js";
 export { createClient } from "./create-client.js";
-export { fileWrite, gitCommit, gitPatch, httpRequest, natsPublish } from "./effect-builders.js";
+export type {
+  FileWriteEffect,
+  GitCommitEffect,
+  GitPatchEffect,
+  HttpRequestEffect,
+  NatsPublishEffect,
+} from "./effect-builders.js";
+export {
+  effect,
+  fileWrite,
+  gitCommit,
+  gitPatch,
+  httpRequest,
+  natsPublish,
+} from "./effect-builders.js";
 export type { JetStreamPubAck, JetStreamPublisher } from "./jetstream-enqueue.js";
 export { DEFAULT_SUBJECT_PREFIX } from "./jetstream-enqueue.js";

@@ -21,7 +21,7 @@ export type {
 } from "./dead-letters/index.js";
 export { listDeadLetters, resolveUncertain, retryDead } from "./dead-letters/index.js";
 export type { DecideEffectInput, EffectCapabilities, EffectDecision } from "./decide/index.js";
-export { decideEffect, FileWriteIndex } from "./decide/index.js";
+export { decideEffect, SupersedeIndex } from "./decide/index.js";
 export type { DoctorOptions, DoctorReport, Finding, Severity } from "./doctor/index.js";
 export { initialConfig, initWorkspace, runDoctor } from "./doctor/index.js";
 export type { Effects, OpenEffectsOptions } from "./effects/index.js";
@@ -72,6 +72,7 @@ export {
   describeFilter,
   effectInFilter,
   FILTER_OPTIONS,
+  filterChoices,
   PLAN_ACTIONS,
   replayPlanJson,
   replayReason,
@@ -97,4 +98,4 @@ export {
   submitOutputs,
   submitText,
 } from "./submit/index.js";
-export { assertConfigInvariants, checkRecordable } from "./validate/index.js";
+export { assertConfigInvariants, checkRecordable, kindsOf, loadKinds } from "./validate/index.js";

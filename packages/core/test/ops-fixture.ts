@@ -2,17 +2,11 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { effectTargetsOf } from "@idem/effects";
 import { type JournalStore, openJournal } from "@idem/journal";
-import {
-  type Config,
-  contentHash,
-  type EffectSpec,
-  effectKey,
-  effectTargets,
-  parseConfig,
-} from "@idem/schema";
+import { type Config, contentHash, type EffectSpec, effectKey, parseConfig } from "@idem/schema";
 import { decideEffect } from "../src/decide/decide-effect.js";
-import { FileWriteIndex } from "../src/decide/file-write-index.js";
+import { SupersedeIndex } from "../src/decide/supersede-index.js";
 import { openEffects } from "../src/effects/open-effects.js";
 
 /**
@@ -46,7 +40,7 @@ export async function opsFixture(): Promise<OpsFixture> {
   const config = parsed.config;
   const journal = await openJournal(config.journal.path);
   const effects = openEffects(config, { durable: false });
-  const files = new FileWriteIndex(journal);
+  const files = new SupersedeIndex(journal, effects.kinds);
   return {
     dir,
     config,
@@ -58,7 +52,7 @@ export async function opsFixture(): Promise<OpsFixture> {
       const output = { jobId, agent: "writer", effects: specs };
       const r = await journal.outputs.record(output, {
         source: "cli",
-        targets: effectTargets(output, config),
+        targets: effectTargetsOf(output, config),
       });
       if (r.status !== "recorded") throw new Error(`record ${jobId}: ${r.status}`);
     },
@@ -105,7 +99,7 @@ export async function opsFixture(): Promise<OpsFixture> {
               lease,
               key,
               "applied",
-              await effects.apply(spec, key, probed),
+              await effects.apply(spec, key, { probed: probed }),
             );
           }
         }

@@ -1,9 +1,10 @@
-import { type EffectSpec, effectTarget, parseConfig } from "@idem/schema";
+import { createEffects, targetsOfEffect } from "@idem/effects";
+import { type EffectSpec, parseConfig } from "@idem/schema";
 import { describe, expect, it } from "vitest";
 import { targetNames } from "../src/replay/plan-probes.js";
 
 describe("targetNames", () => {
-  it("names each effect's target as effectTarget does, a git branch named or left to the config", () => {
+  it("names each effect's target as the kinds' targets do, a git branch named or left to the config", () => {
     const parsed = parseConfig(
       { repos: { site: { path: "repos/site", branch: "trunk", branches: ["release"] } } },
       { dir: "/tmp/idem-target-names" },
@@ -20,13 +21,14 @@ describe("targetNames", () => {
       { kind: "file.write", root: "out", path: "a.txt", content: "x" },
       { kind: "nats.publish", target: "events", subject: "s", data: "d" },
     ];
-    const targetOf = targetNames(config);
+    const effects = createEffects(config);
+    const targetOf = targetNames(config, effects);
     // Twice: the second pass answers from what the first one named.
     for (const pass of [1, 2]) {
       expect(
         specs.map((s) => targetOf(s)),
         `pass ${pass}`,
-      ).toEqual(specs.map((s) => effectTarget(s, config)));
+      ).toEqual(specs.map((s) => targetsOfEffect(s, config, effects.kinds)[0]));
     }
     expect(targetOf(specs[0] as EffectSpec)).toBe("repo:site@trunk");
     expect(targetOf(specs[1] as EffectSpec)).toBe("repo:site@release");

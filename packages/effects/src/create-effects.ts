@@ -1,30 +1,26 @@
 import { promises as fs } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { AnyEffectKind, OpenContext, ProbeResult } from "@idem/kit";
 import {
-  aliasOf,
   type Clock,
   type Config,
-  type EffectKind,
   type EffectSpec,
   type FaultHook,
-  type GitCommitSpec,
-  type GitPatchSpec,
   IdemError,
+  isIdemError,
   systemClock,
 } from "@idem/schema";
-import type { EffectHandler, Effects, ProbeHint, ProbeResult } from "./effect-handler.js";
-import { createFileWriteHandler, fileWriteBytes } from "./file-write-effect.js";
-import { createGitCommitHandler } from "./git/git-commit-effect.js";
-import { createGitPatchHandler } from "./git/git-patch-effect.js";
-import { isValidationError, probeGitGroup } from "./git/git-probe-batch.js";
-import type { GitRepo } from "./git/git-repo.js";
+import type { Effects } from "./effect-handler.js";
 import { GitTargets } from "./git/git-targets.js";
 import { ScratchIndexes } from "./git/patch/scratch-indexes.js";
 import type { CloneProgress } from "./git/remote/remote-git.js";
-import { createHttpRequestHandler } from "./http-request-effect.js";
-import { createNatsPublishHandler, PublishStreamChecks } from "./nats-publish-effect.js";
+import { BUILT_IN_KINDS } from "./kinds/index.js";
+import { PublishStreamChecks } from "./kinds/nats-publish/nats-publish-effect.js";
+import { EFFECTS_SERVICES, type EffectsServices } from "./kinds/services.js";
 import type { PublishTransport } from "./publish-transport.js";
+import { kindContext, kindOf } from "./registry/check-effects.js";
+import { type KindRegistry, kindRegistryOf } from "./registry/kind-registry.js";
 
 /**
  * git effects are durable unless told otherwise: chosen from BENCHMARKS.md, where a durable
@@ -34,6 +30,11 @@ export const GIT_DURABLE_DEFAULT = true;
 
 /** How `createEffects` reaches its targets; every field has a default. */
 export interface CreateEffectsOptions {
+  /**
+   * The kinds to serve (`loadKindRegistry`: idem's own and the config's `kinds`); default idem's
+   * own (a config that adds kinds must pass its loaded registry).
+   */
+  kinds?: KindRegistry;
   /** NATS URL used when neither the publish target nor the config's `nats` section names one. */
   natsUrl?: string;
   /**
@@ -42,7 +43,7 @@ export interface CreateEffectsOptions {
    * Not closed by `Effects.close()`: whoever created it closes it.
    */
   publishTransport?: PublishTransport;
-  /** fetch for http.request (tests pass their own; defaults to the global fetch). */
+  /** fetch for http.request and the kinds that call HTTP APIs (tests pass their own). */
   fetch?: typeof fetch;
   /** Time for commit author dates. */
   clock?: Clock;
@@ -58,139 +59,201 @@ export interface CreateEffectsOptions {
   lockLingerMs?: number;
   /**
    * Called at the fault points inside an apply (`interpreter.after-push`: a remote git target's
-   * push succeeded, nothing is recorded yet). The apps pass their `IDEM_FAULT` hook; a no-op by
-   * default.
+   * push succeeded, nothing is recorded yet; a kind's own named points). The apps pass their
+   * `IDEM_FAULT` hook; a no-op by default.
    */
   fault?: FaultHook;
   /** Progress of a first clone of a remote repo's mirror, e.g. for a line on a terminal. */
   onCloneProgress?: (progress: CloneProgress) => void;
+  /** The environment credentials are read from (default `process.env`). */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /**
  * The effect kinds of one config behind the interface the interpreter calls. Opens nothing until
- * first use; then holds long-lived git processes (one `cat-file --batch` per repo, the
- * `update-ref --stdin` under a lock) and repo locks: call `close()` when done. Front ends call
- * `openEffects` of @idem/core instead, which wires the NATS transport in.
+ * first use: each kind's `open` runs once, when one of its effects is first probed or applied (the
+ * built-in git kinds then hold long-lived git processes and repo locks): call `close()` when done.
+ * Front ends call `openEffects` of @idem/core instead, which wires the NATS transport in.
  *
  * Every apply is safe to repeat with the same key (probe first, or target dedup); validation
  * errors (SANDBOX_VIOLATION, INVALID_INPUT, UNKNOWN_ALIAS) are never worth a retry, transient ones
- * (LOCKED, UNAVAILABLE, TIMEOUT, TARGET_MOVED) are. See `EffectHandler` for each call's semantics.
+ * (LOCKED, UNAVAILABLE, TIMEOUT, TARGET_MOVED) are. See @idem/kit's `EffectKind` for each call.
  */
 export function createEffects(config: Config, options: CreateEffectsOptions = {}): Effects {
+  const registry = options.kinds ?? kindRegistryOf(config, BUILT_IN_KINDS);
+  const clock = options.clock ?? systemClock;
   let tmp: Promise<string> | undefined;
   const tmpDir = () => {
     tmp ??= fs.mkdtemp(join(tmpdir(), "idem-effects-"));
     return tmp;
   };
-  const git = new GitTargets(config, {
-    clock: options.clock ?? systemClock,
-    durable: options.durable ?? GIT_DURABLE_DEFAULT,
-    lockTimeoutMs: options.lockTimeoutMs ?? 30_000,
-    lockLingerMs: options.lockLingerMs ?? 200,
-    tmpDir,
-    ...(options.fault ? { fault: options.fault } : {}),
-    ...(options.onCloneProgress ? { onCloneProgress: options.onCloneProgress } : {}),
+  const services: EffectsServices = {
+    git: new GitTargets(config, {
+      clock,
+      durable: options.durable ?? GIT_DURABLE_DEFAULT,
+      lockTimeoutMs: options.lockTimeoutMs ?? 30_000,
+      lockLingerMs: options.lockLingerMs ?? 200,
+      tmpDir,
+      ...(options.fault ? { fault: options.fault } : {}),
+      ...(options.onCloneProgress ? { onCloneProgress: options.onCloneProgress } : {}),
+    }),
+    scratch: new ScratchIndexes(),
+    publishTransport: options.publishTransport,
+    publishChecks: new PublishStreamChecks(),
+    natsUrl: options.natsUrl,
+  };
+  const shared = new Map<string, unknown>();
+  const env = options.env ?? process.env;
+  const opened = new Map<string, Promise<unknown>>();
+  const resourceOf = (kind: AnyEffectKind): Promise<unknown> => {
+    let r = opened.get(kind.name);
+    if (!r) {
+      const ctx: OpenContext<unknown> = {
+        ...kindContext(registry, config, kind.name),
+        clock,
+        fetch: options.fetch ?? globalThis.fetch,
+        services: { [EFFECTS_SERVICES]: services },
+        fault: (point) => options.fault?.(point as never),
+        env(variable) {
+          const value = env[variable];
+          if (value === undefined || value === "")
+            throw new IdemError(
+              "INVALID_CONFIG",
+              `the environment variable ${variable} is not set`,
+              {
+                details: { variable },
+              },
+            );
+          return value;
+        },
+        shared<T>(id: string, create: () => T): T {
+          if (!shared.has(id)) shared.set(id, create());
+          return shared.get(id) as T;
+        },
+      };
+      r = Promise.resolve().then(() => (kind.open ? kind.open(ctx) : undefined));
+      // A kind that failed to open is opened again next time (a credential set meanwhile).
+      r.catch(() => opened.delete(kind.name));
+      opened.set(kind.name, r);
+    }
+    return r;
+  };
+  const ctxOf = (kind: AnyEffectKind) => kindContext(registry, config, kind.name);
+  const call = async (
+    kind: AnyEffectKind,
+    key: string,
+    since: number | undefined,
+    hint?: unknown,
+  ) => ({
+    ...ctxOf(kind),
+    key,
+    resource: await resourceOf(kind),
+    since: since ?? 0,
+    hint: hint as never,
+    clock,
   });
-  const scratch = new ScratchIndexes();
-  const streamChecks = new PublishStreamChecks();
-  const maxFileBytes = config.limits.maxFileBytes;
-  const handlers: { [K in EffectKind]: EffectHandler<Extract<EffectSpec, { kind: K }>> } = {
-    "git.commit": createGitCommitHandler(git, maxFileBytes),
-    "git.patch": createGitPatchHandler(git, maxFileBytes, scratch),
-    "file.write": createFileWriteHandler(config),
-    "nats.publish": createNatsPublishHandler(
-      config,
-      options.publishTransport,
-      streamChecks,
-      options.natsUrl,
-    ),
-    "http.request": createHttpRequestHandler(config, options.fetch ?? globalThis.fetch),
+  const probe: Effects["probe"] = async (spec, key, o = {}) => {
+    const kind = kindOf(registry, spec);
+    return kind.probe(spec, await call(kind, key, o.since, o.hint));
   };
-  const handler = (kind: EffectKind): EffectHandler => {
-    const h = Object.hasOwn(handlers, kind)
-      ? (handlers[kind] as unknown as EffectHandler)
-      : undefined;
-    if (!h) throw new IdemError("INVALID_INPUT", `unknown effect kind "${String(kind)}"`);
-    return h;
-  };
-  const of = (spec: EffectSpec) => handler(spec.kind);
 
   return {
-    handler,
-    probe: (spec, key, hint?: ProbeHint) => of(spec).probe(spec, key, hint),
-    apply: (spec, key, probed, order) => of(spec).apply(spec, key, probed, order),
-    probeable: (spec) => of(spec).probeable(spec),
-    targetDedup: (spec) => of(spec).targetDedup(spec),
-    queuedApplies: (spec) =>
-      (spec.kind === "git.commit" || spec.kind === "git.patch") &&
-      typeof aliasOf(config.repos, spec.repo)?.url === "string",
+    kinds: registry,
+    probe,
+    async apply(spec, key, o = {}) {
+      const kind = kindOf(registry, spec);
+      return kind.apply(spec, {
+        ...(await call(kind, key, o.since, o.hint)),
+        probed: o.probed,
+        order: o.order,
+      });
+    },
+    probeable: (spec) => {
+      const kind = kindOf(registry, spec);
+      return kind.probeable?.(spec, ctxOf(kind)) ?? true;
+    },
+    targetDedup: (spec) => {
+      const kind = kindOf(registry, spec);
+      return kind.targetDedup?.(spec, ctxOf(kind)) ?? false;
+    },
+    queuedApplies: (spec) => {
+      const kind = kindOf(registry, spec);
+      return kind.queuedApplies?.(spec, ctxOf(kind)) ?? false;
+    },
 
     async probeBatch(items, opts = {}) {
       const simulate = opts.simulate === true;
       const out = new Map<string, ProbeResult>();
-      const gitGroups = new Map<
+      // Items grouped by the batch function they go to and its target, in recording order.
+      const groups = new Map<
         string,
-        {
-          repo: GitRepo;
-          branch: string;
-          items: { spec: GitCommitSpec | GitPatchSpec; key: string }[];
-        }
+        { kind: AnyEffectKind; items: { spec: EffectSpec; key: string; since: number }[] }
       >();
-      const written = new Map<string, Buffer>();
-      for (const it of items) {
-        const { spec, key } = it;
-        if (spec.kind === "git.commit" || spec.kind === "git.patch") {
-          const repo = git.get(spec.repo);
-          const branch = spec.branch ?? repo.config.branch;
-          const id = `${spec.repo}\n${branch}`;
-          let g = gitGroups.get(id);
-          if (!g) {
-            g = { repo, branch, items: [] };
-            gitGroups.set(id, g);
+      const fns = new Map<unknown, number>();
+      for (const { spec, key, since } of items) {
+        const kind = kindOf(registry, spec);
+        const ctx = ctxOf(kind);
+        if (!(kind.probeable?.(spec, ctx) ?? true)) continue;
+        const fn = kind.probeBatch ?? kind;
+        if (!fns.has(fn)) fns.set(fn, fns.size);
+        const id = `${fns.get(fn)}\n${kind.batchTarget?.(spec, ctx) ?? kind.name}`;
+        let g = groups.get(id);
+        if (!g) {
+          g = { kind, items: [] };
+          groups.set(id, g);
+        }
+        g.items.push({ spec, key, since: since ?? 0 });
+      }
+      for (const { kind, items: group } of groups.values()) {
+        const probeOne = (spec: EffectSpec, key: string, since: number) =>
+          probe(spec, key, { since });
+        if (!kind.probeBatch) {
+          for (const it of group) {
+            try {
+              out.set(it.key, await probeOne(it.spec, it.key, it.since));
+            } catch (e) {
+              if (!isIdemError(e) || e.class !== "validation") throw e;
+              out.set(it.key, { status: "conflict", reason: `${e.code}: ${e.message}` });
+            }
           }
-          g.items.push({ spec, key });
           continue;
         }
-        try {
-          if (!of(spec).probeable(spec)) continue;
-          if (spec.kind === "file.write" && simulate) {
-            const bytes = fileWriteBytes(spec, maxFileBytes);
-            const id = `${spec.root}\n${spec.path}`;
-            const sim = written.get(id);
-            const r: ProbeResult =
-              sim === undefined
-                ? await of(spec).probe(spec, key)
-                : sim.equals(bytes)
-                  ? { status: "present", detail: { bytes: bytes.length, simulated: true } }
-                  : { status: "absent", detail: { simulated: true } };
-            if (r.status === "absent") written.set(id, bytes);
-            out.set(key, r);
-            continue;
-          }
-          out.set(key, await of(spec).probe(spec, key));
-        } catch (e) {
-          if (!isValidationError(e)) throw e;
-          out.set(key, { status: "conflict", reason: `${e.code}: ${e.message}` });
-        }
+        const answered = await kind.probeBatch(group, {
+          ...ctxOf(kind),
+          resource: await resourceOf(kind),
+          simulate,
+          probeOne,
+          clock,
+        });
+        for (const [k, r] of answered) out.set(k, r);
       }
-      const ctx = {
-        scratch,
-        maxFileBytes,
-        probeOne: (spec: EffectSpec, key: string) => of(spec).probe(spec, key),
-      };
-      for (const g of gitGroups.values())
-        await probeGitGroup(g.repo, g.branch, g.items, simulate, out, ctx);
       return out;
     },
 
-    async scanTrailers(repoAlias, branch) {
-      const repo = git.get(repoAlias);
-      return repo.trailers(branch ?? repo.config.branch);
+    batchTarget(spec) {
+      const kind = kindOf(registry, spec);
+      return kind.probeBatch ? (kind.batchTarget?.(spec, ctxOf(kind)) ?? kind.name) : undefined;
+    },
+    scanTarget(spec) {
+      const kind = kindOf(registry, spec);
+      return kind.scan?.target(spec, ctxOf(kind));
+    },
+    async scan(spec) {
+      const kind = kindOf(registry, spec);
+      if (!kind.scan) return undefined;
+      return kind.scan.keys(spec, { ...ctxOf(kind), resource: await resourceOf(kind), clock });
     },
 
     async close() {
-      git.close();
-      streamChecks.clear();
+      const resources = [...opened.entries()];
+      opened.clear();
+      for (const [name, r] of resources) {
+        const kind = registry.get(name);
+        const resource = await r.catch(() => undefined);
+        if (resource !== undefined) await kind?.close?.(resource);
+      }
+      services.git.close();
+      services.publishChecks.clear();
       if (tmp) {
         const dir = await tmp.catch(() => undefined);
         tmp = undefined;

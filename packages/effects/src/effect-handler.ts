@@ -1,52 +1,14 @@
-import type { EffectKind, EffectSpec } from "@idem/schema";
-import type { z } from "zod";
+import type { ApplyOrder, ProbeHint, ProbeResult } from "@idem/kit";
+import type { EffectSpec } from "@idem/schema";
+import type { KindRegistry } from "./registry/kind-registry.js";
+
+export type { ApplyOrder, ApplyTicket, ProbeHint, ProbeResult } from "@idem/kit";
 
 /**
- * Where an effect stands at its target. `present` and `absent` carry a detail to store with the
- * intent or result: for git, `absent.detail.base` is the branch head that was probed, and apply moves
- * the branch from exactly that commit (compare-and-swap). `conflict`: the target moved so that the
- * effect cannot be applied as written; never forced.
+ * The probe and apply of one of idem's built-in kinds, bound to one config and process (its git
+ * processes, locks, transport): what each built-in kind's `open` builds (`kinds/<kind>/`).
  */
-export type ProbeResult =
-  | { status: "present"; detail: Record<string, unknown> }
-  | { status: "absent"; detail: Record<string, unknown> }
-  | { status: "conflict"; reason: string };
-
-/**
- * What an earlier probe recorded with the intent. With `base`, a git probe after a crash scans only
- * `base..branch` for the key instead of anything larger.
- */
-export interface ProbeHint {
-  base?: string;
-}
-
-/** Where a queued apply stands: waiting in its target's queue, succeeded (applied or found present), or failed. */
-export interface ApplyTicket {
-  readonly state: "queued" | "done" | "failed";
-}
-
-/**
- * Order between the applies of one target that different runs make at once (the interpreter's
- * pipeline). A kind that queues its applies (a remote git branch's pushes) calls `queued` as soon as
- * this apply stands in the target's queue behind every apply queued before it, with its ticket; a
- * later apply given that ticket as `after` goes out only after it and fails with ORDER_BLOCKED,
- * changing nothing, when it did not succeed. Kinds without a queue ignore both: the end of their
- * apply is the next one's turn.
- */
-export interface ApplyOrder {
-  after?: ApplyTicket | undefined;
-  queued?: ((ticket: ApplyTicket) => void) | undefined;
-}
-
-/**
- * One effect kind: its schema, whether it can be probed or is deduplicated at the target, and the
- * probe and apply that make it happen once.
- */
-export interface EffectHandler<S extends EffectSpec = EffectSpec> {
-  /** The effect kind it handles (`git.commit`, ...). */
-  readonly kind: S["kind"];
-  /** The zod schema of its spec, as the agent output carries it. */
-  readonly schema: z.ZodType<S>;
+export interface EffectHandler<S> {
   /** True when `probe` can tell whether the effect happened (git, file, http with probeUrl). */
   probeable(spec: S): boolean;
   /** True when the target itself absorbs a repeat under the same key (NATS msg id, idempotent http). */
@@ -72,22 +34,39 @@ export interface EffectHandler<S extends EffectSpec = EffectSpec> {
   ): Promise<Record<string, unknown>>;
 }
 
-/** The effects of one config: every kind behind one façade, plus the batch operations of replay and audit. */
+/** How a probe of one effect is made: what an earlier probe stored, and when idem could first have applied it. */
+export interface ProbeOptions {
+  hint?: ProbeHint | undefined;
+  /**
+   * A time (ms) before which idem never applied the effect: its output's recording time. Kinds
+   * that list a target's recent items start there. Default 0 (the beginning).
+   */
+  since?: number | undefined;
+}
+
+/** How an apply of one effect is made (see EffectHandler.apply). */
+export interface ApplyOptions extends ProbeOptions {
+  probed?: ProbeResult | undefined;
+  order?: ApplyOrder | undefined;
+}
+
+/**
+ * The effects of one config: every registered kind (idem's own and the config's) behind one
+ * façade, opened on first use, plus the batch operations of replay and audit.
+ */
 export interface Effects {
-  /** The handler of one kind. @throws IdemError INVALID_INPUT for an unknown kind. */
-  handler(kind: EffectKind): EffectHandler;
-  /** `EffectHandler.probe` of the spec's kind: never changes the target. */
-  probe(spec: EffectSpec, key: string, hint?: ProbeHint): Promise<ProbeResult>;
-  /** `EffectHandler.apply` of the spec's kind: at most once per key, safe to call again. */
-  apply(
-    spec: EffectSpec,
-    key: string,
-    probed?: ProbeResult,
-    order?: ApplyOrder,
-  ): Promise<Record<string, unknown>>;
-  /** `EffectHandler.probeable` of the spec's kind. */
+  /** The kinds this façade serves. */
+  readonly kinds: KindRegistry;
+  /**
+   * The kind's `probe`: never changes the target.
+   * @throws IdemError INVALID_INPUT for a kind that is not registered; the kind's errors.
+   */
+  probe(spec: EffectSpec, key: string, options?: ProbeOptions): Promise<ProbeResult>;
+  /** The kind's `apply`: at most once per key, safe to call again. */
+  apply(spec: EffectSpec, key: string, options?: ApplyOptions): Promise<Record<string, unknown>>;
+  /** The kind's `probeable` (default true). */
   probeable(spec: EffectSpec): boolean;
-  /** `EffectHandler.targetDedup` of the spec's kind. */
+  /** The kind's `targetDedup` (default false). */
   targetDedup(spec: EffectSpec): boolean;
   /**
    * True when the spec's target queues its applies and builds each on the target's state when it
@@ -96,26 +75,34 @@ export interface Effects {
    */
   queuedApplies(spec: EffectSpec): boolean;
   /**
-   * Replay: one pass per target answers many keys (one git log of the branch for all keys). Items
-   * on one target are in recording order; with `simulate: true` it probes each against a scratch
-   * copy (temporary index) as if the earlier absent ones had been applied, so a chain of dependent
-   * patches lost in an incident shows absent, not conflict. Never changes the real target. An item
-   * whose spec fails validation at the target is reported as a conflict carrying the error's code
-   * and message; items of kinds that cannot be probed are left out.
+   * Replay: one pass per target answers many keys (one git log of the branch for all keys), by the
+   * kinds' `probeBatch`. Items on one target are in recording order; with `simulate: true` each is
+   * probed as if the earlier absent ones had been applied, so a chain of dependent patches lost in
+   * an incident shows absent, not conflict. Never changes the real target. An item whose spec fails
+   * validation at the target is reported as a conflict carrying the error's code and message;
+   * items of kinds that cannot be probed are left out.
    * @throws IdemError of any other failure (TARGET_MISSING, UNAVAILABLE, LOCKED, ...).
    */
   probeBatch(
-    items: { spec: EffectSpec; key: string }[],
+    items: { spec: EffectSpec; key: string; since?: number }[],
     options?: { simulate?: boolean },
   ): Promise<Map<string, ProbeResult>>;
   /**
-   * For `idem audit`: every Idem-Effect key reachable from the branch and its commits, in one scan.
+   * For `idem audit`: the keys present at the spec's target with where each is (a git branch's
+   * `Idem-Effect` trailers and their commits), in one scan; undefined for a kind that cannot scan.
    * @throws IdemError UNKNOWN_ALIAS, SANDBOX_VIOLATION (a branch not allowed), TARGET_MISSING.
    */
-  scanTrailers(repoAlias: string, branch?: string): Promise<Map<string, string[]>>;
+  scan(spec: EffectSpec): Promise<Map<string, string[]> | undefined>;
   /**
-   * Ends the long-lived git processes, drops repo locks and removes the scratch folder; forgets
-   * which publish streams were checked. A transport given in the options is not closed.
+   * The batch a probe of the spec joins in `probeBatch` (a git branch), or undefined for a kind
+   * without a batch probe: a replay plan warms each batch's target up early.
+   */
+  batchTarget(spec: EffectSpec): string | undefined;
+  /** The target a scan of the spec covers (`site@main`), or undefined for a kind that cannot scan. */
+  scanTarget(spec: EffectSpec): string | undefined;
+  /**
+   * Closes every kind opened (ends the long-lived git processes, drops repo locks, removes the
+   * scratch folder). A transport given in the options is not closed.
    */
   close(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isStaleTemp, STALE_TEMP_MS, tempName } from "../src/file-write-temps.js";
+import { isStaleTemp, STALE_TEMP_MS, tempName } from "../src/kinds/file-write/file-write-temps.js";
 
 const dead = () => false;
 const alive = () => true;

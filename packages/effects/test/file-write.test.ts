@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { FileWriteSpec } from "@idem/schema";
+import type { FileWriteSpec } from "@idem/effects";
 import { isIdemError } from "@idem/schema";
 import { afterEach, describe, expect, it } from "vitest";
 import { createEffects, type Effects } from "../src/index.js";
@@ -45,12 +45,12 @@ describe("file.write", () => {
     const newer = spec("state.txt", "v2");
     const staleProbe = await fx.probe(older, "a/0");
     expect(staleProbe.status).toBe("absent");
-    await fx.apply(newer, "b/0", await fx.probe(newer, "b/0")); // a later run writes first
-    const err = await fx.apply(older, "a/0", staleProbe).catch((e: unknown) => e);
+    await fx.apply(newer, "b/0", { probed: await fx.probe(newer, "b/0") }); // a later run writes first
+    const err = await fx.apply(older, "a/0", { probed: staleProbe }).catch((e: unknown) => e);
     expect(isIdemError(err, "TARGET_MOVED")).toBe(true);
     expect(readFileSync(join(root, "state.txt"), "utf8")).toBe("v2");
     // Probed afresh, the same write goes through (the interpreter re-probes on TARGET_MOVED).
-    await fx.apply(older, "a/0", await fx.probe(older, "a/0"));
+    await fx.apply(older, "a/0", { probed: await fx.probe(older, "a/0") });
     expect(readFileSync(join(root, "state.txt"), "utf8")).toBe("v1");
   });
 

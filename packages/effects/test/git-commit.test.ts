@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { GitCommitSpec } from "@idem/schema";
+import type { GitCommitSpec } from "@idem/effects";
 import { isIdemError } from "@idem/schema";
 import { afterEach, describe, expect, it } from "vitest";
 import { createEffects, type Effects } from "../src/index.js";
@@ -47,7 +47,7 @@ describe("git.commit", () => {
     const s = spec([{ path: "docs/a.md", content: "A\n" }]);
     const p = await fx.probe(s, "job-1/0");
     expect(p.status).toBe("absent");
-    const d = await fx.apply(s, "job-1/0", p);
+    const d = await fx.apply(s, "job-1/0", { probed: p });
     expect(d.commit).toBe(git(repo, "rev-parse", "main"));
     expect(readFileSync(join(repo, "docs/a.md"), "utf8")).toBe("A\n");
     expect(git(repo, "status", "--porcelain")).toBe("");
@@ -78,7 +78,7 @@ describe("git.commit", () => {
     git(bare, "branch", "dev", "main");
     fx = createEffects(sb.config, { clock: clock() });
     const s = spec([{ path: "x/y/z.txt", content: "deep\n" }], { branch: "dev" });
-    const d = await fx.apply(s, "job-3/0", await fx.probe(s, "job-3/0"));
+    const d = await fx.apply(s, "job-3/0", { probed: await fx.probe(s, "job-3/0") });
     expect(git(bare, "show", "dev:x/y/z.txt")).toBe("deep");
     expect(git(bare, "rev-parse", "main")).not.toBe(d.commit);
     expect((await fx.probe(s, "job-3/0")).status).toBe("present");
@@ -90,7 +90,7 @@ describe("git.commit", () => {
     const s = spec([{ path: "first.txt", content: "1\n" }]);
     const p = await fx.probe(s, "job-4/0");
     expect(p).toEqual({ status: "absent", detail: { base: null } });
-    await fx.apply(s, "job-4/0", p);
+    await fx.apply(s, "job-4/0", { probed: p });
     expect(readFileSync(join(repo, "first.txt"), "utf8")).toBe("1\n");
     expect((await fx.probe(s, "job-4/0")).status).toBe("present");
     await expectCode(fx.probe({ ...s, branch: "other" }, "job-4/1"), "TARGET_MISSING");
@@ -123,12 +123,12 @@ describe("git.commit", () => {
     git(repo, "add", "human.txt");
     git(repo, "commit", "-q", "-m", "human moved the branch");
     const before = git(repo, "rev-parse", "main");
-    await expectCode(fx.apply(s, "job-6/0", p), "TARGET_MOVED");
+    await expectCode(fx.apply(s, "job-6/0", { probed: p }), "TARGET_MOVED");
     expect(git(repo, "rev-parse", "main")).toBe(before);
     expect(commitsWithKey(repo, "job-6/0")).toHaveLength(0);
     // re-probing and applying works
     const p2 = await fx.probe(s, "job-6/0");
-    await fx.apply(s, "job-6/0", p2);
+    await fx.apply(s, "job-6/0", { probed: p2 });
     expect(commitsWithKey(repo, "job-6/0")).toHaveLength(1);
   });
 
@@ -168,13 +168,15 @@ describe("git.commit", () => {
     const repo = setup();
     const s = spec([{ path: "c.txt", content: "c\n" }]);
     const p = await fx.probe(s, "job-8/0");
-    const d = await fx.apply(s, "job-8/0", p);
+    const d = await fx.apply(s, "job-8/0", { probed: p });
     // the caller "crashed" before recording; a new process probes with the recorded hint
     await fx.close();
     fx = createEffects(sb.config, { clock: clock() });
     expect(
       await fx.probe(s, "job-8/0", {
-        base: p.status === "absent" ? (p.detail.base as string) : undefined,
+        hint: {
+          base: p.status === "absent" ? (p.detail.base as string) : undefined,
+        },
       }),
     ).toEqual({
       status: "present",
@@ -205,11 +207,11 @@ describe("git.commit", () => {
     expect(commitsWithKey(repo, "job-9/0")).toHaveLength(1);
   });
 
-  it("scanTrailers and probeBatch answer many keys in one pass", async () => {
+  it("scan and probeBatch answer many keys in one pass", async () => {
     const repo = setup();
     for (let i = 0; i < 5; i++)
       await fx.apply(spec([{ path: `f${i}.txt`, content: `${i}\n` }]), `job-10/${i}`);
-    const scan = await fx.scanTrailers("site");
+    const scan = (await fx.scan(spec([]))) ?? new Map();
     expect([...scan.keys()].sort()).toEqual([0, 1, 2, 3, 4].map((i) => `job-10/${i}`));
     const batch = await fx.probeBatch([
       { spec: spec([{ path: "f1.txt", content: "1\n" }]), key: "job-10/1" },

@@ -1,7 +1,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { GitCommitSpec } from "@idem/schema";
+import type { GitCommitSpec } from "@idem/effects";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { GIT_DURABLE_DEFAULT } from "../src/create-effects.js";
 import { createEffects, type Effects } from "../src/index.js";
@@ -45,7 +45,7 @@ const spec = (i: number): GitCommitSpec => ({
 async function applyTwo(fx: Effects): Promise<void> {
   for (const i of [1, 2]) {
     const key = `job-${i}/0`;
-    await fx.apply(spec(i), key, await fx.probe(spec(i), key));
+    await fx.apply(spec(i), key, { probed: await fx.probe(spec(i), key) });
   }
   // Closing ends the long-lived update-ref, which writes its trace as it exits.
   await fx.close();

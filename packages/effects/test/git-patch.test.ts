@@ -37,7 +37,7 @@ describe("git.patch", () => {
     const s = patchSpec(patch);
     const p = await fx.probe(s, "p-1/0");
     expect(p.status).toBe("absent");
-    const d = await fx.apply(s, "p-1/0", p);
+    const d = await fx.apply(s, "p-1/0", { probed: p });
     expect(readFileSync(join(repo, "README.md"), "utf8")).toBe("hello\nworld\n");
     expect(git(repo, "status", "--porcelain")).toBe("");
     expect(await fx.probe(s, "p-1/0")).toEqual({ status: "present", detail: { commit: d.commit } });
@@ -65,7 +65,7 @@ describe("git.patch", () => {
     const head = git(repo, "rev-parse", "main");
     const p = await fx.probe(patchSpec(patch), "p-3/0");
     expect(p.status).toBe("conflict");
-    await expect(fx.apply(patchSpec(patch), "p-3/0", p)).rejects.toSatisfy(
+    await expect(fx.apply(patchSpec(patch), "p-3/0", { probed: p })).rejects.toSatisfy(
       isCode("TARGET_CONFLICT"),
     );
     await expect(fx.apply(patchSpec(patch), "p-3/0")).rejects.toSatisfy(isCode("TARGET_CONFLICT"));
@@ -81,7 +81,9 @@ describe("git.patch", () => {
     git(repo, "add", "other.txt");
     git(repo, "commit", "-qm", "human");
     const head = git(repo, "rev-parse", "main");
-    await expect(fx.apply(patchSpec(patch), "p-4/0", p)).rejects.toSatisfy(isCode("TARGET_MOVED"));
+    await expect(fx.apply(patchSpec(patch), "p-4/0", { probed: p })).rejects.toSatisfy(
+      isCode("TARGET_MOVED"),
+    );
     expect(git(repo, "rev-parse", "main")).toBe(head);
   });
 

@@ -1,5 +1,5 @@
 import { mkdirSync, rmSync } from "node:fs";
-import type { GitCommitSpec } from "@idem/schema";
+import type { GitCommitSpec } from "@idem/effects";
 import { isIdemError } from "@idem/schema";
 import { afterEach, describe, expect, it } from "vitest";
 import { createEffects, type Effects } from "../src/index.js";

@@ -2,7 +2,8 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Config, defaultConfig, type GitPatchSpec, ManualClock } from "@idem/schema";
+import type { GitPatchSpec } from "@idem/effects";
+import { type Config, defaultConfig, ManualClock } from "@idem/schema";
 
 /** Runs git synchronously with stdin and returns stdout untrimmed (patches keep their last newline). */
 export function gitRaw(cwd: string, args: string[], input?: string): string {

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { HttpRequestSpec } from "@idem/schema";
+import type { HttpRequestSpec } from "@idem/effects";
 import { isIdemError } from "@idem/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEffects } from "../src/index.js";

@@ -549,7 +549,7 @@ describe("git.patch applied in process", () => {
       const s = patchSpec(patch);
       const p = await fx.probe(s, "ws/1");
       expect(p.status).toBe("absent");
-      await fx.apply(s, "ws/1", p);
+      await fx.apply(s, "ws/1", { probed: p });
       expect(git(repo, "show", "main:t.txt")).toBe("a  b\nC");
     } finally {
       await fx.close();

@@ -186,7 +186,7 @@ describe("a corpus of real-world patches", () => {
       const s = patchSpec(patch, { branch: `p${i}` });
       const p = await fx.probe(s, `corpus/${i}`);
       expect(p).toEqual({ status: "absent", detail: { base } });
-      const d = await fx.apply(s, `corpus/${i}`, p);
+      const d = await fx.apply(s, `corpus/${i}`, { probed: p });
       expect(git(target, "rev-parse", `${d.commit}^{tree}`)).toBe(expectTree);
       expect(await fx.probe(s, `corpus/${i}`)).toEqual({
         status: "present",

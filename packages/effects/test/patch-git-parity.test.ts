@@ -115,7 +115,7 @@ describe("git.patch ends as git apply ends", () => {
     try {
       const p = await fx.probe(spec, "k-1/0");
       if (p.status === "absent") {
-        await fx.apply(spec, "k-1/0", p);
+        await fx.apply(spec, "k-1/0", { probed: p });
         applied = true;
       }
     } catch (e) {

@@ -1,6 +1,6 @@
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { GitCommitSpec } from "@idem/schema";
+import type { GitCommitSpec } from "@idem/effects";
 import { isIdemError } from "@idem/schema";
 import { afterEach, describe, expect, it } from "vitest";
 import { RefFiles } from "../src/git/plumbing/ref-files.js";
@@ -111,7 +111,7 @@ describe("git effects on a repository whose refs were packed (git gc)", () => {
     fx = createEffects(sb.config, { clock: clock() });
     for (const k of ["j1/0", "j2/0"]) {
       const s = commitSpec(`${k.slice(0, 2)}.txt`, `${k}\n`);
-      await fx.apply(s, k, await fx.probe(s, k));
+      await fx.apply(s, k, { probed: await fx.probe(s, k) });
     }
     git(repo, "pack-refs", "--all", "--prune");
     expect(git(repo, "for-each-ref", "--count=1", "refs/idem/")).not.toBe("");
@@ -120,7 +120,7 @@ describe("git effects on a repository whose refs were packed (git gc)", () => {
     const s3 = commitSpec("j3.txt", "j3/0\n");
     const p3 = await fx.probe(s3, "j3/0");
     expect(p3.status).toBe("absent");
-    await fx.apply(s3, "j3/0", p3);
+    await fx.apply(s3, "j3/0", { probed: p3 });
     await fx.close();
     // A fresh process (no cache) sees the same: one commit per key.
     fx = createEffects(sb.config, { clock: clock() });

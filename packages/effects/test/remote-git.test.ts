@@ -1,7 +1,8 @@
 import { execFileSync } from "node:child_process";
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { FaultPoint, GitCommitSpec } from "@idem/schema";
+import type { GitCommitSpec } from "@idem/effects";
+import type { FaultPoint } from "@idem/schema";
 import { createBareRepo, type GitDaemonHandle, startGitDaemon } from "@idem/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type ApplyTicket, createEffects, type Effects } from "../src/index.js";
@@ -77,7 +78,7 @@ describe("git effects on a remote (file://)", () => {
     const s = spec("docs/a.md", "A\n");
     const probed = await e.probe(s, "j1/0");
     expect(probed.status).toBe("absent");
-    const detail = await e.apply(s, "j1/0", probed);
+    const detail = await e.apply(s, "j1/0", { probed: probed });
     expect(commitsWithKey(bare, "j1/0")).toEqual([detail.commit]);
     expect(git(bare, "show", "main:docs/a.md")).toBe("A");
     expect(await e.probe(s, "j1/0")).toEqual({
@@ -90,7 +91,7 @@ describe("git effects on a remote (file://)", () => {
     const e = setup();
     const keys = Array.from({ length: 12 }, (_, i) => `j${i}/0`);
     const probes = await Promise.all(keys.map((k) => e.probe(spec(`f/${k}`, k), k)));
-    await Promise.all(keys.map((k, i) => e.apply(spec(`f/${k}`, k), k, probes[i])));
+    await Promise.all(keys.map((k, i) => e.apply(spec(`f/${k}`, k), k, { probed: probes[i] })));
     for (const k of keys) expect(commitsWithKey(bare, k)).toHaveLength(1);
     const order = git(bare, "log", "--reverse", "--format=%s", "main").split("\n").slice(1);
     expect(order).toEqual(keys.map((k) => `agent: f/${k}`));
@@ -101,7 +102,7 @@ describe("git effects on a remote (file://)", () => {
     const s = spec("docs/b.md", "B\n");
     const probed = await e.probe(s, "j2/0");
     const theirs = thirdPartyCommit(bare, "theirs.txt");
-    const detail = await e.apply(s, "j2/0", probed);
+    const detail = await e.apply(s, "j2/0", { probed: probed });
     expect(detail.base).toBe(theirs);
     expect(git(bare, "merge-base", "--is-ancestor", theirs, "main")).toBe("");
     expect(commitsWithKey(bare, "j2/0")).toHaveLength(1);
@@ -110,7 +111,7 @@ describe("git effects on a remote (file://)", () => {
   it("fetches only when the remote's tip is a commit the mirror lacks", async () => {
     const e = setup();
     const s = spec("docs/f.md", "F\n");
-    await e.apply(s, "j7/0", await e.probe(s, "j7/0"));
+    await e.apply(s, "j7/0", { probed: await e.probe(s, "j7/0") });
     const mirror = sb.config.repos.site?.path as string;
     const fetched = () => git(mirror, "for-each-ref", "--format=%(refname)", "refs/idem/fetched/");
     await e.probe(spec("docs/g.md", "G\n"), "j8/0");
@@ -151,7 +152,7 @@ describe("git effects on a remote (file://)", () => {
       .trim();
     const commit = git(bare, "commit-tree", tree, "-p", head, "-m", "theirs");
     git(bare, "update-ref", "refs/heads/main", commit, head);
-    const err = await e.apply(p, "j9/0", probed).catch((x: { code?: string }) => x);
+    const err = await e.apply(p, "j9/0", { probed: probed }).catch((x: { code?: string }) => x);
     expect((err as { code?: string }).code).toBe("TARGET_MOVED");
     expect((await e.probe(p, "j9/0")).status).toBe("conflict");
     expect(git(bare, "rev-parse", "main")).toBe(commit);
@@ -174,7 +175,10 @@ describe("git effects on a remote (file://)", () => {
     git(bare, "update-ref", "refs/heads/main", theirs, head);
     const follow = async (first: Promise<unknown>, ticket: Promise<ApplyTicket>, key: string) => {
       const s = spec(`f/${key}`, key);
-      const second = e.apply(s, key, await e.probe(s, key), { after: await ticket });
+      const second = e.apply(s, key, {
+        probed: await e.probe(s, key),
+        order: { after: await ticket },
+      });
       return Promise.allSettled([first, second]);
     };
     let queued!: (t: ApplyTicket) => void;
@@ -182,7 +186,7 @@ describe("git effects on a remote (file://)", () => {
       queued = r;
     });
     const [patched, blocked] = await follow(
-      e.apply(p, "k1/0", probedPatch, { queued }),
+      e.apply(p, "k1/0", { probed: probedPatch, order: { queued } }),
       ticket,
       "k2/0",
     );
@@ -196,7 +200,7 @@ describe("git effects on a remote (file://)", () => {
     });
     const s3 = spec("f/k3", "k3");
     const [first, second] = await follow(
-      e.apply(s3, "k3/0", await e.probe(s3, "k3/0"), { queued }),
+      e.apply(s3, "k3/0", { probed: await e.probe(s3, "k3/0"), order: { queued } }),
       ticket,
       "k4/0",
     );
@@ -213,7 +217,9 @@ describe("git effects on a remote (file://)", () => {
     writeFileSync(hook, "#!/bin/sh\necho 'main is protected' >&2\nexit 1\n");
     chmodSync(hook, 0o755);
     const s = spec("docs/x.md", "X\n");
-    const err = await e.apply(s, "j10/0", await e.probe(s, "j10/0")).catch((x: unknown) => x);
+    const err = await e
+      .apply(s, "j10/0", { probed: await e.probe(s, "j10/0") })
+      .catch((x: unknown) => x);
     expect((err as { code?: string }).code).toBe("TARGET_CONFLICT");
     expect(commitsWithKey(bare, "j10/0")).toEqual([]);
   });
@@ -223,7 +229,9 @@ describe("git effects on a remote (file://)", () => {
       if (p === "interpreter.after-push") throw new Error("killed after the push");
     });
     const s = spec("docs/c.md", "C\n");
-    await expect(e.apply(s, "j3/0", await e.probe(s, "j3/0"))).rejects.toThrow(/killed/);
+    await expect(e.apply(s, "j3/0", { probed: await e.probe(s, "j3/0") })).rejects.toThrow(
+      /killed/,
+    );
     await e.close();
     fx = createEffects(sb.config, { clock: clock() });
     const again = await fx.probe(s, "j3/0");
@@ -242,7 +250,7 @@ describe("git effects on a remote (file://)", () => {
     git(mirror, "update-ref", "refs/heads/main", orphan);
     const probed = await e.probe(s, "j4/0");
     expect(probed.status).toBe("absent");
-    await e.apply(s, "j4/0", probed);
+    await e.apply(s, "j4/0", { probed: probed });
     expect(commitsWithKey(bare, "j4/0")).toHaveLength(1);
     expect(git(mirror, "rev-parse", "main")).toBe(git(bare, "rev-parse", "main"));
   });
@@ -250,11 +258,11 @@ describe("git effects on a remote (file://)", () => {
   it("probes again after the remote was force-pushed below what the mirror knew", async () => {
     const e = setup();
     const s = spec("docs/e.md", "E\n");
-    await e.apply(s, "j5/0", await e.probe(s, "j5/0"));
+    await e.apply(s, "j5/0", { probed: await e.probe(s, "j5/0") });
     git(bare, "update-ref", "refs/heads/main", git(bare, "rev-parse", "main~1"));
     const probed = await e.probe(s, "j5/0");
     expect(probed.status).toBe("absent");
-    await e.apply(s, "j5/0", probed);
+    await e.apply(s, "j5/0", { probed: probed });
     expect(commitsWithKey(bare, "j5/0")).toHaveLength(1);
   });
 
@@ -291,7 +299,7 @@ describe("git effects on a remote served by git daemon (git://)", () => {
     addRemote(sb, url);
     fx = createEffects(sb.config, { clock: clock() });
     const s = spec("docs/g.md", "G\n");
-    const detail = await fx.apply(s, "g1/0", await fx.probe(s, "g1/0"));
+    const detail = await fx.apply(s, "g1/0", { probed: await fx.probe(s, "g1/0") });
     expect(commitsWithKey(bare, "g1/0")).toEqual([detail.commit]);
     const site = sb.config.repos.site;
     if (!site) throw new Error("no repo");
@@ -319,9 +327,9 @@ describe("git effects on a remote served by git daemon (git://)", () => {
     addRemote(sb, url);
     fx = createEffects(sb.config, { clock: clock() });
     const s = spec("docs/h.md", "H\n");
-    await fx.apply(s, "h1/0", await fx.probe(s, "h1/0"));
+    await fx.apply(s, "h1/0", { probed: await fx.probe(s, "h1/0") });
     thirdPartyCommit(bare, "later.txt");
-    const keys = await fx.scanTrailers("site");
+    const keys = (await fx.scan(s)) ?? new Map();
     expect([...keys.keys()]).toEqual(["h1/0"]);
   });
 });

@@ -1,7 +1,8 @@
 import { spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { classifyError, type GitCommitSpec } from "@idem/schema";
+import type { GitCommitSpec } from "@idem/effects";
+import { classifyError } from "@idem/schema";
 import { afterEach, describe, expect, it } from "vitest";
 import { FileLock } from "../src/git/plumbing/file-lock.js";
 import { createEffects, type Effects } from "../src/index.js";
@@ -57,7 +58,7 @@ describe("checked-out branch sync without git processes", () => {
       ];
       for (const [i, files] of steps.entries()) {
         const s = spec(files, `step ${i}`);
-        await fx.apply(s, `sync/${i}`, await fx.probe(s, `sync/${i}`));
+        await fx.apply(s, `sync/${i}`, { probed: await fx.probe(s, `sync/${i}`) });
         expectInStep(repo);
       }
       expect(existsSync(join(repo, "a"))).toBe(false); // emptied folders go, as with git checkout
@@ -78,7 +79,7 @@ describe("checked-out branch sync without git processes", () => {
     writeFileSync(join(repo, "README.md"), "human, unsaved\n");
     for (let i = 0; i < 3; i++) {
       const s = spec([{ path: `n${i}.txt`, content: `${i}\n` }]);
-      await fx.apply(s, `keep/${i}`, await fx.probe(s, `keep/${i}`));
+      await fx.apply(s, `keep/${i}`, { probed: await fx.probe(s, `keep/${i}`) });
     }
     expect(readFileSync(join(repo, "README.md"), "utf8")).toBe("human, unsaved\n");
     expect(git(repo, "status", "--porcelain")).toBe("M README.md");
@@ -93,7 +94,7 @@ describe("checked-out branch sync without git processes", () => {
     git(repo, "commit", "-qm", "attributes");
     fx = createEffects(sb.config, { clock: clock() });
     const s = spec([{ path: "t.txt", content: "one\ntwo\n" }]);
-    await fx.apply(s, "attr/0", await fx.probe(s, "attr/0"));
+    await fx.apply(s, "attr/0", { probed: await fx.probe(s, "attr/0") });
     expect(readFileSync(join(repo, "t.txt"), "utf8")).toBe("one\r\ntwo\r\n");
     expect(git(repo, "status", "--porcelain")).toBe("");
   });
@@ -107,7 +108,7 @@ describe("checked-out branch sync without git processes", () => {
       { path: "p/two.txt", content: "2\n" },
     ]);
     const before = git(repo, "rev-parse", "HEAD");
-    const d = await fx.apply(s, "half/0", await fx.probe(s, "half/0"));
+    const d = await fx.apply(s, "half/0", { probed: await fx.probe(s, "half/0") });
     // Rebuild the state of a crash after the ref move: index still at the old commit, one of the
     // two files already in place, a temporary file left behind, and the marker.
     git(repo, "read-tree", before);
@@ -129,7 +130,7 @@ describe("checked-out branch sync without git processes", () => {
     await fx.close();
     fx = createEffects(sb.config, { clock: clock() });
     const next = spec([{ path: "after.txt", content: "a\n" }]);
-    await fx.apply(next, "half/1", await fx.probe(next, "half/1"));
+    await fx.apply(next, "half/1", { probed: await fx.probe(next, "half/1") });
     expect(existsSync(tmp)).toBe(false);
     expect(readFileSync(join(repo, "p/two.txt"), "utf8")).toBe("2\n");
     expectInStep(repo);
@@ -141,7 +142,7 @@ describe("checked-out branch sync without git processes", () => {
     const repo = addRepo(sb, "site");
     fx = createEffects(sb.config, { clock: clock() });
     const first = spec([{ path: "a.txt", content: "a\n" }]);
-    await fx.apply(first, "marker/0", await fx.probe(first, "marker/0"));
+    await fx.apply(first, "marker/0", { probed: await fx.probe(first, "marker/0") });
     const head = git(repo, "rev-parse", "HEAD");
     const marker = join(repo, ".git", "idem", "pending.json");
     // The apply writes its marker by rename and leaves no temporary file behind.
@@ -165,7 +166,7 @@ describe("checked-out branch sync without git processes", () => {
     const repo = addRepo(sb, "site");
     fx = createEffects(sb.config, { clock: clock() });
     const first = spec([{ path: "a.txt", content: "a\n" }]);
-    await fx.apply(first, "head/0", await fx.probe(first, "head/0"));
+    await fx.apply(first, "head/0", { probed: await fx.probe(first, "head/0") });
     const head = git(repo, "rev-parse", "main");
     const headFile = join(repo, ".git", "HEAD");
     const saved = readFileSync(headFile, "utf8");

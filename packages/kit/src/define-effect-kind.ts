@@ -1,4 +1,5 @@
 import { IdemError } from "@idem/schema";
+import type { z } from "zod";
 import type { EffectKind, EffectSpecBase } from "./effect-kind.js";
 
 /** A kind's name: `<namespace>.<name>`, lowercase letters, digits, `_` and `-`, at least one dot. */
@@ -18,7 +19,11 @@ const GUARANTEES = ["exactly-once", "exactly-once-in-effect", "target-dedup", "u
  * probe or apply, a spec schema that does not parse its own samples' kind).
  */
 export function defineEffectKind<S extends EffectSpecBase, O = undefined, R = undefined>(
-  kind: EffectKind<S, O, R>,
+  kind: { spec: z.ZodType<S>; options?: z.ZodType<O> | undefined } & EffectKind<
+    NoInfer<S>,
+    NoInfer<O>,
+    R
+  >,
 ): EffectKind<S, O, R> {
   const where = `effect kind ${JSON.stringify(kind?.name)}`;
   const bad = (what: string): never => {

@@ -65,6 +65,12 @@ export interface KindContext<O> {
   readonly options: O;
 }
 
+/** What `check` sees: the kind's context, and a way to report more than one problem. */
+export interface CheckContext<O> extends KindContext<O> {
+  /** Reports a problem with `field` (a path inside the spec, `files.0.path`) and goes on checking. */
+  issue(field: string, message: string): void;
+}
+
 /** An alias a spec names, by what it names: `repo`, `root` or `target` (replay's filters), or another word. */
 export interface KindAlias {
   type: string;
@@ -156,15 +162,26 @@ export interface EffectKind<S extends EffectSpecBase = EffectSpecBase, O = unkno
   /** The schema of `kinds.<name>.options` in the config; parsed once at load. */
   readonly options?: z.ZodType<O> | undefined;
   /**
-   * Checks of the spec's text beyond its schema, run before record: pure, no I/O. Throw
-   * `invalid(field, message)`; what passes cannot fail at the target for a reason the spec alone
-   * decides.
+   * Checks of the spec beyond its schema (aliases configured, sizes, paths, the text a target
+   * would refuse), run before record: pure, no I/O. Report with `ctx.issue(field, message)` or
+   * throw `invalid(field, message)`; what passes cannot fail at the target for a reason the spec
+   * alone decides.
    */
-  check?(spec: S, ctx: KindContext<O>): void;
+  check?(spec: S, ctx: CheckContext<O>): void;
   /** The ordering targets it acts on (`repo:site@main`): runs sharing one apply in recording order. */
   targets?(spec: S, ctx: KindContext<O>): readonly string[];
   /** The aliases it names (replay's `--repo`, `--root`, `--target` filters; doctor). */
   aliases?(spec: S): readonly KindAlias[];
+  /**
+   * The aliases the config (or the kind's options) defines for this kind, by type: what replay's
+   * `--repo`, `--root` and `--target` accept and doctor checks.
+   */
+  knownAliases?(ctx: KindContext<O>): readonly KindAlias[];
+  /**
+   * True when a probe depends on the state the earlier effects on its target leave (a patch
+   * applies to the tree the earlier ones made): a replay plan then probes them in a simulation.
+   */
+  readonly probeDependsOnEarlier?: boolean;
   /**
    * What a later recorded effect of this kind with the same answer supersedes (file.write: the
    * root and path): the earlier one is then skipped, never rolled back. Undefined: never.
@@ -196,6 +213,12 @@ export interface EffectKind<S extends EffectSpecBase = EffectSpecBase, O = unkno
    * given, or commit the key with the effect).
    */
   apply(spec: S, call: ApplyCall<O, R>): Promise<Record<string, unknown>>;
+  /**
+   * The group a spec's batch probe belongs to: items with the same batch target, of kinds that
+   * share one `probeBatch` function (the two git kinds on one branch), go to one call in recording
+   * order. Default: one group per kind.
+   */
+  batchTarget?(spec: S, ctx: KindContext<O>): string;
   /** Many keys in one pass (one scan of a branch for all its keys); default: `probe` each. */
   probeBatch?(
     items: readonly { spec: S; key: string; since: number }[],

@@ -7,6 +7,7 @@ export type {
   ApplyOrder,
   ApplyTicket,
   BatchCall,
+  CheckContext,
   EffectKind,
   EffectSpecBase,
   KindAlias,

@@ -114,7 +114,16 @@ export function openKind(kind: AnyEffectKind, options: OpenKindOptions = {}): Op
           details: { field },
         });
       }
-      kind.check?.(r.data, context);
+      const issues: { field: string; message: string }[] = [];
+      kind.check?.(r.data, {
+        ...context,
+        issue: (field, message) => issues.push({ field, message }),
+      });
+      const [first] = issues;
+      if (first)
+        throw new IdemError("INVALID_INPUT", `${first.field} ${first.message}`, {
+          details: { field: first.field, issues },
+        });
       return r.data as EffectSpecBase;
     },
     async probe(spec, key, call = {}) {

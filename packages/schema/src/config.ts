@@ -2,6 +2,7 @@ import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { AGENT_PATTERN, ALIAS_PATTERN } from "./ids.js";
 import { JournalUrlSchema, journalUrlOf } from "./journal-url.js";
+import { KindConfigSchema } from "./kinds-config.js";
 import { NatsConfigSchema } from "./nats-config.js";
 import { isRepoPath, repoUrlIssue } from "./repo-url.js";
 
@@ -113,19 +114,6 @@ export const TelemetryConfigSchema = z.strictObject({
  * Every field optional with its default, unknown keys refused. Use `parseConfig`, which also
  * resolves paths and checks what zod cannot.
  */
-/**
- * `kinds.<name>`: an effect kind of the operator's own (docs/effect-kinds.md): the module that
- * exports it (`export default defineEffectKind({ ... })`; a path relative to the config file, or a
- * package name resolved from its folder) and its options, parsed by the kind's own schema when the
- * registry loads it. Credentials are never options: the options name the environment variables.
- */
-export const KindConfigSchema = z.strictObject({
-  module: z.string().min(1),
-  options: z.json().optional(),
-});
-/** A parsed `kinds.<name>` entry. */
-export type KindConfig = z.infer<typeof KindConfigSchema>;
-
 export const ConfigFileSchema = z.strictObject({
   journal: z
     .strictObject({

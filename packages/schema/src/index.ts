@@ -7,7 +7,6 @@ export type {
   ConfigIssue,
   ConfigResult,
   HttpTarget,
-  KindConfig,
   ParseConfigOptions,
   PublishTarget,
   RepoConfig,
@@ -18,12 +17,10 @@ export {
   defaultConfig,
   isSafeBranchName,
   issuePath,
-  KindConfigSchema,
   parseConfig,
 } from "./config.js";
 export type { InvariantViolation } from "./config-invariants.js";
 export { checkConfigInvariants, redeliveryHorizonMs } from "./config-invariants.js";
-export { effectTarget, effectTargets } from "./effect-targets.js";
 export type { ErrorCode, FailureClass, IdemErrorOptions } from "./errors.js";
 export {
   classifyError,
@@ -75,37 +72,33 @@ export {
 } from "./ids.js";
 export type { JsonSchemaDocument, JsonSchemaName } from "./json-schemas.js";
 export { JSON_SCHEMA_NAMES, jsonSchemaOf, jsonSchemaText } from "./json-schemas.js";
+export type { KindConfig } from "./kinds-config.js";
+export { KindConfigSchema } from "./kinds-config.js";
 export type { NatsConfig } from "./nats-config.js";
 export { NatsConfigSchema, natsServers } from "./nats-config.js";
 export type { OpenApiDocument } from "./openapi.js";
 export { HTTP_API_VERSION, openApiDocument, openApiText } from "./openapi.js";
-export type {
-  AgentOutput,
-  EffectKind,
-  EffectSpec,
-  FileWriteSpec,
-  GitCommitSpec,
-  GitPatchSpec,
-  HttpRequestSpec,
-  Job,
-  NatsPublishSpec,
-  Validated,
-  ValidationIssue,
-} from "./records.js";
+export type { AgentOutput, EffectSpec, Job, Validated, ValidationIssue } from "./records.js";
 export {
+  AgentNameSchema,
   AgentOutputSchema,
-  EFFECT_KINDS,
   EffectSpecSchema,
-  FileWriteSpecSchema,
-  GitCommitSpecSchema,
-  GitPatchSpecSchema,
-  HttpRequestSpecSchema,
+  JobIdSchema,
   JobSchema,
-  NatsPublishSpecSchema,
+  JsonValueSchema,
 } from "./records.js";
 export type { Backoff, BackoffPolicy, RetryPolicy } from "./retry.js";
 export { createBackoff, retry, retryAfter, scheduledDelay } from "./retry.js";
 export { sleep } from "./sleep.js";
+export {
+  AliasSchema,
+  BranchNameSchema,
+  CommitMessageSchema,
+  HeadersSchema,
+  HttpHeadersSchema,
+  RESERVED_HEADERS,
+  RelativePathSchema,
+} from "./spec-parts.js";
 export type { StrictJson } from "./strict-json.js";
 export { parseStrictJson } from "./strict-json.js";
 export type { Clock } from "./time.js";

@@ -1,6 +1,12 @@
 import { buildAudit, isAuditClean, openEffects } from "@idem/core";
 import type { Command } from "commander";
-import { EXIT, exitHolder, loadConfig, printJson, withReadonlyJournal } from "../context.js";
+import {
+  EXIT,
+  exitHolder,
+  loadConfigWithKinds,
+  printJson,
+  withReadonlyJournal,
+} from "../context.js";
 import { sinceOption } from "../options.js";
 import { printAudit } from "../render/print-audit.js";
 
@@ -9,7 +15,7 @@ export async function runAudit(
   opts: { since?: string; json?: boolean; config?: string },
   cmd: Command,
 ): Promise<void> {
-  const config = loadConfig(cmd.optsWithGlobals());
+  const config = await loadConfigWithKinds(cmd.optsWithGlobals());
   const since = sinceOption(opts.since);
   // The first audit of a remote repo on this host clones its mirror: progress on a terminal.
   const effects = openEffects(

@@ -2,7 +2,7 @@ import { startConsole } from "@idem/console";
 import { openEffects } from "@idem/core";
 import { createLogger, startTelemetry } from "@idem/runtime";
 import type { Command } from "commander";
-import { actorOf, CliError, EXIT, loadConfig, openConfiguredJournal } from "../context.js";
+import { actorOf, CliError, EXIT, loadConfigWithKinds, openConfiguredJournal } from "../context.js";
 import { logFormatOption } from "../options.js";
 
 interface ConsoleCommandOptions {
@@ -16,7 +16,7 @@ interface ConsoleCommandOptions {
 
 /** `idem console`, imported when it runs (its options and help: commands/console.ts). */
 export async function runConsole(opts: ConsoleCommandOptions, cmd: Command): Promise<void> {
-  const config = loadConfig(cmd.optsWithGlobals());
+  const config = await loadConfigWithKinds(cmd.optsWithGlobals());
   let port: number | undefined;
   if (opts.port !== undefined) {
     port = Number(opts.port);

@@ -5,7 +5,7 @@ import {
   CliError,
   EXIT,
   formatTime,
-  loadConfig,
+  loadConfigWithKinds,
   printJson,
   table,
   withJournal,
@@ -20,7 +20,7 @@ export async function runDlqLs(
   opts: { json?: boolean; config?: string },
   cmd: Command,
 ): Promise<void> {
-  const config = loadConfig({ config: configOption(cmd, opts) });
+  const config = await loadConfigWithKinds({ config: configOption(cmd, opts) });
   const listing = await withJournal(config, listDeadLetters);
   if (opts.json) {
     printJson(listing);
@@ -70,7 +70,7 @@ export async function runDlqRetry(
   opts: { actor?: string; json?: boolean; config?: string },
   cmd: Command,
 ): Promise<void> {
-  const config = loadConfig({ config: configOption(cmd, opts) });
+  const config = await loadConfigWithKinds({ config: configOption(cmd, opts) });
   const actor = actorOf(opts.actor);
   const created = await withJournal(config, (journal) =>
     retryDead(jobId, { config, journal, actor }),
@@ -111,7 +111,7 @@ export async function runDlqResolve(
   if (opts.reason === undefined || opts.reason.trim() === "") {
     throw new CliError("--reason is required: say why, it is recorded", EXIT.USAGE);
   }
-  const config = loadConfig({ config: configOption(cmd, opts) });
+  const config = await loadConfigWithKinds({ config: configOption(cmd, opts) });
   const decision = opts.applied ? "applied" : "skipped";
   const actor = actorOf(opts.actor);
   const reason = opts.reason;

@@ -1,13 +1,13 @@
 import { runDoctor } from "@idem/core";
 import type { Command } from "commander";
-import { color, EXIT, exitHolder, loadConfig, printJson, table } from "../context.js";
+import { color, EXIT, exitHolder, loadConfigWithKinds, printJson, table } from "../context.js";
 
 /** `idem doctor`, imported when it runs (its options and help: commands/doctor.ts). */
 export async function runDoctorCommand(
   opts: { network?: boolean; timeout?: number; json?: boolean; config?: string },
   cmd: Command,
 ): Promise<void> {
-  const config = loadConfig(cmd.optsWithGlobals());
+  const config = await loadConfigWithKinds(cmd.optsWithGlobals());
   const report = await runDoctor(config, {
     network: opts.network ?? false,
     ...(opts.timeout !== undefined && { timeoutMs: opts.timeout }),

@@ -3,7 +3,13 @@ import { createInterpreter, createInterpreterMetrics } from "@idem/interpreter";
 import { createLogger, type HttpServer, startMetricsServer, startTelemetry } from "@idem/runtime";
 import { createFaultHook } from "@idem/schema";
 import type { Command } from "commander";
-import { CliError, EXIT, exitHolder, loadConfig, openConfiguredJournal } from "../context.js";
+import {
+  CliError,
+  EXIT,
+  exitHolder,
+  loadConfigWithKinds,
+  openConfiguredJournal,
+} from "../context.js";
 import { onStopSignal } from "../ops/stop-signal.js";
 import { whenAvailable } from "../ops/when-available.js";
 import { logFormatOption } from "../options.js";
@@ -23,7 +29,7 @@ export async function runInterpreter(
 ): Promise<void> {
   const format = logFormatOption(opts.logFormat);
   // --config may be taken by the program-level option when it follows the subcommand.
-  const config = loadConfig({ ...command.optsWithGlobals(), ...opts });
+  const config = await loadConfigWithKinds({ ...command.optsWithGlobals(), ...opts });
   const concurrency = Number(opts.concurrency ?? "1");
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 256) {
     throw new CliError(

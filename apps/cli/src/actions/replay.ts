@@ -5,6 +5,7 @@ import {
   createReplayRuns,
   describeFilter,
   type EffectFilter,
+  kindsOf,
   openEffects,
   replayReason,
 } from "@idem/core";
@@ -20,7 +21,7 @@ import {
   color,
   EXIT,
   exitHolder,
-  loadConfig,
+  loadConfigWithKinds,
   openConfiguredJournal,
   printJson,
   table,
@@ -57,7 +58,7 @@ interface ReplayRequest {
 
 /** `idem replay`, imported when it runs (its options and help: commands/replay.ts). */
 export async function runReplay(opts: ReplayOptions, cmd: Command): Promise<void> {
-  const config = loadConfig(cmd.optsWithGlobals());
+  const config = await loadConfigWithKinds(cmd.optsWithGlobals());
   const request = requestOf(opts, config);
   const { selection, only } = request;
   const force = opts.forceUnprobeable ?? false;
@@ -106,6 +107,7 @@ function requestOf(opts: ReplayOptions, config: Config): ReplayRequest {
         ...(opts.target && { targets: opts.target }),
       },
       config,
+      kindsOf(config),
     );
     const reason = opts.dryRun ? opts.reason : replayReason(opts.reason);
     return { selection, only, reason };

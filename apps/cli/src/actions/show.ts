@@ -1,13 +1,13 @@
 import { describeFilter, type JobView, showArchivedJob, showJob } from "@idem/core";
 import type { ReplaySelection } from "@idem/journal";
-import { formatTime, loadConfig, printJson, table, withJournal } from "../context.js";
+import { formatTime, loadConfigWithKinds, printJson, table, withJournal } from "../context.js";
 
 /** `idem show`, imported when it runs (its options and help: commands/show.ts). */
 export async function runShow(
   jobId: string,
   opts: { archive?: boolean; json?: boolean; config?: string },
 ): Promise<void> {
-  const config = loadConfig(opts);
+  const config = await loadConfigWithKinds(opts);
   const data: JobView = opts.archive
     ? showArchivedJob(config.journal.archiveDir, jobId)
     : await withJournal(config, (j) => showJob(j, jobId));

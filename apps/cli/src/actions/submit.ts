@@ -16,7 +16,7 @@ import {
   color,
   EXIT,
   exitHolder,
-  loadConfig,
+  loadConfigWithKinds,
   printJson,
   readText,
   withJournal,
@@ -31,7 +31,7 @@ export async function runSubmit(
   file: string,
   opts: { json?: boolean; config?: string },
 ): Promise<void> {
-  const config = loadConfig(opts);
+  const config = await loadConfigWithKinds(opts);
   const size = file === "-" ? undefined : sizeOf(file);
   const text = readText(file, "output");
   const parsed = readOutputFile(text, file, config, opts.json);

@@ -1,12 +1,12 @@
-import type { Effects } from "@idem/effects";
+import { describeEffect, type Effects, supersedeKeyOf } from "@idem/effects";
 import {
   type EffectRecord,
   isSettledEffect,
   type JournalStore,
   type OutputRecord,
 } from "@idem/journal";
-import { aliasOf, type Config, describeError, type EffectSpec, effectKey } from "@idem/schema";
-import { FileWriteIndex } from "../decide/file-write-index.js";
+import { type Config, describeError, type EffectSpec, effectKey } from "@idem/schema";
+import { SupersedeIndex } from "../decide/supersede-index.js";
 
 /** The reconciliation of DESIGN.md (`idem audit --json`), plus what was scanned. */
 export interface AuditReport {
@@ -21,7 +21,7 @@ export interface AuditReport {
   duplicates: { key: string; count: number; target: string; commits: string[] }[];
   drift: { key: string; reason: string }[];
   deadLetters: number;
-  /** The git targets scanned, once each: `<repo>@<branch>` and how many keys they carry. */
+  /** The targets scanned (a kind's `scan`), once each: `<repo>@<branch>` and how many keys they carry. */
   targets: { target: string; keys: number }[];
   /** Settled effects whose kind cannot be checked at the target (nats.publish, http without probeUrl). */
   unverifiable: number;
@@ -39,9 +39,10 @@ const CONFLICT_EVENTS = ["output.conflict", "job.conflict"] as const;
 
 /**
  * Reconciles the journal with its targets. Counts come from the journal (events for `since`);
- * `duplicates` from one trailer scan per git target the ledger references; `drift` lists every
- * effect whose latest settled ledger row says applied or present but that its target lacks (a
- * file.write superseded by a later recorded write to the same path is not drift). Read-only: it
+ * `duplicates` from one scan per target the outputs reference, by the kinds that can scan theirs
+ * (a git branch's `Idem-Effect` trailers); `drift` lists every effect whose latest settled ledger
+ * row says applied or present but that its target lacks (by the scan, else the kind's probe; an
+ * effect superseded by a later recorded one, a file.write of the same path, is not drift). Read-only: it
  * writes nothing to the journal or to a target, so it is safe on a read-only journal and any number
  * of times. A target that cannot be read or probed is reported as drift with the reason, not
  * thrown; journal read errors propagate.
@@ -73,13 +74,12 @@ export async function buildAudit(
     unverifiable: 0,
   };
 
-  // Every git target the ledger references, scanned once.
-  const gitTargets = new Map<string, { repo: string; branch: string }>();
+  // Every target the outputs reference that its kind can scan, scanned once.
+  const scanned = new Map<string, EffectSpec>();
   for (const o of all) {
     for (const spec of o.output.effects) {
-      if (spec.kind !== "git.commit" && spec.kind !== "git.patch") continue;
-      const branch = spec.branch ?? aliasOf(config.repos, spec.repo)?.branch ?? "main";
-      gitTargets.set(`${spec.repo}@${branch}`, { repo: spec.repo, branch });
+      const target = effects.kinds.get(spec.kind) ? effects.scanTarget(spec) : undefined;
+      if (target !== undefined && !scanned.has(target)) scanned.set(target, spec);
     }
   }
   const scans = new Map<string, Map<string, string[]> | Error>();
@@ -87,10 +87,10 @@ export async function buildAudit(
   for (const o of inWindow) {
     for (let i = 0; i < o.output.effects.length; i++) inWindowKeys.add(effectKey(o.jobId, i));
   }
-  for (const [id, t] of gitTargets) {
+  for (const [id, spec] of scanned) {
     let scan: Map<string, string[]> | Error;
     try {
-      scan = await effects.scanTrailers(t.repo, t.branch);
+      scan = (await effects.scan(spec)) ?? new Map();
     } catch (e) {
       scan = new Error(describeError(e));
     }
@@ -105,14 +105,23 @@ export async function buildAudit(
     }
   }
 
-  const files = new FileWriteIndex(journal);
+  const superseding = new SupersedeIndex(journal, effects.kinds);
   for (const o of inWindow) {
     const ledger = await journal.ledger.forJob(o.jobId);
     for (const [i, spec] of o.output.effects.entries()) {
       const key = effectKey(o.jobId, i);
       const settled = latestSettled(ledger, i);
       if (!settled || (settled.state !== "applied" && settled.state !== "present")) continue;
-      const reason = await driftOf(config, effects, files, scans, o, i, spec, key, settled);
+      const reason = await driftOf({
+        effects,
+        superseding,
+        scans,
+        output: o,
+        idx: i,
+        spec,
+        key,
+        settled,
+      });
       if (reason === "unverifiable") report.unverifiable += 1;
       else if (reason !== undefined) report.drift.push({ key, reason });
     }
@@ -131,46 +140,53 @@ function latestSettled(ledger: readonly EffectRecord[], idx: number): EffectReco
   return best;
 }
 
-async function driftOf(
-  config: Config,
-  effects: Effects,
-  files: FileWriteIndex,
-  scans: Map<string, Map<string, string[]> | Error>,
-  output: OutputRecord,
-  idx: number,
-  spec: EffectSpec,
-  key: string,
-  settled: EffectRecord,
-): Promise<string | undefined> {
+/** One settled effect to reconcile with its target, and what the audit read already. */
+interface DriftQuestion {
+  effects: Effects;
+  superseding: SupersedeIndex;
+  scans: Map<string, Map<string, string[]> | Error>;
+  output: OutputRecord;
+  idx: number;
+  spec: EffectSpec;
+  key: string;
+  settled: EffectRecord;
+}
+
+/** Why a settled effect is not at its target, "unverifiable", or undefined when it is there. */
+async function driftOf(q: DriftQuestion): Promise<string | undefined> {
+  const { effects, output, idx, spec, key, settled } = q;
   const as = `the ledger says ${settled.state} (generation ${settled.generation})`;
-  if (spec.kind === "git.commit" || spec.kind === "git.patch") {
-    const branch = spec.branch ?? aliasOf(config.repos, spec.repo)?.branch ?? "main";
-    const target = `${spec.repo}@${branch}`;
-    const scan = scans.get(target);
-    if (scan instanceof Error) return `${as} but ${target} cannot be read: ${scan.message}`;
-    if (scan?.has(key)) return undefined;
-    if (spec.kind === "git.patch") {
-      // A patch found present without a commit of its own (its change was already there) carries
-      // no trailer: ask the target whether the change is still in the tree.
-      const r = await effects.probe(spec, key).catch((e: unknown) => e as Error);
-      if (!(r instanceof Error) && r.status === "present") return undefined;
-    }
-    return `${as} but no commit reachable from ${target} carries Idem-Effect: ${key}`;
-  }
-  if (spec.kind === "file.write") {
+  if (!effects.kinds.get(spec.kind)) return `${as} but its kind ${spec.kind} is not registered`;
+  // Superseded by a later effect of this output or of a later recorded one: not drift.
+  const supersedeKey = supersedeKeyOf(spec, effects.kinds);
+  if (supersedeKey !== undefined) {
     const laterInOutput = output.output.effects
       .slice(idx + 1)
-      .some((e) => e.kind === "file.write" && e.root === spec.root && e.path === spec.path);
-    if (laterInOutput || (await files.supersededBy(output.seq, spec)) !== undefined)
+      .some((e) => supersedeKeyOf(e, effects.kinds) === supersedeKey);
+    if (laterInOutput || (await q.superseding.supersededBy(output.seq, spec)) !== undefined)
       return undefined;
-    const r = await effects.probe(spec, key).catch((e: unknown) => e as Error);
-    if (r instanceof Error)
-      return `${as} but ${spec.root}:${spec.path} cannot be read: ${r.message}`;
-    if (r.status === "present") return undefined;
-    return `${as} but ${spec.root}:${spec.path} no longer holds the bytes written, and no later recorded write replaced them`;
+  }
+  const what = describeEffect(spec, effects.kinds);
+  const target = effects.scanTarget(spec);
+  if (target !== undefined) {
+    const scan = q.scans.get(target);
+    if (scan instanceof Error) return `${as} but ${target} cannot be read: ${scan.message}`;
+    if (scan?.has(key)) return undefined;
+    // Found present without a record of its own at the target (a patch whose change was already
+    // there carries no trailer): ask the target whether the effect is still there.
+    const r = await effects
+      .probe(spec, key, { since: output.recordedAt })
+      .catch((e: unknown) => e as Error);
+    if (!(r instanceof Error) && r.status === "present") return undefined;
+    return `${as} but nothing at ${target} carries the key ${key}`;
   }
   if (!effects.probeable(spec)) return "unverifiable";
-  const r = await effects.probe(spec, key).catch((e: unknown) => e as Error);
-  if (r instanceof Error) return `${as} but the probe failed: ${r.message}`;
-  return r.status === "present" ? undefined : `${as} but the target's probe says ${r.status}`;
+  const r = await effects
+    .probe(spec, key, { since: output.recordedAt })
+    .catch((e: unknown) => e as Error);
+  if (r instanceof Error) return `${as} but ${what} cannot be probed: ${r.message}`;
+  if (r.status === "present") return undefined;
+  return supersedeKey === undefined
+    ? `${as} but the target's probe says ${r.status}`
+    : `${as} but ${what} no longer holds what was written, and no later recorded effect replaced it`;
 }

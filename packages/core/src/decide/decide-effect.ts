@@ -32,8 +32,13 @@ export interface DecideEffectInput {
   /** The run was created with `--force-unprobeable`: re-send unprobeable effects sent before. */
   forceUnprobeable: boolean;
   effects: EffectCapabilities;
-  /** For a file.write: the job ID of a later recorded output that writes the same root and path. */
+  /**
+   * For a kind whose later effects supersede earlier ones (file.write): the job ID of a later
+   * recorded output with an effect of the same supersede key (`SupersedeIndex`).
+   */
   supersededBy?: string;
+  /** What the effect acts on, for the reason of a skip (`outbox:status.md`: `describeEffect`). */
+  subject?: string;
 }
 
 /** An intent whose outcome was never learned: the effect may or may not have happened. */
@@ -45,8 +50,8 @@ const PROBE: EffectDecision = Object.freeze({ action: "probe" } as const);
  * DESIGN.md "Deciding an effect of generation g", the one decision the interpreter and the replay
  * plan share. Pure: it reads only its input.
  *
- * In order: settled in g -> skip; a file.write superseded by a later recorded write -> skip (never
- * rolled back); a probeable kind -> probe (the target is the truth, whatever the ledger says); an
+ * In order: settled in g -> skip; an effect superseded by a later recorded one (file.write: a
+ * later write to the same path) -> skip (never rolled back); a probeable kind -> probe (the target is the truth, whatever the ledger says); an
  * unprobeable kind settled `applied` in an earlier generation -> skip unless forced; an unprobeable
  * kind without target dedup whose intent never got a result (this generation, or an earlier one
  * unless forced) -> uncertain, never re-sent blindly; otherwise apply without a probe (with target
@@ -71,10 +76,10 @@ export function decideEffect(input: DecideEffectInput): EffectDecision {
       reason: `outcome unknown in generation ${generation}: waiting for a human decision`,
     };
   }
-  if (spec.kind === "file.write" && input.supersededBy !== undefined) {
+  if (input.supersededBy !== undefined) {
     return {
       action: "skip",
-      reason: `superseded by the later write of ${input.supersededBy} to ${spec.root}:${spec.path}`,
+      reason: `superseded by the later write of ${input.supersededBy}${input.subject === undefined ? "" : ` to ${input.subject}`}`,
     };
   }
   if (effects.probeable(spec)) return PROBE;

@@ -4,4 +4,4 @@ export type {
   EffectDecision,
 } from "./decide-effect.js";
 export { decideEffect } from "./decide-effect.js";
-export { FileWriteIndex } from "./file-write-index.js";
+export { SupersedeIndex } from "./supersede-index.js";

@@ -1,4 +1,4 @@
-import type { ProbeHint } from "@idem/effects";
+import { describeEffect, type ProbeHint } from "@idem/effects";
 import { type Claim, type EffectRecord, isSettledEffect, type Lease } from "@idem/journal";
 import type { Logger, TraceSpan } from "@idem/runtime";
 import {
@@ -70,14 +70,16 @@ export async function interpretEffect(
 ): Promise<void> {
   const order = turn?.order;
   const { context, claim, lease, rlog, claimSpan, dead } = scope;
-  const { journal, effects, metrics, writes, fault } = context;
+  const { journal, effects, metrics, supersede, fault } = context;
   const { run, output } = claim;
   const key = effectKey(run.jobId, i);
   const elog = rlog.child({ key, kind: spec.kind });
   const ledger = await journal.ledger.history(key);
   const current = ledger.find((r) => r.generation === run.generation);
-  const supersededBy =
-    spec.kind === "file.write" ? await writes.supersededBy(output.seq, spec) : undefined;
+  const supersededBy = await supersede.supersededBy(output.seq, spec);
+  // idem never applied an effect before its output was recorded: a kind that lists its target's
+  // recent items starts there.
+  const since = output.recordedAt;
   const decision = decideEffect({
     spec,
     key,
@@ -86,6 +88,7 @@ export async function interpretEffect(
     forceUnprobeable: run.forceUnprobeable,
     effects,
     supersededBy,
+    subject: describeEffect(spec, effects.kinds),
   });
   const intent = { key, idx: i, kind: spec.kind, specHash: contentHash(spec) };
   const attributes = {
@@ -139,7 +142,7 @@ export async function interpretEffect(
       fault(FAULT_POINTS.INTERPRETER_AFTER_INTENT);
       await turn?.take();
       const detail = await attempt(
-        traced("idem.apply", () => effects.apply(spec, key, undefined, order), applied),
+        traced("idem.apply", () => effects.apply(spec, key, { order, since }), applied),
         spec,
       );
       fault(FAULT_POINTS.INTERPRETER_AFTER_APPLY);
@@ -153,7 +156,7 @@ export async function interpretEffect(
         const probed = await attempt(
           traced(
             "idem.probe",
-            () => effects.probe(spec, key, hint),
+            () => effects.probe(spec, key, { hint, since }),
             (p) => p.status,
           ),
           spec,
@@ -190,7 +193,7 @@ export async function interpretEffect(
         let detail: Record<string, unknown>;
         try {
           detail = await attempt(
-            traced("idem.apply", () => effects.apply(spec, key, probed, order), applied),
+            traced("idem.apply", () => effects.apply(spec, key, { probed, order, since }), applied),
             spec,
           );
         } catch (e) {

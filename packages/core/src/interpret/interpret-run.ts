@@ -108,7 +108,9 @@ export async function interpretRun(
   const { turns } = context;
   const specs = output.output.effects;
   // A replay's filter (on the run record, so any host honours it): the rest is left as it was.
-  const taken = specs.flatMap((spec, i) => (effectInFilter(spec, run.only) ? [i] : []));
+  const taken = specs.flatMap((spec, i) =>
+    effectInFilter(spec, run.only, effects.kinds) ? [i] : [],
+  );
   /** The last effect of the run on each ordering target: the target is handed over after it. */
   const lastOn = new Map<string, number>();
   for (const i of taken) {

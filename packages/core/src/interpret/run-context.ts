@@ -2,7 +2,7 @@ import type { Effects } from "@idem/effects";
 import type { JournalStore } from "@idem/journal";
 import type { Logger, Tracing } from "@idem/runtime";
 import type { Clock, Config, EffectSpec, FailureClass, FaultHook } from "@idem/schema";
-import type { FileWriteIndex } from "../decide/file-write-index.js";
+import type { SupersedeIndex } from "../decide/supersede-index.js";
 import type { TargetTurns } from "./target-turns.js";
 
 /** How one claimed run ended in this interpreter. */
@@ -41,8 +41,8 @@ export interface InterpretRunContext {
   /** The interpreter's logger (with its owner); each run logs on a child with its job and generation. */
   log: Logger;
   metrics: InterpretMetrics;
-  /** Which file.write effects a later output supersedes. */
-  writes: FileWriteIndex;
+  /** Which effects a later output supersedes (a kind's supersedeKey: file.write's path). */
+  supersede: SupersedeIndex;
   /** Aborted when the interpreter stops: the run is released before its next effect. */
   stopSignal: AbortSignal;
   /** The claim, probe and apply spans, continuing the trace kept with the record; off by default. */

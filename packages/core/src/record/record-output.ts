@@ -1,9 +1,9 @@
+import { BUILT_IN_KINDS, effectTargetsOf, type KindRegistry, kindRegistryOf } from "@idem/effects";
 import type { JournalStore, OutputSource } from "@idem/journal";
 import {
   type AgentOutput,
   type Config,
   canonicalJson,
-  effectTargets,
   retryAfter,
   type ValidationIssue,
 } from "@idem/schema";
@@ -37,6 +37,8 @@ export interface RecordRetry {
 export interface RecordOutputRequest {
   journal: JournalStore;
   config: Config;
+  /** The effect kinds (`loadKinds`); default idem's own. */
+  kinds?: KindRegistry | undefined;
   /** The output as received (any value, checked here before anything is written), or checkOutput's answer. */
   output: unknown;
   source: OutputSource;
@@ -89,14 +91,18 @@ export interface InvalidOutput {
  * from a failed record (the executor fails the agent's run on the first) checks first and hands
  * the result to {@link recordOutput}.
  */
-export function checkOutput(raw: unknown, config: Config): CheckedOutput | InvalidOutput {
+export function checkOutput(
+  raw: unknown,
+  config: Config,
+  kinds: KindRegistry = kindRegistryOf(config, BUILT_IN_KINDS),
+): CheckedOutput | InvalidOutput {
   const rawJobId =
     typeof raw === "object" &&
     raw !== null &&
     typeof (raw as { jobId?: unknown }).jobId === "string"
       ? (raw as { jobId: string }).jobId
       : null;
-  const v = checkRecordable(raw, config);
+  const v = checkRecordable(raw, config, kinds);
   if (!v.ok) return { status: "invalid", jobId: rawJobId, code: "INVALID_INPUT", issues: v.issues };
   const canonical = canonicalJson(v.value);
   const size = Buffer.byteLength(canonical, "utf8");
@@ -135,7 +141,10 @@ export function isCheckedOutput(value: unknown): value is CheckedOutput {
  */
 export async function recordOutput(request: RecordOutputRequest): Promise<RecordOutcome> {
   const { journal, config, source, metrics } = request;
-  const c = isCheckedOutput(request.output) ? request.output : checkOutput(request.output, config);
+  const kinds = request.kinds ?? kindRegistryOf(config, BUILT_IN_KINDS);
+  const c = isCheckedOutput(request.output)
+    ? request.output
+    : checkOutput(request.output, config, kinds);
   if (!isCheckedOutput(c)) {
     metrics?.invalid.inc({ source });
     return c;
@@ -143,7 +152,7 @@ export async function recordOutput(request: RecordOutputRequest): Promise<Record
   const { output, canonical } = c;
   const options = {
     source,
-    targets: effectTargets(output, config),
+    targets: effectTargetsOf(output, config, kinds),
     canonical,
     ...(request.actor === undefined ? {} : { actor: request.actor }),
     ...(request.traceparent === undefined ? {} : { traceparent: request.traceparent }),

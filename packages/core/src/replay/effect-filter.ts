@@ -1,12 +1,13 @@
+import { aliasesOfEffect, type KindRegistry, knownAliasesOf, targetsOfEffect } from "@idem/effects";
 import type { RunRecord } from "@idem/journal";
-import { type Config, EFFECT_KINDS, type EffectSpec, effectTarget, IdemError } from "@idem/schema";
+import { type Config, type EffectSpec, IdemError } from "@idem/schema";
 
 /**
  * Which effects of the selected outputs a replay takes (`--kind`, `--repo`, `--root`, `--target`).
- * An effect is in the filter when its kind is one of `kinds` (or `kinds` is absent) and its place
- * is one of `repos` (git.commit, git.patch), `roots` (file.write) or `targets` (nats.publish,
- * http.request), or none of those three is given: `--kind` narrows, the places add up. Names are
- * config aliases. The run record carries it (`RunRecord.only`), so every interpreter honours it.
+ * An effect is in the filter when its kind is one of `kinds` (or `kinds` is absent) and an alias
+ * it names (its kind's `aliases`) is one of `repos`, `roots` or `targets` by type (git effects
+ * name a repo, file.write a root, nats.publish and http.request a target), or none of those three
+ * is given: `--kind` narrows, the places add up. Names are config aliases. The run record carries it (`RunRecord.only`), so every interpreter honours it.
  */
 export type EffectFilter = NonNullable<RunRecord["only"]>;
 
@@ -21,56 +22,77 @@ export const FILTER_OPTIONS = {
   targets: "target",
 } as const satisfies Record<keyof EffectFilter, string>;
 
+/** The filter field of each alias type a kind names. */
+const FIELD_OF_ALIAS: Record<string, "repos" | "roots" | "targets"> = {
+  repo: "repos",
+  root: "roots",
+  target: "targets",
+};
+
 /** Whether one effect is in the filter; null or undefined: every effect is. */
-export function effectInFilter(spec: EffectSpec, only: EffectFilter | null | undefined): boolean {
+export function effectInFilter(
+  spec: EffectSpec,
+  only: EffectFilter | null | undefined,
+  kinds: KindRegistry,
+): boolean {
   if (!only) return true;
   if (only.kinds?.length && !only.kinds.includes(spec.kind)) return false;
   const { repos, roots, targets } = only;
   if (!repos?.length && !roots?.length && !targets?.length) return true;
-  switch (spec.kind) {
-    case "git.commit":
-    case "git.patch":
-      return repos?.includes(spec.repo) ?? false;
-    case "file.write":
-      return roots?.includes(spec.root) ?? false;
-    case "nats.publish":
-    case "http.request":
-      return targets?.includes(spec.target) ?? false;
-  }
+  return aliasesOfEffect(spec, kinds).some((a) => {
+    const field = FIELD_OF_ALIAS[a.type];
+    return field !== undefined && (only[field]?.includes(a.name) ?? false);
+  });
 }
 
-/** The ordering targets of the effects in the filter, sorted (as `effectTargets` gives them). */
+/** The ordering targets of the effects in the filter, sorted (as `effectTargetsOf` gives them). */
 export function targetsInFilter(
   specs: readonly EffectSpec[],
   only: EffectFilter,
   config: Config,
+  kinds: KindRegistry,
 ): string[] {
   const set = new Set<string>();
   for (const spec of specs) {
-    if (!effectInFilter(spec, only)) continue;
-    const t = effectTarget(spec, config);
-    if (t !== undefined) set.add(t);
+    if (!effectInFilter(spec, only, kinds)) continue;
+    for (const t of targetsOfEffect(spec, config, kinds)) set.add(t);
   }
   return [...set].sort();
+}
+
+/** What a filter may name in this config: every registered kind and every alias the kinds know. */
+export function filterChoices(
+  config: Config,
+  kinds: KindRegistry,
+): { kind: string[]; repo: string[]; root: string[]; target: string[] } {
+  const aliases = knownAliasesOf(kinds, config);
+  return {
+    kind: kinds.names(),
+    repo: aliases.get("repo") ?? [],
+    root: aliases.get("root") ?? [],
+    target: aliases.get("target") ?? [],
+  };
 }
 
 /**
  * A filter checked against the config, with its empty lists dropped; null when nothing is left
  * (every effect). What can never match is refused before anything is read or recorded.
  * @throws INVALID_INPUT naming the option (`--kind`, `--repo`, `--root`, `--target`) and the
- *   unknown name, with `details: { option, value, known }`: a kind that is not an effect kind,
- *   or a repo, root, or http/publish target the config does not name.
+ *   unknown name, with `details: { option, value, known }`: a kind that is not registered, or a
+ *   repo, root or target no registered kind knows in the config.
  */
 export function checkEffectFilter(
   only: EffectFilter | null | undefined,
-  config: Pick<Config, "repos" | "roots" | "publish" | "http">,
+  config: Config,
+  kinds: KindRegistry,
 ): EffectFilter | null {
   if (!only) return null;
+  const choices = filterChoices(config, kinds);
   const known: Record<keyof EffectFilter, readonly string[]> = {
-    kinds: EFFECT_KINDS,
-    repos: Object.keys(config.repos),
-    roots: Object.keys(config.roots),
-    targets: [...Object.keys(config.http.targets), ...Object.keys(config.publish)],
+    kinds: choices.kind,
+    repos: choices.repo,
+    roots: choices.root,
+    targets: choices.target,
   };
   const out: EffectFilter = {};
   for (const field of Object.keys(FILTER_OPTIONS) as (keyof EffectFilter)[]) {

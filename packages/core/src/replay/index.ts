@@ -5,6 +5,7 @@ export {
   describeFilter,
   effectInFilter,
   FILTER_OPTIONS,
+  filterChoices,
   replayReason,
 } from "./effect-filter.js";
 export type { ReplayPlanJson } from "./plan-json.js";

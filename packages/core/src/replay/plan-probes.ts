@@ -1,46 +1,48 @@
-import type { Effects, ProbeResult } from "@idem/effects";
+import { type Effects, type ProbeResult, supersedeKeyOf, targetsOfEffect } from "@idem/effects";
 import type { OutputRecord } from "@idem/journal";
-import { type Config, type EffectSpec, effectKey, effectTarget } from "@idem/schema";
+import { type Config, type EffectSpec, effectKey } from "@idem/schema";
 import { type EffectFilter, effectInFilter } from "./effect-filter.js";
 
 /** One effect a replay plan asks its target about. */
-export type ProbeItem = { spec: EffectSpec; key: string };
+export type ProbeItem = { spec: EffectSpec; key: string; since: number };
 /** A batch probe's answers, or why the batch failed as a whole. */
 export type BatchOutcome = { results: Map<string, ProbeResult> } | { error: unknown };
 
 /**
- * `effectTarget` for the many effects of a plan: the name of a git target is made once per
- * repository and branch, not once per effect (a plan of 10,000 commits to one branch names one).
+ * The ordering target of an effect (its kind's first `targets`) for the many effects of a plan: a
+ * kind's answer is kept per spec shape it depends on, so a plan of 10,000 commits to one branch
+ * asks the kind a few times, not 10,000.
  */
-export function targetNames(config: Config): (spec: EffectSpec) => string | undefined {
-  const git = new Map<string, Map<string | undefined, string>>();
+export function targetNames(
+  config: Config,
+  effects: Effects,
+): (spec: EffectSpec) => string | undefined {
+  const memo = new Map<string, string | undefined>();
   return (spec) => {
-    if (spec.kind !== "git.commit" && spec.kind !== "git.patch") return effectTarget(spec, config);
-    let byBranch = git.get(spec.repo);
-    if (!byBranch) {
-      byBranch = new Map();
-      git.set(spec.repo, byBranch);
-    }
-    let target = byBranch.get(spec.branch);
-    if (target === undefined) {
-      target = effectTarget(spec, config) as string;
-      byBranch.set(spec.branch, target);
-    }
+    // Every built-in kind's target follows from the alias and branch it names.
+    const id = `${spec.kind}\n${String(spec.repo ?? spec.root ?? spec.target ?? "")}\n${String(spec.branch ?? "")}`;
+    if (memo.has(id)) return memo.get(id);
+    const target = targetsOfEffect(spec, config, effects.kinds)[0];
+    if (
+      typeof spec.repo === "string" ||
+      typeof spec.root === "string" ||
+      typeof spec.target === "string"
+    )
+      memo.set(id, target);
     return target;
   };
 }
 
 /**
- * One-item probes of each git target, started when the plan first meets it, one target after
- * another. Their answers and failures are ignored: they exist to start the target's git processes
- * and history scan early (see `buildReplayPlan`).
+ * One-item probes of each batch target (a git branch), started when the plan first meets it, one
+ * target after another. Their answers and failures are ignored: they exist to start the target's
+ * processes and scan early (see `buildReplayPlan`).
  */
-export class GitWarmUp {
+export class BatchWarmUp {
   private readonly seen = new Set<string>();
   private chain: Promise<unknown> = Promise.resolve();
 
   constructor(
-    private readonly targetOf: (spec: EffectSpec) => string | undefined,
     private readonly effects: Effects,
     private readonly only: EffectFilter | null,
   ) {}
@@ -49,12 +51,11 @@ export class GitWarmUp {
     const specs = o.output.effects;
     for (let i = 0; i < specs.length; i++) {
       const spec = specs[i] as EffectSpec;
-      if (spec.kind !== "git.commit" && spec.kind !== "git.patch") continue;
-      if (!effectInFilter(spec, this.only)) continue;
-      const target = this.targetOf(spec) as string;
-      if (this.seen.has(target)) continue;
+      const target = this.effects.batchTarget(spec);
+      if (target === undefined || this.seen.has(target)) continue;
+      if (!effectInFilter(spec, this.only, this.effects.kinds)) continue;
       this.seen.add(target);
-      const item = { spec, key: effectKey(o.jobId, i) };
+      const item = { spec, key: effectKey(o.jobId, i), since: o.recordedAt };
       this.chain = this.chain.then(() => probe(this.effects, [item]));
     }
   }
@@ -68,27 +69,29 @@ export class GitWarmUp {
 /** One batch probe of a target's items, in order. Never rejects. */
 export async function probe(effects: Effects, items: ProbeItem[]): Promise<BatchOutcome> {
   try {
-    return { results: await effects.probeBatch(items, { simulate: needsSimulation(items) }) };
+    return {
+      results: await effects.probeBatch(items, { simulate: needsSimulation(effects, items) }),
+    };
   } catch (error) {
     return { error };
   }
 }
 
 /**
- * Whether a target's probes depend on the plan's own earlier applies: a patch applies against the
- * tree the earlier steps leave, and a file written twice in the plan reads back its earlier write.
+ * Whether a target's probes depend on the plan's own earlier applies: a kind whose probe depends
+ * on the earlier effects on its target (a patch applies against the tree the earlier steps leave),
+ * or two effects one supersedes the other of (a file written twice reads back its earlier write).
  * A git.commit is present or absent by its key alone, so a group of commits is probed as is
  * (simulating it would rewrite a scratch tree per absent commit for nothing).
  */
-function needsSimulation(items: readonly { spec: EffectSpec }[]): boolean {
-  const paths = new Set<string>();
+function needsSimulation(effects: Effects, items: readonly { spec: EffectSpec }[]): boolean {
+  const seen = new Set<string>();
   for (const { spec } of items) {
-    if (spec.kind === "git.patch") return true;
-    if (spec.kind === "file.write") {
-      const id = `${spec.root}\0${spec.path}`;
-      if (paths.has(id)) return true;
-      paths.add(id);
-    }
+    if (effects.kinds.get(spec.kind)?.probeDependsOnEarlier === true) return true;
+    const id = supersedeKeyOf(spec, effects.kinds);
+    if (id === undefined) continue;
+    if (seen.has(id)) return true;
+    seen.add(id);
   }
   return false;
 }

@@ -1,4 +1,4 @@
-import type { Effects } from "@idem/effects";
+import { describeEffect, type Effects } from "@idem/effects";
 import {
   isActiveRun,
   type JournalStore,
@@ -8,9 +8,15 @@ import {
 } from "@idem/journal";
 import { type Config, describeError, type EffectSpec, effectKey } from "@idem/schema";
 import { decideEffect } from "../decide/decide-effect.js";
-import { FileWriteIndex } from "../decide/file-write-index.js";
+import { SupersedeIndex } from "../decide/supersede-index.js";
 import { type EffectFilter, effectInFilter, targetsInFilter } from "./effect-filter.js";
-import { type BatchOutcome, GitWarmUp, type ProbeItem, probe, targetNames } from "./plan-probes.js";
+import {
+  type BatchOutcome,
+  BatchWarmUp,
+  type ProbeItem,
+  probe,
+  targetNames,
+} from "./plan-probes.js";
 
 /** What a replay's interpreter will do with one effect: the rows of `idem replay --dry-run`. */
 export type PlanAction = "apply" | "skip" | "conflict" | "uncertain";
@@ -116,19 +122,21 @@ export async function buildReplayPlan(options: {
 }): Promise<ReplayPlan> {
   const { config, journal, effects } = options;
   const only = options.only ?? null;
-  const targetOf = targetNames(config);
-  const warm = new GitWarmUp(targetOf, effects, only);
+  const targetOf = targetNames(config, effects);
+  const warm = new BatchWarmUp(effects, only);
   try {
     // Only the parts of each output the plan reads are kept (not its record, body or hash): what
     // a plan keeps is copied by every young-generation collection until it ends.
     const ids: string[] = [];
     const seqs: number[] = [];
+    const recordedAts: number[] = [];
     const effectsOf: EffectSpec[][] = [];
     for (let afterSeq = 0; ; ) {
       const page = await journal.outputs.page(options.selection, { afterSeq, limit: PAGE });
       for (const o of page) {
         ids.push(o.jobId);
         seqs.push(o.seq);
+        recordedAts.push(o.recordedAt);
         effectsOf.push(o.output.effects);
         warm.meet(o);
       }
@@ -139,7 +147,7 @@ export async function buildReplayPlan(options: {
     const latestRuns = await journal.runs.latestOf(ids);
     await nextTurn();
     const ledgers = await journal.ledger.ofJobs(ids);
-    const files = new FileWriteIndex(journal);
+    const superseding = new SupersedeIndex(journal, effects.kinds);
     const plan: PlanEntry[] = [];
     const jobIds: string[] = [];
     const busy: string[] = [];
@@ -163,17 +171,17 @@ export async function buildReplayPlan(options: {
         continue;
       }
       const specs = effectsOf[n] as EffectSpec[];
-      if (only && !specs.some((spec) => effectInFilter(spec, only))) {
+      if (only && !specs.some((spec) => effectInFilter(spec, only, effects.kinds))) {
         untouched.push(jobId);
         continue;
       }
       jobIds.push(jobId);
-      if (only) runTargets[jobId] = targetsInFilter(specs, only, config);
+      if (only) runTargets[jobId] = targetsInFilter(specs, only, config, effects.kinds);
       const generation = (latest?.generation ?? 0) + 1;
       for (let i = 0; i < specs.length; i++) {
         const spec = specs[i] as EffectSpec;
         const key = effectKey(jobId, i);
-        if (only && !effectInFilter(spec, only)) {
+        if (only && !effectInFilter(spec, only, effects.kinds)) {
           kept.push(keptEntry(jobId, key, spec, ledgers.get(key) ?? NO_LEDGER));
           continue;
         }
@@ -186,11 +194,9 @@ export async function buildReplayPlan(options: {
           generation,
         };
         plan.push(entry);
-        // A file.write overwritten by a later recorded output is superseded (the interpreter's rule).
-        const supersededBy =
-          spec.kind === "file.write"
-            ? await files.supersededBy(seqs[n] as number, spec)
-            : undefined;
+        // An effect a later recorded output supersedes (a file.write of the same path) is skipped,
+        // as the interpreter does.
+        const supersededBy = await superseding.supersededBy(seqs[n] as number, spec);
         let decision: ReturnType<typeof decideEffect>;
         try {
           decision = decideEffect({
@@ -201,6 +207,7 @@ export async function buildReplayPlan(options: {
             forceUnprobeable: options.forceUnprobeable,
             effects,
             supersededBy,
+            subject: describeEffect(spec, effects.kinds),
           });
         } catch (e) {
           entry.action = "conflict";
@@ -228,7 +235,7 @@ export async function buildReplayPlan(options: {
               g = { items: [], entries: [] };
               groups.set(target, g);
             }
-            g.items.push({ spec, key });
+            g.items.push({ spec, key, since: recordedAts[n] as number });
             g.entries.push(entry);
             break;
           }

@@ -1,8 +1,13 @@
-import type { GitCommitSpec, GitPatchSpec } from "@idem/schema";
 import { IdemError } from "@idem/schema";
 import type { ApplyOrder, ProbeHint, ProbeResult } from "../effect-handler.js";
 import type { GitRepo } from "./git-repo.js";
 import type { GitTargets } from "./git-targets.js";
+
+/** What every git effect names: a repo alias and, optionally, a branch the repo allows. */
+export interface GitBranchSpec {
+  repo: string;
+  branch?: string | undefined;
+}
 
 /** The repository and branch a git effect acts on, checked. */
 export interface GitTarget {
@@ -15,10 +20,7 @@ export interface GitTarget {
  * effect and checks the branch at the target.
  * @throws IdemError UNKNOWN_ALIAS, SANDBOX_VIOLATION, TARGET_MISSING (not a repository).
  */
-export async function gitTarget(
-  targets: GitTargets,
-  spec: GitCommitSpec | GitPatchSpec,
-): Promise<GitTarget> {
+export async function gitTarget(targets: GitTargets, spec: GitBranchSpec): Promise<GitTarget> {
   const repo = targets.get(spec.repo);
   const branch = spec.branch ?? repo.config.branch;
   // The layout is needed next: resolved meanwhile (each is one git process the first time). A

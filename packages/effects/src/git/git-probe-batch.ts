@@ -1,13 +1,9 @@
-import {
-  type GitCommitSpec,
-  type GitPatchSpec,
-  type IdemError,
-  isIdemError,
-  isSafeBranchName,
-} from "@idem/schema";
+import { type IdemError, isIdemError, isSafeBranchName } from "@idem/schema";
 import type { ProbeResult } from "../effect-handler.js";
-import { gitCommitChanges } from "./git-commit-effect.js";
-import { checkPatchSpec } from "./git-patch-effect.js";
+import { gitCommitChanges } from "../kinds/git-commit/git-commit-effect.js";
+import type { GitCommitSpec } from "../kinds/git-commit/spec.js";
+import { checkPatchSpec } from "../kinds/git-patch/git-patch-effect.js";
+import type { GitPatchSpec } from "../kinds/git-patch/spec.js";
 import type { GitRepo } from "./git-repo.js";
 import { appliedInReverse, modeChangesDone, patchApplies } from "./patch/patch-checks.js";
 import { writeTree } from "./patch/patch-trees.js";
@@ -75,7 +71,8 @@ export async function probeGitGroup(
         out.set(it.key, { status: "present", detail: { commit } });
         continue;
       }
-      if (it.spec.kind === "git.commit") {
+      // The two git kinds share a branch's scan: a commit names whole files, a patch a diff.
+      if (isCommitSpec(it.spec)) {
         const changes = gitCommitChanges(it.spec, maxFileBytes);
         if (simulate) {
           if (simTree === undefined) simTree = await tree();
@@ -118,6 +115,10 @@ export async function probeGitGroup(
       out.set(it.key, { status: "conflict", reason: `${e.code}: ${e.message}` });
     }
   }
+}
+
+function isCommitSpec(spec: GitCommitSpec | GitPatchSpec): spec is GitCommitSpec {
+  return "files" in spec;
 }
 
 /**

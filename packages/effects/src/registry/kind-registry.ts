@@ -23,23 +23,27 @@ export interface KindRegistry {
 
 /** How `loadKindRegistry` finds modules; tests pass their own import. */
 export interface LoadKindRegistryOptions {
-  /** idem's own kinds (default: every built-in kind of @idem/effects). */
-  builtIns?: readonly AnyEffectKind[];
   /** Imports a module by URL or package name (default: the dynamic `import`). */
   importModule?: (specifier: string) => Promise<unknown>;
 }
 
+/** The registry `loadKindRegistry` loaded for each config object, for `kindRegistryOf`. */
+const loaded = new WeakMap<Config, KindRegistry>();
+
 /**
- * A registry of `builtIns` alone, built at once: what a config without a `kinds` section uses.
- * @throws IdemError INVALID_CONFIG when `config.kinds` names a kind (load those with
- * `loadKindRegistry`).
+ * The kinds of a config at once: the registry `loadKindRegistry` loaded for this config object,
+ * else `builtIns` alone (what a config without a `kinds` section uses).
+ * @throws IdemError INVALID_STATE when `config.kinds` names a kind that was not loaded yet (a
+ * process loads its kinds once at start, with `loadKindRegistry`).
  */
 export function kindRegistryOf(config: Config, builtIns: readonly AnyEffectKind[]): KindRegistry {
+  const done = loaded.get(config);
+  if (done) return done;
   const names = Object.keys(config.kinds ?? {});
   if (names.length > 0) {
     throw new IdemError(
-      "INVALID_CONFIG",
-      `kinds.${names[0]}: the config adds effect kinds; load them with loadKindRegistry`,
+      "INVALID_STATE",
+      `kinds.${names[0]}: the config adds effect kinds, which this process has not loaded (loadKinds)`,
     );
   }
   return registry(builtIns, []);
@@ -49,7 +53,8 @@ export function kindRegistryOf(config: Config, builtIns: readonly AnyEffectKind[
  * Loads the kinds the config adds (`kinds.<name>: { module, options }`) beside `builtIns`: each
  * module's default export (or its export named like the kind) must be a kind of that name made
  * with `defineEffectKind`; its options are parsed by the kind's `options` schema. A user kind never
- * shadows a built-in one. Loads each module once per call; runs no kind's `open`.
+ * shadows a built-in one. Loads each module once per call; runs no kind's `open`. The registry is
+ * kept for the config object: `kindRegistryOf(config)` answers it from then on.
  * @throws IdemError INVALID_CONFIG naming `kinds.<name>` (or the option's path) for a module that
  * cannot be loaded, exports no such kind, a name taken by a built-in kind, or options its schema
  * refuses.
@@ -102,7 +107,9 @@ export async function loadKindRegistry(
     }
     added.push({ kind: k, options: parsedOptions });
   }
-  return registry(builtIns, added);
+  const r = registry(builtIns, added);
+  loaded.set(config, r);
+  return r;
 }
 
 function registry(

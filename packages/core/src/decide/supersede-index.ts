@@ -1,30 +1,37 @@
-import { posix } from "node:path";
+import { type KindRegistry, supersedeKeyOf } from "@idem/effects";
 import type { JournalStore, OutputRecord } from "@idem/journal";
-import type { FileWriteSpec } from "@idem/schema";
+import type { EffectSpec } from "@idem/schema";
 
 /** How far back in recording time an incremental scan reaches, against clock steps between writers. */
 const SCAN_SLACK_MS = 60_000;
 
 /**
- * The latest recorded file.write per root and path, built from the journal's outputs and kept up to
- * date incrementally (outputs are immutable and their seq grows in commit order, so a scan only
- * needs what came after the last one). Answers "is this write superseded by a later recorded
- * one?" for the decision. Built lazily: an interpreter that never meets a file.write never scans.
+ * The latest recorded effect per supersede key (a kind's `supersedeKey`: file.write's root and
+ * path), built from the journal's outputs and kept up to date incrementally (outputs are immutable
+ * and their seq grows in commit order, so a scan only needs what came after the last one). Answers
+ * "is this effect superseded by a later recorded one?" for the decision. Built lazily: an
+ * interpreter that never meets a superseding kind never scans.
  */
-export class FileWriteIndex {
+export class SupersedeIndex {
   private readonly latest = new Map<string, { seq: number; jobId: string }>();
   private lastSeq = 0;
   private lastRecordedAt: number | undefined;
 
-  constructor(private readonly journal: JournalStore) {}
+  constructor(
+    private readonly journal: JournalStore,
+    private readonly kinds: KindRegistry,
+  ) {}
 
   /**
-   * The job ID of the latest output recorded after `seq` that writes the same root and path, or
-   * undefined. Journal read errors propagate.
+   * The job ID of the latest output recorded after `seq` with an effect of the same kind and
+   * supersede key, or undefined (at once for a kind that supersedes nothing). Journal read errors
+   * propagate.
    */
-  async supersededBy(seq: number, spec: FileWriteSpec): Promise<string | undefined> {
+  async supersededBy(seq: number, spec: EffectSpec): Promise<string | undefined> {
+    const key = supersedeKeyOf(spec, this.kinds);
+    if (key === undefined) return undefined;
     await this.refresh();
-    const hit = this.latest.get(pathKey(spec.root, spec.path));
+    const hit = this.latest.get(key);
     return hit && hit.seq > seq ? hit.jobId : undefined;
   }
 
@@ -36,8 +43,8 @@ export class FileWriteIndex {
     for (const o of outputs) {
       if (o.seq <= this.lastSeq) continue;
       for (const e of o.output.effects) {
-        if (e.kind !== "file.write") continue;
-        const k = pathKey(e.root, e.path);
+        const k = supersedeKeyOf(e, this.kinds);
+        if (k === undefined) continue;
         const prev = this.latest.get(k);
         if (!prev || prev.seq < o.seq) this.latest.set(k, { seq: o.seq, jobId: o.jobId });
       }
@@ -49,8 +56,4 @@ export class FileWriteIndex {
     }
     if (this.lastRecordedAt === undefined) this.lastRecordedAt = 0;
   }
-}
-
-function pathKey(root: string, path: string): string {
-  return `${root}\0${posix.normalize(path.replace(/\\/g, "/"))}`;
 }

@@ -1,15 +1,8 @@
-import {
-  aliasOf,
-  type Config,
-  IdemError,
-  type NatsPublishSpec,
-  NatsPublishSpecSchema,
-  natsServers,
-  type PublishTarget,
-} from "@idem/schema";
-import type { EffectHandler } from "./effect-handler.js";
-import type { PublishTransport } from "./publish-transport.js";
-import { checkHeaders, checkKey, refuse } from "./sandbox.js";
+import { aliasOf, type Config, IdemError, natsServers, type PublishTarget } from "@idem/schema";
+import type { EffectHandler } from "../../effect-handler.js";
+import type { PublishTransport } from "../../publish-transport.js";
+import { checkHeaders, checkKey, refuse } from "../../sandbox.js";
+import type { NatsPublishSpec } from "./spec.js";
 
 /** The full subject of a publish, checked token by token. @throws IdemError SANDBOX_VIOLATION */
 export function publishSubject(config: Config, target: PublishTarget, subject: string): string {
@@ -94,8 +87,6 @@ export function createNatsPublishHandler(
     return t;
   };
   return {
-    kind: "nats.publish",
-    schema: NatsPublishSpecSchema,
     probeable: () => false,
     targetDedup: () => true,
     probe() {

@@ -1,12 +1,12 @@
-import { type GitPatchSpec, GitPatchSpecSchema } from "@idem/schema";
-import type { EffectHandler, ProbeHint, ProbeResult } from "../effect-handler.js";
-import { checkKey, checkMessage, refuse } from "../sandbox.js";
-import { applyOnBranch, gitTarget, probeOnBranch } from "./git-apply.js";
-import type { GitTargets } from "./git-targets.js";
-import { appliedInReverse, modeChangesDone } from "./patch/patch-checks.js";
-import { type PatchFile, parsePatchFiles, patchPaths } from "./patch/patch-paths.js";
-import { applyInProcess, patchedTree } from "./patch/patch-trees.js";
-import type { ScratchIndexes } from "./patch/scratch-indexes.js";
+import type { EffectHandler, ProbeHint, ProbeResult } from "../../effect-handler.js";
+import { applyOnBranch, gitTarget, probeOnBranch } from "../../git/git-apply.js";
+import type { GitTargets } from "../../git/git-targets.js";
+import { appliedInReverse, modeChangesDone } from "../../git/patch/patch-checks.js";
+import { type PatchFile, parsePatchFiles, patchPaths } from "../../git/patch/patch-paths.js";
+import { applyInProcess, patchedTree } from "../../git/patch/patch-trees.js";
+import type { ScratchIndexes } from "../../git/patch/scratch-indexes.js";
+import { checkKey, checkMessage, refuse } from "../../sandbox.js";
+import type { GitPatchSpec } from "./spec.js";
 
 /** Validates a git.patch spec at the target. @throws IdemError SANDBOX_VIOLATION, INVALID_INPUT */
 export function checkPatchSpec(spec: GitPatchSpec, maxFileBytes: number): PatchFile[] {
@@ -60,8 +60,6 @@ export function createGitPatchHandler(
     });
   };
   return {
-    kind: "git.patch",
-    schema: GitPatchSpecSchema,
     probeable: () => true,
     targetDedup: () => true,
     probe,

@@ -2,17 +2,12 @@ import { createHash } from "node:crypto";
 import { promises as fs } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, sep } from "node:path";
-import {
-  aliasOf,
-  type Config,
-  type FileWriteSpec,
-  FileWriteSpecSchema,
-  IdemError,
-} from "@idem/schema";
-import type { EffectHandler, ProbeResult } from "./effect-handler.js";
+import { aliasOf, type Config, IdemError } from "@idem/schema";
+import type { EffectHandler, ProbeResult } from "../../effect-handler.js";
+import { FileLock } from "../../git/plumbing/file-lock.js";
+import { checkKey, checkRelativePath, refuse } from "../../sandbox.js";
 import { StaleTemps, tempName } from "./file-write-temps.js";
-import { FileLock } from "./git/plumbing/file-lock.js";
-import { checkKey, checkRelativePath, refuse } from "./sandbox.js";
+import type { FileWriteSpec } from "./spec.js";
 
 /** The bytes a file.write spec asks for. @throws IdemError SANDBOX_VIOLATION */
 export function fileWriteBytes(spec: FileWriteSpec, maxFileBytes: number): Buffer {
@@ -158,8 +153,6 @@ export function createFileWriteHandler(config: Config): EffectHandler<FileWriteS
     return { status: "absent", detail: { size: current.length, version } };
   };
   return {
-    kind: "file.write",
-    schema: FileWriteSpecSchema,
     probeable: () => true,
     targetDedup: () => true,
     probe,

@@ -1,12 +1,12 @@
+import { effectTargetsOf } from "@idem/effects";
+import { canonicalJson, contentHash, parseConfig, parseEffectKey } from "@idem/schema";
 import { describe, expect, it } from "vitest";
-import {
-  canonicalJson,
-  contentHash,
-  effectTargets,
-  parseConfig,
-  parseEffectKey,
-  validateOutput,
-} from "../src/index.js";
+import { checkRecordable } from "../src/index.js";
+
+// An output's envelope is the schema's (validateOutput); each effect is checked by its kind, so the
+// whole is checkRecordable's.
+const validateOutput = checkRecordable;
+const effectTargets = effectTargetsOf;
 
 const cfg = (() => {
   const r = parseConfig(

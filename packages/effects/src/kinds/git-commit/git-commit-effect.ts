@@ -1,15 +1,15 @@
-import { type GitCommitSpec, GitCommitSpecSchema } from "@idem/schema";
-import type { EffectHandler, ProbeHint, ProbeResult } from "../effect-handler.js";
+import type { EffectHandler, ProbeHint, ProbeResult } from "../../effect-handler.js";
+import { applyOnBranch, gitTarget, probeOnBranch } from "../../git/git-apply.js";
+import type { GitTargets } from "../../git/git-targets.js";
+import { type FileChange, treeWith } from "../../git/plumbing/tree-writer.js";
 import {
   checkGitFileContent,
   checkKey,
   checkMessage,
   checkRelativePath,
   refuse,
-} from "../sandbox.js";
-import { applyOnBranch, gitTarget, probeOnBranch } from "./git-apply.js";
-import type { GitTargets } from "./git-targets.js";
-import { type FileChange, treeWith } from "./plumbing/tree-writer.js";
+} from "../../sandbox.js";
+import type { GitCommitSpec } from "./spec.js";
 
 /**
  * Validates a git.commit spec at the target; returns its changes.
@@ -57,8 +57,6 @@ export function createGitCommitHandler(
     return (await probeOnBranch(target, key, hint, pathsOf(spec))).result;
   };
   return {
-    kind: "git.commit",
-    schema: GitCommitSpecSchema,
     probeable: () => true,
     targetDedup: () => true,
     probe,

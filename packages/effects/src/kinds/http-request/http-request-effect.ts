@@ -1,14 +1,7 @@
-import {
-  aliasOf,
-  type Config,
-  type HttpRequestSpec,
-  HttpRequestSpecSchema,
-  type HttpTarget,
-  IdemError,
-  unsafeUrlPath,
-} from "@idem/schema";
-import type { EffectHandler, ProbeResult } from "./effect-handler.js";
-import { checkHeaders, checkKey, refuse } from "./sandbox.js";
+import { aliasOf, type Config, type HttpTarget, IdemError, unsafeUrlPath } from "@idem/schema";
+import type { EffectHandler, ProbeResult } from "../../effect-handler.js";
+import { checkHeaders, checkKey, refuse } from "../../sandbox.js";
+import type { HttpRequestSpec } from "./spec.js";
 
 /**
  * The URL a request goes to: the target's baseUrl followed by `path`, which must stay under it
@@ -153,8 +146,6 @@ export function createHttpRequestHandler(
     }
   };
   return {
-    kind: "http.request",
-    schema: HttpRequestSpecSchema,
     probeable: (spec) => targetOf(spec.target).probeUrl !== null,
     targetDedup: (spec) => targetOf(spec.target).idempotencyKeys,
     async probe(spec, key): Promise<ProbeResult> {

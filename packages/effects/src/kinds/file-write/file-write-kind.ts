@@ -1,0 +1,102 @@
+import { posix } from "node:path";
+import { defineEffectKind } from "@idem/kit";
+import { aliasOf } from "@idem/schema";
+import { checkFullPath, checkRelativePath } from "../../sandbox.js";
+import { createFileWriteHandler, fileWriteBytes } from "./file-write-effect.js";
+import { FileWriteSpecSchema } from "./spec.js";
+
+/**
+ * `file.write`: exactly these bytes at a path under a configured root, written atomically. Present
+ * when the file holds exactly the bytes; a later recorded write to the same root and path
+ * supersedes an earlier one, which is then skipped, never rolled back.
+ */
+export const fileWriteKind = defineEffectKind({
+  name: "file.write",
+  description:
+    "Writes the whole content of one file (utf8 or base64) at a path under a configured root, atomically; a later recorded write to the same path supersedes it.",
+  guarantee: "exactly-once-in-effect",
+  spec: FileWriteSpecSchema,
+  check(spec, ctx) {
+    const root = aliasOf(ctx.config.roots, spec.root);
+    if (!root) ctx.issue("root", `unknown root alias "${spec.root}"`);
+    const max = ctx.config.limits.maxFileBytes;
+    const bytes =
+      spec.encoding === "base64"
+        ? decodedBase64Length(spec.content)
+        : Buffer.byteLength(spec.content, "utf8");
+    if (bytes === undefined) ctx.issue("content", "is not valid base64");
+    else if (bytes > max) ctx.issue("content", `is larger than limits.maxFileBytes (${max})`);
+    if (!root || bytes === undefined || bytes > max) return;
+    // The write's own path checks; base64 and size above, without a decode.
+    checkRelativePath("path", spec.path);
+    checkFullPath("path", root.path, spec.path);
+  },
+  targets: (spec) => [`root:${spec.root}`],
+  aliases: (spec) => [{ type: "root", name: spec.root }],
+  knownAliases: (ctx) => Object.keys(ctx.config.roots).map((name) => ({ type: "root", name })),
+  supersedeKey: (spec) => `${spec.root}\0${posix.normalize(spec.path.replace(/\\/g, "/"))}`,
+  describe: (spec) => `${spec.root}:${spec.path}`,
+  probeable: () => true,
+  targetDedup: () => true,
+  open: (ctx) => createFileWriteHandler(ctx.config),
+  probe: (spec, call) => call.resource.probe(spec, call.key, call.hint),
+  apply: (spec, call) => call.resource.apply(spec, call.key, call.probed, call.order),
+  async probeBatch(items, call) {
+    // A simulation probes each write as if the earlier absent ones to the same path had landed.
+    const out = new Map<string, import("@idem/kit").ProbeResult>();
+    const written = new Map<string, Buffer>();
+    const max = call.config.limits.maxFileBytes;
+    for (const { spec, key, since } of items) {
+      try {
+        if (!call.simulate) {
+          out.set(key, await call.probeOne(spec, key, since));
+          continue;
+        }
+        const bytes = fileWriteBytes(spec, max);
+        const id = `${spec.root}\n${spec.path}`;
+        const sim = written.get(id);
+        const r =
+          sim === undefined
+            ? await call.probeOne(spec, key, since)
+            : sim.equals(bytes)
+              ? { status: "present" as const, detail: { bytes: bytes.length, simulated: true } }
+              : { status: "absent" as const, detail: { simulated: true } };
+        if (r.status === "absent") written.set(id, bytes);
+        out.set(key, r);
+      } catch (e) {
+        if (!isValidation(e)) throw e;
+        out.set(key, { status: "conflict", reason: `${e.code}: ${e.message}` });
+      }
+    }
+    return out;
+  },
+  samples: {
+    valid: (i, ctx) => ({
+      kind: "file.write" as const,
+      root: Object.keys(ctx.config.roots)[0] ?? "root",
+      path: `idem-drill/${i}.txt`,
+      content: `drill ${i}\n`,
+    }),
+    invalid: [
+      { spec: { kind: "file.write", root: "r", path: "/etc/passwd", content: "" }, field: "path" },
+      {
+        spec: { kind: "file.write", root: "r", path: "a", content: "!", encoding: "base64" },
+        field: "content",
+      },
+    ],
+  },
+});
+
+function isValidation(e: unknown): e is { code: string; message: string } {
+  return (
+    typeof e === "object" &&
+    e !== null &&
+    (e as { name?: unknown }).name === "IdemError" &&
+    (e as { class?: unknown }).class === "validation"
+  );
+}
+
+function decodedBase64Length(s: string): number | undefined {
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(s) || s.length % 4 !== 0) return undefined;
+  return Buffer.from(s, "base64").length;
+}

@@ -1,0 +1,40 @@
+import { defineEffectKind } from "@idem/kit";
+import { aliasOf } from "@idem/schema";
+import { checkHeaders } from "../../sandbox.js";
+import { createHttpRequestHandler, requestUrl } from "./http-request-effect.js";
+import { HttpRequestSpecSchema } from "./spec.js";
+
+/**
+ * `http.request`: one request to a path under a configured target's base URL with the effect key
+ * as `Idempotency-Key`. A target that honours the key absorbs a repeat; one with a `probeUrl` is
+ * probed (200 present, 404 absent); on any other, a crash after sending leaves it `uncertain`.
+ */
+export const httpRequestKind = defineEffectKind({
+  name: "http.request",
+  description:
+    "Sends one HTTP request to a path under a configured target's base URL, with the effect key as Idempotency-Key.",
+  guarantee: "uncertain-window",
+  spec: HttpRequestSpecSchema,
+  check(spec, ctx) {
+    const t = aliasOf(ctx.config.http.targets, spec.target);
+    if (!t) {
+      ctx.issue("target", `unknown http target "${spec.target}"`);
+      return;
+    }
+    requestUrl(t, spec.path);
+    checkHeaders(spec.headers, false);
+  },
+  aliases: (spec) => [{ type: "target", name: spec.target }],
+  knownAliases: (ctx) =>
+    Object.keys(ctx.config.http.targets).map((name) => ({ type: "target", name })),
+  describe: (spec) => `${spec.target}: ${spec.method} ${spec.path}`,
+  probeable: (spec, ctx) => {
+    const t = aliasOf(ctx.config.http.targets, spec.target);
+    return t !== undefined && t.probeUrl !== null;
+  },
+  targetDedup: (spec, ctx) =>
+    aliasOf(ctx.config.http.targets, spec.target)?.idempotencyKeys === true,
+  open: (ctx) => createHttpRequestHandler(ctx.config, ctx.fetch),
+  probe: (spec, call) => call.resource.probe(spec, call.key, call.hint),
+  apply: (spec, call) => call.resource.apply(spec, call.key, call.probed, call.order),
+});

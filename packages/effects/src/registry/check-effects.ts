@@ -1,0 +1,160 @@
+import type { AnyEffectKind, KindContext } from "@idem/kit";
+import {
+  type AgentOutput,
+  type Config,
+  type EffectSpec,
+  IdemError,
+  isIdemError,
+  issuePath,
+  type ValidationIssue,
+} from "@idem/schema";
+import { BUILT_IN_KINDS } from "../kinds/index.js";
+import { type KindRegistry, kindRegistryOf } from "./kind-registry.js";
+
+/**
+ * The kind of a spec, or an IdemError naming the registered ones.
+ * @throws IdemError INVALID_INPUT (`details.field` = `kind`) for a kind that is not registered.
+ */
+export function kindOf(registry: KindRegistry, spec: Pick<EffectSpec, "kind">): AnyEffectKind {
+  const kind = registry.get(spec.kind);
+  if (!kind) {
+    throw new IdemError(
+      "INVALID_INPUT",
+      `kind ${JSON.stringify(spec.kind)} is not registered (registered: ${registry.names().join(", ")})`,
+      { details: { field: "kind" } },
+    );
+  }
+  return kind;
+}
+
+/** The context a kind's pure parts see for `config`. */
+export function kindContext(
+  registry: KindRegistry,
+  config: Config,
+  name: string,
+): KindContext<unknown> {
+  return { config, options: registry.options(name) };
+}
+
+/**
+ * Every check an output's effects pass before it is recorded, each by its kind: the kind is
+ * registered (else the issue names it and the registered ones), the spec parses with the kind's
+ * schema (every effect first), then the kind's `check` (aliases configured, sizes, every check of
+ * the text its probe and apply would make). Answers the parsed specs, which are what is recorded.
+ *
+ * Pure and deterministic: no I/O; never throws for a bad spec (a kind's check that throws anything
+ * but a validation error is a bug and propagates). Each issue's path is `effects.<i>.<field>`.
+ */
+export function checkEffects(
+  specs: readonly EffectSpec[],
+  config: Config,
+  registry: KindRegistry,
+): { ok: true; specs: EffectSpec[] } | { ok: false; issues: ValidationIssue[] } {
+  const issues: ValidationIssue[] = [];
+  const parsed: { spec: EffectSpec; kind: AnyEffectKind }[] = [];
+  specs.forEach((spec, i) => {
+    const kind = registry.get(spec.kind);
+    if (!kind) {
+      issues.push({
+        path: `effects.${i}.kind`,
+        message: `${JSON.stringify(spec.kind)} is not a registered effect kind (registered: ${registry.names().join(", ")})`,
+      });
+      return;
+    }
+    const r = kind.spec.safeParse(spec);
+    if (!r.success) {
+      for (const z of r.error.issues)
+        issues.push({
+          path: issuePath(["effects", i, ...(z.path as (string | number)[])]),
+          message: z.message,
+        });
+      return;
+    }
+    parsed.push({ spec: r.data as EffectSpec, kind });
+  });
+  if (issues.length > 0) return { ok: false, issues };
+  parsed.forEach(({ spec, kind }, i) => {
+    const ctx = kindContext(registry, config, kind.name);
+    const at = (field: string) => (field ? `effects.${i}.${field}` : `effects.${i}`);
+    try {
+      kind.check?.(spec, {
+        ...ctx,
+        issue: (field, message) => issues.push({ path: at(field), message }),
+      });
+    } catch (e) {
+      if (!isIdemError(e) || (e.class !== "validation" && !isIdemError(e, "SANDBOX_VIOLATION")))
+        throw e;
+      const field = typeof e.details?.field === "string" ? e.details.field : "";
+      const message =
+        field && e.message.startsWith(`${field} `) ? e.message.slice(field.length + 1) : e.message;
+      issues.push({ path: at(field), message });
+    }
+  });
+  return issues.length > 0 ? { ok: false, issues } : { ok: true, specs: parsed.map((p) => p.spec) };
+}
+
+/**
+ * The ordering targets an output's effects touch, sorted and without repeats (each kind's
+ * `targets`: `repo:<alias>@<branch>`, `root:<alias>`). Runs that share a target are applied in
+ * recording order, so the same outputs replayed give the same history. Pure; a kind that is not
+ * registered gives none.
+ */
+export function effectTargetsOf(
+  output: AgentOutput,
+  config: Config,
+  registry: KindRegistry = kindRegistryOf(config, BUILT_IN_KINDS),
+): string[] {
+  const set = new Set<string>();
+  for (const e of output.effects) for (const t of targetsOfEffect(e, config, registry)) set.add(t);
+  return [...set].sort();
+}
+
+/** The ordering targets of one effect (its kind's `targets`), none for an unregistered kind. */
+export function targetsOfEffect(
+  spec: EffectSpec,
+  config: Config,
+  registry: KindRegistry,
+): readonly string[] {
+  const kind = registry.get(spec.kind);
+  return kind?.targets?.(spec, kindContext(registry, config, kind.name)) ?? [];
+}
+
+/** The aliases an effect names (its kind's `aliases`), by type (`repo`, `root`, `target`). */
+export function aliasesOfEffect(
+  spec: EffectSpec,
+  registry: KindRegistry,
+): readonly { type: string; name: string }[] {
+  return registry.get(spec.kind)?.aliases?.(spec) ?? [];
+}
+
+/**
+ * What a later recorded effect of the same kind with the same answer supersedes (file.write: the
+ * root and path), prefixed with the kind; undefined when nothing does.
+ */
+export function supersedeKeyOf(spec: EffectSpec, registry: KindRegistry): string | undefined {
+  const k = registry.get(spec.kind)?.supersedeKey?.(spec);
+  return k === undefined ? undefined : `${spec.kind}\0${k}`;
+}
+
+/** One line for listings: the kind's `describe`, else the kind's name. */
+export function describeEffect(spec: EffectSpec, registry: KindRegistry): string {
+  const kind = registry.get(spec.kind);
+  try {
+    return kind?.describe?.(spec) ?? spec.kind;
+  } catch {
+    return spec.kind;
+  }
+}
+
+/** Every alias the registered kinds know in this config, by type (`repo`, `root`, `target`). */
+export function knownAliasesOf(registry: KindRegistry, config: Config): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const kind of registry.kinds) {
+    for (const a of kind.knownAliases?.(kindContext(registry, config, kind.name)) ?? []) {
+      const list = out.get(a.type) ?? [];
+      if (!list.includes(a.name)) list.push(a.name);
+      out.set(a.type, list);
+    }
+  }
+  return out;
+}
