@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import {
   enqueueJob,
   type JobFileProblems,
+  kindsOf,
   loadKinds,
   parseJobFile,
   parseSubmission,
@@ -118,7 +119,7 @@ export function createApiApp(options: ApiOptions): Hono {
   });
   app.get("/v1/status", async (c) => c.json(await journal.status()));
   app.get(OPENAPI_PATH, (c) => {
-    openApi ??= openApiText();
+    openApi ??= openApiText({ effects: kindsOf(config).kinds.map((k) => k.spec) });
     return c.body(openApi, 200, { "content-type": "application/json" });
   });
   // 503 once the journal can no longer make a write durable: a supervisor's liveness probe then

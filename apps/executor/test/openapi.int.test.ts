@@ -1,6 +1,8 @@
 // Every response docs/openapi.json lists is one the executor's API really gives, and each matches
 // its schema; and the checker the API tests use refuses what the document does not describe.
+
 import { fdatasync } from "node:fs";
+import { BUILT_IN_KINDS } from "@idem/effects";
 import type { SqliteJournalOptions } from "@idem/journal";
 import { silentLogger } from "@idem/runtime";
 import { openApiDocument } from "@idem/schema";
@@ -41,7 +43,9 @@ const job = (jobId: string, input: unknown = {}) => ({ jobId, agent: "writer", i
 
 describe("docs/openapi.json against the executor's API", () => {
   it("lists no response the server cannot give: each one is given here, and matches its schema", async () => {
-    const checker = createOpenApiChecker(openApiDocument());
+    const checker = createOpenApiChecker(
+      openApiDocument({ effects: BUILT_IN_KINDS.map((k) => k.spec) }),
+    );
     let failing = false;
     const eio = Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" });
     const token = "s3cret";
@@ -99,7 +103,9 @@ describe("docs/openapi.json against the executor's API", () => {
 });
 
 describe("createOpenApiChecker", () => {
-  const checker = createOpenApiChecker(openApiDocument());
+  const checker = createOpenApiChecker(
+    openApiDocument({ effects: BUILT_IN_KINDS.map((k) => k.spec) }),
+  );
   const answer = (status: number, body: string, headers: Record<string, string> = {}) =>
     new Response(body, { status, headers: { "content-type": "application/json", ...headers } });
   const refusal = (method: string, path: string, response: Response) =>

@@ -1,5 +1,7 @@
+import { BUILT_IN_KINDS, kindRegistryOf, supersedeKeyOf } from "@idem/effects";
 import type { EffectRecord, EffectState } from "@idem/journal";
 import type { EffectSpec } from "@idem/schema";
+import { defaultConfig } from "@idem/schema";
 import { describe, expect, it } from "vitest";
 import { decideEffect } from "../src/decide/decide-effect.js";
 
@@ -95,8 +97,11 @@ describe("decideEffect", () => {
     const d = decide(write, [row(1, "applied")], { supersededBy: "job-9" });
     expect(d.action).toBe("skip");
     expect(d.action === "skip" && d.reason).toContain("job-9");
-    // settled in this generation wins over supersession; other kinds ignore it
+    // settled in this generation wins over supersession; other kinds are never superseded (their
+    // kind has no supersede key, so the index answers nothing for them)
     expect(decide(write, [row(2, "applied")], { supersededBy: "job-9" }).action).toBe("skip");
-    expect(decide(commit, [], { supersededBy: "job-9" }).action).toBe("probe");
+    const kinds = kindRegistryOf(defaultConfig("/tmp"), BUILT_IN_KINDS);
+    expect(supersedeKeyOf(commit, kinds)).toBeUndefined();
+    expect(supersedeKeyOf(write, kinds)).toBeDefined();
   });
 });

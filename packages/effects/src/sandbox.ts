@@ -3,6 +3,7 @@ import {
   gitAttributesIssue,
   IdemError,
   isGitAttributesPath,
+  isIdemError,
   unsafeHttpHeaderValue,
   unsafeRelativePath,
 } from "@idem/schema";
@@ -126,4 +127,23 @@ export function refComponent(s: string): string {
       return /[A-Za-z0-9_-]/.test(c) ? c : `%${b.toString(16).toUpperCase().padStart(2, "0")}`;
     })
     .join("");
+}
+
+/**
+ * Runs a kind's text check so that a refusal names `field` when it names none (a patch parser's
+ * "corrupt patch at line 7" is about `patch`): what `check` reports is always a field's.
+ * @throws the check's IdemError, with `details.field` set
+ */
+export function checkingField(field: string, check: () => void): void {
+  try {
+    check();
+  } catch (e) {
+    if (!isIdemError(e) || typeof e.details?.field === "string" || e.class !== "validation")
+      throw e;
+    throw new IdemError(e.code, e.message, {
+      cause: e.cause,
+      class: e.class,
+      details: { ...e.details, field },
+    });
+  }
 }

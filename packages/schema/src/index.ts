@@ -70,8 +70,13 @@ export {
   parseEffectKey,
   retryMsgId,
 } from "./ids.js";
-export type { JsonSchemaDocument, JsonSchemaName } from "./json-schemas.js";
-export { JSON_SCHEMA_NAMES, jsonSchemaOf, jsonSchemaText } from "./json-schemas.js";
+export type { EffectSchemas, JsonSchemaDocument, JsonSchemaName } from "./json-schemas.js";
+export {
+  agentOutputSchemaOf,
+  JSON_SCHEMA_NAMES,
+  jsonSchemaOf,
+  jsonSchemaText,
+} from "./json-schemas.js";
 export type { KindConfig } from "./kinds-config.js";
 export { KindConfigSchema } from "./kinds-config.js";
 export type { NatsConfig } from "./nats-config.js";

@@ -1,5 +1,30 @@
 import { z } from "zod";
-import { AgentOutputSchema, JobSchema, JsonValueSchema } from "./records.js";
+import { AgentOutputSchema, EffectSpecSchema, JobSchema, JsonValueSchema } from "./records.js";
+
+/** What the published schemas say of each effect: the registered kinds' spec schemas. */
+export interface EffectSchemas {
+  /** Each kind's spec schema (its `kind` a literal): an effect must match one of them. */
+  effects?: readonly z.ZodType[];
+}
+
+/**
+ * The AgentOutput schema with each effect one of `effects` (the registered kinds' spec schemas),
+ * or any object naming a kind when none is given (the envelope alone).
+ */
+export function agentOutputSchemaOf(effects: readonly z.ZodType[] = []): z.ZodType {
+  if (effects.length === 0) return AgentOutputSchema;
+  const one = isKindObjects(effects)
+    ? z.discriminatedUnion("kind", effects as unknown as [z.ZodObject, ...z.ZodObject[]])
+    : z.union(effects as unknown as [z.ZodType, ...z.ZodType[]]);
+  return AgentOutputSchema.extend({ effects: z.array(one) });
+}
+
+/** Whether every schema is an object whose `kind` is a literal: then one discriminated union. */
+function isKindObjects(effects: readonly z.ZodType[]): boolean {
+  return effects.every(
+    (e) => e instanceof z.ZodObject && (e as z.ZodObject).shape.kind instanceof z.ZodLiteral,
+  );
+}
 
 /** A JSON Schema document (draft 2020-12) as a plain JSON object. */
 export type JsonSchemaDocument = Record<string, unknown>;
@@ -46,11 +71,19 @@ export const JSON_SCHEMA_SOURCES = {
  * @throws Error from zod when a schema gains a type that JSON Schema cannot represent (a transform,
  *   a date, a bigint): a signal to configure the generation, never met at run time.
  */
-export function jsonSchemaOf(name: JsonSchemaName): JsonSchemaDocument {
+export function jsonSchemaOf(
+  name: JsonSchemaName,
+  options: EffectSchemas = {},
+): JsonSchemaDocument {
   const source = JSON_SCHEMA_SOURCES[name];
+  const schema = name === "agent-output" ? agentOutputSchemaOf(options.effects) : source.schema;
   const metadata = z.registry<z.GlobalMeta>();
   metadata.add(JsonValueSchema, { id: "JsonValue", description: "Any JSON value." });
-  const generated = z.toJSONSchema(source.schema, {
+  metadata.add(EffectSpecSchema, {
+    id: "EffectSpec",
+    description: "An effect: an object naming its kind.",
+  });
+  const generated = z.toJSONSchema(schema, {
     target: "draft-2020-12",
     io: "input",
     unrepresentable: "throw",
@@ -61,6 +94,6 @@ export function jsonSchemaOf(name: JsonSchemaName): JsonSchemaDocument {
 }
 
 /** The published JSON Schema text of a record: two-space indented JSON with a final newline. */
-export function jsonSchemaText(name: JsonSchemaName): string {
-  return `${JSON.stringify(jsonSchemaOf(name), null, 2)}\n`;
+export function jsonSchemaText(name: JsonSchemaName, options: EffectSchemas = {}): string {
+  return `${JSON.stringify(jsonSchemaOf(name, options), null, 2)}\n`;
 }

@@ -1,7 +1,7 @@
 import { posix } from "node:path";
 import { defineEffectKind } from "@idem/kit";
 import { aliasOf } from "@idem/schema";
-import { checkFullPath, checkRelativePath } from "../../sandbox.js";
+import { checkFullPath, checkingField, checkRelativePath } from "../../sandbox.js";
 import { createFileWriteHandler, fileWriteBytes } from "./file-write-effect.js";
 import { FileWriteSpecSchema } from "./spec.js";
 
@@ -28,8 +28,10 @@ export const fileWriteKind = defineEffectKind({
     else if (bytes > max) ctx.issue("content", `is larger than limits.maxFileBytes (${max})`);
     if (!root || bytes === undefined || bytes > max) return;
     // The write's own path checks; base64 and size above, without a decode.
-    checkRelativePath("path", spec.path);
-    checkFullPath("path", root.path, spec.path);
+    checkingField("path", () => {
+      checkRelativePath("path", spec.path);
+      checkFullPath("path", root.path, spec.path);
+    });
   },
   targets: (spec) => [`root:${spec.root}`],
   aliases: (spec) => [{ type: "root", name: spec.root }],

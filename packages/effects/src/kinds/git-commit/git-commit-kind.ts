@@ -14,6 +14,7 @@ import {
 import {
   checkFullPath,
   checkGitFileContent,
+  checkingField,
   checkMessage,
   checkRelativePath,
   refuse,
@@ -53,16 +54,18 @@ export const gitCommitKind = defineEffectKind<GitCommitSpec, undefined, GitResou
     });
     if (!sized) return;
     // What the commit's build checks on the spec's text alone, without copying the contents.
-    checkMessage(spec.message);
-    if (spec.files.length === 0) refuse("files", "must change at least one file");
-    const repoPath = aliasOf(ctx.config.repos, spec.repo)?.path;
-    spec.files.forEach((f, j) => {
-      checkRelativePath(`files.${j}.path`, f.path);
-      checkFullPath(`files.${j}.path`, repoPath, f.path);
-      if ("content" in f && isGitAttributesPath(f.path))
-        checkGitFileContent(`files.${j}.content`, f.path, Buffer.from(f.content, "utf8"));
+    checkingField("files", () => {
+      checkMessage(spec.message);
+      if (spec.files.length === 0) refuse("files", "must change at least one file");
+      const repoPath = aliasOf(ctx.config.repos, spec.repo)?.path;
+      spec.files.forEach((f, j) => {
+        checkRelativePath(`files.${j}.path`, f.path);
+        checkFullPath(`files.${j}.path`, repoPath, f.path);
+        if ("content" in f && isGitAttributesPath(f.path))
+          checkGitFileContent(`files.${j}.content`, f.path, Buffer.from(f.content, "utf8"));
+      });
+      fileAndFolder(spec.files.map((f) => f.path));
     });
-    fileAndFolder(spec.files.map((f) => f.path));
   },
   targets: gitOrderingTargets,
   aliases: gitAliases,

@@ -12,7 +12,7 @@ import {
   probeGitBatch,
 } from "../../git/git-kind-parts.js";
 import { patchPaths } from "../../git/patch/patch-paths.js";
-import { checkFullPath } from "../../sandbox.js";
+import { checkFullPath, checkingField } from "../../sandbox.js";
 import { firstLine } from "../git-commit/git-commit-kind.js";
 import { effectsServices } from "../services.js";
 import { checkPatchSpec, createGitPatchHandler } from "./git-patch-effect.js";
@@ -42,7 +42,9 @@ export const gitPatchKind = defineEffectKind<GitPatchSpec, undefined, GitResourc
     // Parsed by the applier's own reader: traversal, git's path rules for every name its headers
     // give, absolute paths, symlinks and submodules, binary hunks, text that is not a diff.
     const repoPath = aliasOf(ctx.config.repos, spec.repo)?.path;
-    for (const p of patchPaths(checkPatchSpec(spec, max))) checkFullPath("patch", repoPath, p);
+    checkingField("patch", () => {
+      for (const p of patchPaths(checkPatchSpec(spec, max))) checkFullPath("patch", repoPath, p);
+    });
   },
   targets: gitOrderingTargets,
   aliases: gitAliases,

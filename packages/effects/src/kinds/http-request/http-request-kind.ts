@@ -1,6 +1,6 @@
 import { defineEffectKind } from "@idem/kit";
 import { aliasOf } from "@idem/schema";
-import { checkHeaders } from "../../sandbox.js";
+import { checkHeaders, checkingField } from "../../sandbox.js";
 import { createHttpRequestHandler, requestUrl } from "./http-request-effect.js";
 import { HttpRequestSpecSchema } from "./spec.js";
 
@@ -21,8 +21,10 @@ export const httpRequestKind = defineEffectKind({
       ctx.issue("target", `unknown http target "${spec.target}"`);
       return;
     }
-    requestUrl(t, spec.path);
-    checkHeaders(spec.headers, false);
+    checkingField("path", () => {
+      requestUrl(t, spec.path);
+      checkHeaders(spec.headers, false);
+    });
   },
   aliases: (spec) => [{ type: "target", name: spec.target }],
   knownAliases: (ctx) =>

@@ -1,6 +1,6 @@
 import { defineEffectKind } from "@idem/kit";
 import { aliasOf } from "@idem/schema";
-import { checkHeaders } from "../../sandbox.js";
+import { checkHeaders, checkingField } from "../../sandbox.js";
 import { effectsServices } from "../services.js";
 import { createNatsPublishHandler, publishSubject } from "./nats-publish-effect.js";
 import { NatsPublishSpecSchema } from "./spec.js";
@@ -28,8 +28,10 @@ export const natsPublishKind = defineEffectKind({
       ctx.issue("subject", `"${full}" is one of idem's own subjects`);
       return;
     }
-    publishSubject(ctx.config, t, spec.subject);
-    checkHeaders(spec.headers, true);
+    checkingField("subject", () => {
+      publishSubject(ctx.config, t, spec.subject);
+      checkHeaders(spec.headers, true);
+    });
   },
   aliases: (spec) => [{ type: "target", name: spec.target }],
   knownAliases: (ctx) => Object.keys(ctx.config.publish).map((name) => ({ type: "target", name })),
