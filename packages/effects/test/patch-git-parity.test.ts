@@ -7,6 +7,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isIdemError } from "@idem/schema";
 import { afterEach, describe, expect, it } from "vitest";
+import { gitHeaderName } from "../src/git/patch/patch-paths.js";
 import { createEffects, type Effects } from "../src/index.js";
 import { staticEffectIssues } from "../src/static-checks.js";
 import { addRepo, clock, git, patchSpec, type Sandbox, sandbox } from "./helpers.js";
@@ -64,6 +65,21 @@ const PATCHES: [string, string, "apply" | "may-refuse"][] = [
   [
     "rename new naming a folder's file",
     "diff --git a/a.txt b/d/e/MOVED.txt\nsimilarity index 100%\nrename old a.txt\nrename new d/e/MOVED.txt\n",
+    "apply",
+  ],
+  [
+    "a rename whose header holds `.git/` inside a name (x.git/y)",
+    "diff --git a/a.txt b/x.git/y\nsimilarity index 100%\nrename from a.txt\nrename to x.git/y\n",
+    "apply",
+  ],
+  [
+    "a deletion whose header has other prefixes than a/ and b/",
+    "diff --git x/a.txt y/a.txt\ndeleted file mode 100644\n--- a/a.txt\n+++ /dev/null\n@@ -1,3 +0,0 @@\n-one\n-two\n-three\n",
+    "apply",
+  ],
+  [
+    "a mode change named by the header alone, other prefixes",
+    "diff --git x/a.txt y/a.txt\nold mode 100644\nnew mode 100755\n",
     "apply",
   ],
   [
@@ -129,5 +145,19 @@ describe("git.patch ends as git apply ends", () => {
       expect(git(repo, "rev-parse", "main^{tree}")).toBe(want);
       expect(git(repo, "status", "--porcelain")).toBe("");
     }
+  });
+});
+
+describe("gitHeaderName", () => {
+  it.each([
+    ["a/x b/x", "x"],
+    ["x/a b.txt y/a b.txt", "a b.txt"],
+    ["a/x\tb/x", "x"],
+    ["a/x.git/y b/x.git/y", "x.git/y"],
+    ["a/x b/y", null],
+    ["/x /x", null],
+    ["a/x", null],
+  ])("reads %j as git does: %j", (rest, name) => {
+    expect(gitHeaderName(rest)).toBe(name);
   });
 });

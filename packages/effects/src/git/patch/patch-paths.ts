@@ -66,6 +66,30 @@ function stripPrefix(p: string, prefix: string, field: string): string {
   return p.slice(prefix.length);
 }
 
+/** git's skip_tree_prefix with -p1: what follows the first `/`, null when that is the first byte. */
+function skipTreePrefix(s: string): string | null {
+  const i = s.indexOf("/");
+  return i <= 0 ? null : s.slice(i + 1);
+}
+
+/**
+ * The name of an unquoted `diff --git <a> <b>` line as git's git_header_name reads it (apply.c,
+ * -p1): the name both halves give after their first folder (any, not only `a/` and `b/`),
+ * separated by one space or tab; null when the halves differ (a rename names its paths elsewhere).
+ */
+export function gitHeaderName(rest: string): string | null {
+  const name = skipTreePrefix(rest);
+  if (name === null) return null;
+  for (let len = 0; len < name.length; len++) {
+    const c = name[len];
+    if (c !== " " && c !== "\t") continue;
+    if (len + 1 >= name.length) return null;
+    const second = skipTreePrefix(name.slice(len + 1));
+    if (second !== null && second.length === len && name.startsWith(second)) return second;
+  }
+  return null;
+}
+
 /** The path on a ---/+++ line, without a trailing tab and timestamp. */
 function headerPath(rest: string): string {
   if (rest.startsWith('"')) return takePath(rest)[0];
@@ -112,29 +136,14 @@ export function parsePatchFiles(patch: string): PatchFile[] {
         cur.oldPath = stripPrefix(a, "a/", "patch");
         cur.newPath = stripPrefix(b, "b/", "patch");
       } else {
-        const half = (rest.length - 1) / 2;
-        const a = rest.slice(0, half);
-        const b = rest.slice(half + 1);
-        if (
-          Number.isInteger(half) &&
-          a.startsWith("a/") &&
-          b.startsWith("b/") &&
-          a.slice(2) === b.slice(2)
-        ) {
-          checkRelativePath("patch", a.slice(2));
-          cur.oldPath = a.slice(2);
-          cur.newPath = b.slice(2);
-        } else {
-          for (const seg of rest.split(/[ \t]/)) {
-            if (
-              seg.includes("..") ||
-              seg.includes(".git/") ||
-              /(^|\/)\.git$/i.test(seg) ||
-              seg.startsWith("/")
-            ) {
-              refuse("patch", `header "${line}" names an unsafe path`);
-            }
-          }
+        // The name git takes from this line when both halves name it (its def_name): the one a
+        // new or deleted file, or a mode change, without ---/+++ lines applies to. Otherwise the
+        // ---/+++ and rename lines name the paths, each checked where it is read.
+        const name = gitHeaderName(rest);
+        if (name !== null) {
+          checkRelativePath("patch", name);
+          cur.oldPath = name;
+          cur.newPath = name;
         }
       }
       continue;
