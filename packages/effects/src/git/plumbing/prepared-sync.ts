@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import {
   lstatSync,
   mkdirSync,
@@ -26,9 +27,18 @@ export interface Change {
   next: TreeEntry | undefined;
 }
 
-/** The temporary name idem writes a working tree file under before renaming it into place. */
+/**
+ * The temporary name idem writes a working tree file under before renaming it into place:
+ * `.<name>.idem-<nonce>`, or, when that would pass the 255 bytes a file name may have (a name git
+ * takes can be 255 bytes long itself), `.<sha-256 of the name, 16 hex>.idem-<nonce>`: such a name
+ * could never be created before, so crash recovery finds either.
+ */
 export function tempName(path: string, nonce: string): string {
-  return join(dirname(path), `.${basename(path)}.idem-${nonce}`);
+  const name = basename(path);
+  const temp = `.${name}.idem-${nonce}`;
+  if (Buffer.byteLength(temp) <= 255) return join(dirname(path), temp);
+  const short = createHash("sha256").update(name).digest("hex").slice(0, 16);
+  return join(dirname(path), `.${short}.idem-${nonce}`);
 }
 
 /** A checked sync holding git's index.lock: `commit()` writes the files and the index. */
