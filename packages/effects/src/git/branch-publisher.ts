@@ -48,10 +48,16 @@ export class BranchPublisher {
     return m ? (m[1] as string) : null;
   }
 
-  /** Two-way merge of the index and working tree from `from` to `to`, as `git checkout` does. */
+  /**
+   * Two-way merge of the index and working tree from `from` to `to`, as `git checkout` does:
+   * with the index refreshed first, as checkout does, since read-tree trusts stat data alone and
+   * takes an entry git smudged as racily clean (or left without stat data) for a changed file.
+   */
   async syncWorktree(from: string | null, to: string): Promise<void> {
     const args =
       from === null ? ["read-tree", "-m", "-u", to] : ["read-tree", "-m", "-u", from, to];
+    // Best effort: a refresh git cannot do (index.lock held) leaves read-tree to say why.
+    await this.lock.git(["update-index", "-q", "--refresh"], { okCodes: [1, 128] });
     await this.lock.git(args);
   }
 
