@@ -10,8 +10,9 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join, relative } from "node:path";
-import { openTargets, parseSubmission, silentLogger, submitOutput } from "@idem/core";
+import { openEffects, parseSubmission, submitOutput } from "@idem/core";
 import { createInterpreter } from "@idem/interpreter";
+import { silentLogger } from "@idem/runtime";
 import { effectKey } from "@idem/schema";
 import { tempDir } from "@idem/testing";
 import fc from "fast-check";
@@ -97,7 +98,7 @@ describe("end-to-end fuzzing of hostile agent output (issue 31)", () => {
 
     const journal = await openWorkspaceJournal(ws);
     const accepted: { jobId: string; plans: Plan[] }[] = [];
-    const effects = openTargets(ws.config);
+    const effects = openEffects(ws.config);
     try {
       let n = 0;
       for (const { plans, mangle } of samples) {
@@ -112,7 +113,7 @@ describe("end-to-end fuzzing of hostile agent output (issue 31)", () => {
         const { body, field } = bodyOf(output, mangle);
         const parsed = parseSubmission(body, ws.config.limits.maxOutputBytes);
         const answer = parsed.ok
-          ? await submitOutput(journal, ws.config, parsed.value, "http")
+          ? await submitOutput({ journal, config: ws.config, raw: parsed.value, source: "http" })
           : parsed.result;
         const paths = (answer.issues ?? []).map((i) => i.path);
         const what = `${jobId} ${mangle} ${JSON.stringify(plans)}: ${JSON.stringify(answer.issues)}`;

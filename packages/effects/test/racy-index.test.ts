@@ -38,7 +38,7 @@ describe("a checked-out branch with racily clean index entries", () => {
     );
     const probed = await fx.probe(spec, "racy-1/0");
     expect(probed.status).toBe("absent");
-    await fx.apply(spec, "racy-1/0", probed);
+    await fx.apply(spec, "racy-1/0", { probed: probed });
     expect(git(repo, "ls-files")).toBe(".gitattributes\nREADME.md\nnew.txt");
     expect(git(repo, "status", "--porcelain")).toBe("");
   });

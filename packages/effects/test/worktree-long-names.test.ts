@@ -29,7 +29,7 @@ describe("a checked-out branch and a file name of 255 bytes", () => {
       files: [{ path: name, content: "long\n" }],
     };
     const probed = await fx.probe(spec, "long-1/0");
-    await fx.apply(spec, "long-1/0", probed);
+    await fx.apply(spec, "long-1/0", { probed: probed });
     expect(readFileSync(join(repo, name), "utf8")).toBe("long\n");
     expect(git(repo, "status", "--porcelain")).toBe("");
   });
