@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync }
 import { join } from "node:path";
 import { classifyError, type GitCommitSpec } from "@idem/schema";
 import { afterEach, describe, expect, it } from "vitest";
-import { FileLock } from "../src/git/plumbing/file-lock.js";
+import { FileLock } from "../src/fs/file-lock.js";
 import { createEffects, type Effects } from "../src/index.js";
 import { addRepo, clock, commitsWithKey, git, type Sandbox, sandbox } from "./helpers.js";
 
