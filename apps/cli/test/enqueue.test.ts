@@ -1,4 +1,4 @@
-// `idem enqueue` through the real built CLI on the embedded queue: one job as DESIGN.md says, and
+// `idem enqueue` through the real built CLI on the embedded queue: one job as docs/cli.md says, and
 // a batch (JSON Lines or a JSON array) that is validated whole before anything is enqueued.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -27,7 +27,7 @@ async function jobIds(): Promise<string[]> {
 }
 
 describe("idem enqueue, one job", () => {
-  it("prints DESIGN.md's shape; the same job again is a duplicate (exit 0), another input a conflict (exit 1)", async () => {
+  it("prints the shape of docs/cli.md; the same job again is a duplicate (exit 0), another input a conflict (exit 1)", async () => {
     const first = await run(["-", "--json"], JSON.stringify(job("one", 1)));
     expect(first.code).toBe(0);
     expect(JSON.parse(first.stdout)).toEqual({

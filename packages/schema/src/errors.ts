@@ -1,5 +1,5 @@
 /**
- * The failure classes of DESIGN.md, one enum everywhere.
+ * The failure classes of docs/concepts.md ("Failure classes"), one enum everywhere.
  *
  * `transient` (I/O, lock, timeout, unavailable), `infrastructure` (crash, lost lease, out of disk),
  * `validation` (the output or spec is impossible), `conflict` (the target moved), `uncertain` (the
@@ -141,7 +141,7 @@ const NODE_IO_CLASSES: Record<string, FailureClass> = {
 };
 
 /**
- * Classifies any thrown value with DESIGN.md's failure classes.
+ * Classifies any thrown value with the failure classes of docs/concepts.md.
  *
  * An IdemError keeps its class; a Node or SQLite error is classified by its `code` (ENOSPC and
  * SQLITE_FULL `infrastructure`, EBUSY, ECONNRESET, SQLITE_BUSY and the like `transient`, extended

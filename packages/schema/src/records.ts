@@ -189,7 +189,7 @@ export type NatsPublishSpec = z.infer<typeof NatsPublishSpecSchema>;
 export type HttpRequestSpec = z.infer<typeof HttpRequestSpecSchema>;
 /** The `kind` of an effect. */
 export type EffectKind = EffectSpec["kind"];
-/** Every effect kind, in the order DESIGN.md lists them. */
+/** Every effect kind, in the order docs/agents.md ("Effects") lists them. */
 export const EFFECT_KINDS = [
   "git.commit",
   "git.patch",

@@ -137,7 +137,7 @@ interface Unenqueued {
 const isFailure = (r: EnqueueOutcome | Unenqueued): r is Unenqueued => "error" in r;
 
 /**
- * `--json`: one entry per job in file order, the enqueue shape of DESIGN.md or `{ jobId, error }`
+ * `--json`: one entry per job in file order, the enqueue shape of docs/cli.md or `{ jobId, error }`
  * (`NOT_ATTEMPTED` after the stream became unavailable). People get counts and the failures. Exit 1
  * when any job is not enqueued.
  */

@@ -1,4 +1,4 @@
-import { type Clock, type FaultPoint, IdemError, systemClock } from "@idem/schema";
+import { type Clock, FAULT_POINTS, type FaultPoint, IdemError, systemClock } from "@idem/schema";
 import { canonicalRow } from "./digest.js";
 import { keyValues, PostgresTarget } from "./postgres-target.js";
 import { SqliteSource } from "./sqlite-source.js";
@@ -190,10 +190,10 @@ async function copyTable(
   for (;;) {
     const rows = source.batch(t, from, batch);
     if (rows.length === 0) return inserted;
-    inserted += await target.insert(t, rows, () => fault("journal-copy.before-commit"));
+    inserted += await target.insert(t, rows, () => fault(FAULT_POINTS.JOURNAL_COPY_BEFORE_COMMIT));
     done += rows.length;
     progress({ phase: "copy", table: t.name, done, total });
-    fault("journal-copy.after-batch");
+    fault(FAULT_POINTS.JOURNAL_COPY_AFTER_BATCH);
     from = keyValues(t, rows[rows.length - 1] as unknown[]);
     if (rows.length < batch) return inserted;
   }
