@@ -1,11 +1,7 @@
 import type { AgentOutput, Job, ValidationIssue } from "@idem/schema";
+import { DEFAULT_SUBJECT_PREFIX } from "@idem/schema";
 import { IdemClientError } from "./client-error.js";
-import {
-  checkSubjectPrefix,
-  DEFAULT_SUBJECT_PREFIX,
-  type JetStreamPublisher,
-  publishJob,
-} from "./jetstream-enqueue.js";
+import { checkSubjectPrefix, type JetStreamPublisher, publishJob } from "./jetstream-enqueue.js";
 
 /** How failed requests are retried: exponential backoff with full jitter. */
 export interface RetryOptions {

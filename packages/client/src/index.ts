@@ -1,3 +1,4 @@
+export { DEFAULT_SUBJECT_PREFIX } from "@idem/schema";
 export type { IdemClientErrorCode } from "./client-error.js";
 export { IdemClientError, isIdemClientError } from "./client-error.js";
 export type {
@@ -12,4 +13,3 @@ export type {
 export { createClient } from "./create-client.js";
 export { fileWrite, gitCommit, gitPatch, httpRequest, natsPublish } from "./effect-builders.js";
 export type { JetStreamPubAck, JetStreamPublisher } from "./jetstream-enqueue.js";
-export { DEFAULT_SUBJECT_PREFIX } from "./jetstream-enqueue.js";

@@ -1,7 +1,8 @@
 // Enqueueing straight onto idem's jobs stream, as idem's own JobPublisher (@idem/nats) publishes: the
-// client imports no NATS package, so the subject, the msg id and the payload are mirrored here, and
-// packages/client/test/jetstream-enqueue.int.test.ts proves they agree with @idem/nats.
-import { type Job, validateJob } from "@idem/schema";
+// client imports no NATS package, so the msg id and the payload are mirrored here (the subject is
+// @idem/schema's), and packages/client/test/jetstream-enqueue.int.test.ts proves they agree with
+// @idem/nats.
+import { type Job, jobSubject, SUBJECT_PREFIX_PATTERN, validateJob } from "@idem/schema";
 import { IdemClientError } from "./client-error.js";
 
 /** The answer of a JetStream stream to one publish (the `PubAck` of @nats-io/jetstream). */
@@ -24,19 +25,9 @@ export interface JetStreamPublisher {
   ): Promise<JetStreamPubAck>;
 }
 
-/** idem's default `nats.subjectPrefix`: jobs for agent `writer` go to `idem.jobs.writer`. */
-export const DEFAULT_SUBJECT_PREFIX = "idem";
-/** A subject prefix as `nats.subjectPrefix` allows it: dot-separated tokens, no wildcards. */
-const SUBJECT_PREFIX = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
-
-/** The subject a job for `agent` is published on: `<prefix>.jobs.<agent>`, as @idem/nats says. */
-export function jobSubject(subjectPrefix: string, agent: string): string {
-  return `${subjectPrefix}.jobs.${agent}`;
-}
-
 /** @throws TypeError naming `subjectPrefix` when it is not a NATS subject prefix. */
 export function checkSubjectPrefix(prefix: string): string {
-  if (!SUBJECT_PREFIX.test(prefix)) {
+  if (!SUBJECT_PREFIX_PATTERN.test(prefix)) {
     throw new TypeError(
       `subjectPrefix ${JSON.stringify(prefix)} must be dot-separated tokens of letters, digits, _ and - (as nats.subjectPrefix)`,
     );

@@ -95,6 +95,35 @@ export {
 export type { Backoff, BackoffPolicy, RetryPolicy } from "./retry.js";
 export { createBackoff, retry, retryAfter, scheduledDelay } from "./retry.js";
 export { sleep } from "./sleep.js";
+export type {
+  ActiveRunState,
+  EffectState,
+  JobState,
+  RunState,
+  SettledEffectState,
+} from "./states.js";
+export {
+  ACTIVE_RUN_STATES,
+  BLOCKING_EFFECT_STATES,
+  EFFECT_STATES,
+  isActiveRun,
+  isSettledEffect,
+  JOB_STATES,
+  JOB_TRANSITIONS,
+  REINTENDABLE_EFFECT_STATES,
+  RESOLVABLE_EFFECT_STATES,
+  RUN_STATES,
+  RUN_TRANSITIONS,
+  SETTLED_EFFECT_STATES,
+  UNFINISHED_JOB_STATES,
+} from "./states.js";
+export {
+  DEFAULT_SUBJECT_PREFIX,
+  jobSubject,
+  jobsSubjects,
+  SUBJECT_PREFIX_PATTERN,
+  submitSubject,
+} from "./subjects.js";
 export type { Clock } from "./time.js";
 export { ManualClock, parseDuration, parseSince, systemClock } from "./time.js";
 export { unsafeRelativePath, unsafeUrlPath } from "./unsafe-relative-path.js";

@@ -1,4 +1,4 @@
-import { EFFECT_STATES, JOB_STATES, RUN_STATES } from "@idem/journal";
+import { EFFECT_STATES, JOB_STATES, RUN_STATES } from "@idem/schema";
 import { html } from "hono/html";
 import { activityChart } from "../activity.js";
 import { badge, type Html, time } from "../format.js";
