@@ -62,6 +62,8 @@ export {
   parseEffectKey,
   retryMsgId,
 } from "./ids.js";
+export type { JournalLocation } from "./journal-location.js";
+export { journalLocationOf } from "./journal-location.js";
 export type { JsonSchemaDocument, JsonSchemaName } from "./json-schemas.js";
 export { JSON_SCHEMA_NAMES, jsonSchemaOf, jsonSchemaText } from "./json-schemas.js";
 export type { NatsConfig } from "./nats-config.js";
