@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openJournal } from "@idem/journal";
+import { openSqliteJournal } from "@idem/journal";
 import { classifyError } from "@idem/schema";
 import { describe, expect, it } from "vitest";
 
@@ -40,7 +40,9 @@ describe("the journal under resource faults", () => {
       const small = mountSmallFs(600);
       if (!small) throw new Error("mount");
       try {
-        const journal = await openJournal(join(small.dir, "journal.db"), { synchronous: "FULL" });
+        const journal = await openSqliteJournal(join(small.dir, "journal.db"), {
+          synchronous: "FULL",
+        });
         const body = "x".repeat(8000);
         const out = (i: number) => ({ jobId: `job-${i}`, agent: "w", summary: body, effects: [] });
         let full: unknown;
@@ -102,8 +104,8 @@ describe("the journal under resource faults", () => {
       return { exited: new Promise<void>((resolve) => child.once("exit", () => resolve())) };
     };
     try {
-      await (await openJournal(path)).close();
-      const patient = await openJournal(path, { busyTimeoutMs: 10_000 });
+      await (await openSqliteJournal(path)).close();
+      const patient = await openSqliteJournal(path, { busyTimeoutMs: 10_000 });
       const released = await hold(1000);
       const r = await patient.outputs.record(
         { jobId: "a", agent: "w", effects: [] },
@@ -111,7 +113,7 @@ describe("the journal under resource faults", () => {
       );
       expect(r.status).toBe("recorded");
       await released.exited;
-      const hasty = await openJournal(path, { busyTimeoutMs: 100 });
+      const hasty = await openSqliteJournal(path, { busyTimeoutMs: 100 });
       const releasedAgain = await hold(1500);
       const err = await hasty.outputs
         .record({ jobId: "b", agent: "w", effects: [] }, { source: "test", targets: [] })

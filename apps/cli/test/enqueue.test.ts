@@ -2,7 +2,7 @@
 // a batch (JSON Lines or a JSON array) that is validated whole before anything is enqueued.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openJournal } from "@idem/journal";
+import { openSqliteJournal } from "@idem/journal";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { idem, type Workspace, workspace } from "./ops-helpers.js";
 
@@ -18,7 +18,7 @@ const run = (args: string[], input?: string) =>
   idem(["enqueue", ...args, "--config", ws.config], input === undefined ? {} : { input });
 
 async function jobIds(): Promise<string[]> {
-  const journal = await openJournal(join(ws.dir, "journal.db"));
+  const journal = await openSqliteJournal(join(ws.dir, "journal.db"));
   try {
     return (await journal.jobs.pending({ since: 0 })).map((j) => j.jobId);
   } finally {

@@ -2,13 +2,13 @@ export { DEFAULT_SUBJECT_PREFIX } from "@idem/schema";
 export type { IdemClientErrorCode } from "./client-error.js";
 export { IdemClientError, isIdemClientError } from "./client-error.js";
 export type {
+  ClientEnqueueAnswer,
   ClientOptions,
-  EnqueueResult,
+  ClientOutputRecord,
+  ClientStatusReport,
+  ClientSubmitAnswer,
   IdemClient,
-  OutputRecord,
   RetryOptions,
-  StatusReport,
-  SubmitResult,
 } from "./create-client.js";
 export { createClient } from "./create-client.js";
 export { fileWrite, gitCommit, gitPatch, httpRequest, natsPublish } from "./effect-builders.js";

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type JournalStore, openJournal } from "@idem/journal";
+import { type JournalStore, openSqliteJournal } from "@idem/journal";
 import {
   type Config,
   contentHash,
@@ -44,7 +44,7 @@ export async function opsFixture(): Promise<OpsFixture> {
   const parsed = parseConfig(raw, { dir, file: join(dir, "idem.config.json") });
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
   const config = parsed.config;
-  const journal = await openJournal(config.journal.path);
+  const journal = await openSqliteJournal(config.journal.path);
   const effects = openEffects(config, { durable: false });
   const files = new FileWriteIndex(journal);
   return {

@@ -77,4 +77,8 @@ export { redactUrl } from "./store/postgres/connection.js";
 export type { PostgresJournalOptions } from "./store/postgres/postgres-journal-store.js";
 export { PostgresJournalStore } from "./store/postgres/postgres-journal-store.js";
 export type { SqliteJournalOptions } from "./store/sqlite/sqlite-journal-store.js";
-export { openJournal, SqliteJournalStore, TRIGGERS } from "./store/sqlite/sqlite-journal-store.js";
+export {
+  openSqliteJournal,
+  SqliteJournalStore,
+  TRIGGERS,
+} from "./store/sqlite/sqlite-journal-store.js";

@@ -1,7 +1,7 @@
 import type { JournalLocation } from "@idem/schema";
 import type { JournalStore } from "./journal-store.js";
 import type { SqliteJournalOptions } from "./store/sqlite/connection.js";
-import { openJournal } from "./store/sqlite/sqlite-journal-store.js";
+import { openSqliteJournal } from "./store/sqlite/sqlite-journal-store.js";
 
 export type { JournalLocation } from "@idem/schema";
 
@@ -35,7 +35,7 @@ export async function openJournalStore(
       ...(options.readonly !== undefined && { readonly: options.readonly }),
     });
   }
-  return openJournal(location.path, {
+  return openSqliteJournal(location.path, {
     ...(options.readonly !== undefined && { readonly: options.readonly }),
     ...(options.synchronous !== undefined && { synchronous: options.synchronous }),
   });

@@ -29,7 +29,7 @@ export { TRIGGERS } from "./maintenance.js";
  * earlier versions open and are migrated forward.
  * @throws the SQLite error when the file cannot be opened or migrated.
  */
-export async function openJournal(
+export async function openSqliteJournal(
   path: string,
   options: SqliteJournalOptions = {},
 ): Promise<SqliteJournalStore> {
@@ -61,7 +61,7 @@ export class SqliteJournalStore implements JournalStore {
     this.maintenance = sqliteMaintenance(c);
   }
 
-  /** Opens a journal file synchronously (see `openJournal`). */
+  /** Opens a journal file synchronously (see `openSqliteJournal`). */
   static open(path: string, options: SqliteJournalOptions = {}): SqliteJournalStore {
     return new SqliteJournalStore(SqliteConnection.open(path, options));
   }
