@@ -4,7 +4,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openSqliteJournal } from "@idem/journal";
-import { classifyError } from "@idem/schema";
+import { classifyError, isIdemError } from "@idem/schema";
 import { describe, expect, it } from "vitest";
 
 /** Mounts a size-limited tmpfs; undefined where this machine does not allow it (not root). */
@@ -57,7 +57,9 @@ describe("the journal under resource faults", () => {
         }
         expect(full, "the filesystem never filled").toBeDefined();
         expect(i).toBeGreaterThan(5);
-        expect((full as { code?: string }).code).toMatch(/^SQLITE_FULL/);
+        // The adapter's boundary answers idem's code, SQLite's error its cause.
+        expect(isIdemError(full, "DISK_FULL")).toBe(true);
+        expect((full as { cause?: { code?: string } }).cause?.code).toMatch(/^SQLITE_FULL/);
         expect(classifyError(full)).toBe("infrastructure");
         const counts = () =>
           journal.database
@@ -118,7 +120,8 @@ describe("the journal under resource faults", () => {
       const err = await hasty.outputs
         .record({ jobId: "b", agent: "w", effects: [] }, { source: "test", targets: [] })
         .catch((e) => e);
-      expect((err as { code?: string }).code).toMatch(/^SQLITE_BUSY/);
+      expect(isIdemError(err, "LOCKED")).toBe(true);
+      expect((err as { cause?: { code?: string } }).cause?.code).toMatch(/^SQLITE_BUSY/);
       expect(classifyError(err)).toBe("transient");
       await releasedAgain.exited;
       expect(await hasty.outputs.has("b")).toBe(false);

@@ -132,21 +132,15 @@ const NODE_IO_CLASSES: Record<string, FailureClass> = {
   EIO: "transient",
   EMFILE: "transient",
   ENFILE: "transient",
-  SQLITE_BUSY: "transient",
-  SQLITE_LOCKED: "transient",
-  SQLITE_FULL: "infrastructure",
-  SQLITE_IOERR: "transient",
-  SQLITE_READONLY: "transient",
-  SQLITE_CANTOPEN: "transient",
 };
 
 /**
  * Classifies any thrown value with the failure classes of docs/concepts.md.
  *
- * An IdemError keeps its class; a Node or SQLite error is classified by its `code` (ENOSPC and
- * SQLITE_FULL `infrastructure`, EBUSY, ECONNRESET, SQLITE_BUSY and the like `transient`, extended
- * SQLite codes by their prefix); anything else is `logic`, so an unknown failure is never retried
- * blindly. Never throws.
+ * An IdemError keeps its class (the journal's SQLite adapter wraps SQLite's errors into IdemErrors,
+ * so SQLite codes never reach here); a Node error is classified by its `code` (ENOSPC
+ * `infrastructure`, EBUSY, ECONNRESET and the like `transient`, an extended code by its prefix);
+ * anything else is `logic`, so an unknown failure is never retried blindly. Never throws.
  */
 export function classifyError(e: unknown): FailureClass {
   if (isIdemError(e)) return e.class;

@@ -1,4 +1,5 @@
 import { type Clock, FAULT_POINTS, type FaultPoint, IdemError, systemClock } from "@idem/schema";
+import { asJournalError } from "../store/sqlite/sqlite-errors.js";
 import { canonicalRow } from "./digest.js";
 import { keyValues, PostgresTarget } from "./postgres-target.js";
 import { SqliteSource } from "./sqlite-source.js";
@@ -65,9 +66,18 @@ const DEFAULT_BATCH = 1000;
  *   interpreters and executors first), or another copy writes the target; INVALID_STATE when the
  *   target holds rows the source does not have (nothing is written then); NOT_FOUND when the
  *   source file is missing. A verification that finds a difference is not thrown: `verified` is
- *   false and the tables say which.
+ *   false and the tables say which. A failure of the SQLite source is its IdemError (IO,
+ *   INTEGRITY, ...), as the SQLite store's own.
  */
 export async function copyJournal(options: JournalCopyOptions): Promise<JournalCopyReport> {
+  try {
+    return await copyOnce(options);
+  } catch (e) {
+    throw asJournalError(e);
+  }
+}
+
+async function copyOnce(options: JournalCopyOptions): Promise<JournalCopyReport> {
   const batch = options.batchSize ?? DEFAULT_BATCH;
   if (!Number.isInteger(batch) || batch < 1) {
     throw new IdemError("INVALID_INPUT", `batchSize must be a positive integer, not ${batch}`);
