@@ -5,7 +5,7 @@ import { type JournalStore, openJournalStore, redactUrl } from "@idem/journal";
 import {
   type Config,
   describeJsonError,
-  type ErrorCode,
+  exitCodeOfError,
   isIdemError,
   journalLocationOf,
   parseConfig,
@@ -20,20 +20,13 @@ export { CliError, EXIT, exitHolder } from "./exit.js";
 export const CONFIG_FILE = "idem.config.json";
 
 /**
- * One table from error codes to exit codes; anything not listed is a plain failure (1), e.g. a
- * NOT_FOUND job or an INVALID_STATE run from @idem/core.
+ * The exit code of a failure: a CliError's own, an IdemError's from the one table of codes
+ * (`ERROR_CODES` of @idem/schema: INVALID_CONFIG 2, INVARIANT_VIOLATION and INTEGRITY 3, the
+ * rest 1), otherwise 1.
  */
-const EXIT_BY_CODE: Partial<Record<ErrorCode, number>> = {
-  INVALID_CONFIG: EXIT.USAGE,
-  INVARIANT_VIOLATION: EXIT.INVARIANT,
-  INTEGRITY: EXIT.INVARIANT,
-};
-
-/** The exit code of a failure: a CliError's own, an IdemError's by its code, otherwise 1. */
 export function exitCodeOf(e: unknown): number {
   if (e instanceof CliError) return e.exitCode;
-  if (isIdemError(e)) return EXIT_BY_CODE[e.code] ?? EXIT.FAILED;
-  return EXIT.FAILED;
+  return exitCodeOfError(e);
 }
 
 /** The options every command takes. */

@@ -21,15 +21,25 @@ export {
 export type { InvariantViolation } from "./config-invariants.js";
 export { checkConfigInvariants, redeliveryHorizonMs } from "./config-invariants.js";
 export { effectTarget, effectTargets } from "./effect-targets.js";
-export type { ErrorCode, FailureClass, IdemErrorOptions } from "./errors.js";
+export type {
+  ErrorCode,
+  ErrorHttpStatus,
+  ExitCode,
+  FailureClass,
+  IdemErrorOptions,
+} from "./errors.js";
 export {
   classifyError,
   describeError,
   ERROR_CODES,
+  EXIT_CODES,
+  exitCodeOfError,
   FAILURE_CLASSES,
+  httpStatusOfError,
   IdemError,
   isIdemError,
   isRetryableClass,
+  UNCODED_ERROR,
 } from "./errors.js";
 export type { FaultHook, FaultPoint } from "./faults.js";
 export { createFaultHook, FAULT_POINTS, noFault } from "./faults.js";
