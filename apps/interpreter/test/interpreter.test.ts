@@ -303,7 +303,11 @@ describe("createInterpreter", () => {
     expect((await interp.drain()).runs.done).toBe(0);
     expect(hits).toHaveLength(1);
 
-    await journal.ledger.resolve("hook", "applied", "the hook's log shows it arrived", "tester");
+    await journal.ledger.resolve("hook", {
+      decision: "applied",
+      reason: "the hook's log shows it arrived",
+      actor: "tester",
+    });
     const second = await interp.drain();
     expect(second.runs.done).toBe(1);
     expect(hits).toHaveLength(1);

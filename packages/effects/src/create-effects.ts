@@ -7,8 +7,6 @@ import {
   type EffectKind,
   type EffectSpec,
   type FaultHook,
-  type GitCommitSpec,
-  type GitPatchSpec,
   IdemError,
   systemClock,
 } from "@idem/schema";
@@ -16,8 +14,7 @@ import type { EffectHandler, Effects, ProbeHint, ProbeResult } from "./effect-ha
 import { createFileWriteHandler, fileWriteBytes } from "./file-write-effect.js";
 import { createGitCommitHandler } from "./git/git-commit-effect.js";
 import { createGitPatchHandler } from "./git/git-patch-effect.js";
-import { isValidationError, probeGitGroup } from "./git/git-probe-batch.js";
-import type { GitRepo } from "./git/git-repo.js";
+import { type GitGroup, isValidationError, probeGitGroup } from "./git/git-probe-batch.js";
 import { GitTargets } from "./git/git-targets.js";
 import { ScratchIndexes } from "./git/patch/scratch-indexes.js";
 import type { CloneProgress } from "./git/remote/remote-git.js";
@@ -128,14 +125,7 @@ export function createEffects(config: Config, options: CreateEffectsOptions = {}
     async probeBatch(items, opts = {}) {
       const simulate = opts.simulate === true;
       const out = new Map<string, ProbeResult>();
-      const gitGroups = new Map<
-        string,
-        {
-          repo: GitRepo;
-          branch: string;
-          items: { spec: GitCommitSpec | GitPatchSpec; key: string }[];
-        }
-      >();
+      const gitGroups = new Map<string, GitGroup>();
       const written = new Map<string, Buffer>();
       for (const it of items) {
         const { spec, key } = it;
@@ -176,10 +166,11 @@ export function createEffects(config: Config, options: CreateEffectsOptions = {}
       const ctx = {
         scratch,
         maxFileBytes,
+        simulate,
+        out,
         probeOne: (spec: EffectSpec, key: string) => of(spec).probe(spec, key),
       };
-      for (const g of gitGroups.values())
-        await probeGitGroup(g.repo, g.branch, g.items, simulate, out, ctx);
+      for (const g of gitGroups.values()) await probeGitGroup(g, ctx);
       return out;
     },
 

@@ -202,7 +202,11 @@ describe("SQLite only: its adapter's runs, read through its file (both stores: t
     await t.journal.ledger.settle(c.lease, "a/0", "uncertain");
     await t.journal.runs.markDead(c.lease, { class: "uncertain", error: "timeout after send" });
     await t.journal.outputs.record(output("b"), { source: "cli", targets: ["root:x"] });
-    await t.journal.ledger.resolve("a", "applied", "saw it in the webhook logs", "oncall");
+    await t.journal.ledger.resolve("a", {
+      decision: "applied",
+      reason: "saw it in the webhook logs",
+      actor: "oncall",
+    });
     // a is pending again and first on root:x: b waits until a is done.
     const again = await t.journal.runs.claim(CLAIM);
     expect(again?.output.jobId).toBe("a");
@@ -318,15 +322,14 @@ describe("SQLite only: its adapter's runs, read through its file (both stores: t
     });
     await t.journal.ledger.settle(c.lease, "a/0", "uncertain");
     await t.journal.runs.markDead(c.lease, { class: "uncertain", error: "timeout after send" });
-    await expect(t.journal.ledger.resolve("a", "applied", " ", "oncall")).rejects.toSatisfy((e) =>
-      isIdemError(e, "INVALID_INPUT"),
-    );
-    const r = await t.journal.ledger.resolve(
-      "a",
-      "applied",
-      "saw it in the webhook logs",
-      "oncall",
-    );
+    await expect(
+      t.journal.ledger.resolve("a", { decision: "applied", reason: " ", actor: "oncall" }),
+    ).rejects.toSatisfy((e) => isIdemError(e, "INVALID_INPUT"));
+    const r = await t.journal.ledger.resolve("a", {
+      decision: "applied",
+      reason: "saw it in the webhook logs",
+      actor: "oncall",
+    });
     expect(r.state).toBe("applied");
     expect((await t.journal.runs.latest("a"))?.state).toBe("pending");
     const ev = (await t.journal.events.list({ jobId: "a", type: "effect.resolved" }))[0];

@@ -89,16 +89,12 @@ async function copyOnce(options: JournalCopyOptions): Promise<JournalCopyReport>
     refuseHeldLeases(source, (options.clock ?? systemClock).now());
     const target = await PostgresTarget.open(options.to);
     try {
+      const copy: Copy = { source, target, batch, progress, fault };
       const starts = new Map<string, unknown[] | undefined>();
-      for (const t of COPY_TABLES)
-        starts.set(t.name, await checkSubset(source, target, t, batch, progress));
+      for (const t of COPY_TABLES) starts.set(t.name, await checkSubset(copy, t));
       const inserted = new Map<string, number>();
-      for (const t of COPY_TABLES) {
-        inserted.set(
-          t.name,
-          await copyTable(source, target, t, starts.get(t.name), batch, progress, fault),
-        );
-      }
+      for (const t of COPY_TABLES)
+        inserted.set(t.name, await copyTable(copy, t, starts.get(t.name)));
       await target.continueSequences();
       const sources = source.digests();
       const tables: JournalCopyTableReport[] = [];
@@ -129,6 +125,15 @@ async function copyOnce(options: JournalCopyOptions): Promise<JournalCopyReport>
   }
 }
 
+/** One copy in progress: both ends, the batch size, and where it reports and may be stopped. */
+interface Copy {
+  source: SqliteSource;
+  target: PostgresTarget;
+  batch: number;
+  progress: (p: JournalCopyProgress) => void;
+  fault: (point: JournalCopyFaultPoint) => void;
+}
+
 /** Refuses to copy a journal that live processes may still be writing under their leases. */
 function refuseHeldLeases(source: SqliteSource, now: number): void {
   const held = source.heldLeases(now);
@@ -147,13 +152,8 @@ function refuseHeldLeases(source: SqliteSource, now: number): void {
  * target holds exactly the source's rows up to it, else from the start.
  * @throws INVALID_STATE naming the table and the first key that differs or is not in the source.
  */
-async function checkSubset(
-  source: SqliteSource,
-  target: PostgresTarget,
-  t: CopyTable,
-  batch: number,
-  progress: (p: JournalCopyProgress) => void,
-): Promise<unknown[] | undefined> {
+async function checkSubset(copy: Copy, t: CopyTable): Promise<unknown[] | undefined> {
+  const { source, target, batch, progress } = copy;
   const total = await target.count(t);
   if (total === 0) return undefined;
   let done = 0;
@@ -183,15 +183,8 @@ async function checkSubset(
 }
 
 /** Copies one table from `start` (or its first row) in batches; answers the rows inserted. */
-async function copyTable(
-  source: SqliteSource,
-  target: PostgresTarget,
-  t: CopyTable,
-  start: unknown[] | undefined,
-  batch: number,
-  progress: (p: JournalCopyProgress) => void,
-  fault: (point: JournalCopyFaultPoint) => void,
-): Promise<number> {
+async function copyTable(copy: Copy, t: CopyTable, start: unknown[] | undefined): Promise<number> {
+  const { source, target, batch, progress, fault } = copy;
   const total = source.count(t);
   let done = start === undefined ? 0 : source.countUpTo(t, start[0]);
   let inserted = 0;
