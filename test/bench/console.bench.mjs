@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ACTIVITY_BUCKET_MS, activityStart, activityUntil, startConsole } from "@idem/console";
 import { openEffects } from "@idem/core";
-import { openJournal } from "@idem/journal";
+import { openSqliteJournal } from "@idem/journal";
 import { parseConfig } from "@idem/schema";
 import Database from "better-sqlite3";
 import { interleave, median, QUICK, ROUNDS, report, row } from "./lib/measure.mjs";
@@ -32,7 +32,7 @@ const dir = mkdtempSync(join(tmpdir(), "idem-bench-console-"));
  * applied) and their events, written in big raw transactions on a migrated journal file.
  */
 async function fill(path, n) {
-  await (await openJournal(path)).close();
+  await (await openSqliteJournal(path)).close();
   const db = new Database(path);
   db.pragma("synchronous = OFF");
   const now = Date.now();
@@ -110,7 +110,7 @@ try {
   );
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
   const config = parsed.config;
-  const journal = await openJournal(path);
+  const journal = await openSqliteJournal(path);
   const effects = openEffects(config);
   const server = await startConsole({
     config,

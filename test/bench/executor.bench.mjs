@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { enqueueJob } from "@idem/core";
 import { createExecutor } from "@idem/executor";
-import { openJournal } from "@idem/journal";
+import { openSqliteJournal } from "@idem/journal";
 import { connectNats, createJobPublisher, ensureJobsStream, startMessageLoop } from "@idem/nats";
 import { silentLogger } from "@idem/runtime";
 import { parseConfig } from "@idem/schema";
@@ -88,7 +88,9 @@ async function raw(server, tag, k = K, around = undefined) {
  * fewer journal writes; the gap between it and idem is the executor's own cost.
  */
 async function floor(server, dir, tag, k = K) {
-  const journal = await openJournal(join(dir, `journal-floor-${tag}.db`), { synchronous: "FULL" });
+  const journal = await openSqliteJournal(join(dir, `journal-floor-${tag}.db`), {
+    synchronous: "FULL",
+  });
   try {
     return await raw(server, `floor_${tag}`, k, {
       beforePublish: (j) => journal.jobs.enqueue(j, { actor: "enqueue", durable: false }),
@@ -198,7 +200,7 @@ async function idem(
   );
   if (!r.ok) throw new Error(JSON.stringify(r.issues));
   const config = r.config;
-  const journal = await openJournal(path, { synchronous });
+  const journal = await openSqliteJournal(path, { synchronous });
   const perJob = timing ? new Map() : undefined;
   const counts = { recorded: 0 };
   const ex = createExecutor({

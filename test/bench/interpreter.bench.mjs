@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openEffects } from "@idem/core";
 import { createInterpreter } from "@idem/interpreter";
-import { openJournal } from "@idem/journal";
+import { openSqliteJournal } from "@idem/journal";
 import { effectTargets, parseConfig } from "@idem/schema";
 import { pino } from "pino";
 import { figure, interleave, perSec, ROUNDS, report, row, size } from "./lib/measure.mjs";
@@ -56,7 +56,7 @@ async function idemLoop(n) {
   );
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
   const config = parsed.config;
-  const journal = await openJournal(config.journal.path, { synchronous: "FULL" });
+  const journal = await openSqliteJournal(config.journal.path, { synchronous: "FULL" });
   const t0 = performance.now();
   for (let i = 0; i < n; i++) {
     const output = {

@@ -10,7 +10,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openJournal } from "@idem/journal";
+import { openSqliteJournal } from "@idem/journal";
 import { postgresBinDir } from "@idem/testing";
 import Database from "better-sqlite3";
 import { postgresRows } from "./lib/journal-pg.mjs";
@@ -63,7 +63,7 @@ function rawInsert(sync) {
  */
 async function rawRecordRows(sync) {
   const path = join(dir, `floor-${sync}.db`);
-  await (await openJournal(path, { synchronous: "NORMAL" })).close();
+  await (await openSqliteJournal(path, { synchronous: "NORMAL" })).close();
   const db = new Database(path);
   db.pragma("journal_mode = WAL");
   db.pragma(`synchronous = ${sync}`);
@@ -101,7 +101,7 @@ async function rawRecordRows(sync) {
 }
 
 async function journalRecord(sync) {
-  const j = await openJournal(join(dir, `journal-${sync}.db`), { synchronous: sync });
+  const j = await openSqliteJournal(join(dir, `journal-${sync}.db`), { synchronous: sync });
   let i = 0;
   return {
     step: async (k) => {
@@ -121,7 +121,7 @@ async function journalRecord(sync) {
 /** A journal holding `n` outputs whose runs are done (history), filled in big raw transactions. */
 async function scaled(n) {
   const path = join(dir, `scale-${n}.db`);
-  await (await openJournal(path)).close();
+  await (await openSqliteJournal(path)).close();
   const db = new Database(path);
   db.pragma("synchronous = OFF");
   const now = Date.now();
@@ -142,7 +142,7 @@ async function scaled(n) {
   db.close();
   // The fill (synchronous OFF) written back now, not by the kernel inside the measured fsyncs.
   spawnSync("sync");
-  const j = await openJournal(path, { synchronous: "FULL" });
+  const j = await openSqliteJournal(path, { synchronous: "FULL" });
   let i = 0;
   return {
     /** `k` records, each followed by a claim and complete of its run: { rec, claim } latencies. */

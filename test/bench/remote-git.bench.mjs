@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openEffects } from "@idem/core";
 import { createInterpreter } from "@idem/interpreter";
-import { openJournal } from "@idem/journal";
+import { openSqliteJournal } from "@idem/journal";
 import { defaultConfig, effectTargets, parseConfig } from "@idem/schema";
 import { pino } from "pino";
 import { createBareRepo, startGitDaemon } from "../../packages/testing/dist/index.js";
@@ -84,7 +84,7 @@ async function idem(kind, pipeline) {
   );
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
   const config = parsed.config;
-  const journal = await openJournal(config.journal.path, { synchronous: "FULL" });
+  const journal = await openSqliteJournal(config.journal.path, { synchronous: "FULL" });
   const effects = openEffects(config);
   const spec = (i) => ({
     kind: "git.commit",

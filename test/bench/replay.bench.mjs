@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildReplayPlan, openEffects } from "@idem/core";
-import { openJournal } from "@idem/journal";
+import { openSqliteJournal } from "@idem/journal";
 import { interleave, median, report, row, size } from "./lib/measure.mjs";
 import { bash, script } from "./lib/plain.mjs";
 import { replayFixture } from "./lib/replay-fixture.mjs";
@@ -24,7 +24,7 @@ try {
   const rounds = await interleave("replay plan", {
     plain: async () => median(bash("git-scan.sh", [repo, "main", 1])) / 1000,
     idem: async () => {
-      const journal = await openJournal(config.journal.path, { readonly: true });
+      const journal = await openSqliteJournal(config.journal.path, { readonly: true });
       const effects = openEffects(config);
       const t = performance.now();
       const plan = await buildReplayPlan({

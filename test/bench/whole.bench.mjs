@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openJournal } from "@idem/journal";
+import { openSqliteJournal } from "@idem/journal";
 import { effectTargets, parseConfig } from "@idem/schema";
 import { interleave, report, row, size } from "./lib/measure.mjs";
 import { GIT_ENV, GIT_FSYNC, processTimer, ROOT, shellLine, timeProcess } from "./lib/plain.mjs";
@@ -53,7 +53,7 @@ async function workspace(name, outputs) {
   writeFileSync(file, JSON.stringify(raw, null, 2));
   const parsed = parseConfig(raw, { dir, file });
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
-  const journal = await openJournal(parsed.config.journal.path);
+  const journal = await openSqliteJournal(parsed.config.journal.path);
   for (const o of outputs)
     await journal.outputs.record(o, { source: "bench", targets: effectTargets(o, parsed.config) });
   await journal.close();

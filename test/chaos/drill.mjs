@@ -15,7 +15,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { enqueueJob } from "@idem/core";
-import { openJournal } from "@idem/journal";
+import { openSqliteJournal } from "@idem/journal";
 import { connectNats, createJobPublisher, ensureJobsStream } from "@idem/nats";
 import { parseConfig } from "@idem/schema";
 import { startNatsServer } from "@idem/testing";
@@ -139,7 +139,7 @@ async function main() {
   let stops = 0;
 
   // --- enqueue ---------------------------------------------------------------------------------
-  const journal = await openJournal(config.journal.path, { synchronous: "FULL" });
+  const journal = await openSqliteJournal(config.journal.path, { synchronous: "FULL" });
   const nc = await connectNats(nats.url, "drill");
   await ensureJobsStream(await jetstreamManager(nc), config.nats);
   const publisher = createJobPublisher({ js: jetstream(nc), nats: config.nats });

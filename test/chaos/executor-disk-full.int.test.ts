@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { enqueueJob } from "@idem/core";
 import { createExecutor } from "@idem/executor";
-import { openJournal } from "@idem/journal";
+import { openSqliteJournal } from "@idem/journal";
 import { agentConsumerName, connectNats, createJobPublisher, ensureJobsStream } from "@idem/nats";
 import { silentLogger } from "@idem/runtime";
 import { parseConfig } from "@idem/schema";
@@ -77,7 +77,7 @@ describe.skipIf(!canMount())("the executor when the journal's disk fills up", ()
       );
       if (!r.ok) throw new Error(JSON.stringify(r.issues));
       const config = r.config;
-      const journal = await openJournal(config.journal.path, { busyTimeoutMs: 50 });
+      const journal = await openSqliteJournal(config.journal.path, { busyTimeoutMs: 50 });
       const nc = await connectNats(nats.url, "disk-full-test");
       const natsConfig = config.nats as NonNullable<typeof config.nats>;
       await ensureJobsStream(await jetstreamManager(nc), natsConfig);

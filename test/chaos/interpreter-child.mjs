@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { openEffects } from "@idem/core";
 import { createInterpreter } from "@idem/interpreter";
-import { openJournal } from "@idem/journal";
+import { openSqliteJournal } from "@idem/journal";
 import { createLogger } from "@idem/runtime";
 import { createFaultHook, parseConfig } from "@idem/schema";
 
@@ -19,7 +19,9 @@ const config = parsed.config;
 const at = args.indexOf("--concurrency");
 const concurrency = at >= 0 ? Number(args[at + 1]) : 1;
 const fault = createFaultHook(process.env.IDEM_FAULT, () => process.kill(process.pid, "SIGKILL"));
-const journal = await openJournal(config.journal.path, { synchronous: config.journal.synchronous });
+const journal = await openSqliteJournal(config.journal.path, {
+  synchronous: config.journal.synchronous,
+});
 // The fault hook reaches inside applies too (interpreter.after-push of a remote git target).
 const effects = openEffects(config, { fault });
 const interpreter = createInterpreter({

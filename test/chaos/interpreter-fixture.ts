@@ -6,7 +6,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { effectTargetsOf } from "@idem/effects";
-import { type JournalStore, openJournal } from "@idem/journal";
+import { type JournalStore, openSqliteJournal } from "@idem/journal";
 import {
   type AgentOutput,
   type Config,
@@ -97,7 +97,7 @@ export async function createWorkspace(
 }
 
 export function openWorkspaceJournal(ws: Workspace): Promise<JournalStore> {
-  return openJournal(ws.config.journal.path, { synchronous: "NORMAL" });
+  return openSqliteJournal(ws.config.journal.path, { synchronous: "NORMAL" });
 }
 
 /** A unified diff creating `path` with `lines`, as `git diff` writes it. */

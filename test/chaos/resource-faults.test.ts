@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openJournal } from "@idem/journal";
-import { classifyError } from "@idem/schema";
+import { openSqliteJournal } from "@idem/journal";
+import { classifyError, isIdemError } from "@idem/schema";
 import { describe, expect, it } from "vitest";
 
 /** Mounts a size-limited tmpfs; undefined where this machine does not allow it (not root). */
@@ -40,7 +40,9 @@ describe("the journal under resource faults", () => {
       const small = mountSmallFs(600);
       if (!small) throw new Error("mount");
       try {
-        const journal = await openJournal(join(small.dir, "journal.db"), { synchronous: "FULL" });
+        const journal = await openSqliteJournal(join(small.dir, "journal.db"), {
+          synchronous: "FULL",
+        });
         const body = "x".repeat(8000);
         const out = (i: number) => ({ jobId: `job-${i}`, agent: "w", summary: body, effects: [] });
         let full: unknown;
@@ -55,7 +57,9 @@ describe("the journal under resource faults", () => {
         }
         expect(full, "the filesystem never filled").toBeDefined();
         expect(i).toBeGreaterThan(5);
-        expect((full as { code?: string }).code).toMatch(/^SQLITE_FULL/);
+        // The adapter's boundary answers idem's code, SQLite's error its cause.
+        expect(isIdemError(full, "DISK_FULL")).toBe(true);
+        expect((full as { cause?: { code?: string } }).cause?.code).toMatch(/^SQLITE_FULL/);
         expect(classifyError(full)).toBe("infrastructure");
         const counts = () =>
           journal.database
@@ -102,8 +106,8 @@ describe("the journal under resource faults", () => {
       return { exited: new Promise<void>((resolve) => child.once("exit", () => resolve())) };
     };
     try {
-      await (await openJournal(path)).close();
-      const patient = await openJournal(path, { busyTimeoutMs: 10_000 });
+      await (await openSqliteJournal(path)).close();
+      const patient = await openSqliteJournal(path, { busyTimeoutMs: 10_000 });
       const released = await hold(1000);
       const r = await patient.outputs.record(
         { jobId: "a", agent: "w", effects: [] },
@@ -111,12 +115,13 @@ describe("the journal under resource faults", () => {
       );
       expect(r.status).toBe("recorded");
       await released.exited;
-      const hasty = await openJournal(path, { busyTimeoutMs: 100 });
+      const hasty = await openSqliteJournal(path, { busyTimeoutMs: 100 });
       const releasedAgain = await hold(1500);
       const err = await hasty.outputs
         .record({ jobId: "b", agent: "w", effects: [] }, { source: "test", targets: [] })
         .catch((e) => e);
-      expect((err as { code?: string }).code).toMatch(/^SQLITE_BUSY/);
+      expect(isIdemError(err, "LOCKED")).toBe(true);
+      expect((err as { cause?: { code?: string } }).cause?.code).toMatch(/^SQLITE_BUSY/);
       expect(classifyError(err)).toBe("transient");
       await releasedAgain.exited;
       expect(await hasty.outputs.has("b")).toBe(false);

@@ -5,7 +5,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
-import { FAILURE_CLASSES, FAULT_POINTS } from "@idem/schema";
+import { ERROR_CODES, FAILURE_CLASSES, FAULT_POINTS } from "@idem/schema";
 import { describe, expect, it } from "vitest";
 import { buildProgram } from "../../apps/cli/src/main.js";
 
@@ -127,6 +127,18 @@ describe("the contract in the repository", () => {
     );
     const missing = commands.filter((c) => !headings.includes(c));
     expect(missing).toEqual([]);
+  });
+
+  it("documents every error code with its class, HTTP status and exit code in docs/agents.md", () => {
+    const table = section(read("docs/agents.md"), "### Error codes");
+    const rows = [...table.matchAll(/^\|\s*`([A-Z_]+)`\s*\|([^|]+)\|([^|]+)\|([^|]+)\|/gm)];
+    const documented = Object.fromEntries(
+      rows.map((m) => [
+        m[1],
+        { class: m[2]?.trim(), http: Number(m[3]?.trim()), exit: Number(m[4]?.trim()) },
+      ]),
+    );
+    expect(documented).toEqual(ERROR_CODES);
   });
 
   it("documents every failure class in the failure classes table of docs/concepts.md", () => {

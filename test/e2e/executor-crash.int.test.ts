@@ -5,7 +5,7 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { enqueueJob } from "@idem/core";
-import { openJournal } from "@idem/journal";
+import { openSqliteJournal } from "@idem/journal";
 import { connectNats, createJobPublisher, ensureJobsStream } from "@idem/nats";
 import { type NatsServerHandle, startNatsServer, tempDir } from "@idem/testing";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
@@ -57,7 +57,7 @@ async function drill(fault: "executor.after-record" | "executor.after-run") {
   const { dir: _d, file: _f, ...raw } = config;
   await writeFile(file, JSON.stringify(raw));
   const counts = countFile(dir.path);
-  const journal = await openJournal(journalPath);
+  const journal = await openSqliteJournal(journalPath);
   const nc = await connectNats(server.url);
   try {
     const nats = config.nats as NonNullable<typeof config.nats>;

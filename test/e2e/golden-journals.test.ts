@@ -1,7 +1,7 @@
 import { copyFileSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openJournal } from "@idem/journal";
+import { openSqliteJournal } from "@idem/journal";
 import { describe, expect, it } from "vitest";
 
 const V1 = join(import.meta.dirname, "../fixtures/journals/v1");
@@ -14,7 +14,7 @@ describe("golden journals", () => {
       try {
         const path = join(dir, file);
         copyFileSync(join(V1, file), path);
-        const j = await openJournal(path);
+        const j = await openSqliteJournal(path);
         expect(await j.maintenance.integrity()).toEqual([]);
         const s = await j.status();
         expect(s).toMatchObject({ outputs: 3, rejections: 1, deadLetters: 1 });

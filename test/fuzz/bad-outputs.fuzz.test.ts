@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { submitOutput } from "@idem/core";
-import { openJournal } from "@idem/journal";
+import { openSqliteJournal } from "@idem/journal";
 import { parseConfig } from "@idem/schema";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -134,7 +134,7 @@ const badEffect: fc.Arbitrary<{ effect: Record<string, unknown>; field: string }
 describe("fuzzing outputs that must be refused before the record", () => {
   it("answers every generated bad output submitted through core's submit as invalid with its field path, and writes no row anywhere", async () => {
     const dir = mkdtempSync(join(tmpdir(), "idem-fuzz-bad-"));
-    const journal = await openJournal(join(dir, "journal.db"), { synchronous: "OFF" });
+    const journal = await openSqliteJournal(join(dir, "journal.db"), { synchronous: "OFF" });
     const tables = ["outputs", "runs", "effects", "rejections", "events", "jobs", "dead_letters"];
     const rows = () =>
       tables.map(

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { submitText } from "@idem/core";
-import { openJournal } from "@idem/journal";
+import { openSqliteJournal } from "@idem/journal";
 import { parseConfig, validateJob } from "@idem/schema";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -26,7 +26,7 @@ const config = (() => {
 describe("fuzzing the validation and record paths", () => {
   it("answers 10,000 malformed or hostile outputs with a clear error naming the field and writes nothing for them", async () => {
     const dir = mkdtempSync(join(tmpdir(), "idem-fuzz-"));
-    const journal = await openJournal(join(dir, "journal.db"), { synchronous: "OFF" });
+    const journal = await openSqliteJournal(join(dir, "journal.db"), { synchronous: "OFF" });
     const counts = () =>
       journal.database
         .prepare(

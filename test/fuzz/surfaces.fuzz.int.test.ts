@@ -2,7 +2,7 @@ import { execFile, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
-import { openJournal } from "@idem/journal";
+import { openSqliteJournal } from "@idem/journal";
 import { freePort, startNatsServer, tempDir } from "@idem/testing";
 import { connect } from "@nats-io/transport-node";
 import fc from "fast-check";
@@ -97,7 +97,7 @@ describe("fuzzing the real surfaces: HTTP API, NATS submit subject and the CLI",
       stdio: "ignore",
     });
     const nc = await connect({ servers: nats.url });
-    const journal = await openJournal(join(dir.path, ".idem/journal.db"));
+    const journal = await openSqliteJournal(join(dir.path, ".idem/journal.db"));
     try {
       // The executor is up once its API answers: however long a busy machine takes to start it.
       const up = Date.now() + 60_000;

@@ -5,7 +5,7 @@
 // again by that process.
 import { enqueueJob } from "@idem/core";
 import { createExecutor } from "@idem/executor";
-import { openJournal } from "@idem/journal";
+import { openSqliteJournal } from "@idem/journal";
 import { connectNats, createJobPublisher, ensureJobsStream } from "@idem/nats";
 import { silentLogger } from "@idem/runtime";
 import { ManualClock, parseConfig } from "@idem/schema";
@@ -52,7 +52,7 @@ describe("regression: an agent run after its output was recorded", () => {
     const natsConfig = config.nats as NonNullable<typeof config.nats>;
     // One clock for the journal and both executors: the test moves it past the claim's lease.
     const clock = new ManualClock(Date.now());
-    const journal = await openJournal(config.journal.path, { clock });
+    const journal = await openSqliteJournal(config.journal.path, { clock });
     const nc = await connectNats(nats.url, "regression");
     await ensureJobsStream(await jetstreamManager(nc), natsConfig);
     const publisher = createJobPublisher({ js: jetstream(nc), nats: natsConfig });

@@ -7,7 +7,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { createExecutorMetrics, startApiServer } from "@idem/executor";
-import { openJournal } from "@idem/journal";
+import { openSqliteJournal } from "@idem/journal";
 import { silentLogger } from "@idem/runtime";
 import { parseConfig } from "@idem/schema";
 import { tempDir } from "@idem/testing";
@@ -149,7 +149,7 @@ describe("hostile outputs refused before record (issue 31)", () => {
         `${name}: ${JSON.stringify(a.issues)}`,
       ).toContain(field);
     });
-    const journal = await openJournal(join(dir.path, "journal.db"));
+    const journal = await openSqliteJournal(join(dir.path, "journal.db"));
     try {
       expect((await journal.outputs.list({})).length).toBe(0);
     } finally {
@@ -205,7 +205,7 @@ describe("hostile outputs refused before record (issue 31)", () => {
 async function startApi(dir: string) {
   const parsed = parseConfig(RAW_CONFIG, { dir });
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
-  const journal = await openJournal(parsed.config.journal.path);
+  const journal = await openSqliteJournal(parsed.config.journal.path);
   const api = await startApiServer({
     config: parsed.config,
     journal,

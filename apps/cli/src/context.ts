@@ -5,8 +5,9 @@ import { type JournalStore, openJournalStore, redactUrl } from "@idem/journal";
 import {
   type Config,
   describeJsonError,
-  type ErrorCode,
+  exitCodeOfError,
   isIdemError,
+  journalLocationOf,
   parseConfig,
 } from "@idem/schema";
 import type CliTable from "cli-table3";
@@ -19,20 +20,13 @@ export { CliError, EXIT, exitHolder } from "./exit.js";
 export const CONFIG_FILE = "idem.config.json";
 
 /**
- * One table from error codes to exit codes; anything not listed is a plain failure (1), e.g. a
- * NOT_FOUND job or an INVALID_STATE run from @idem/core.
+ * The exit code of a failure: a CliError's own, an IdemError's from the one table of codes
+ * (`ERROR_CODES` of @idem/schema: INVALID_CONFIG 2, INVARIANT_VIOLATION and INTEGRITY 3, the
+ * rest 1), otherwise 1.
  */
-const EXIT_BY_CODE: Partial<Record<ErrorCode, number>> = {
-  INVALID_CONFIG: EXIT.USAGE,
-  INVARIANT_VIOLATION: EXIT.INVARIANT,
-  INTEGRITY: EXIT.INVARIANT,
-};
-
-/** The exit code of a failure: a CliError's own, an IdemError's by its code, otherwise 1. */
 export function exitCodeOf(e: unknown): number {
   if (e instanceof CliError) return e.exitCode;
-  if (isIdemError(e)) return EXIT_BY_CODE[e.code] ?? EXIT.FAILED;
-  return EXIT.FAILED;
+  return exitCodeOfError(e);
 }
 
 /** The options every command takes. */
@@ -82,22 +76,19 @@ export function loadConfig(options: GlobalOptions): Config {
  * password (`journal.url`, or `IDEM_JOURNAL_URL`, wins over `journal.path`).
  */
 export function journalLocation(config: Config): string {
-  return config.journal.url === null ? config.journal.path : redactUrl(config.journal.url);
+  const at = journalLocationOf(config);
+  return "url" in at ? redactUrl(at.url) : at.path;
 }
 
 /** Whether the config's journal is a PostgreSQL database (`journal.url` or `IDEM_JOURNAL_URL`). */
-export const onPostgres = (config: Config): boolean => config.journal.url !== null;
+export const onPostgres = (config: Config): boolean => "url" in journalLocationOf(config);
 
 /**
  * Opens the config's journal with the adapter it names, creating it (SQLite: the file; PostgreSQL:
  * the tables) and applying migrations when missing.
  */
 export async function openConfiguredJournal(config: Config): Promise<JournalStore> {
-  if (config.journal.url !== null) return openJournalStore({ url: config.journal.url });
-  return openJournalStore(
-    { path: config.journal.path },
-    { synchronous: config.journal.synchronous },
-  );
+  return openJournalStore(journalLocationOf(config), { synchronous: config.journal.synchronous });
 }
 
 /**
@@ -105,13 +96,12 @@ export async function openConfiguredJournal(config: Config): Promise<JournalStor
  * only (`idem backup`). On PostgreSQL a database without the journal's tables is refused too.
  */
 export async function openExistingJournal(config: Config): Promise<JournalStore> {
-  if (config.journal.url !== null) {
+  const at = journalLocationOf(config);
+  if ("url" in at) {
     // Proves the tables are there without creating them, then opens for writing.
-    await (await openJournalStore({ url: config.journal.url }, { readonly: true })).close();
-    return openConfiguredJournal(config);
-  }
-  if (!existsSync(config.journal.path)) {
-    throw new CliError(`no journal at ${config.journal.path}`, EXIT.FAILED);
+    await (await openJournalStore(at, { readonly: true })).close();
+  } else if (!existsSync(at.path)) {
+    throw new CliError(`no journal at ${at.path}`, EXIT.FAILED);
   }
   return openConfiguredJournal(config);
 }
@@ -126,13 +116,14 @@ export async function withReadonlyJournal<T>(
   config: Config,
   fn: (journal: JournalStore) => Promise<T>,
 ): Promise<T> {
-  if (config.journal.url === null && !existsSync(config.journal.path)) {
-    throw new CliError(`no journal at ${config.journal.path} (run idem init, or check --config)`);
+  const at = journalLocationOf(config);
+  if ("path" in at && !existsSync(at.path)) {
+    throw new CliError(`no journal at ${at.path} (run idem init, or check --config)`);
   }
   const journal =
-    config.journal.url === null
-      ? await openJournalStore({ path: config.journal.path }, { readonly: true })
-      : await openReadonlyPostgres(config.journal.url);
+    "url" in at
+      ? await openReadonlyPostgres(at.url)
+      : await openJournalStore(at, { readonly: true });
   try {
     return await fn(journal);
   } finally {

@@ -2,7 +2,7 @@
 // (and `idem --help`) imports none of them; apps/cli/test/start-up.test.ts keeps them equal to the
 // packages' lists.
 
-/** The run states `--state` takes: @idem/journal's RUN_STATES. */
+/** The run states `--state` takes: @idem/schema's RUN_STATES. */
 export const RUN_STATE_NAMES = ["pending", "running", "failed", "done", "dead"] as const;
 
 /** The log formats `--log-format` takes: @idem/core's LOG_FORMATS. */

@@ -70,7 +70,7 @@ export function buildProgram(): Command {
   return program;
 }
 
-/** Runs the CLI and resolves to the process exit code of DESIGN.md (0 ok, 1 failed, 2 usage, 3 invariant). */
+/** Runs the CLI and resolves to the process exit code of docs/cli.md (0 ok, 1 failed, 2 usage, 3 invariant). */
 export async function main(argv: string[]): Promise<number> {
   endQuietlyOnClosedPipe();
   const program = buildProgram();

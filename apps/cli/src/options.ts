@@ -1,6 +1,5 @@
-import { RUN_STATES, type RunState } from "@idem/journal";
 import { defaultLogFormat, isLogFormat, LOG_FORMATS, type LogFormat } from "@idem/runtime";
-import { parseSince } from "@idem/schema";
+import { parseSince, RUN_STATES, type RunState } from "@idem/schema";
 import type { Command } from "commander";
 import { CliError, EXIT } from "./context.js";
 

@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { openJournal } from "@idem/journal";
+import { openSqliteJournal } from "@idem/journal";
 import { ManualClock } from "@idem/schema";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { idem, type Workspace, workspace } from "./ops-helpers.js";
@@ -16,7 +16,7 @@ const DAY = 86_400_000;
 /** Records `n` outputs with no effects at `at` and interprets them to done. */
 async function recordDone(path: string, ids: string[], at: number): Promise<void> {
   const clock = new ManualClock(at);
-  const j = await openJournal(path, { clock });
+  const j = await openSqliteJournal(path, { clock });
   try {
     for (const jobId of ids) {
       await j.outputs.record(
@@ -35,7 +35,7 @@ async function recordDone(path: string, ids: string[], at: number): Promise<void
 describe("idem backup", () => {
   it("copies a journal that another connection is writing, and refuses to overwrite without --force", async () => {
     const path = join(ws.dir, ".idem/journal.db");
-    const live = await openJournal(path);
+    const live = await openSqliteJournal(path);
     try {
       for (let i = 0; i < 20; i++)
         await live.outputs.record(
@@ -46,7 +46,7 @@ describe("idem backup", () => {
       const r = await idem(["backup", file, "--json", "--config", ws.config]);
       expect(r.code, r.stderr).toBe(0);
       expect(JSON.parse(r.stdout).file).toBe(file);
-      const copy = await openJournal(file, { readonly: true });
+      const copy = await openSqliteJournal(file, { readonly: true });
       expect((await copy.status()).outputs).toBe(20);
       await copy.close();
 
@@ -59,7 +59,7 @@ describe("idem backup", () => {
       );
       const forced = await idem(["backup", file, "--force", "--config", ws.config]);
       expect(forced.code, forced.stderr).toBe(0);
-      const copy2 = await openJournal(file, { readonly: true });
+      const copy2 = await openSqliteJournal(file, { readonly: true });
       expect((await copy2.status()).outputs).toBe(21);
       await copy2.close();
       expect(readdirSync(ws.dir).filter((f) => f.includes("partial"))).toEqual([]);
@@ -104,7 +104,7 @@ describe("idem prune", () => {
     const lines = readFileSync(result.archive, "utf8").trim().split("\n");
     expect(lines.map((l) => JSON.parse(l).output.jobId)).toEqual(["old-1", "old-2", "old-3"]);
 
-    const j = await openJournal(path);
+    const j = await openSqliteJournal(path);
     expect((await j.outputs.list()).map((o) => o.jobId)).toEqual(["new-1"]);
     await j.close();
 
@@ -119,7 +119,7 @@ describe("idem prune", () => {
   it("keeps an old output whose run is still active", async () => {
     ws.writeConfig({ journal: { retentionDays: 7 } });
     const path = join(ws.dir, ".idem/journal.db");
-    const j = await openJournal(path, { clock: new ManualClock(Date.now() - 30 * DAY) });
+    const j = await openSqliteJournal(path, { clock: new ManualClock(Date.now() - 30 * DAY) });
     await j.outputs.record(
       { jobId: "pending-1", agent: "writer", effects: [] },
       { source: "cli", targets: [] },

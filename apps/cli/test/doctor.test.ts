@@ -2,7 +2,7 @@
 // themselves are tested in packages/core/test/doctor-checks.test.ts.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openJournal } from "@idem/journal";
+import { openSqliteJournal } from "@idem/journal";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { idem, initRepo, type Workspace, workspace } from "./ops-helpers.js";
 
@@ -40,7 +40,7 @@ describe("idem doctor", () => {
 
   it("exits 0 on a healthy workspace and reports a broken journal as a violation", async () => {
     ws.writeConfig(healthy());
-    await (await openJournal(join(ws.dir, ".idem/journal.db"))).close();
+    await (await openSqliteJournal(join(ws.dir, ".idem/journal.db"))).close();
     const ok = await idem(["doctor", "--config", ws.config]);
     expect(ok.code, ok.stdout + ok.stderr).toBe(0);
     writeFileSync(join(ws.dir, ".idem/journal.db"), "not a database at all, just text");
@@ -51,7 +51,7 @@ describe("idem doctor", () => {
 
   it("reports queued jobs that no configured agent can take, naming the agent and the count (exit 3)", async () => {
     ws.writeConfig(healthy());
-    const journal = await openJournal(join(ws.dir, ".idem/journal.db"));
+    const journal = await openSqliteJournal(join(ws.dir, ".idem/journal.db"));
     try {
       for (const jobId of ["q-1", "q-2"]) {
         await journal.jobs.enqueue({ jobId, agent: "ghost", input: {} });

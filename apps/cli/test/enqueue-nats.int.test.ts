@@ -2,7 +2,7 @@
 // Nats-Msg-Id, the same file again stores nothing new.
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { openJournal } from "@idem/journal";
+import { openSqliteJournal } from "@idem/journal";
 import { connectNats } from "@idem/nats";
 import { type NatsServerHandle, startNatsServer } from "@idem/testing";
 import { jetstreamManager } from "@nats-io/jetstream";
@@ -109,7 +109,7 @@ describe("idem enqueue, a batch on JetStream", () => {
 });
 
 async function countJobs(path: string): Promise<number> {
-  const journal = await openJournal(path, { readonly: true });
+  const journal = await openSqliteJournal(path, { readonly: true });
   try {
     return (await journal.jobs.pending({ since: 0 })).length;
   } catch (e) {
@@ -141,7 +141,7 @@ describe("idem enqueue --check-agents on JetStream", () => {
     });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/line 2 agent: job ca-2 is for agent "nobody".*unknown-agent/);
-    const journal = await openJournal(join(ws.dir, "journal.db"));
+    const journal = await openSqliteJournal(join(ws.dir, "journal.db"));
     try {
       expect(await journal.jobs.pending({ since: 0 })).toEqual([]);
     } finally {

@@ -1,8 +1,8 @@
-// `idem enqueue` through the real built CLI on the embedded queue: one job as DESIGN.md says, and
+// `idem enqueue` through the real built CLI on the embedded queue: one job as docs/cli.md says, and
 // a batch (JSON Lines or a JSON array) that is validated whole before anything is enqueued.
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openJournal } from "@idem/journal";
+import { openSqliteJournal } from "@idem/journal";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { idem, type Workspace, workspace } from "./ops-helpers.js";
 
@@ -18,7 +18,7 @@ const run = (args: string[], input?: string) =>
   idem(["enqueue", ...args, "--config", ws.config], input === undefined ? {} : { input });
 
 async function jobIds(): Promise<string[]> {
-  const journal = await openJournal(join(ws.dir, "journal.db"));
+  const journal = await openSqliteJournal(join(ws.dir, "journal.db"));
   try {
     return (await journal.jobs.pending({ since: 0 })).map((j) => j.jobId);
   } finally {
@@ -27,7 +27,7 @@ async function jobIds(): Promise<string[]> {
 }
 
 describe("idem enqueue, one job", () => {
-  it("prints DESIGN.md's shape; the same job again is a duplicate (exit 0), another input a conflict (exit 1)", async () => {
+  it("prints the shape of docs/cli.md; the same job again is a duplicate (exit 0), another input a conflict (exit 1)", async () => {
     const first = await run(["-", "--json"], JSON.stringify(job("one", 1)));
     expect(first.code).toBe(0);
     expect(JSON.parse(first.stdout)).toEqual({

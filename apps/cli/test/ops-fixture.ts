@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { openEffects } from "@idem/core";
 import { effectTargetsOf } from "@idem/effects";
 import { createInterpreter, type DrainResult } from "@idem/interpreter";
-import { type JournalStore, openJournal } from "@idem/journal";
+import { type JournalStore, openSqliteJournal } from "@idem/journal";
 import { createLogger } from "@idem/runtime";
 import { type Config, type EffectSpec, parseConfig } from "@idem/schema";
 import { initRepo, type Workspace, workspace } from "./ops-helpers.js";
@@ -41,7 +41,7 @@ export async function opsFixture(extra: Record<string, unknown> = {}): Promise<O
   const parsed = parseConfig(raw, { dir: ws.dir, file: ws.config });
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
   const config = parsed.config;
-  const journal = await openJournal(config.journal.path);
+  const journal = await openSqliteJournal(config.journal.path);
   let effects: ReturnType<typeof openEffects> | undefined;
   return {
     ws,

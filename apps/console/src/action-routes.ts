@@ -12,7 +12,7 @@ import {
   retryDead,
 } from "@idem/core";
 import type { ReplaySelection } from "@idem/journal";
-import { describeError, isIdemError } from "@idem/schema";
+import { describeError, httpStatusOfError, isIdemError } from "@idem/schema";
 import type { Context, Hono } from "hono";
 import { type ConsoleDeps, wantsJson } from "./deps.js";
 import { page } from "./layout.js";
@@ -43,13 +43,12 @@ function required(form: Form, name: string, why: string): string {
   return v;
 }
 
-/** The HTTP status of a core error an action met. */
-function statusOf(e: unknown): 400 | 404 | 409 | 500 {
-  if (isIdemError(e, "NOT_FOUND")) return 404;
-  if (isIdemError(e, "INVALID_STATE")) return 409;
-  if (isIdemError(e, "INVALID_INPUT")) return 400;
-  return 500;
-}
+/**
+ * Whether an action's failure is a refusal to show with the form (a 4xx of ERROR_CODES: nothing
+ * there, a state that does not allow it, a bad field); anything else goes to the console's error
+ * page with its status (`httpStatusOfError`).
+ */
+const isRefusal = (e: unknown): boolean => httpStatusOfError(e) < 500;
 
 /** The answer to an action: JSON for a script, otherwise back to `to` with a flash message. */
 function answer(
@@ -59,7 +58,7 @@ function answer(
 ) {
   if ("error" in outcome) {
     const message = describeError(outcome.error);
-    if (wantsJson(c)) return c.json({ error: message }, statusOf(outcome.error));
+    if (wantsJson(c)) return c.json({ error: message }, httpStatusOfError(outcome.error));
     return c.redirect(
       `${to}${to.includes("?") ? "&" : "?"}error=${encodeURIComponent(message)}`,
       303,
@@ -172,7 +171,7 @@ export function actionRoutes(app: Hono, d: ConsoleDeps): void {
           : { jobId, generation: run?.generation, state: run?.state },
       });
     } catch (e) {
-      if (statusOf(e) === 500) throw e;
+      if (!isRefusal(e)) throw e;
       return answer(c, "/dead-letters", { error: e });
     }
   });
@@ -206,7 +205,7 @@ export function actionRoutes(app: Hono, d: ConsoleDeps): void {
         },
       });
     } catch (e) {
-      if (statusOf(e) === 500) throw e;
+      if (!isRefusal(e)) throw e;
       return answer(c, "/dead-letters", { error: e });
     }
   });

@@ -1,7 +1,7 @@
 import type { Effects } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import { type HttpServer, serveHttp, type Tracing } from "@idem/runtime";
-import { type Config, describeError } from "@idem/schema";
+import { type Config, describeError, httpStatusOfError } from "@idem/schema";
 import { Hono } from "hono";
 import { deleteCookie, setCookie } from "hono/cookie";
 import { html } from "hono/html";
@@ -187,7 +187,7 @@ export function createConsole(options: ConsoleOptions): Console {
   );
   app.onError((e, c) => {
     const bad = e instanceof BadRequest;
-    const status = bad ? 400 : 500;
+    const status = bad ? 400 : httpStatusOfError(e);
     const message = bad ? e.message : describeError(e);
     if (wantsJson(c) || c.req.method !== "GET") return c.json({ error: message }, status);
     return page(c, d.shell(c), {

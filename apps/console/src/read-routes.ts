@@ -1,6 +1,5 @@
 import { buildAudit, isAuditClean, type JobView, showArchivedJob, showJob } from "@idem/core";
-import { RUN_STATES, type RunState } from "@idem/journal";
-import { isIdemError, parseSince } from "@idem/schema";
+import { isIdemError, parseSince, RUN_STATES, type RunState } from "@idem/schema";
 import type { Context, Hono } from "hono";
 import { html } from "hono/html";
 import { type ConsoleDeps, wantsJson } from "./deps.js";

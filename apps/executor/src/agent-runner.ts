@@ -21,7 +21,7 @@ export interface RunContext {
 export type AgentRunner = (job: Job, context: RunContext) => Promise<unknown>;
 
 /**
- * The agent command protocol of DESIGN.md: spawns `agents.<name>.command` without a shell, writes
+ * The agent command protocol of docs/agents.md ("A command agent"): spawns `agents.<name>.command` without a shell, writes
  * the Job as JSON to stdin, sets `IDEM_JOB_ID`, reads one AgentOutput JSON from stdout; stderr goes
  * to the log. The child is killed (SIGKILL) when the signal aborts.
  * @throws AGENT_FAILED on a non-zero exit, TIMEOUT when aborted, INVALID_INPUT when stdout is not

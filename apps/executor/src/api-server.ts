@@ -19,7 +19,15 @@ import {
   type Tracing,
 } from "@idem/runtime";
 import type { Config, Job } from "@idem/schema";
-import { classifyError, describeError, isIdemError, isJobId, openApiText } from "@idem/schema";
+import {
+  classifyError,
+  describeError,
+  ERROR_CODES,
+  httpStatusOfError,
+  isIdemError,
+  isJobId,
+  openApiText,
+} from "@idem/schema";
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { ExecutorMetrics } from "./executor-metrics.js";
@@ -58,8 +66,9 @@ function tokenMatches(header: string | undefined, token: string): boolean {
  * conflict, 400 invalid with the issues, 401 without the bearer token when `api.token` is set, 413
  * over `api.maxBodyBytes`), `POST /v1/jobs` (see {@link enqueueRoute}), `GET /v1/outputs/:jobId`,
  * `GET /v1/status`, `GET /v1/openapi.json` (the OpenAPI 3.1 document of all of them, open),
- * `GET /healthz` (503 once the journal has failed for good), `GET /metrics`. Journal errors
- * answer 503 with their class; nothing is half-recorded. Every answer is described by
+ * `GET /healthz` (503 once the journal has failed for good), `GET /metrics`. A failure answers
+ * its code's HTTP status in ERROR_CODES (503 for every failure of the journal, and for an error
+ * without a code) with its class; nothing is half-recorded. Every answer is described by
  * `docs/openapi.json` (`openApiDocument()` of @idem/schema).
  */
 export function createApiApp(options: ApiOptions): Hono {
@@ -134,7 +143,7 @@ export function createApiApp(options: ApiOptions): Hono {
   );
   app.onError((e, c) => {
     logger.error({ err: describeError(e) }, "api error");
-    return c.json({ error: describeError(e), class: classifyError(e) }, 503);
+    return c.json({ error: describeError(e), class: classifyError(e) }, httpStatusOfError(e));
   });
   return app;
 }
@@ -144,7 +153,8 @@ export function createApiApp(options: ApiOptions): Hono {
  * executor's publisher or the journal's queue). 201 `{ jobId, stream, seq, duplicate }` when new,
  * 200 for a duplicate (safe to repeat), 409 for the job ID with another input, 400 for an invalid
  * job naming the field (or, on the embedded queue, an agent the config does not know), 501 on
- * JetStream when the server was started without the publisher. Journal errors reach onError (503).
+ * JetStream when the server was started without the publisher. Journal errors reach onError (their
+ * code's status: 503).
  */
 async function enqueueRoute(
   text: string,
@@ -167,12 +177,15 @@ async function enqueueRoute(
   try {
     const file = parseJobFile(text, "body", agents);
     if (file.batch)
-      return { status: 400, body: { error: "the body must be one Job, not a batch" } };
+      return {
+        status: ERROR_CODES.INVALID_INPUT.http,
+        body: { error: "the body must be one Job, not a batch" },
+      };
     job = file.jobs[0] as Job;
   } catch (e) {
     if (!isIdemError(e, "INVALID_INPUT")) throw e;
     const { problems } = e.details as unknown as JobFileProblems;
-    return { status: 400, body: { error: e.message, problems } };
+    return { status: ERROR_CODES.INVALID_INPUT.http, body: { error: e.message, problems } };
   }
   try {
     const outcome = await enqueueJob(job, {
@@ -184,9 +197,13 @@ async function enqueueRoute(
     });
     return { status: outcome.duplicate ? 200 : 201, body: outcome };
   } catch (e) {
-    if (isIdemError(e, "JOB_CONFLICT")) return { status: 409, body: { error: e.message } };
+    if (isIdemError(e, "JOB_CONFLICT"))
+      return { status: ERROR_CODES.JOB_CONFLICT.http, body: { error: e.message } };
     if (isIdemError(e, "UNAVAILABLE"))
-      return { status: 503, body: { error: e.message, class: classifyError(e) } };
+      return {
+        status: ERROR_CODES.UNAVAILABLE.http,
+        body: { error: e.message, class: classifyError(e) },
+      };
     throw e;
   }
 }

@@ -1,5 +1,5 @@
 import type { JournalStore } from "@idem/journal";
-import { EFFECT_STATES, RUN_STATES } from "@idem/journal";
+import { EFFECT_STATES, RUN_STATES } from "@idem/schema";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 
 /** The executor's Prometheus metrics, on a registry of their own (several executors per process are fine). */

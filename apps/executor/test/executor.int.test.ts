@@ -1,7 +1,7 @@
 import { fdatasync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { enqueueJob, retryDeadLetter, submitOutput } from "@idem/core";
-import { openJournal, type SqliteJournalOptions } from "@idem/journal";
+import { openSqliteJournal, type SqliteJournalOptions } from "@idem/journal";
 import {
   agentConsumerName,
   connectNats,
@@ -310,7 +310,7 @@ describe.each(["embedded", "jetstream"] as const)("executor on the %s queue", (t
       expect(await health.json()).toMatchObject({ ok: false, error: failure?.message });
 
       // A job enqueued by a healthy process is not taken by the failed executor.
-      const other = await openJournal(env.tj.path);
+      const other = await openSqliteJournal(env.tj.path);
       try {
         const next = job(env, "j-after");
         await enqueueJob(next, {

@@ -12,8 +12,8 @@ import type { TransportContext } from "../src/transport.js";
 import { createUnknownAgentSweep } from "../src/unknown-agents.js";
 import { countFile, runCounts, testConfig, waitFor } from "./helpers.js";
 
-// Jobs that another NATS client publishes straight to <prefix>.jobs.<agent> (DESIGN.md, "On the
-// wire"): no journal row, no `idem enqueue`, only the stream message with its Nats-Msg-Id.
+// Jobs that another NATS client publishes straight to <prefix>.jobs.<agent> (docs/agents.md,
+// "Job in, output out"): no journal row, no `idem enqueue`, only the stream message with its Nats-Msg-Id.
 
 let server: NatsServerHandle;
 let nc: NatsConnection;

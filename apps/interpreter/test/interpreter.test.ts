@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { openEffects } from "@idem/core";
 import type { Effects } from "@idem/effects";
-import { type JournalStore, openJournal } from "@idem/journal";
+import { type JournalStore, openSqliteJournal } from "@idem/journal";
 import { tempDir } from "@idem/testing";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
@@ -303,7 +303,11 @@ describe("createInterpreter", () => {
     expect((await interp.drain()).runs.done).toBe(0);
     expect(hits).toHaveLength(1);
 
-    await journal.ledger.resolve("hook", "applied", "the hook's log shows it arrived", "tester");
+    await journal.ledger.resolve("hook", {
+      decision: "applied",
+      reason: "the hook's log shows it arrived",
+      actor: "tester",
+    });
     const second = await interp.drain();
     expect(second.runs.done).toBe(1);
     expect(hits).toHaveLength(1);
@@ -351,7 +355,7 @@ describe("createInterpreter", () => {
     // injection point stands in for it, from the fifth fsync on.
     let fsyncs = 0;
     const eio = Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" });
-    const failing = await openJournal(ws.config.journal.path, {
+    const failing = await openSqliteJournal(ws.config.journal.path, {
       fdatasync: (fd, done) =>
         ++fsyncs >= 5 ? setImmediate(() => done(eio)) : fdatasync(fd, done),
     });

@@ -1,11 +1,7 @@
 import type { AgentOutput, Job, ValidationIssue } from "@idem/schema";
+import { DEFAULT_SUBJECT_PREFIX } from "@idem/schema";
 import { IdemClientError } from "./client-error.js";
-import {
-  checkSubjectPrefix,
-  DEFAULT_SUBJECT_PREFIX,
-  type JetStreamPublisher,
-  publishJob,
-} from "./jetstream-enqueue.js";
+import { checkSubjectPrefix, type JetStreamPublisher, publishJob } from "./jetstream-enqueue.js";
 
 /** How failed requests are retried: exponential backoff with full jitter. */
 export interface RetryOptions {
@@ -40,15 +36,22 @@ export interface ClientOptions {
   timeoutMs?: number;
 }
 
-/** The answer to a submit: the server's submit shape. */
-export interface SubmitResult {
+/**
+ * The answer to `submit`: the server's submit shape (`SubmitAnswer` of @idem/schema, read
+ * loosely). Named apart from core's `SubmitResult` and the schema's types so that a program
+ * importing both sees which is which.
+ */
+export interface ClientSubmitAnswer {
   status: "recorded" | "duplicate" | "conflict" | "invalid";
   jobId: string | null;
   issues?: ValidationIssue[];
 }
 
-/** The answer to an enqueue: `{ jobId, stream, seq, duplicate }` as `idem enqueue --json`. */
-export interface EnqueueResult {
+/**
+ * The answer to `enqueue`: `{ jobId, stream, seq, duplicate }` as `idem enqueue --json` prints it
+ * (not the journal's `EnqueueResult`, which is a queue row's outcome).
+ */
+export interface ClientEnqueueAnswer {
   jobId: string;
   /** The JetStream stream, or `"embedded"` on the journal's own queue. */
   stream: string;
@@ -56,11 +59,14 @@ export interface EnqueueResult {
   duplicate: boolean;
 }
 
-/** A recorded output as `GET /v1/outputs/:jobId` answers it (the output under `output`). */
-export type OutputRecord = { jobId: string; output: AgentOutput } & Record<string, unknown>;
+/**
+ * A recorded output as `GET /v1/outputs/:jobId` answers it (the output under `output`): the JSON
+ * of the journal's `OutputRecord`, read loosely.
+ */
+export type ClientOutputRecord = { jobId: string; output: AgentOutput } & Record<string, unknown>;
 
-/** The journal's counts as `GET /v1/status` answers them. */
-export type StatusReport = Record<string, unknown>;
+/** The journal's counts as `GET /v1/status` answers them (`StatusReport` of @idem/schema). */
+export type ClientStatusReport = Record<string, unknown>;
 
 /** A client of one executor's HTTP API, and of idem's jobs stream when given a JetStream client. */
 export interface IdemClient {
@@ -69,17 +75,17 @@ export interface IdemClient {
    * says `duplicate`; another output for the job says `conflict`, a refused one `invalid`.
    * @throws IdemClientError UNAUTHORIZED, TOO_LARGE, UNAVAILABLE, TIMEOUT, HTTP
    */
-  submit(output: AgentOutput): Promise<SubmitResult>;
+  submit(output: AgentOutput): Promise<ClientSubmitAnswer>;
   /**
    * The recorded output of a job, or `undefined` when none is recorded (404).
    * @throws IdemClientError UNAUTHORIZED, INVALID_INPUT (not a job ID), UNAVAILABLE, TIMEOUT, HTTP
    */
-  get(jobId: string): Promise<OutputRecord | undefined>;
+  get(jobId: string): Promise<ClientOutputRecord | undefined>;
   /**
    * The journal's counts.
    * @throws IdemClientError UNAUTHORIZED, UNAVAILABLE, TIMEOUT, HTTP
    */
-  status(): Promise<StatusReport>;
+  status(): Promise<ClientStatusReport>;
   /**
    * Enqueues a job. With `jetstream`: validated by the schema, then published to
    * `<prefix>.jobs.<agent>` with msg id = job ID, as `idem enqueue` publishes it; a publish with no
@@ -90,7 +96,7 @@ export interface IdemClient {
    * @throws IdemClientError INVALID_INPUT (names the field; nothing sent), JOB_CONFLICT (HTTP:
    * another input), NOT_IMPLEMENTED, UNAUTHORIZED, TOO_LARGE, UNAVAILABLE, TIMEOUT, HTTP, NATS
    */
-  enqueue(job: Job): Promise<EnqueueResult>;
+  enqueue(job: Job): Promise<ClientEnqueueAnswer>;
 }
 
 interface Answer {
@@ -197,13 +203,13 @@ export function createClient(options: ClientOptions): IdemClient {
   return {
     async submit(output) {
       const a = await call("POST", "/v1/outputs", output);
-      if ([200, 201, 400, 409].includes(a.status) && isSubmitResult(a.body)) return a.body;
+      if ([200, 201, 400, 409].includes(a.status) && isSubmitAnswer(a.body)) return a.body;
       return fail("POST", "/v1/outputs", a);
     },
     async get(jobId) {
       const path = `/v1/outputs/${encodeURIComponent(jobId)}`;
       const a = await call("GET", path);
-      if (a.status === 200) return a.body as OutputRecord;
+      if (a.status === 200) return a.body as ClientOutputRecord;
       if (a.status === 404) return undefined;
       if (a.status === 400) {
         throw new IdemClientError("INVALID_INPUT", `GET ${path}: ${errorText(a.body)}`, a);
@@ -212,7 +218,7 @@ export function createClient(options: ClientOptions): IdemClient {
     },
     async status() {
       const a = await call("GET", "/v1/status");
-      if (a.status === 200) return a.body as StatusReport;
+      if (a.status === 200) return a.body as ClientStatusReport;
       return fail("GET", "/v1/status", a);
     },
     async enqueue(job) {
@@ -220,7 +226,7 @@ export function createClient(options: ClientOptions): IdemClient {
         return await publishJob(js, subjectPrefix, job, { ...retry, deadlineMs, timeoutMs });
       }
       const a = await call("POST", "/v1/jobs", job);
-      if (a.status === 200 || a.status === 201) return a.body as EnqueueResult;
+      if (a.status === 200 || a.status === 201) return a.body as ClientEnqueueAnswer;
       if (a.status === 409 || a.status === 400) {
         const code = a.status === 409 ? "JOB_CONFLICT" : "INVALID_INPUT";
         throw new IdemClientError(code, `POST /v1/jobs: ${scrub(errorText(a.body))}`, a);
@@ -230,7 +236,7 @@ export function createClient(options: ClientOptions): IdemClient {
   };
 }
 
-function isSubmitResult(b: unknown): b is SubmitResult {
+function isSubmitAnswer(b: unknown): b is ClientSubmitAnswer {
   if (typeof b !== "object" || b === null) return false;
   const s = (b as { status?: unknown }).status;
   return s === "recorded" || s === "duplicate" || s === "conflict" || s === "invalid";

@@ -1,13 +1,14 @@
+export { DEFAULT_SUBJECT_PREFIX } from "@idem/schema";
 export type { IdemClientErrorCode } from "./client-error.js";
 export { IdemClientError, isIdemClientError } from "./client-error.js";
 export type {
+  ClientEnqueueAnswer,
   ClientOptions,
-  EnqueueResult,
+  ClientOutputRecord,
+  ClientStatusReport,
+  ClientSubmitAnswer,
   IdemClient,
-  OutputRecord,
   RetryOptions,
-  StatusReport,
-  SubmitResult,
 } from "./create-client.js";
 export { createClient } from "./create-client.js";
 export type {
@@ -26,4 +27,3 @@ export {
   natsPublish,
 } from "./effect-builders.js";
 export type { JetStreamPubAck, JetStreamPublisher } from "./jetstream-enqueue.js";
-export { DEFAULT_SUBJECT_PREFIX } from "./jetstream-enqueue.js";

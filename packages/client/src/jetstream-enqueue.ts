@@ -1,8 +1,10 @@
 // Enqueueing straight onto idem's jobs stream, as idem's own JobPublisher (@idem/nats) publishes: the
-// client imports no NATS package, so the subject, the msg id and the payload are mirrored here, and
-// packages/client/test/jetstream-enqueue.int.test.ts proves they agree with @idem/nats.
-import { type Job, validateJob } from "@idem/schema";
+// client imports no NATS package, so the msg id and the payload are mirrored here (the subject is
+// @idem/schema's), and packages/client/test/jetstream-enqueue.int.test.ts proves they agree with
+// @idem/nats.
+import { type Job, jobSubject, SUBJECT_PREFIX_PATTERN, validateJob } from "@idem/schema";
 import { IdemClientError } from "./client-error.js";
+import { natsFailureOf } from "./nats-failure.js";
 
 /** The answer of a JetStream stream to one publish (the `PubAck` of @nats-io/jetstream). */
 export interface JetStreamPubAck {
@@ -24,19 +26,9 @@ export interface JetStreamPublisher {
   ): Promise<JetStreamPubAck>;
 }
 
-/** idem's default `nats.subjectPrefix`: jobs for agent `writer` go to `idem.jobs.writer`. */
-export const DEFAULT_SUBJECT_PREFIX = "idem";
-/** A subject prefix as `nats.subjectPrefix` allows it: dot-separated tokens, no wildcards. */
-const SUBJECT_PREFIX = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
-
-/** The subject a job for `agent` is published on: `<prefix>.jobs.<agent>`, as @idem/nats says. */
-export function jobSubject(subjectPrefix: string, agent: string): string {
-  return `${subjectPrefix}.jobs.${agent}`;
-}
-
 /** @throws TypeError naming `subjectPrefix` when it is not a NATS subject prefix. */
 export function checkSubjectPrefix(prefix: string): string {
-  if (!SUBJECT_PREFIX.test(prefix)) {
+  if (!SUBJECT_PREFIX_PATTERN.test(prefix)) {
     throw new TypeError(
       `subjectPrefix ${JSON.stringify(prefix)} must be dot-separated tokens of letters, digits, _ and - (as nats.subjectPrefix)`,
     );
@@ -69,39 +61,6 @@ export function jobPayload(job: Job): { job: Job; payload: string } {
     });
   }
   return { job: v.value, payload: JSON.stringify(v.value) };
-}
-
-/** An error's name, code and message, and its cause's: the NATS client wraps what happened. */
-function errorText(e: unknown): string {
-  const parts: string[] = [];
-  let cur: unknown = e;
-  for (let depth = 0; depth < 3 && cur !== undefined && cur !== null; depth++) {
-    const err = cur as { name?: unknown; code?: unknown; message?: unknown; cause?: unknown };
-    for (const v of [err.name, err.code, err.message]) if (typeof v === "string") parts.push(v);
-    if (typeof cur !== "object") {
-      parts.push(String(cur));
-      break;
-    }
-    cur = err.cause;
-  }
-  return parts.join(" ");
-}
-
-/**
- * What JobPublisher retries: the PubAck did not come (a timeout, no responders, a reconnect). The
- * cause is read too: @nats-io/jetstream reports "no responders" as JetStreamNotEnabled with the
- * RequestError as its cause (a stream not provisioned yet, or a server restarting).
- */
-function isRetryablePublishError(text: string): boolean {
-  text = text.toLowerCase();
-  return (
-    text.includes("timeout") ||
-    text.includes("no responders") ||
-    text.includes("503") ||
-    text.includes("disconnect") ||
-    text.includes("closed") ||
-    text.includes("reconnect")
-  );
 }
 
 /** How {@link publishJob} retries: the client's retry options and budgets. */
@@ -141,21 +100,22 @@ export async function publishJob(
       const ack = await js.publish(subject, payload, { msgID: job.jobId, timeout });
       return { jobId: job.jobId, stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
     } catch (e) {
-      const text = errorText(e);
+      const failure = natsFailureOf(e);
       const cause = (e as { cause?: unknown })?.cause;
       const message =
         (e instanceof Error ? e.message : String(e)) +
         (cause instanceof Error ? ` (${cause.message})` : "");
-      if (/max_payload|max payload/i.test(text)) {
+      if (failure === "too-large") {
         throw new IdemClientError("TOO_LARGE", `${what}: ${message}`, { cause: e });
       }
-      if (!isRetryablePublishError(text)) {
+      if (failure === undefined) {
         throw new IdemClientError("NATS", `${what} was refused: ${message}`, { cause: e });
       }
-      const timedOut = /timeout/i.test(text);
-      last = new IdemClientError(timedOut ? "TIMEOUT" : "UNAVAILABLE", `${what}: ${message}`, {
-        cause: e,
-      });
+      last = new IdemClientError(
+        failure === "timeout" ? "TIMEOUT" : "UNAVAILABLE",
+        `${what}: ${message}`,
+        { cause: e },
+      );
     }
     if (attempt + 1 >= budget.attempts) break;
     const wait = Math.random() * Math.min(budget.maxMs, budget.initialMs * 2 ** attempt);

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openJournal } from "@idem/journal";
+import { openSqliteJournal } from "@idem/journal";
 import { parseConfig } from "@idem/schema";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Finding } from "../src/doctor/finding.js";
@@ -175,7 +175,7 @@ describe("runDoctor", () => {
 
 describe("checkQueuedAgents", () => {
   it("names each agent no configured agent matches with its queued jobs: a violation on the embedded queue, a warning with NATS", async () => {
-    const journal = await openJournal(join(dir, "journal.db"));
+    const journal = await openSqliteJournal(join(dir, "journal.db"));
     try {
       await journal.jobs.enqueue({ jobId: "g-1", agent: "ghost", input: {} });
       await journal.jobs.enqueue({ jobId: "g-2", agent: "ghost", input: {} });

@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openJournal } from "@idem/journal";
+import { openSqliteJournal } from "@idem/journal";
 import { type AgentOutput, parseConfig } from "@idem/schema";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { initialConfig, initWorkspace } from "../src/doctor/init-workspace.js";
@@ -41,7 +41,7 @@ describe("initWorkspace", () => {
   it("leaves an existing journal and its outputs as they are when run again", async () => {
     const config = load({ ...initialConfig(), roots: { out: { path: "." } } });
     await initWorkspace(config);
-    const journal = await openJournal(config.journal.path);
+    const journal = await openSqliteJournal(config.journal.path);
     try {
       await journal.outputs.record(
         {
@@ -55,7 +55,7 @@ describe("initWorkspace", () => {
       await journal.close();
     }
     await initWorkspace(config);
-    const again = await openJournal(config.journal.path);
+    const again = await openSqliteJournal(config.journal.path);
     try {
       expect(await again.outputs.has("kept")).toBe(true);
     } finally {

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { effectTargetsOf } from "@idem/effects";
-import { type JournalStore, openJournal } from "@idem/journal";
+import { type JournalStore, openSqliteJournal } from "@idem/journal";
 import { type Config, contentHash, type EffectSpec, effectKey, parseConfig } from "@idem/schema";
 import { decideEffect } from "../src/decide/decide-effect.js";
 import { SupersedeIndex } from "../src/decide/supersede-index.js";
@@ -38,7 +38,7 @@ export async function opsFixture(): Promise<OpsFixture> {
   const parsed = parseConfig(raw, { dir, file: join(dir, "idem.config.json") });
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
   const config = parsed.config;
-  const journal = await openJournal(config.journal.path);
+  const journal = await openSqliteJournal(config.journal.path);
   const effects = openEffects(config, { durable: false });
   const files = new SupersedeIndex(journal, effects.kinds);
   return {

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
-import { type JournalStore, openJournal } from "@idem/journal";
+import { type JournalStore, openSqliteJournal } from "@idem/journal";
 import { type Config, isIdemError, ManualClock, parseConfig } from "@idem/schema";
 import { tempDir } from "@idem/testing";
 import { describe, expect, it } from "vitest";
@@ -53,10 +53,10 @@ describe("pruneJournal", () => {
     await using dir = await tempDir("idem-prune-");
     const config = configIn(dir.path, { retentionDays: 7 });
     const clock = new ManualClock(Date.now() - 30 * DAY);
-    const old = await openJournal(config.journal.path, { clock });
+    const old = await openSqliteJournal(config.journal.path, { clock });
     await recordDone(old, ["old-1", "old-2", "old-3"]);
     await old.close();
-    const journal = await openJournal(config.journal.path);
+    const journal = await openSqliteJournal(config.journal.path);
     try {
       await recordDone(journal, ["new-1"]);
       const now = Date.now();

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type JournalStore, openJournal } from "@idem/journal";
+import { type JournalStore, openSqliteJournal } from "@idem/journal";
 import { describe, expect, it } from "vitest";
 
 /** The reads a replay plan makes: `runs.latestOf` and `ledger.ofJobs`, looked up as the plan does. */
@@ -17,7 +17,7 @@ async function readEffectLedgers(journal: JournalStore, ids: readonly string[]) 
 describe("the replay plan's bulk reads of latest runs and ledgers", () => {
   it("reads the same latest runs and ledgers in bulk as through the port, one output at a time", async () => {
     const dir = mkdtempSync(join(tmpdir(), "idem-ledgers-"));
-    const journal = await openJournal(join(dir, "journal.db"), { synchronous: "OFF" });
+    const journal = await openSqliteJournal(join(dir, "journal.db"), { synchronous: "OFF" });
     try {
       const ids: string[] = [];
       for (let i = 0; i < 300; i++) {

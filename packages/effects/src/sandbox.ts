@@ -79,7 +79,7 @@ export function trailerKeys(message: string): string[] {
   return out;
 }
 
-/** Header names no agent may set (DESIGN.md), plus hop-by-hop and framing headers. */
+/** Header names no agent may set (docs/agents.md, `nats.publish` and `http.request`), plus hop-by-hop and framing headers. */
 const RESERVED_HEADERS = new Set([
   "idempotency-key",
   "nats-msg-id",

@@ -58,11 +58,23 @@ class Lab {
           entries.push({ mode: TREE_MODE, name: name.slice(0, -1), oid: await write(v as never) });
         } else {
           const f = v as { mode: string; content: Buffer };
-          const oid = await writeLooseObject(this.objects, "sha1", "blob", f.content, false);
+          const oid = await writeLooseObject({
+            objectsDir: this.objects,
+            format: "sha1",
+            type: "blob",
+            body: f.content,
+            durable: false,
+          });
           entries.push({ mode: f.mode, name, oid });
         }
       }
-      return writeLooseObject(this.objects, "sha1", "tree", serializeTree(entries), false);
+      return writeLooseObject({
+        objectsDir: this.objects,
+        format: "sha1",
+        type: "tree",
+        body: serializeTree(entries),
+        durable: false,
+      });
     };
     return write(root);
   }

@@ -37,7 +37,7 @@ export { openJournalStore } from "./open-journal-store.js";
 export type { ActivityWindow, JournalActivity } from "./port/activity.js";
 export { MAX_ACTIVITY_BUCKETS } from "./port/activity.js";
 export type { DeadLetterRecord, JournalDeadLetters } from "./port/dead-letters.js";
-export type { EventRecord, JournalEvents } from "./port/events.js";
+export type { EventRecord, JournalEvents, NewEvent } from "./port/events.js";
 export type {
   EnqueueResult,
   JobClaimResult,
@@ -45,7 +45,13 @@ export type {
   JobRecord,
   JournalJobs,
 } from "./port/jobs.js";
-export type { EffectRecord, IntendInput, JournalLedger, LedgerEntry } from "./port/ledger.js";
+export type {
+  EffectRecord,
+  EffectResolution,
+  IntendInput,
+  JournalLedger,
+  LedgerEntry,
+} from "./port/ledger.js";
 export type {
   ArchivedOutput,
   JournalMaintenance,
@@ -77,4 +83,8 @@ export { redactUrl } from "./store/postgres/connection.js";
 export type { PostgresJournalOptions } from "./store/postgres/postgres-journal-store.js";
 export { PostgresJournalStore } from "./store/postgres/postgres-journal-store.js";
 export type { SqliteJournalOptions } from "./store/sqlite/sqlite-journal-store.js";
-export { openJournal, SqliteJournalStore, TRIGGERS } from "./store/sqlite/sqlite-journal-store.js";
+export {
+  openSqliteJournal,
+  SqliteJournalStore,
+  TRIGGERS,
+} from "./store/sqlite/sqlite-journal-store.js";

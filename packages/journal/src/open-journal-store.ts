@@ -1,9 +1,9 @@
+import type { JournalLocation } from "@idem/schema";
 import type { JournalStore } from "./journal-store.js";
 import type { SqliteJournalOptions } from "./store/sqlite/connection.js";
-import { openJournal } from "./store/sqlite/sqlite-journal-store.js";
+import { openSqliteJournal } from "./store/sqlite/sqlite-journal-store.js";
 
-/** Where a journal lives: a SQLite file, or a PostgreSQL database by its URL. */
-export type JournalLocation = { path: string } | { url: string };
+export type { JournalLocation } from "@idem/schema";
 
 /** What both stores take when opened through `openJournalStore`. */
 export interface OpenJournalStoreOptions {
@@ -35,7 +35,7 @@ export async function openJournalStore(
       ...(options.readonly !== undefined && { readonly: options.readonly }),
     });
   }
-  return openJournal(location.path, {
+  return openSqliteJournal(location.path, {
     ...(options.readonly !== undefined && { readonly: options.readonly }),
     ...(options.synchronous !== undefined && { synchronous: options.synchronous }),
   });

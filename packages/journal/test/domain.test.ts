@@ -104,6 +104,25 @@ describe("the journal's dialect-free domain", () => {
     expect(sqlStateList(ACTIVE_RUN_STATES)).toBe("('pending','running','failed')");
   });
 
+  it("takes its states from @idem/schema and re-exports them, the same objects, not copies", async () => {
+    const journal = await import("../src/index.js");
+    const schema = await import("@idem/schema");
+    for (const name of [
+      "RUN_STATES",
+      "EFFECT_STATES",
+      "JOB_STATES",
+      "ACTIVE_RUN_STATES",
+      "SETTLED_EFFECT_STATES",
+      "UNFINISHED_JOB_STATES",
+      "RUN_TRANSITIONS",
+      "JOB_TRANSITIONS",
+      "isActiveRun",
+      "isSettledEffect",
+    ] as const) {
+      expect(journal[name], name).toBe(schema[name]);
+    }
+  });
+
   it("names the events the store writes, settle's after the effect state", () => {
     expect(effectEvent("applied")).toBe(JOURNAL_EVENTS.EFFECT_APPLIED);
     expect(effectEvent("uncertain")).toBe(JOURNAL_EVENTS.EFFECT_UNCERTAIN);

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type AgentOutput, ManualClock } from "@idem/schema";
-import { openJournal, type SqliteJournalStore } from "../src/index.js";
+import { openSqliteJournal, type SqliteJournalStore } from "../src/index.js";
 
 export interface TempJournal {
   journal: SqliteJournalStore;
@@ -20,7 +20,7 @@ export async function tempJournal(
   const path = join(dir, "journal.db");
   const clock = new ManualClock();
   let n = 0;
-  const journal = await openJournal(path, {
+  const journal = await openSqliteJournal(path, {
     clock,
     ids: () => `token-${++n}`,
     synchronous: options.synchronous ?? "NORMAL",

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { openJournal } from "../src/index.js";
+import { openSqliteJournal } from "../src/index.js";
 
 const run = promisify(execFile);
 const WORKER = join(import.meta.dirname, "fixtures/claim-worker.mjs");
@@ -30,7 +30,7 @@ describe("SQLite only: processes sharing one journal file (PostgreSQL: test/cont
       const all = claims.flat().sort();
       expect(all).toEqual(Array.from({ length: jobs }, (_, i) => `job-${i}`).sort());
       expect(new Set(all).size).toBe(jobs);
-      const journal = await openJournal(path);
+      const journal = await openSqliteJournal(path);
       const s = await journal.status();
       expect(s.outputs).toBe(jobs);
       expect(s.runs.done).toBe(jobs);

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isIdemError } from "@idem/schema";
 import { describe, expect, it } from "vitest";
-import { openJournal } from "../src/index.js";
+import { openSqliteJournal } from "../src/index.js";
 import { isBusy } from "../src/store/sqlite/busy.js";
 import { CLAIM, output, tempJournal } from "./helpers.js";
 
@@ -202,7 +202,11 @@ describe("SQLite only: its adapter's runs, read through its file (both stores: t
     await t.journal.ledger.settle(c.lease, "a/0", "uncertain");
     await t.journal.runs.markDead(c.lease, { class: "uncertain", error: "timeout after send" });
     await t.journal.outputs.record(output("b"), { source: "cli", targets: ["root:x"] });
-    await t.journal.ledger.resolve("a", "applied", "saw it in the webhook logs", "oncall");
+    await t.journal.ledger.resolve("a", {
+      decision: "applied",
+      reason: "saw it in the webhook logs",
+      actor: "oncall",
+    });
     // a is pending again and first on root:x: b waits until a is done.
     const again = await t.journal.runs.claim(CLAIM);
     expect(again?.output.jobId).toBe("a");
@@ -318,15 +322,14 @@ describe("SQLite only: its adapter's runs, read through its file (both stores: t
     });
     await t.journal.ledger.settle(c.lease, "a/0", "uncertain");
     await t.journal.runs.markDead(c.lease, { class: "uncertain", error: "timeout after send" });
-    await expect(t.journal.ledger.resolve("a", "applied", " ", "oncall")).rejects.toSatisfy((e) =>
-      isIdemError(e, "INVALID_INPUT"),
-    );
-    const r = await t.journal.ledger.resolve(
-      "a",
-      "applied",
-      "saw it in the webhook logs",
-      "oncall",
-    );
+    await expect(
+      t.journal.ledger.resolve("a", { decision: "applied", reason: " ", actor: "oncall" }),
+    ).rejects.toSatisfy((e) => isIdemError(e, "INVALID_INPUT"));
+    const r = await t.journal.ledger.resolve("a", {
+      decision: "applied",
+      reason: "saw it in the webhook logs",
+      actor: "oncall",
+    });
     expect(r.state).toBe("applied");
     expect((await t.journal.runs.latest("a"))?.state).toBe("pending");
     const ev = (await t.journal.events.list({ jobId: "a", type: "effect.resolved" }))[0];
@@ -458,13 +461,13 @@ describe("SQLite only: its own group fsync (synchronous FULL; PostgreSQL's commi
   it("answers a record only once an fsync that began after its commit is done, and shares fsyncs", async () => {
     const dir = mkdtempSync(join(tmpdir(), "idem-fsync-"));
     const held = heldFsync();
-    const j = await openJournal(join(dir, "j.db"), { fdatasync: held.fdatasync });
+    const j = await openSqliteJournal(join(dir, "j.db"), { fdatasync: held.fdatasync });
     try {
       const first = j.outputs.record(output("a"), { source: "cli", targets: [] });
       expect(await settled(first)).toBe(false);
       expect(held.waiting).toHaveLength(1);
       // Committed already (another process could read it), answered only after the fsync.
-      const reader = await openJournal(join(dir, "j.db"), { readonly: true });
+      const reader = await openSqliteJournal(join(dir, "j.db"), { readonly: true });
       expect(await reader.outputs.has("a")).toBe(true);
       await reader.close();
       // Writes that commit while that fsync runs wait for the next one, all of them together.
@@ -493,7 +496,7 @@ describe("SQLite only: its own group fsync (synchronous FULL; PostgreSQL's commi
   it("answers claims and notes that share a commit with a record without waiting for its fsync", async () => {
     const dir = mkdtempSync(join(tmpdir(), "idem-fsync-"));
     const held = heldFsync();
-    const j = await openJournal(join(dir, "j.db"), { fdatasync: held.fdatasync });
+    const j = await openSqliteJournal(join(dir, "j.db"), { fdatasync: held.fdatasync });
     try {
       const job = { jobId: "c", agent: "writer", input: { n: 1 } };
       await j.jobs.enqueue(job, { durable: false });
@@ -519,10 +522,10 @@ describe("SQLite only: its own group fsync (synchronous FULL; PostgreSQL's commi
 
   it("makes a yes from has() durable before answering it: a redelivery is acked on it", async () => {
     const dir = mkdtempSync(join(tmpdir(), "idem-fsync-"));
-    const writer = await openJournal(join(dir, "j.db"), { synchronous: "NORMAL" });
+    const writer = await openSqliteJournal(join(dir, "j.db"), { synchronous: "NORMAL" });
     await writer.outputs.record(output("a"), { source: "cli", targets: [] });
     const held = heldFsync();
-    const j = await openJournal(join(dir, "j.db"), { fdatasync: held.fdatasync });
+    const j = await openSqliteJournal(join(dir, "j.db"), { fdatasync: held.fdatasync });
     try {
       expect(await j.outputs.has("nope")).toBe(false);
       expect(held.waiting).toHaveLength(0);
@@ -550,7 +553,7 @@ describe("SQLite only: its own group fsync (synchronous FULL; PostgreSQL's commi
   it("fails every waiter and every later write of the process when an fsync fails", async () => {
     const dir = mkdtempSync(join(tmpdir(), "idem-fsync-"));
     const eio = Object.assign(new Error("EIO: i/o error, fdatasync"), { code: "EIO" });
-    const j = await openJournal(join(dir, "j.db"), {
+    const j = await openSqliteJournal(join(dir, "j.db"), {
       fdatasync: (_fd, done) => setImmediate(() => done(eio)),
     });
     try {

@@ -1,27 +1,64 @@
 /**
- * Whether a NATS client error means the server or its JetStream is not answering now, and a later
- * attempt may succeed: a timeout, no responders, a 503, a disconnect or reconnect, a connection
- * that could not be made. The causes are read too: @nats-io/jetstream reports "no responders" (a
- * stream not provisioned yet, a server restarting) as JetStreamNotEnabled with the RequestError as
- * its cause. What a job publish retries with its msg id, and what a process starting during an
- * outage waits out. Pure; never throws.
+ * What a failure of the NATS client means to idem: no answer in time (`timeout`), the server or its
+ * JetStream not answering now (`unavailable`), or a payload over the server's max_payload
+ * (`too-large`).
  */
-export function isNatsUnavailable(e: unknown): boolean {
-  const parts: string[] = [];
+export type NatsFailure = "timeout" | "unavailable" | "too-large";
+
+/** How deep the causes are read: an IdemError over JetStreamNotEnabled over RequestError over NoResponders. */
+const MAX_DEPTH = 5;
+
+/**
+ * What a thrown value of the @nats-io v3 clients means (see {@link NatsFailure}), read from its
+ * error class (`name`) and status code, and then its causes', never from its message, except
+ * where nats-core has no class of its own (an `InvalidArgumentError` for the `'payload'`):
+ *
+ * - `TimeoutError`, and a JetStream status 408: `timeout`;
+ * - `NoResponders` (NoRespondersError: a stream not provisioned yet, a server restarting, which
+ *   @nats-io/jetstream reports as JetStreamNotEnabled caused by a RequestError caused by it),
+ *   `ClosedConnectionError`, `ConnectionError`, a `RequestError` of its own (the connection closed
+ *   or was lost with the request in flight) and a JetStream status 503: `unavailable`;
+ * - anything else (an AuthorizationError, a PermissionViolationError, JetStream's API errors, a
+ *   draining connection, a value that is no error): `undefined`.
+ *
+ * @idem/client has the same function (its own copy: it imports no NATS package), and a test holds
+ * the two equal over the real error classes. Pure; never throws.
+ */
+export function natsFailureOf(e: unknown): NatsFailure | undefined {
   let cur: unknown = e;
-  for (let depth = 0; depth < 3 && typeof cur === "object" && cur !== null; depth++) {
+  for (let depth = 0; depth < MAX_DEPTH && typeof cur === "object" && cur !== null; depth++) {
     const err = cur as { name?: unknown; code?: unknown; message?: unknown; cause?: unknown };
-    for (const v of [err.name, err.code, err.message]) if (typeof v === "string") parts.push(v);
+    switch (err.name) {
+      case "TimeoutError":
+        return "timeout";
+      case "NoResponders":
+      case "ClosedConnectionError":
+      case "ConnectionError":
+        return "unavailable";
+      case "RequestError":
+        if (err.cause === undefined || err.cause === null) return "unavailable";
+        break;
+      case "JetStreamStatusError":
+        if (err.code === 408) return "timeout";
+        if (err.code === 503) return "unavailable";
+        return undefined;
+      case "InvalidArgumentError":
+        return typeof err.message === "string" && err.message.startsWith("'payload'")
+          ? "too-large"
+          : undefined;
+    }
     cur = err.cause;
   }
-  const text = parts.join(" ").toLowerCase();
-  return (
-    text.includes("timeout") ||
-    text.includes("no responders") ||
-    text.includes("503") ||
-    text.includes("disconnect") ||
-    text.includes("closed") ||
-    text.includes("reconnect") ||
-    text.includes("connectionerror")
-  );
+  return undefined;
+}
+
+/**
+ * Whether a NATS client error means the server or its JetStream is not answering now, and a later
+ * attempt may succeed: {@link natsFailureOf} says `timeout` or `unavailable`. What a job publish
+ * retries with its msg id, and what a process starting during an outage waits out. Pure; never
+ * throws.
+ */
+export function isNatsUnavailable(e: unknown): boolean {
+  const failure = natsFailureOf(e);
+  return failure === "timeout" || failure === "unavailable";
 }

@@ -1,17 +1,6 @@
-/** The subject a job for `agent` is published on: `<prefix>.jobs.<agent>`. */
-export function jobSubject(subjectPrefix: string, agent: string): string {
-  return `${subjectPrefix}.jobs.${agent}`;
-}
-
-/** The subjects the jobs stream captures: `<prefix>.jobs.>`. */
-export function jobsSubjects(subjectPrefix: string): string[] {
-  return [`${subjectPrefix}.jobs.>`];
-}
-
-/** The request/reply subject of the submit API: `<prefix>.submit`. */
-export function submitSubject(subjectPrefix: string): string {
-  return `${subjectPrefix}.submit`;
-}
+// The subjects every part names (jobs, submit) are @idem/schema's; re-exported for this package's
+// callers. What follows is JetStream's own.
+export { jobSubject, jobsSubjects, submitSubject } from "@idem/schema";
 
 /** The durable pull consumer of one agent on the jobs stream. */
 export function agentConsumerName(agent: string): string {

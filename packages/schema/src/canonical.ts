@@ -32,7 +32,7 @@ export function sha256Hex(data: string | Uint8Array): string {
 }
 
 /**
- * The content hash of DESIGN.md: the sha256 of the canonical JSON of a parsed value.
+ * The content hash of an output (docs/concepts.md, "Records"): the sha256 of the canonical JSON of a parsed value.
  *
  * Two outputs for one job are duplicates when their content hashes are equal and a conflict when
  * they differ, whatever the key order or spacing of the text that was sent.

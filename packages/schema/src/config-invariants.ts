@@ -22,7 +22,7 @@ export interface InvariantViolation {
 }
 
 /**
- * Checks DESIGN.md invariant 7: nothing is forgotten while it can still come back.
+ * Checks invariant 7 of docs/concepts.md (docs/configuration.md, "Invariants"): nothing is forgotten while it can still come back.
  *
  * Retention must be longer than H (plus `nats.maxAgeMs`), the duplicate window must cover publish
  * retries and fit in the stream's max age, and JetStream needs more deliveries than backoff steps.

@@ -1,5 +1,5 @@
 /**
- * The failure classes of DESIGN.md, one enum everywhere.
+ * The failure classes of docs/concepts.md ("Failure classes"), one enum everywhere.
  *
  * `transient` (I/O, lock, timeout, unavailable), `infrastructure` (crash, lost lease, out of disk),
  * `validation` (the output or spec is impossible), `conflict` (the target moved), `uncertain` (the
@@ -30,40 +30,90 @@ export function isRetryableClass(c: FailureClass): boolean {
 }
 
 /**
- * The one table of error codes: each code with its failure class, from which retryability follows.
+ * The exit codes of the CLI (docs/cli.md, "Exit codes"): 0 done, 1 failed or refused, 2 a usage
+ * error or an invalid config, 3 an invariant or integrity violation.
+ */
+export const EXIT_CODES = { OK: 0, FAILED: 1, USAGE: 2, INVARIANT: 3 } as const;
+/** One of EXIT_CODES. */
+export type ExitCode = (typeof EXIT_CODES)[keyof typeof EXIT_CODES];
+
+const { FAILED, USAGE, INVARIANT } = EXIT_CODES;
+
+/**
+ * The one table of error codes: each code with its failure class (from which retryability
+ * follows), the HTTP status every HTTP front end answers it with (the executor's API, the console)
+ * and the exit code of the CLI. docs/agents.md ("Error codes") prints it.
  *
- * A new code is added here and nowhere else; the CLI maps codes to exit codes in one table of its
- * own, and tests assert on codes, never on message text.
+ * The statuses say whose fault it is and what to do: 400 and 413 the request's (send another),
+ * 404 nothing there, 409 the state it met (a conflict, a lease lost, a state that does not allow
+ * it), 502 what stands behind the server (an agent, an http target), 503 the server cannot serve
+ * now and nothing was half-done: every failure of the journal (locked, I/O, a full disk, a damaged
+ * file, a server unavailable), as `/healthz` answers a journal failed for good; 500 a rule of the
+ * server itself broken (its config, an invariant). An error without a code answers 503 and exits 1
+ * (`UNCODED_ERROR`).
+ *
+ * A new code is added here and nowhere else; tests assert on codes, never on message text.
  */
 export const ERROR_CODES = {
-  INVALID_INPUT: { class: "validation" },
-  INVALID_CONFIG: { class: "validation" },
-  UNKNOWN_ALIAS: { class: "validation" },
-  OUTPUT_TOO_LARGE: { class: "validation" },
-  SANDBOX_VIOLATION: { class: "validation" },
-  OUTPUT_CONFLICT: { class: "conflict" },
-  JOB_CONFLICT: { class: "conflict" },
-  TARGET_CONFLICT: { class: "conflict" },
-  TARGET_MOVED: { class: "transient" },
-  ORDER_BLOCKED: { class: "transient" },
-  TARGET_MISSING: { class: "infrastructure" },
-  DIRTY_WORKTREE: { class: "conflict" },
-  LOCKED: { class: "transient" },
-  TIMEOUT: { class: "transient" },
-  UNAVAILABLE: { class: "transient" },
-  IO: { class: "transient" },
-  DISK_FULL: { class: "infrastructure" },
-  LEASE_LOST: { class: "infrastructure" },
-  NOT_FOUND: { class: "logic" },
-  INVALID_STATE: { class: "logic" },
-  OUTCOME_UNKNOWN: { class: "uncertain" },
-  INVARIANT_VIOLATION: { class: "logic" },
-  AGENT_FAILED: { class: "transient" },
-  INTEGRITY: { class: "logic" },
-  UNKNOWN_AGENT: { class: "unknown-agent" },
-} as const satisfies Record<string, { class: FailureClass }>;
+  INVALID_INPUT: { class: "validation", http: 400, exit: FAILED },
+  INVALID_CONFIG: { class: "validation", http: 500, exit: USAGE },
+  UNKNOWN_ALIAS: { class: "validation", http: 400, exit: FAILED },
+  OUTPUT_TOO_LARGE: { class: "validation", http: 413, exit: FAILED },
+  SANDBOX_VIOLATION: { class: "validation", http: 400, exit: FAILED },
+  OUTPUT_CONFLICT: { class: "conflict", http: 409, exit: FAILED },
+  JOB_CONFLICT: { class: "conflict", http: 409, exit: FAILED },
+  TARGET_CONFLICT: { class: "conflict", http: 409, exit: FAILED },
+  TARGET_MOVED: { class: "transient", http: 409, exit: FAILED },
+  ORDER_BLOCKED: { class: "transient", http: 409, exit: FAILED },
+  TARGET_MISSING: { class: "infrastructure", http: 503, exit: FAILED },
+  DIRTY_WORKTREE: { class: "conflict", http: 409, exit: FAILED },
+  LOCKED: { class: "transient", http: 503, exit: FAILED },
+  TIMEOUT: { class: "transient", http: 503, exit: FAILED },
+  UNAVAILABLE: { class: "transient", http: 503, exit: FAILED },
+  IO: { class: "transient", http: 503, exit: FAILED },
+  DISK_FULL: { class: "infrastructure", http: 503, exit: FAILED },
+  LEASE_LOST: { class: "infrastructure", http: 409, exit: FAILED },
+  NOT_FOUND: { class: "logic", http: 404, exit: FAILED },
+  INVALID_STATE: { class: "logic", http: 409, exit: FAILED },
+  OUTCOME_UNKNOWN: { class: "uncertain", http: 502, exit: FAILED },
+  INVARIANT_VIOLATION: { class: "logic", http: 500, exit: INVARIANT },
+  AGENT_FAILED: { class: "transient", http: 502, exit: FAILED },
+  INTEGRITY: { class: "logic", http: 503, exit: INVARIANT },
+  UNKNOWN_AGENT: { class: "unknown-agent", http: 400, exit: FAILED },
+} as const satisfies Record<
+  string,
+  { class: FailureClass; http: 400 | 404 | 409 | 413 | 500 | 502 | 503; exit: ExitCode }
+>;
+/** The HTTP status and exit code of an error without a code: the server could not answer. */
+export const UNCODED_ERROR = { http: 503, exit: FAILED } as const;
+
 /** A key of ERROR_CODES. */
 export type ErrorCode = keyof typeof ERROR_CODES;
+/** An HTTP status of ERROR_CODES (or of UNCODED_ERROR). */
+export type ErrorHttpStatus = (typeof ERROR_CODES)[ErrorCode]["http"];
+
+/**
+ * The HTTP status a front end answers a failure with: its code's in ERROR_CODES when it is an
+ * IdemError (one whose code this copy of the package does not know counts as uncoded), else
+ * UNCODED_ERROR's (503). Pure; never throws.
+ */
+export function httpStatusOfError(e: unknown): ErrorHttpStatus {
+  return rowOf(e)?.http ?? UNCODED_ERROR.http;
+}
+
+/**
+ * The CLI's exit code for a failure: its code's in ERROR_CODES when it is an IdemError, else
+ * UNCODED_ERROR's (1). Pure; never throws.
+ */
+export function exitCodeOfError(e: unknown): ExitCode {
+  return rowOf(e)?.exit ?? UNCODED_ERROR.exit;
+}
+
+/** The row of an IdemError's code; none for another value or a code this copy does not know. */
+function rowOf(e: unknown): (typeof ERROR_CODES)[ErrorCode] | undefined {
+  if (!isIdemError(e) || !Object.hasOwn(ERROR_CODES, e.code)) return undefined;
+  return ERROR_CODES[e.code];
+}
 
 /** What an IdemError carries besides its code and message. */
 export interface IdemErrorOptions {
@@ -132,21 +182,15 @@ const NODE_IO_CLASSES: Record<string, FailureClass> = {
   EIO: "transient",
   EMFILE: "transient",
   ENFILE: "transient",
-  SQLITE_BUSY: "transient",
-  SQLITE_LOCKED: "transient",
-  SQLITE_FULL: "infrastructure",
-  SQLITE_IOERR: "transient",
-  SQLITE_READONLY: "transient",
-  SQLITE_CANTOPEN: "transient",
 };
 
 /**
- * Classifies any thrown value with DESIGN.md's failure classes.
+ * Classifies any thrown value with the failure classes of docs/concepts.md.
  *
- * An IdemError keeps its class; a Node or SQLite error is classified by its `code` (ENOSPC and
- * SQLITE_FULL `infrastructure`, EBUSY, ECONNRESET, SQLITE_BUSY and the like `transient`, extended
- * SQLite codes by their prefix); anything else is `logic`, so an unknown failure is never retried
- * blindly. Never throws.
+ * An IdemError keeps its class (the journal's SQLite adapter wraps SQLite's errors into IdemErrors,
+ * so SQLite codes never reach here); a Node error is classified by its `code` (ENOSPC
+ * `infrastructure`, EBUSY, ECONNRESET and the like `transient`, an extended code by its prefix);
+ * anything else is `logic`, so an unknown failure is never retried blindly. Never throws.
  */
 export function classifyError(e: unknown): FailureClass {
   if (isIdemError(e)) return e.class;

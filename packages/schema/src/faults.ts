@@ -1,5 +1,5 @@
 /**
- * The named crash windows of DESIGN.md.
+ * The named crash windows of docs/reliability.md ("Fault points").
  *
  * Each is a point where a crash must leave the journal and the targets recoverable.
  * `IDEM_FAULT=<point>[:<n>]` kills the process the n-th time it reaches one.

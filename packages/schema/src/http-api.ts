@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { FAILURE_CLASSES } from "./errors.js";
 import { AgentNameSchema, AgentOutputSchema, JobIdSchema } from "./records.js";
+import { EFFECT_STATES, JOB_STATES, RUN_STATES } from "./states.js";
 
 /** One problem with a submission, named by its field path (`ValidationIssue`). */
 export const ValidationIssueSchema = z.strictObject({
@@ -149,13 +150,9 @@ export const StatusReportSchema = z
     outputs: count,
     rejections: count,
     deadLetters: count.describe("Open (unresolved) dead letters."),
-    runs: counts(["pending", "running", "failed", "done", "dead"]).describe(
-      "Each output's latest run, by state.",
-    ),
-    effects: counts(["intended", "applied", "present", "failed", "uncertain", "skipped"]).describe(
-      "The effects ledger, by state.",
-    ),
-    jobs: counts(["queued", "running", "done", "dead"]).describe(
+    runs: counts(RUN_STATES).describe("Each output's latest run, by state."),
+    effects: counts(EFFECT_STATES).describe("The effects ledger, by state."),
+    jobs: counts(JOB_STATES).describe(
       "The embedded queue's jobs, or the outbox of jobs enqueued to JetStream, by state.",
     ),
   })

@@ -21,15 +21,25 @@ export {
 } from "./config.js";
 export type { InvariantViolation } from "./config-invariants.js";
 export { checkConfigInvariants, redeliveryHorizonMs } from "./config-invariants.js";
-export type { ErrorCode, FailureClass, IdemErrorOptions } from "./errors.js";
+export type {
+  ErrorCode,
+  ErrorHttpStatus,
+  ExitCode,
+  FailureClass,
+  IdemErrorOptions,
+} from "./errors.js";
 export {
   classifyError,
   describeError,
   ERROR_CODES,
+  EXIT_CODES,
+  exitCodeOfError,
   FAILURE_CLASSES,
+  httpStatusOfError,
   IdemError,
   isIdemError,
   isRetryableClass,
+  UNCODED_ERROR,
 } from "./errors.js";
 export type { FaultHook, FaultPoint } from "./faults.js";
 export { createFaultHook, FAULT_POINTS, noFault } from "./faults.js";
@@ -70,6 +80,8 @@ export {
   parseEffectKey,
   retryMsgId,
 } from "./ids.js";
+export type { JournalLocation } from "./journal-location.js";
+export { journalLocationOf } from "./journal-location.js";
 export type { EffectSchemas, JsonSchemaDocument, JsonSchemaName } from "./json-schemas.js";
 export {
   agentOutputSchemaOf,
@@ -104,8 +116,37 @@ export {
   RESERVED_HEADERS,
   RelativePathSchema,
 } from "./spec-parts.js";
+export type {
+  ActiveRunState,
+  EffectState,
+  JobState,
+  RunState,
+  SettledEffectState,
+} from "./states.js";
+export {
+  ACTIVE_RUN_STATES,
+  BLOCKING_EFFECT_STATES,
+  EFFECT_STATES,
+  isActiveRun,
+  isSettledEffect,
+  JOB_STATES,
+  JOB_TRANSITIONS,
+  REINTENDABLE_EFFECT_STATES,
+  RESOLVABLE_EFFECT_STATES,
+  RUN_STATES,
+  RUN_TRANSITIONS,
+  SETTLED_EFFECT_STATES,
+  UNFINISHED_JOB_STATES,
+} from "./states.js";
 export type { StrictJson } from "./strict-json.js";
 export { parseStrictJson } from "./strict-json.js";
+export {
+  DEFAULT_SUBJECT_PREFIX,
+  jobSubject,
+  jobsSubjects,
+  SUBJECT_PREFIX_PATTERN,
+  submitSubject,
+} from "./subjects.js";
 export type { Clock } from "./time.js";
 export { ManualClock, parseDuration, parseSince, systemClock } from "./time.js";
 export { unsafeRelativePath, unsafeUrlPath } from "./unsafe-relative-path.js";

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DEFAULT_SUBJECT_PREFIX, SUBJECT_PREFIX_PATTERN } from "./subjects.js";
 
 const ms = z.number().int().nonnegative();
 const positiveMs = z.number().int().positive();
@@ -18,10 +19,7 @@ export const NatsConfigSchema = z.strictObject({
     .string()
     .regex(/^[A-Za-z0-9_-]+$/)
     .default("IDEM_JOBS"),
-  subjectPrefix: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/)
-    .default("idem"),
+  subjectPrefix: z.string().regex(SUBJECT_PREFIX_PATTERN).default(DEFAULT_SUBJECT_PREFIX),
   duplicateWindowMs: positiveMs.default(3_600_000),
   maxAgeMs: positiveMs.default(604_800_000),
   publishRetryMs: ms.default(60_000),

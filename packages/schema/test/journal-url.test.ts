@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseConfig } from "../src/index.js";
+import { type Config, journalLocationOf, parseConfig } from "../src/index.js";
 
 const secret = "s3cr3t-pw";
 
@@ -31,5 +31,23 @@ describe("journal.url and IDEM_JOURNAL_URL", () => {
     if (bad.ok) return;
     expect(bad.issues.map((i) => i.path)).toEqual(["IDEM_JOURNAL_URL"]);
     expect(JSON.stringify(bad.issues)).not.toContain(secret);
+  });
+
+  it("gives one location per config: the URL when one is set (the variable's first), else the absolute file", () => {
+    const load = (raw: unknown, journalUrl?: string): Config => {
+      const r = parseConfig(raw, { dir: "/w", journalUrl });
+      if (!r.ok) throw new Error(JSON.stringify(r.issues));
+      return r.config;
+    };
+    expect(journalLocationOf(load({}))).toEqual({ path: "/w/.idem/journal.db" });
+    expect(journalLocationOf(load({ journal: { path: "j/x.db" } }))).toEqual({ path: "/w/j/x.db" });
+    const file = { journal: { path: "j/x.db", url: "postgres://a@one/idem" } };
+    expect(journalLocationOf(load(file))).toEqual({ url: "postgres://a@one/idem" });
+    expect(journalLocationOf(load(file, "postgres://b@two/idem"))).toEqual({
+      url: "postgres://b@two/idem",
+    });
+    expect(journalLocationOf(load({}, "postgres://b@two/idem"))).toEqual({
+      url: "postgres://b@two/idem",
+    });
   });
 });

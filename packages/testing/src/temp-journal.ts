@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type JournalStore, openJournal, type SqliteJournalOptions } from "@idem/journal";
+import { type JournalStore, openSqliteJournal, type SqliteJournalOptions } from "@idem/journal";
 
 /** A journal in a fresh temporary directory, closed and removed on disposal. */
 export interface TempJournal extends AsyncDisposable {
@@ -18,7 +18,7 @@ export interface TempJournal extends AsyncDisposable {
 export async function tempJournal(options: SqliteJournalOptions = {}): Promise<TempJournal> {
   const dir = await mkdtemp(join(tmpdir(), "idem-journal-"));
   const path = join(dir, "journal.db");
-  const journal = await openJournal(path, options);
+  const journal = await openSqliteJournal(path, options);
   let done = false;
   const dispose = async () => {
     if (done) return;

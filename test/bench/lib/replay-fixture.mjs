@@ -4,7 +4,7 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { openJournal } from "@idem/journal";
+import { openSqliteJournal } from "@idem/journal";
 import { effectTargets, parseConfig } from "@idem/schema";
 import { GIT_ENV } from "./plain.mjs";
 
@@ -51,7 +51,7 @@ export async function replayFixture(root, n, lost) {
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
   const config = parsed.config;
   t0 = performance.now();
-  const journal = await openJournal(config.journal.path, { synchronous: "OFF" });
+  const journal = await openSqliteJournal(config.journal.path, { synchronous: "OFF" });
   for (let i = 0; i < n; i++) {
     const output = {
       jobId: jobId(i),

@@ -62,7 +62,7 @@ export async function runEnqueue(file: string, opts: EnqueueOptions, cmd: Comman
           report(await enqueueJob(jobs[0] as Job, options), opts.json);
           return;
         }
-        const result = await enqueueBatch(jobs, journal, publisher, concurrency, tracing);
+        const result = await enqueueBatch(jobs, { ...options, concurrency });
         reportBatch(jobs, result, opts.json);
       }),
     );
@@ -105,10 +105,13 @@ function report(outcome: EnqueueOutcome, json?: boolean): void {
 /** A batch, with a progress bar on stderr when it is a terminal. */
 async function enqueueBatch(
   jobs: Job[],
-  journal: JournalStore,
-  publisher: JobPublisher | undefined,
-  concurrency: number,
-  tracing: Tracing,
+  options: {
+    journal: JournalStore;
+    publisher: JobPublisher | undefined;
+    concurrency: number;
+    tracing: Tracing;
+    traceparent: string | undefined;
+  },
 ): Promise<BatchEnqueueResult> {
   const bar = process.stderr.isTTY
     ? await progressBar("enqueueing [{bar}] {value}/{total} jobs | {eta_formatted} left")
@@ -116,14 +119,7 @@ async function enqueueBatch(
   bar?.start(jobs.length, 0);
   let settled = 0;
   try {
-    return await enqueueJobs(jobs, {
-      journal,
-      publisher,
-      concurrency,
-      tracing,
-      traceparent: process.env.TRACEPARENT,
-      onSettled: () => bar?.update(++settled),
-    });
+    return await enqueueJobs(jobs, { ...options, onSettled: () => bar?.update(++settled) });
   } finally {
     bar?.stop();
   }
@@ -137,7 +133,7 @@ interface Unenqueued {
 const isFailure = (r: EnqueueOutcome | Unenqueued): r is Unenqueued => "error" in r;
 
 /**
- * `--json`: one entry per job in file order, the enqueue shape of DESIGN.md or `{ jobId, error }`
+ * `--json`: one entry per job in file order, the enqueue shape of docs/cli.md or `{ jobId, error }`
  * (`NOT_ATTEMPTED` after the stream became unavailable). People get counts and the failures. Exit 1
  * when any job is not enqueued.
  */

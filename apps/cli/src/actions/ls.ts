@@ -1,4 +1,4 @@
-import type { RunState } from "@idem/journal";
+import type { RunState } from "@idem/schema";
 import { formatTime, loadConfig, printJson, table, withJournal } from "../context.js";
 import { sinceOption, stateOption } from "../options.js";
 

@@ -82,7 +82,7 @@ export async function runReplay(opts: ReplayOptions, cmd: Command): Promise<void
       shutdownTimeoutMs: 2_000,
     });
     try {
-      await replay(config, journal, effects, request, opts, tracing);
+      await replay({ config, journal, effects, tracing }, request, opts);
     } finally {
       await journal.close();
       await tracing.shutdown();
@@ -134,14 +134,20 @@ function selectionOf(opts: ReplayOptions): ReplaySelection {
   return s;
 }
 
+/** What a confirmed replay works with: the config, its journal and targets, and the tracing. */
+interface ReplaySession {
+  config: Config;
+  journal: JournalStore;
+  effects: ReturnType<typeof openEffects>;
+  tracing: Tracing;
+}
+
 async function replay(
-  config: Config,
-  journal: JournalStore,
-  effects: ReturnType<typeof openEffects>,
+  session: ReplaySession,
   request: ReplayRequest,
   opts: ReplayOptions,
-  tracing: Tracing,
 ): Promise<void> {
+  const { config, journal, effects, tracing } = session;
   const force = opts.forceUnprobeable ?? false;
   const plan = await buildReplayPlan({
     config,
@@ -186,7 +192,7 @@ async function replay(
   );
   let drained: DrainResult | undefined;
   if (opts.now) {
-    drained = await driveNow(config, journal, effects, created.length, tracing);
+    drained = await driveNow(session, created.length);
     const done = drained.runs.done;
     say(`interpreted here: ${done} run(s) done, ${drained.dead.length} dead\n`);
     if (drained.endedDead) {
@@ -221,13 +227,8 @@ async function replay(
 }
 
 /** Runs the interpreter in this process until nothing is due, with a progress bar on stderr. */
-async function driveNow(
-  config: Config,
-  journal: JournalStore,
-  effects: ReturnType<typeof openEffects>,
-  total: number,
-  tracing: Tracing,
-): Promise<DrainResult> {
+async function driveNow(session: ReplaySession, total: number): Promise<DrainResult> {
+  const { config, journal, effects, tracing } = session;
   const interpreter = createInterpreter({
     config,
     journal,

@@ -1,5 +1,5 @@
 import { readStatus } from "@idem/core";
-import { EFFECT_STATES, RUN_STATES } from "@idem/journal";
+import { EFFECT_STATES, RUN_STATES } from "@idem/schema";
 import { loadConfig, printJson, table, withJournal } from "../context.js";
 
 /** `idem status`, imported when it runs (its options and help: commands/status.ts). */

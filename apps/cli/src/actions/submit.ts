@@ -37,7 +37,7 @@ export async function runSubmit(
   const parsed = readOutputFile(text, file, config, opts.json);
   if (parsed === undefined) return;
   if (!parsed.batch) {
-    // One output: the single submit answer of DESIGN.md, as before batches existed.
+    // One output: the single submit answer of docs/cli.md, as before batches existed.
     if (size !== undefined && size > config.limits.maxOutputBytes) {
       report(oversizedSubmission(file, size, config.limits.maxOutputBytes), opts.json);
       return;

@@ -1,4 +1,4 @@
-import { RUN_STATES } from "@idem/journal";
+import { RUN_STATES } from "@idem/schema";
 import { html } from "hono/html";
 import { badge, type Html, jobLink, short, table, time } from "../format.js";
 import type { OutputsFilter, OutputsPage } from "../views/list-outputs-page.js";

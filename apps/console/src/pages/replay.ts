@@ -1,5 +1,5 @@
 import { describeFilter, type ReplayPlan } from "@idem/core";
-import { RUN_STATES } from "@idem/journal";
+import { RUN_STATES } from "@idem/schema";
 import { html } from "hono/html";
 import { badge, flash, type Html, jobLink, table } from "../format.js";
 import type { ReplayProgress } from "../views/replay-progress.js";

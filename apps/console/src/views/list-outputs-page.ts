@@ -1,4 +1,5 @@
-import type { JournalStore, ReplaySelection, RunState } from "@idem/journal";
+import type { JournalStore, ReplaySelection } from "@idem/journal";
+import type { RunState } from "@idem/schema";
 
 /** One row of the console's outputs list: an output with its latest run. */
 export interface OutputRow {

@@ -1,4 +1,5 @@
-import type { JournalStore, RunState } from "@idem/journal";
+import type { JournalStore } from "@idem/journal";
+import type { RunState } from "@idem/schema";
 
 /** How far the interpretation of a replay's generations has come. */
 export interface ReplayProgress {

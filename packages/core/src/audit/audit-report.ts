@@ -8,7 +8,7 @@ import {
 import { type Config, describeError, type EffectSpec, effectKey } from "@idem/schema";
 import { SupersedeIndex } from "../decide/supersede-index.js";
 
-/** The reconciliation of DESIGN.md (`idem audit --json`), plus what was scanned. */
+/** The reconciliation of docs/cli.md (`idem audit --json`), plus what was scanned. */
 export interface AuditReport {
   since: number | null;
   enqueued: number;

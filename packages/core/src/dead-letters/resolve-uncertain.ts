@@ -59,7 +59,12 @@ export async function resolveUncertain(
   effects?: Pick<Effects, "probe" | "probeable">,
 ): Promise<UncertainResolution> {
   const settle = async (as: "applied" | "present" | "skipped", key?: string) => {
-    const effect = await journal.ledger.resolve(jobId, as, decision.reason, decision.actor, key);
+    const effect = await journal.ledger.resolve(jobId, {
+      decision: as,
+      reason: decision.reason,
+      actor: decision.actor,
+      ...(key !== undefined && { expectKey: key }),
+    });
     return { effect, run: (await journal.runs.latest(jobId))?.state };
   };
   if (decision.decision === "skipped") return settle("skipped");

@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { openJournalStore } from "@idem/journal";
-import { type Config, defaultConfig } from "@idem/schema";
+import { type Config, defaultConfig, journalLocationOf } from "@idem/schema";
 
 /**
  * The config `idem init` writes: every section with its defaults, paths relative to the file
@@ -39,12 +39,8 @@ export function initialConfig(): Record<string, unknown> {
  */
 export async function initWorkspace(config: Config): Promise<void> {
   mkdirSync(config.journal.archiveDir, { recursive: true });
-  const journal =
-    config.journal.url === null
-      ? await openJournalStore(
-          { path: config.journal.path },
-          { synchronous: config.journal.synchronous },
-        )
-      : await openJournalStore({ url: config.journal.url });
+  const journal = await openJournalStore(journalLocationOf(config), {
+    synchronous: config.journal.synchronous,
+  });
   await journal.close();
 }

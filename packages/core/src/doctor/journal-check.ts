@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { type JournalStore, openJournalStore, redactUrl } from "@idem/journal";
-import { type Config, isIdemError } from "@idem/schema";
+import { type Config, isIdemError, journalLocationOf } from "@idem/schema";
 import type { AddFinding } from "./finding.js";
 import { checkQueuedAgents } from "./queued-agents-check.js";
 import { checkWritableDir, nearestExisting } from "./target-checks.js";
@@ -13,9 +13,9 @@ import { checkWritableDir, nearestExisting } from "./target-checks.js";
  * Changes nothing in the journal; never throws (an unopenable journal is a violation).
  */
 export async function checkJournal(config: Config, add: AddFinding): Promise<void> {
-  const url = config.journal.url;
-  const path = url === null ? config.journal.path : redactUrl(url);
-  if (url === null && !existsSync(path)) {
+  const at = journalLocationOf(config);
+  const path = "url" in at ? redactUrl(at.url) : at.path;
+  if ("path" in at && !existsSync(path)) {
     add(
       "warning",
       "journal.path",
@@ -28,9 +28,9 @@ export async function checkJournal(config: Config, add: AddFinding): Promise<voi
   let problems: string[];
   try {
     const journal: JournalStore =
-      url === null
-        ? await openJournalStore({ path }, { synchronous: config.journal.synchronous })
-        : await openJournalStore({ url }, { readonly: true });
+      "url" in at
+        ? await openJournalStore(at, { readonly: true })
+        : await openJournalStore(at, { synchronous: config.journal.synchronous });
     try {
       problems = await journal.maintenance.integrity();
       await checkQueuedAgents(journal, config, add);
@@ -38,7 +38,7 @@ export async function checkJournal(config: Config, add: AddFinding): Promise<voi
       await journal.close();
     }
   } catch (e) {
-    if (url !== null && isIdemError(e, "NOT_FOUND")) {
+    if ("url" in at && isIdemError(e, "NOT_FOUND")) {
       add(
         "warning",
         "journal.url",
@@ -59,7 +59,7 @@ export async function checkJournal(config: Config, add: AddFinding): Promise<voi
     add("violation", "journal", p, journalFix(p));
   }
   const sync = config.journal.synchronous;
-  if (url === null && (sync === "OFF" || sync === "NORMAL")) {
+  if ("path" in at && (sync === "OFF" || sync === "NORMAL")) {
     add(
       "warning",
       "journal.synchronous",

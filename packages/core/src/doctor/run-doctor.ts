@@ -27,7 +27,7 @@ export interface DoctorOptions {
 }
 
 /**
- * Everything `idem doctor` checks: the config invariants (DESIGN.md 7), the journal's integrity,
+ * Everything `idem doctor` checks: the config invariants (docs/configuration.md, "Invariants"), the journal's integrity,
  * that every target exists and is usable, and the NATS stream and consumers when NATS is
  * configured. Changes nothing: a missing journal is reported, not created; NATS is only read.
  * Safe to run at any time, beside running processes, as often as wanted.

@@ -1,8 +1,8 @@
 import { type Config, checkConfigInvariants, IdemError } from "@idem/schema";
 
 /**
- * Refuses a config that breaks DESIGN.md invariant 7 (the checks of `checkConfigInvariants`),
- * before a process connects to anything. Pure.
+ * Refuses a config that breaks invariant 7 of docs/concepts.md (the checks of
+ * `checkConfigInvariants`), before a process connects to anything. Pure.
  * @throws INVARIANT_VIOLATION (exit 3) listing every violation with its fix, the violations in
  * `details.violations`.
  */

@@ -92,6 +92,14 @@ export interface GitChange {
   order?: ApplyOrder | undefined;
 }
 
+/** One git effect to apply: its key, the probe's answer (or none), a probe to make now, its change. */
+export interface BranchApply {
+  key: string;
+  probed: ProbeResult | undefined;
+  probeNow: () => Promise<ProbeResult>;
+  change: GitChange;
+}
+
 /**
  * The one apply of the git effects: under the repo lock, the base from the probe (or a probe
  * now), then the tree, then one commit on that base published onto the branch by compare-and-swap
@@ -101,13 +109,11 @@ export interface GitChange {
  */
 export function applyOnBranch(
   target: GitTarget,
-  key: string,
-  probed: ProbeResult | undefined,
-  probeNow: () => Promise<ProbeResult>,
-  change: GitChange,
+  effect: BranchApply,
 ): Promise<Record<string, unknown>> {
   const { repo, branch } = target;
-  if (repo.mirror) return applyRemote(target, key, probed, probeNow, change);
+  const { key, probed, probeNow, change } = effect;
+  if (repo.mirror) return applyRemote(target, effect);
   return repo.withLock(async () => {
     const b = await baseForApply(target, probed, probeNow);
     if ("done" in b) return b.done;
@@ -132,10 +138,7 @@ export function applyOnBranch(
  */
 async function applyRemote(
   { repo, branch }: GitTarget,
-  key: string,
-  probed: ProbeResult | undefined,
-  probeNow: () => Promise<ProbeResult>,
-  change: GitChange,
+  { key, probed, probeNow, change }: BranchApply,
 ): Promise<Record<string, unknown>> {
   const p = probed ?? (await probeNow());
   if (p.status === "present") return p.detail;

@@ -99,10 +99,15 @@ export async function probeGitBatch<H>(
   const { services } = call.resource;
   // An unknown repo alias fails the whole batch, as the branch cannot be read (UNKNOWN_ALIAS).
   const repo = services.git.get(first.spec.repo);
-  await probeGitGroup(repo, gitBranchOf(first.spec, call.config), [...items], call.simulate, out, {
-    scratch: services.scratch,
-    maxFileBytes: call.config.limits.maxFileBytes,
-    probeOne: (spec, key) => call.probeOne(spec, key, 0),
-  });
+  await probeGitGroup(
+    { repo, branch: gitBranchOf(first.spec, call.config), items: [...items] },
+    {
+      scratch: services.scratch,
+      maxFileBytes: call.config.limits.maxFileBytes,
+      simulate: call.simulate,
+      out,
+      probeOne: (spec, key) => call.probeOne(spec, key, 0),
+    },
+  );
   return out;
 }

@@ -16,10 +16,21 @@ export function isValidationError(e: unknown): e is IdemError {
   return isIdemError(e) && e.class === "validation";
 }
 
-/** What `probeGitGroup` needs besides the group. */
+/** The effects of one plan on one branch of one repository. */
+export interface GitGroup {
+  repo: GitRepo;
+  branch: string;
+  items: { spec: GitCommitSpec | GitPatchSpec; key: string }[];
+}
+
+/** What `probeGitGroup` needs besides the group, and where it writes each key's answer. */
 export interface GitGroupProbe {
   scratch: ScratchIndexes;
   maxFileBytes: number;
+  /** Probe each absent item as if the earlier ones had been applied. */
+  simulate: boolean;
+  /** Each key's answer. */
+  out: Map<string, ProbeResult>;
   /** The single-effect probe, for a branch that does not exist yet. */
   probeOne(spec: GitCommitSpec | GitPatchSpec, key: string): Promise<ProbeResult>;
 }
@@ -31,15 +42,9 @@ export interface GitGroupProbe {
  * An item whose spec is invalid at the target is reported as a conflict carrying the error.
  * @throws IdemError TARGET_MISSING, UNAVAILABLE and other non-validation failures.
  */
-export async function probeGitGroup(
-  repo: GitRepo,
-  branch: string,
-  items: { spec: GitCommitSpec | GitPatchSpec; key: string }[],
-  simulate: boolean,
-  out: Map<string, ProbeResult>,
-  ctx: GitGroupProbe,
-): Promise<void> {
-  const { scratch, maxFileBytes } = ctx;
+export async function probeGitGroup(group: GitGroup, ctx: GitGroupProbe): Promise<void> {
+  const { repo, branch, items } = group;
+  const { scratch, maxFileBytes, simulate, out } = ctx;
   // In a local repository the layout (`git rev-parse`) and the head of a branch the config allows
   // are read while `git check-ref-format` checks the branch, so the scan starts sooner; the check's
   // refusal still comes first. A remote's mirror is reached only once the branch passed the check.

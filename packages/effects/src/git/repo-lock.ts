@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { IdemError } from "@idem/schema";
-import { FileLock } from "./plumbing/file-lock.js";
+import { FileLock } from "../fs/file-lock.js";
 import { RefUpdater } from "./plumbing/ref-updater.js";
 import { GitError, type GitResult, type RunGitOptions, runGit } from "./plumbing/run-git.js";
 

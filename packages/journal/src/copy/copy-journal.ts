@@ -1,4 +1,5 @@
-import { type Clock, type FaultPoint, IdemError, systemClock } from "@idem/schema";
+import { type Clock, FAULT_POINTS, type FaultPoint, IdemError, systemClock } from "@idem/schema";
+import { asJournalError } from "../store/sqlite/sqlite-errors.js";
 import { canonicalRow } from "./digest.js";
 import { keyValues, PostgresTarget } from "./postgres-target.js";
 import { SqliteSource } from "./sqlite-source.js";
@@ -65,9 +66,18 @@ const DEFAULT_BATCH = 1000;
  *   interpreters and executors first), or another copy writes the target; INVALID_STATE when the
  *   target holds rows the source does not have (nothing is written then); NOT_FOUND when the
  *   source file is missing. A verification that finds a difference is not thrown: `verified` is
- *   false and the tables say which.
+ *   false and the tables say which. A failure of the SQLite source is its IdemError (IO,
+ *   INTEGRITY, ...), as the SQLite store's own.
  */
 export async function copyJournal(options: JournalCopyOptions): Promise<JournalCopyReport> {
+  try {
+    return await copyOnce(options);
+  } catch (e) {
+    throw asJournalError(e);
+  }
+}
+
+async function copyOnce(options: JournalCopyOptions): Promise<JournalCopyReport> {
   const batch = options.batchSize ?? DEFAULT_BATCH;
   if (!Number.isInteger(batch) || batch < 1) {
     throw new IdemError("INVALID_INPUT", `batchSize must be a positive integer, not ${batch}`);
@@ -79,16 +89,12 @@ export async function copyJournal(options: JournalCopyOptions): Promise<JournalC
     refuseHeldLeases(source, (options.clock ?? systemClock).now());
     const target = await PostgresTarget.open(options.to);
     try {
+      const copy: Copy = { source, target, batch, progress, fault };
       const starts = new Map<string, unknown[] | undefined>();
-      for (const t of COPY_TABLES)
-        starts.set(t.name, await checkSubset(source, target, t, batch, progress));
+      for (const t of COPY_TABLES) starts.set(t.name, await checkSubset(copy, t));
       const inserted = new Map<string, number>();
-      for (const t of COPY_TABLES) {
-        inserted.set(
-          t.name,
-          await copyTable(source, target, t, starts.get(t.name), batch, progress, fault),
-        );
-      }
+      for (const t of COPY_TABLES)
+        inserted.set(t.name, await copyTable(copy, t, starts.get(t.name)));
       await target.continueSequences();
       const sources = source.digests();
       const tables: JournalCopyTableReport[] = [];
@@ -119,6 +125,15 @@ export async function copyJournal(options: JournalCopyOptions): Promise<JournalC
   }
 }
 
+/** One copy in progress: both ends, the batch size, and where it reports and may be stopped. */
+interface Copy {
+  source: SqliteSource;
+  target: PostgresTarget;
+  batch: number;
+  progress: (p: JournalCopyProgress) => void;
+  fault: (point: JournalCopyFaultPoint) => void;
+}
+
 /** Refuses to copy a journal that live processes may still be writing under their leases. */
 function refuseHeldLeases(source: SqliteSource, now: number): void {
   const held = source.heldLeases(now);
@@ -137,13 +152,8 @@ function refuseHeldLeases(source: SqliteSource, now: number): void {
  * target holds exactly the source's rows up to it, else from the start.
  * @throws INVALID_STATE naming the table and the first key that differs or is not in the source.
  */
-async function checkSubset(
-  source: SqliteSource,
-  target: PostgresTarget,
-  t: CopyTable,
-  batch: number,
-  progress: (p: JournalCopyProgress) => void,
-): Promise<unknown[] | undefined> {
+async function checkSubset(copy: Copy, t: CopyTable): Promise<unknown[] | undefined> {
+  const { source, target, batch, progress } = copy;
   const total = await target.count(t);
   if (total === 0) return undefined;
   let done = 0;
@@ -173,15 +183,8 @@ async function checkSubset(
 }
 
 /** Copies one table from `start` (or its first row) in batches; answers the rows inserted. */
-async function copyTable(
-  source: SqliteSource,
-  target: PostgresTarget,
-  t: CopyTable,
-  start: unknown[] | undefined,
-  batch: number,
-  progress: (p: JournalCopyProgress) => void,
-  fault: (point: JournalCopyFaultPoint) => void,
-): Promise<number> {
+async function copyTable(copy: Copy, t: CopyTable, start: unknown[] | undefined): Promise<number> {
+  const { source, target, batch, progress, fault } = copy;
   const total = source.count(t);
   let done = start === undefined ? 0 : source.countUpTo(t, start[0]);
   let inserted = 0;
@@ -190,10 +193,10 @@ async function copyTable(
   for (;;) {
     const rows = source.batch(t, from, batch);
     if (rows.length === 0) return inserted;
-    inserted += await target.insert(t, rows, () => fault("journal-copy.before-commit"));
+    inserted += await target.insert(t, rows, () => fault(FAULT_POINTS.JOURNAL_COPY_BEFORE_COMMIT));
     done += rows.length;
     progress({ phase: "copy", table: t.name, done, total });
-    fault("journal-copy.after-batch");
+    fault(FAULT_POINTS.JOURNAL_COPY_AFTER_BATCH);
     from = keyValues(t, rows[rows.length - 1] as unknown[]);
     if (rows.length < batch) return inserted;
   }

@@ -9,15 +9,19 @@ export interface EventRecord {
   actor: string;
 }
 
+/** An event to append: the job it is about (none for the journal's own), its type, data and actor. */
+export interface NewEvent {
+  jobId: string | null;
+  /** One of `JOURNAL_EVENTS`, or an app's own type. */
+  type: string;
+  data?: Record<string, unknown>;
+  actor: string;
+}
+
 /** The append-only event log. */
 export interface JournalEvents {
   /** Appends an event; concurrent appends share one commit and fsync with records. */
-  append(event: {
-    jobId: string | null;
-    type: string;
-    data?: Record<string, unknown>;
-    actor: string;
-  }): Promise<void>;
+  append(event: NewEvent): Promise<void>;
   /** Events in the order written, filtered by job, time and type. */
   list(filter?: {
     jobId?: string;

@@ -31,6 +31,18 @@ export interface LedgerEntry {
   state: EffectState;
 }
 
+/** A person's decision on the open effect of a dead run (see `JournalLedger.resolve`). */
+export interface EffectResolution {
+  /** `present` when a probe found the effect at its target; `applied` on the person's word. */
+  decision: "applied" | "present" | "skipped";
+  /** Why: required, recorded with the event. */
+  reason: string;
+  /** Who decided. */
+  actor: string;
+  /** The key of the effect the caller probed: the effect resolved must be that one. */
+  expectKey?: string;
+}
+
 /** The effects ledger: one row per effect key and generation. */
 export interface JournalLedger {
   /**
@@ -63,11 +75,5 @@ export interface JournalLedger {
    * @throws INVALID_INPUT without a reason; NOT_FOUND without a run; INVALID_STATE when the latest
    * run is not dead, has nothing to resolve, or its open effect is not `expectKey`.
    */
-  resolve(
-    jobId: string,
-    decision: "applied" | "present" | "skipped",
-    reason: string,
-    actor: string,
-    expectKey?: string,
-  ): Promise<EffectRecord>;
+  resolve(jobId: string, resolution: EffectResolution): Promise<EffectRecord>;
 }

@@ -1,6 +1,6 @@
 import type { Clock } from "@idem/schema";
 import type { JournalStore } from "../../src/index.js";
-import { openJournal } from "../../src/index.js";
+import { openSqliteJournal } from "../../src/index.js";
 import { PostgresJournalStore } from "../../src/store/postgres/postgres-journal-store.js";
 import type { ContractStore, StoreFactory } from "./stores.js";
 
@@ -28,7 +28,7 @@ export async function another(
   options: { clock?: Clock; ids?: () => string } = {},
 ): Promise<FullStore> {
   return factory.name === "sqlite"
-    ? openJournal(s.location, options)
+    ? openSqliteJournal(s.location, options)
     : PostgresJournalStore.open(s.location, options);
 }
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { ignoreServerShutdown, type PostgresHandle, startPostgres } from "@idem/testing";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { copyJournal, type JournalStore, openJournal } from "../../src/index.js";
+import { copyJournal, type JournalStore, openSqliteJournal } from "../../src/index.js";
 import { PostgresJournalStore } from "../../src/store/postgres/postgres-journal-store.js";
 
 /** Golden journals: SQLite files written once by an old version, never edited (test/fixtures). */
@@ -29,7 +29,7 @@ function goldenCopy(file: string): { path: string; remove(): void } {
 /** SQLite: today's code opens the old file itself (its migrations run on open). */
 async function onSqlite(file: string): Promise<Opened> {
   const copy = goldenCopy(file);
-  const j = await openJournal(copy.path);
+  const j = await openSqliteJournal(copy.path);
   return {
     j,
     activeTargets: async () =>
@@ -57,7 +57,7 @@ async function onPostgres(file: string): Promise<Opened> {
   const url = await server.createDatabase(`golden_${++databases}`);
   const copy = goldenCopy(file);
   try {
-    await (await openJournal(copy.path)).close();
+    await (await openSqliteJournal(copy.path)).close();
     const report = await copyJournal({ from: copy.path, to: url });
     expect(report.tables.filter((t) => !t.equal)).toEqual([]);
     expect(report.verified).toBe(true);

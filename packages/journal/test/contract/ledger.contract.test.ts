@@ -105,27 +105,31 @@ describe.each(STORES.map((make) => [make().name, make] as const))(
       const c = await claimed(j, "a", ["root:x"]);
       await j.ledger.intend(c.lease, { key: "a/0", idx: 0, kind: "http.request", specHash: "h" });
       await j.ledger.settle(c.lease, "a/0", "uncertain");
-      await expect(j.ledger.resolve("a", "applied", "r", "oncall")).rejects.toSatisfy(
-        code("INVALID_STATE"),
-      );
+      await expect(
+        j.ledger.resolve("a", { decision: "applied", reason: "r", actor: "oncall" }),
+      ).rejects.toSatisfy(code("INVALID_STATE"));
       await j.runs.markDead(c.lease, { class: "uncertain", error: "timeout after send" });
       await j.outputs.record(out("b"), { source: "cli", targets: ["root:x"] });
-      await expect(j.ledger.resolve("a", "applied", " ", "oncall")).rejects.toSatisfy(
-        code("INVALID_INPUT"),
-      );
-      await expect(j.ledger.resolve("none", "applied", "r", "oncall")).rejects.toSatisfy(
-        code("NOT_FOUND"),
-      );
-      await expect(j.ledger.resolve("a", "applied", "r", "oncall", "a/7")).rejects.toSatisfy(
-        code("INVALID_STATE"),
-      );
-      const r = await j.ledger.resolve(
-        "a",
-        "applied",
-        "saw it in the webhook logs",
-        "oncall",
-        "a/0",
-      );
+      await expect(
+        j.ledger.resolve("a", { decision: "applied", reason: " ", actor: "oncall" }),
+      ).rejects.toSatisfy(code("INVALID_INPUT"));
+      await expect(
+        j.ledger.resolve("none", { decision: "applied", reason: "r", actor: "oncall" }),
+      ).rejects.toSatisfy(code("NOT_FOUND"));
+      await expect(
+        j.ledger.resolve("a", {
+          decision: "applied",
+          reason: "r",
+          actor: "oncall",
+          expectKey: "a/7",
+        }),
+      ).rejects.toSatisfy(code("INVALID_STATE"));
+      const r = await j.ledger.resolve("a", {
+        decision: "applied",
+        reason: "saw it in the webhook logs",
+        actor: "oncall",
+        expectKey: "a/0",
+      });
       expect(r.state).toBe("applied");
       expect(r.detail).toMatchObject({
         resolvedBy: "oncall",
@@ -159,10 +163,12 @@ describe.each(STORES.map((make) => [make().name, make] as const))(
       // b went ahead on root:y and holds it now.
       const b = await claimed(j, "b", ["root:y"]);
       expect(b.run.jobId).toBe("b");
-      const refused = await j.ledger.resolve("a", "applied", "seen in the logs", "oncall").then(
-        () => undefined,
-        (e: unknown) => e,
-      );
+      const refused = await j.ledger
+        .resolve("a", { decision: "applied", reason: "seen in the logs", actor: "oncall" })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
       expect(code("INVALID_STATE")(refused)).toBe(true);
       expect((refused as Error).message).toMatch(/\bb\b/);
       // Nothing written: a stays dead with its effect open, and nobody else can claim a.
@@ -172,9 +178,15 @@ describe.each(STORES.map((make) => [make().name, make] as const))(
       expect(await j.runs.claim(CLAIM)).toBeUndefined();
       // Once b is done, the resolution goes through and a is first on its targets again.
       await j.runs.complete(b.lease);
-      expect((await j.ledger.resolve("a", "applied", "seen in the logs", "oncall")).state).toBe(
-        "applied",
-      );
+      expect(
+        (
+          await j.ledger.resolve("a", {
+            decision: "applied",
+            reason: "seen in the logs",
+            actor: "oncall",
+          })
+        ).state,
+      ).toBe("applied");
       expect((await j.runs.claim(CLAIM))?.output.jobId).toBe("a");
     });
 

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { type AgentOutput, isIdemError } from "@idem/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ArchivedOutput, JOURNAL_EVENTS as E, openJournal } from "../../src/index.js";
+import { type ArchivedOutput, JOURNAL_EVENTS as E, openSqliteJournal } from "../../src/index.js";
 import { PostgresConnection } from "../../src/store/postgres/connection.js";
 import { findPgDump, postgresMaintenance } from "../../src/store/postgres/maintenance.js";
 import { type QueueStore, queue, rawSql, until } from "./queue-store.js";
@@ -143,7 +143,7 @@ describe.each(STORES.map((make) => [make().name, make] as const))(
       const file = join(dir, `backup-${name}`);
       await j.maintenance.backup(file);
       if (name === "sqlite") {
-        const copy = await openJournal(file);
+        const copy = await openSqliteJournal(file);
         expect(await copy.outputs.has("b-1")).toBe(true);
         await copy.close();
         return;

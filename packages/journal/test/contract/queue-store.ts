@@ -2,7 +2,7 @@ import { ignoreServerShutdown } from "@idem/testing";
 import Database from "better-sqlite3";
 import pg from "pg";
 import type { JournalStore } from "../../src/index.js";
-import { openJournal } from "../../src/index.js";
+import { openSqliteJournal } from "../../src/index.js";
 import { PostgresJournalStore } from "../../src/store/postgres/postgres-journal-store.js";
 import type { ContractStore, StoreFactory } from "./stores.js";
 
@@ -23,7 +23,7 @@ export function queue(s: ContractStore): QueueStore {
 /** Another store on the same journal: another pool, or another connection to the SQLite file. */
 export async function another(factory: StoreFactory, s: QueueStore): Promise<QueueStore> {
   return factory.name === "sqlite"
-    ? openJournal(s.location)
+    ? openSqliteJournal(s.location)
     : (PostgresJournalStore.open(s.location) as unknown as Promise<QueueStore>);
 }
 

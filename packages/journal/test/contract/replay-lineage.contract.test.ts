@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AgentOutput } from "@idem/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { JOURNAL_EVENTS as E, openJournal } from "../../src/index.js";
+import { JOURNAL_EVENTS as E, openSqliteJournal } from "../../src/index.js";
 import { another, type FullStore, full } from "./full-store.js";
 import { STORES, type StoreFactory } from "./stores.js";
 
@@ -180,7 +180,7 @@ describe("a journal from before the filter and lineage columns", () => {
         join(import.meta.dirname, "../../../../test/fixtures/journals/v1/basic.db"),
         path,
       );
-      const j = await openJournal(path, { readonly: true });
+      const j = await openSqliteJournal(path, { readonly: true });
       try {
         const outputs = await j.outputs.list();
         expect(outputs.length).toBeGreaterThan(0);

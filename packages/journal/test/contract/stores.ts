@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { Clock } from "@idem/schema";
 import { type PostgresHandle, startPostgres } from "@idem/testing";
 import type { JournalStore } from "../../src/index.js";
-import { openJournal } from "../../src/index.js";
+import { openSqliteJournal } from "../../src/index.js";
 import { PostgresJournalStore } from "../../src/store/postgres/postgres-journal-store.js";
 
 /**
@@ -35,7 +35,7 @@ export function sqliteFactory(): StoreFactory {
     async open(options = {}) {
       const dir = mkdtempSync(join(tmpdir(), "idem-contract-"));
       dirs.push(dir);
-      return openJournal(join(dir, "journal.db"), options);
+      return openSqliteJournal(join(dir, "journal.db"), options);
     },
     async teardown() {
       for (const d of dirs) rmSync(d, { recursive: true, force: true });

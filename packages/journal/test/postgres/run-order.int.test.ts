@@ -62,7 +62,13 @@ async function writeHeld(holder: pg.Client, jobId: string): Promise<number> {
   );
   // A raw client answers int8 as a string.
   return Number(
-    await insertRun(holder as unknown as pg.PoolClient, jobId, 1, [TARGET], false, Date.now()),
+    await insertRun(holder as unknown as pg.PoolClient, {
+      jobId,
+      generation: 1,
+      targets: [TARGET],
+      forceUnprobeable: false,
+      now: Date.now(),
+    }),
   );
 }
 
@@ -161,7 +167,11 @@ describe("PostgreSQL only (SQLite has one writer at a time): runs on a target co
         `UPDATE runs SET state = 'running', lease_owner = 'other', lease_token = 'other-token',
          lease_until = due_at + 600000, due_at = due_at + 600000 WHERE job_id = 'later'`,
       );
-      const resolving = j.ledger.resolve("dead", "applied", "seen in the logs", "oncall");
+      const resolving = j.ledger.resolve("dead", {
+        decision: "applied",
+        reason: "seen in the logs",
+        actor: "oncall",
+      });
       expect(await settledOrWaiting(observer, resolving)).toBe("waiting");
       await holder.query("COMMIT");
       const refused = await resolving.then(

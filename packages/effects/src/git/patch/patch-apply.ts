@@ -12,18 +12,20 @@ interface ImageLine {
 
 type Match = "yes" | "no" | "unsure";
 
+/** A hunk's preimage and where git requires it: at the file's start, at its end (or anywhere). */
+interface Fragment {
+  pre: Buffer[];
+  matchBeginning: boolean;
+  matchEnd: boolean;
+}
+
 /**
  * git's match_fragment without whitespace options. git compares a line hash and then the preimage
  * bytes at the position: that is line-by-line equality, except when the preimage's last line has
  * no newline and the file's line goes on past it, where git's answer depends on its hash: unsure.
  */
-function matchAt(
-  img: ImageLine[],
-  lno: number,
-  pre: Buffer[],
-  matchBeginning: boolean,
-  matchEnd: boolean,
-): Match {
+function matchAt(img: ImageLine[], lno: number, fragment: Fragment): Match {
+  const { pre, matchBeginning, matchEnd } = fragment;
   if (pre.length + lno > img.length) return "no";
   if (matchEnd && pre.length + lno !== img.length) return "no";
   if (matchBeginning && lno !== 0) return "no";
@@ -46,13 +48,8 @@ function matchAt(
 }
 
 /** git's find_pos: from `line`, then one line further, one line back, two further, and so on. */
-function findPos(
-  img: ImageLine[],
-  pre: Buffer[],
-  start: number,
-  matchBeginning: boolean,
-  matchEnd: boolean,
-): number | "unsure" {
+function findPos(img: ImageLine[], fragment: Fragment, start: number): number | "unsure" {
+  const { pre, matchBeginning, matchEnd } = fragment;
   if (pre.length > img.length) return -1;
   let line = start;
   if (matchBeginning) line = 0;
@@ -62,7 +59,7 @@ function findPos(
   let forwards = line;
   let current = line;
   for (let i = 0; ; i++) {
-    const m = matchAt(img, current, pre, matchBeginning, matchEnd);
+    const m = matchAt(img, current, fragment);
     if (m === "yes") return current;
     if (m === "unsure") return "unsure";
     for (;;) {
@@ -107,10 +104,12 @@ function imageOf(content: Buffer): ImageLine[] {
 export function applyHunks(content: Buffer, hunks: Hunk[]): Buffer | null {
   let img = imageOf(content);
   for (const h of hunks) {
-    const matchBeginning = h.oldPos === 0 || h.oldPos === 1;
-    const matchEnd = h.trailing === 0;
-    const pos = h.newPos ? h.newPos - 1 : 0;
-    const at = findPos(img, h.pre, pos, matchBeginning, matchEnd);
+    const fragment = {
+      pre: h.pre,
+      matchBeginning: h.oldPos === 0 || h.oldPos === 1,
+      matchEnd: h.trailing === 0,
+    };
+    const at = findPos(img, fragment, h.newPos ? h.newPos - 1 : 0);
     if (at === "unsure" || at < 0) return null;
     // git's update_image: the preimage's lines out, the postimage's in, marked patched.
     const next = img.slice(0, at);

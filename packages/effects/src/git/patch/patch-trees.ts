@@ -8,7 +8,7 @@ import { type FileChange, treeWith } from "../plumbing/tree-writer.js";
 import { applyPlainPatch } from "./patch-apply.js";
 import { type BaseFile, type PlainResult, parsePlainPatch } from "./patch-parse.js";
 import { changedOutside, strayPathError } from "./patch-scope.js";
-import type { ScratchIndexes } from "./scratch-indexes.js";
+import type { PatchChange, ScratchIndexes } from "./scratch-indexes.js";
 
 /** What `tree` holds at `path`, for the in-process apply. */
 async function baseFileAt(repo: GitRepo, tree: string | null, path: string): Promise<BaseFile> {
@@ -144,10 +144,9 @@ export async function writeTree(repo: GitRepo, indexFile: string, locked = false
 export function patchedTree(
   repo: GitRepo,
   scratch: ScratchIndexes,
-  baseTree: string | null,
-  patch: string,
-  paths: string[],
+  change: PatchChange,
 ): Promise<string> {
+  const { baseTree, patch, paths } = change;
   return scratch.applied(repo, baseTree, patch, async () => {
     const plain = await applyInProcess(repo, baseTree, patch, paths);
     if (plain) return treeWithResults(repo, baseTree, plain);

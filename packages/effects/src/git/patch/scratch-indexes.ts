@@ -24,6 +24,13 @@ interface IndexState {
   stamp: string;
 }
 
+/** A patch to apply to a tree: the base tree (null: none), the patch, and every path it touches. */
+export interface PatchChange {
+  baseTree: string | null;
+  patch: string;
+  paths: string[];
+}
+
 /**
  * Temporary index files whose content idem knows: reading a tree into one costs a git process, so
  * an index that already holds the wanted tree (checked by its stat) is reused.
@@ -81,10 +88,9 @@ export class ScratchIndexes {
   async tryApply(
     repo: GitRepo,
     file: string,
-    tree: string | null,
-    patch: string,
-    paths: string[],
+    change: PatchChange,
   ): Promise<{ ok: boolean; reason: string }> {
+    const { baseTree: tree, patch, paths } = change;
     const { gitDir, format } = await repo.layout();
     let objects = this.objectDirs.get(repo.alias);
     if (!objects) {

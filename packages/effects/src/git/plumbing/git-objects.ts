@@ -37,18 +37,24 @@ export function objectId(format: ObjectFormat, type: string, body: Uint8Array): 
   return createHash(format).update(`${type} ${body.length}\0`).update(body).digest("hex");
 }
 
+/** A loose object to write: where (the objects folder and its format), what, and how durably. */
+export interface LooseObject {
+  objectsDir: string;
+  format: ObjectFormat;
+  /** `blob`, `tree` or `commit`. */
+  type: string;
+  body: Uint8Array;
+  /** fsync the object and its folder before answering. */
+  durable: boolean;
+}
+
 /**
  * Writes a loose object the way git does (deflated `type size\0body` in objects/xx/rest, through a
  * temporary file and a hard link so a crash never leaves a torn object), fsynced when `durable`.
  * Idempotent: an object that exists is left alone. Returns the oid.
  */
-export async function writeLooseObject(
-  objectsDir: string,
-  format: ObjectFormat,
-  type: string,
-  body: Uint8Array,
-  durable: boolean,
-): Promise<string> {
+export async function writeLooseObject(object: LooseObject): Promise<string> {
+  const { objectsDir, format, type, body, durable } = object;
   const oid = objectId(format, type, body);
   const dir = join(objectsDir, oid.slice(0, 2));
   const file = join(dir, oid.slice(2));

@@ -41,29 +41,33 @@ export function tempName(path: string, nonce: string): string {
   return join(dirname(path), `.${short}.idem-${nonce}`);
 }
 
+/** What a checked sync holds: the repository, the parsed index, the changes and the lock. */
+export interface PreparedSyncParts {
+  repo: RepoObjects;
+  workTree: string;
+  format: ObjectFormat;
+  index: GitIndex;
+  indexMtimeSec: number;
+  changes: Change[];
+  /** Every folder the changes touch, with its tree in the new commit (null: not a folder there). */
+  dirs: Map<string, string | null>;
+  files: {
+    /** The open `index.lock` (git's lock, created O_EXCL) and its idempotent close. */
+    fd: number;
+    close: () => void;
+    lockPath: string;
+    indexPath: string;
+    release: () => Promise<void>;
+  };
+}
+
 /** A checked sync holding git's index.lock: `commit()` writes the files and the index. */
 export class PreparedSync {
-  constructor(
-    private readonly repo: RepoObjects,
-    private readonly workTree: string,
-    private readonly format: ObjectFormat,
-    private readonly index: GitIndex,
-    private readonly indexMtimeSec: number,
-    private readonly changes: Change[],
-    private readonly dirs: Map<string, string | null>,
-    private readonly files: {
-      /** The open `index.lock` (git's lock, created O_EXCL) and its idempotent close. */
-      fd: number;
-      close: () => void;
-      lockPath: string;
-      indexPath: string;
-      release: () => Promise<void>;
-    },
-  ) {}
+  constructor(private readonly parts: PreparedSyncParts) {}
 
   /** Gives up without changing anything (releases index.lock). */
   abort(): Promise<void> {
-    return this.files.release();
+    return this.parts.files.release();
   }
 
   /**
@@ -74,46 +78,46 @@ export class PreparedSync {
     try {
       await this.write(nonce);
     } catch (e) {
-      await this.files.release();
+      await this.parts.files.release();
       throw e;
     }
   }
 
   private async write(nonce: string): Promise<void> {
-    const entries = this.index.entries;
+    const entries = this.parts.index.entries;
     for (const e of entries) {
       // What git does when it writes an index: an entry not older than the index it read could
       // be racily clean, so it must be compared by content later, never trusted by its stat.
-      if ((e.stat[2] as number) >= this.indexMtimeSec) e.stat[9] = 0;
+      if ((e.stat[2] as number) >= this.parts.indexMtimeSec) e.stat[9] = 0;
     }
-    for (const c of this.changes) {
+    for (const c of this.parts.changes) {
       if (c.next) continue;
-      const file = join(this.workTree, c.path);
+      const file = join(this.parts.workTree, c.path);
       rmSync(file, { force: true });
       let dir = dirname(c.path);
       while (dir !== "." && dir !== "") {
         try {
-          rmdirSync(join(this.workTree, dir));
+          rmdirSync(join(this.parts.workTree, dir));
         } catch {
           break;
         }
         dir = dirname(dir);
       }
     }
-    for (const c of this.changes) {
+    for (const c of this.parts.changes) {
       const pathBytes = Buffer.from(c.path, "utf8");
       const at = findEntry(entries, pathBytes);
       if (!c.next) {
         if (at >= 0) entries.splice(at, 1);
         continue;
       }
-      const content = await this.repo.blob(c.next.oid);
+      const content = await this.parts.repo.blob(c.next.oid);
       if (content === undefined)
         throw new IdemError(
           "INTEGRITY",
-          `blob ${c.next.oid} is missing from repo "${this.repo.alias}"`,
+          `blob ${c.next.oid} is missing from repo "${this.parts.repo.alias}"`,
         );
-      const file = join(this.workTree, c.path);
+      const file = join(this.parts.workTree, c.path);
       const tmp = tempName(file, nonce);
       mkdirSync(dirname(file), { recursive: true });
       rmSync(tmp, { force: true });
@@ -146,10 +150,10 @@ export class PreparedSync {
       if (pos >= 0) entries[pos] = entry;
       else entries.splice(-pos - 1, 0, entry);
     }
-    if (this.index.tree) updateCacheTree(this.index.tree, this.dirs, entries);
-    const data = serializeIndex(this.index, this.format);
-    writeSync(this.files.fd, data);
-    this.files.close();
-    renameSync(this.files.lockPath, this.files.indexPath);
+    if (this.parts.index.tree) updateCacheTree(this.parts.index.tree, this.parts.dirs, entries);
+    const data = serializeIndex(this.parts.index, this.parts.format);
+    writeSync(this.parts.files.fd, data);
+    this.parts.files.close();
+    renameSync(this.parts.files.lockPath, this.parts.files.indexPath);
   }
 }

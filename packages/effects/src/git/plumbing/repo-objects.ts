@@ -217,7 +217,7 @@ export class RepoObjects {
   async writeObject(type: string, body: Uint8Array): Promise<string> {
     const { gitDir, format } = await this.layout();
     const objectsDir = join(gitDir, "objects");
-    const oid = await writeLooseObject(objectsDir, format, type, body, false);
+    const oid = await writeLooseObject({ objectsDir, format, type, body, durable: false });
     if (this.durable) this.unsynced.add(join(objectsDir, oid.slice(0, 2), oid.slice(2)));
     if (type === "commit") this.remember(this.commitCache, oid, parseCommit(Buffer.from(body)));
     else if (type === "tree")

@@ -175,36 +175,29 @@ export class WorktreeSync {
       await fs.rm(lockPath, { force: true });
     };
     try {
-      const r = await this.check(
-        indexPath,
+      const r = await this.check(indexPath, {
         format,
         workTree,
         baseTree,
         newTree,
         changes,
         recover,
-        cfg.fileMode,
-      );
+        fileMode: cfg.fileMode,
+      });
       if (r.kind !== "ready") {
         await release();
         return r;
       }
-      const sync = new PreparedSync(
+      const sync = new PreparedSync({
         repo,
         workTree,
         format,
-        r.index,
-        r.indexMtimeSec,
+        index: r.index,
+        indexMtimeSec: r.indexMtimeSec,
         changes,
         dirs,
-        {
-          fd,
-          close,
-          lockPath,
-          indexPath,
-          release,
-        },
-      );
+        files: { fd, close, lockPath, indexPath, release },
+      });
       return { kind: "ready", sync };
     } catch (e) {
       await release();
@@ -214,18 +207,23 @@ export class WorktreeSync {
 
   private async check(
     indexPath: string,
-    format: ObjectFormat,
-    workTree: string,
-    baseTree: string,
-    newTree: string,
-    changes: Change[],
-    recover: boolean,
-    fileMode: boolean,
+    sync: {
+      format: ObjectFormat;
+      workTree: string;
+      baseTree: string;
+      newTree: string;
+      changes: Change[];
+      /** Finishing what a killed idem started: a path may already hold the new version. */
+      recover: boolean;
+      /** The repository's core.fileMode: whether the exec bit counts. */
+      fileMode: boolean;
+    },
   ): Promise<
     | { kind: "ready"; index: GitIndex; indexMtimeSec: number }
     | { kind: "done" }
     | { kind: "fallback"; reason: string }
   > {
+    const { format, workTree, baseTree, newTree, changes, recover, fileMode } = sync;
     const repo = this.repo;
     let buf: Buffer;
     let mtimeSec: number;

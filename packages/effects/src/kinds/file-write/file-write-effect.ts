@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, sep } from "node:path";
 import { aliasOf, type Config, IdemError } from "@idem/schema";
 import type { EffectHandler, ProbeResult } from "../../effect-handler.js";
-import { FileLock } from "../../git/plumbing/file-lock.js";
+import { FileLock } from "../../fs/file-lock.js";
 import { checkKey, checkRelativePath, refuse } from "../../sandbox.js";
 import { StaleTemps, tempName } from "./file-write-temps.js";
 import type { FileWriteSpec } from "./spec.js";

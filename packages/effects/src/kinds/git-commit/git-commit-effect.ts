@@ -64,11 +64,16 @@ export function createGitCommitHandler(
       checkKey(key);
       const changes = gitCommitChanges(spec, maxFileBytes);
       const target = await gitTarget(targets, spec);
-      return applyOnBranch(target, key, probed, () => probe(spec, key), {
-        message: spec.message,
-        paths: pathsOf(spec),
-        tree: (baseTree) => treeWith(target.repo.objects, baseTree, changes),
-        order,
+      return applyOnBranch(target, {
+        key,
+        probed,
+        probeNow: () => probe(spec, key),
+        change: {
+          message: spec.message,
+          paths: pathsOf(spec),
+          tree: (baseTree) => treeWith(target.repo.objects, baseTree, changes),
+          order,
+        },
       });
     },
   };

@@ -44,7 +44,7 @@ export function createGitPatchHandler(
     return scratch.probeLock.run(async () => {
       const file = await scratch.probeIndex(repo);
       await scratch.load(repo, file, tree);
-      const fwd = await scratch.tryApply(repo, file, tree, spec.patch, paths);
+      const fwd = await scratch.tryApply(repo, file, { baseTree: tree, patch: spec.patch, paths });
       // git applies a mode change again to a file that already has the new mode: such a patch is
       // applied when its mode changes are all there and its content applies in reverse.
       const modesDone = await modeChangesDone(repo, tree, files);
@@ -68,13 +68,18 @@ export function createGitPatchHandler(
       const files = checkPatchSpec(spec, maxFileBytes);
       const target = await gitTarget(targets, spec);
       const paths = patchPaths(files);
-      return applyOnBranch(target, key, probed, () => probe(spec, key), {
-        message: spec.message,
-        paths,
-        order,
-        async tree(baseTree) {
-          await target.repo.checkTreePaths(baseTree, paths);
-          return patchedTree(target.repo, scratch, baseTree, spec.patch, paths);
+      return applyOnBranch(target, {
+        key,
+        probed,
+        probeNow: () => probe(spec, key),
+        change: {
+          message: spec.message,
+          paths,
+          order,
+          async tree(baseTree) {
+            await target.repo.checkTreePaths(baseTree, paths);
+            return patchedTree(target.repo, scratch, { baseTree, patch: spec.patch, paths });
+          },
         },
       });
     },

@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Clock, IdemError, systemClock } from "@idem/schema";
 import type pg from "pg";
+import type { NewEvent } from "../../port/events.js";
 import { migrate } from "./migrate.js";
 import { isDatabaseError, loadPg } from "./pg-driver.js";
 import { asUnavailable } from "./unavailable.js";
@@ -207,13 +208,8 @@ export class PostgresConnection {
   }
 
   /** Appends an event inside the caller's transaction. */
-  async event(
-    client: pg.PoolClient,
-    jobId: string | null,
-    type: string,
-    actor: string,
-    data?: Record<string, unknown>,
-  ): Promise<void> {
+  async event(client: pg.PoolClient, event: NewEvent): Promise<void> {
+    const { jobId, type, data, actor } = event;
     await client.query(
       "INSERT INTO events (at, job_id, type, data, actor) VALUES ($1, $2, $3, $4, $5)",
       [this.clock.now(), jobId, type, data === undefined ? null : JSON.stringify(data), actor],

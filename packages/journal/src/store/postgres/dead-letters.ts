@@ -1,10 +1,10 @@
-import { type FailureClass, IdemError } from "@idem/schema";
+import { IdemError } from "@idem/schema";
 import type pg from "pg";
 import { deadLetterEvent, JOURNAL_EVENTS as E } from "../../domain/events.js";
 import { holds, jobLeaseLost } from "../../domain/leases.js";
 import { toDeadLetter } from "../../domain/records.js";
+import type { DeadLetterWrite } from "../../domain/writes.js";
 import type { JournalDeadLetters } from "../../port/dead-letters.js";
-import type { JobLease } from "../../port/jobs.js";
 import { NOW_MS, type PostgresConnection } from "./connection.js";
 import { announceWork } from "./notify.js";
 import type { RowOf } from "./rows.js";
@@ -27,11 +27,9 @@ export async function deadLetterRow(
   c: PostgresConnection,
   client: pg.PoolClient,
   row: JobRow | undefined,
-  failure: { class: FailureClass; error: string; deliveries: number; agent?: string },
-  actor: string,
-  jobId: string,
-  lease?: JobLease,
+  dead: DeadLetterWrite,
 ): Promise<void> {
+  const { jobId, failure, actor, lease } = dead;
   const now = c.clock.now();
   if (row) {
     const updated = await client.query(
@@ -55,10 +53,15 @@ export async function deadLetterRow(
     ],
   );
   if ((inserted.rowCount ?? 0) > 0) {
-    await c.event(client, jobId, E.JOB_DEAD, actor, {
-      class: failure.class,
-      error: failure.error,
-      deliveries: failure.deliveries,
+    await c.event(client, {
+      jobId,
+      type: E.JOB_DEAD,
+      actor,
+      data: {
+        class: failure.class,
+        error: failure.error,
+        deliveries: failure.deliveries,
+      },
     });
   }
 }
@@ -76,7 +79,12 @@ export function postgresDeadLetters(c: PostgresConnection): JournalDeadLetters {
         if (lease && !holds(row, lease.token)) throw jobLeaseLost(lease, row?.state);
         const recorded = await client.query("SELECT 1 FROM outputs WHERE job_id = $1", [jobId]);
         if ((recorded.rowCount ?? 0) > 0) return; // it did produce an output
-        await deadLetterRow(c, client, row, failure, lease?.owner ?? "executor", jobId, lease);
+        await deadLetterRow(c, client, row, {
+          jobId,
+          failure,
+          actor: lease?.owner ?? "executor",
+          ...(lease && { lease }),
+        });
       });
     },
 
@@ -123,9 +131,14 @@ export function postgresDeadLetters(c: PostgresConnection): JournalDeadLetters {
           );
           retries = retried.rows[0]?.retries ?? 1;
         }
-        await c.event(client, jobId, deadLetterEvent(resolution.action), resolution.actor, {
-          reason: resolution.reason ?? null,
-          retries,
+        await c.event(client, {
+          jobId,
+          type: deadLetterEvent(resolution.action),
+          actor: resolution.actor,
+          data: {
+            reason: resolution.reason ?? null,
+            retries,
+          },
         });
         return { retries };
       });

@@ -26,7 +26,7 @@ export async function listEvents(
 export function postgresEvents(c: PostgresConnection): JournalEvents {
   return {
     async append(event) {
-      await c.tx((client) => c.event(client, event.jobId, event.type, event.actor, event.data));
+      await c.tx((client) => c.event(client, event));
     },
 
     async list(filter) {

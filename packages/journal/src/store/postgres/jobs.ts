@@ -30,16 +30,19 @@ const JOB_WITH_INPUT =
 /** The unique constraint on `jobs.job_id`: the one 23505 an enqueue answers as duplicate/conflict. */
 const JOB_KEY = "jobs_job_id_unique";
 
+/** A queued job to insert: the job, its input's canonical JSON and hash, its times and trace. */
+interface NewJobRow {
+  job: Job;
+  hash: string;
+  input: string;
+  created: number;
+  now: number;
+  traceparent: string | undefined;
+}
+
 /** Inserts a queued job due at the database's now, with its input; the job key may be taken. */
-async function insertJob(
-  client: pg.PoolClient,
-  job: Job,
-  hash: string,
-  input: string,
-  created: number,
-  now: number,
-  traceparent: string | undefined,
-): Promise<JobRow> {
+async function insertJob(client: pg.PoolClient, fresh: NewJobRow): Promise<JobRow> {
+  const { job, hash, input, created, now, traceparent } = fresh;
   const { rows } = await client.query<JobRow>(
     `INSERT INTO jobs (job_id, agent, input_hash, state, due_at, created_at, updated_at)
      VALUES ($1, $2, $3, 'queued', ${NOW_MS}, $4, $5) RETURNING *`,
@@ -62,10 +65,16 @@ async function leaseJob(
   c: PostgresConnection,
   client: pg.PoolClient,
   row: JobRow,
-  options: { owner: string; leaseMs: number; streamSeq?: number },
-  input: unknown,
-  traceparent: string | null,
+  grant: {
+    owner: string;
+    leaseMs: number;
+    streamSeq?: number;
+    /** The job's input, parsed. */
+    input: unknown;
+    traceparent: string | null;
+  },
 ): Promise<{ lease: JobLease; job: JobRecord }> {
+  const { input, traceparent, ...options } = grant;
   const token = c.ids();
   const { rows } = await client.query<JobRow>(
     `UPDATE jobs SET state = 'running', lease_owner = $1, lease_token = $2,
@@ -110,9 +119,14 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
       );
       const existing = rows[0] as Pick<JobRow, "seq" | "input_hash">;
       if (enqueueOutcome(existing.input_hash, hash) === "conflict") {
-        await c.event(client, job.jobId, E.JOB_CONFLICT, actor, {
-          inputHash: hash,
-          existingHash: existing.input_hash,
+        await c.event(client, {
+          jobId: job.jobId,
+          type: E.JOB_CONFLICT,
+          actor,
+          data: {
+            inputHash: hash,
+            existingHash: existing.input_hash,
+          },
         });
         return { status: "conflict", jobId: job.jobId };
       }
@@ -127,7 +141,14 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
         const enqueued = await c.tx(async (client): Promise<EnqueueResult> => {
           const now = c.clock.now();
           const created = job.createdAt === undefined ? now : Date.parse(job.createdAt);
-          const row = await insertJob(client, job, hash, input, created, now, options.traceparent);
+          const row = await insertJob(client, {
+            job,
+            hash,
+            input,
+            created,
+            now,
+            traceparent: options.traceparent,
+          });
           return { status: "enqueued", jobId: job.jobId, seq: row.seq };
         });
         await announceWork(c, "jobs");
@@ -155,7 +176,7 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
           c.clock.now(),
           jobId,
         ]);
-        if (event) await c.event(client, jobId, event.type, event.actor, event.data);
+        if (event) await c.event(client, { ...event, jobId });
       });
     },
 
@@ -189,11 +210,19 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
           }
           const exhausted = exhaustedDelivery(row, options.maxDeliver);
           if (exhausted) {
-            await deadLetterRow(c, client, row, exhausted, options.owner, row.job_id);
+            await deadLetterRow(c, client, row, {
+              jobId: row.job_id,
+              failure: exhausted,
+              actor: options.owner,
+            });
             deadLettered.push(row.job_id);
             continue;
           }
-          return leaseJob(c, client, row, options, JSON.parse(row.input), row.traceparent);
+          return leaseJob(c, client, row, {
+            ...options,
+            input: JSON.parse(row.input),
+            traceparent: row.traceparent,
+          });
         }
       });
       if (deadLettered.length > 0) options.onDeadLettered?.(deadLettered);
@@ -233,14 +262,11 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
           "SELECT traceparent FROM job_inputs WHERE seq = $1",
           [row.seq],
         );
-        const { lease, job: record } = await leaseJob(
-          c,
-          client,
-          row,
-          options,
-          job.input,
-          tp.rows[0]?.traceparent ?? null,
-        );
+        const { lease, job: record } = await leaseJob(c, client, row, {
+          ...options,
+          input: job.input,
+          traceparent: tp.rows[0]?.traceparent ?? null,
+        });
         return { status: "acquired", lease, job: record };
       });
     },
@@ -274,10 +300,15 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
         );
         const nextAt = rows[0]?.next_at;
         if (nextAt === undefined) throw jobLeaseLost(lease, await stateOf(client, lease.jobId));
-        await c.event(client, lease.jobId, E.JOB_FAILED, lease.owner, {
-          class: failure.class,
-          error: failure.error,
-          nextAt,
+        await c.event(client, {
+          jobId: lease.jobId,
+          type: E.JOB_FAILED,
+          actor: lease.owner,
+          data: {
+            class: failure.class,
+            error: failure.error,
+            nextAt,
+          },
         });
       });
     },

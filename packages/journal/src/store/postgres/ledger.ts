@@ -58,9 +58,14 @@ export function postgresLedger(c: PostgresConnection): JournalLedger {
         const { held, ...inserted } = first.rows[0] as { held: number } & Partial<EffectRow>;
         if (held === 0) throw await leaseLost(client, lease);
         if (inserted.key != null) {
-          await c.event(client, lease.jobId, E.EFFECT_INTENDED, lease.owner, {
-            key: effect.key,
-            generation: lease.generation,
+          await c.event(client, {
+            jobId: lease.jobId,
+            type: E.EFFECT_INTENDED,
+            actor: lease.owner,
+            data: {
+              key: effect.key,
+              generation: lease.generation,
+            },
           });
           return toEffect(inserted as EffectRow);
         }
@@ -78,11 +83,16 @@ export function postgresLedger(c: PostgresConnection): JournalLedger {
         const reopened = again.rows[0];
         if (reopened) {
           const { previous, ...row } = reopened;
-          await c.event(client, lease.jobId, E.EFFECT_INTENDED, lease.owner, {
-            key: effect.key,
-            generation: lease.generation,
-            attempt: row.attempts,
-            previous,
+          await c.event(client, {
+            jobId: lease.jobId,
+            type: E.EFFECT_INTENDED,
+            actor: lease.owner,
+            data: {
+              key: effect.key,
+              generation: lease.generation,
+              attempt: row.attempts,
+              previous,
+            },
           });
           return toEffect(row);
         }
@@ -112,10 +122,15 @@ export function postgresLedger(c: PostgresConnection): JournalLedger {
             `effect ${key} has no intent in generation ${lease.generation}`,
           );
         }
-        await c.event(client, lease.jobId, effectEvent(state), lease.owner, {
-          key,
-          generation: lease.generation,
-          detail,
+        await c.event(client, {
+          jobId: lease.jobId,
+          type: effectEvent(state),
+          actor: lease.owner,
+          data: {
+            key,
+            generation: lease.generation,
+            detail,
+          },
         });
       });
     },
@@ -158,7 +173,7 @@ export function postgresLedger(c: PostgresConnection): JournalLedger {
       return ledgers;
     },
 
-    async resolve(jobId, decision, reason, actor, expectKey) {
+    async resolve(jobId, { decision, reason, actor, expectKey }) {
       assertResolutionReason(reason);
       return c.tx(async (client) => {
         const run = (
@@ -197,12 +212,17 @@ export function postgresLedger(c: PostgresConnection): JournalLedger {
             ],
           )
         ).rows[0] as EffectRow;
-        await c.event(client, jobId, E.EFFECT_RESOLVED, actor, {
-          key: effect.key,
-          generation: run.generation,
-          decision,
-          reason,
-          previous: effect.state,
+        await c.event(client, {
+          jobId,
+          type: E.EFFECT_RESOLVED,
+          actor,
+          data: {
+            key: effect.key,
+            generation: run.generation,
+            decision,
+            reason,
+            previous: effect.state,
+          },
         });
         const unsettled = await client.query<{ n: number }>(
           `SELECT count(*)::int AS n FROM effects WHERE job_id = $1 AND generation = $2 AND state IN ${BLOCKING}`,
@@ -236,7 +256,12 @@ export function postgresLedger(c: PostgresConnection): JournalLedger {
              ON CONFLICT DO NOTHING`,
             [targets, run.id],
           );
-          await c.event(client, jobId, E.RUN_RESUMED, actor, { generation: run.generation });
+          await c.event(client, {
+            jobId,
+            type: E.RUN_RESUMED,
+            actor,
+            data: { generation: run.generation },
+          });
         }
         return toEffect(updated);
       });

@@ -180,7 +180,12 @@ export function postgresMaintenance(
       }
       if (result.outputs > 0) {
         await c.tx((client) =>
-          c.event(client, null, E.JOURNAL_PRUNED, prune.actor ?? "prune", { ...result, before }),
+          c.event(client, {
+            jobId: null,
+            type: E.JOURNAL_PRUNED,
+            actor: prune.actor ?? "prune",
+            data: { ...result, before },
+          }),
         );
       }
       return result;

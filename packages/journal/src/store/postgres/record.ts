@@ -1,7 +1,7 @@
-import type { AgentOutput } from "@idem/schema";
 import type pg from "pg";
 import { recordOutcome } from "../../domain/decisions.js";
 import { JOURNAL_EVENTS as E } from "../../domain/events.js";
+import type { NewRun, RecordRequest } from "../../domain/writes.js";
 import type { RecordOptions, RecordResult } from "../../port/outputs.js";
 import { NOW_MS, type PostgresConnection } from "./connection.js";
 
@@ -41,14 +41,8 @@ export async function lockTargets(
  * its targets (a sequence hands out ids in the order asked, not the order committed). The locks
  * and the insert are one statement. The caller announces the run after COMMIT (announceWork).
  */
-export async function insertRun(
-  client: pg.PoolClient,
-  jobId: string,
-  generation: number,
-  targets: readonly string[],
-  force: boolean,
-  now: number,
-): Promise<number> {
+export async function insertRun(client: pg.PoolClient, run: NewRun): Promise<number> {
+  const { jobId, generation, targets, forceUnprobeable, now } = run;
   const { rows } = await client.query<{ id: number }>(
     `INSERT INTO runs (job_id, generation, state, due_at, force_unprobeable, targets, created_at, updated_at)
      SELECT $1, $2, 'pending', ${NOW_MS}, $3, $4, $5, $5
@@ -57,7 +51,7 @@ export async function insertRun(
     [
       jobId,
       generation,
-      force ? 1 : 0,
+      forceUnprobeable ? 1 : 0,
       JSON.stringify(targets),
       now,
       lockKey.target,
@@ -121,13 +115,7 @@ type RecordRow = {
   existing_hash: string | null;
 };
 
-/** One record to write: the output, its options, its canonical JSON and that JSON's hash. */
-export interface RecordRequest {
-  output: AgentOutput;
-  options: RecordOptions;
-  body: string;
-  hash: string;
-}
+export type { RecordRequest } from "../../domain/writes.js";
 
 /** Who a record's events name: the actor, else the source. */
 export const actorOf = (options: RecordOptions): string => options.actor ?? options.source;

@@ -1,4 +1,4 @@
-import { type FailureClass, IdemError } from "@idem/schema";
+import { IdemError } from "@idem/schema";
 import type pg from "pg";
 import { LATER_RUNS_NAMED, laterRunsNote, runClaimDecision } from "../../domain/decisions.js";
 import { JOURNAL_EVENTS as E, replayedEvent } from "../../domain/events.js";
@@ -15,6 +15,7 @@ import {
   SETTLED_EFFECT_STATES,
   sqlStateList,
 } from "../../domain/states.js";
+import type { RunDeath } from "../../domain/writes.js";
 import type { JournalRuns, LatestRun, Lease, RunRecord } from "../../port/runs.js";
 import { NOW_MS, type PostgresConnection } from "./connection.js";
 import { HOLDS, leaseLost } from "./held.js";
@@ -39,10 +40,9 @@ async function markDeadRow(
   c: PostgresConnection,
   client: pg.PoolClient,
   row: RunRow,
-  cls: FailureClass,
-  error: string,
-  actor: string,
+  death: RunDeath,
 ): Promise<void> {
+  const { class: cls, error, actor } = death;
   const { rows } = await client.query<{ job_id: string }>(
     `SELECT r.job_id FROM runs r WHERE r.id IN (
        SELECT other.run_id FROM active_targets other
@@ -57,11 +57,16 @@ async function markDeadRow(
     [`${error}${laterRunsNote(later)}`, cls, c.clock.now(), row.id],
   );
   await deactivate(client, row.id);
-  await c.event(client, row.job_id, E.RUN_DEAD, actor, {
-    generation: row.generation,
-    class: cls,
-    error,
-    wentAhead: later.slice(0, LATER_RUNS_NAMED),
+  await c.event(client, {
+    jobId: row.job_id,
+    type: E.RUN_DEAD,
+    actor,
+    data: {
+      generation: row.generation,
+      class: cls,
+      error,
+      wentAhead: later.slice(0, LATER_RUNS_NAMED),
+    },
   });
 }
 
@@ -142,7 +147,11 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
           if (!row) return undefined;
           const decision = runClaimDecision(row, options.maxLeaseExpiries);
           if (decision.action === "dead") {
-            await markDeadRow(c, client, row, "infrastructure", decision.error, options.owner);
+            await markDeadRow(c, client, row, {
+              class: "infrastructure",
+              error: decision.error,
+              actor: options.owner,
+            });
             continue;
           }
           const { takeover } = decision;
@@ -155,17 +164,16 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
             [options.owner, token, ms(options.leaseMs), takeover ? 1 : 0, c.clock.now(), row.id],
           );
           const updated = rows[0] as RunRow;
-          await c.event(
-            client,
-            row.job_id,
-            takeover ? E.RUN_TAKEOVER : E.RUN_CLAIMED,
-            options.owner,
-            {
+          await c.event(client, {
+            jobId: row.job_id,
+            type: takeover ? E.RUN_TAKEOVER : E.RUN_CLAIMED,
+            actor: options.owner,
+            data: {
               generation: row.generation,
               previousOwner: row.lease_owner,
               attempts: row.attempts,
             },
-          );
+          });
           const out = await client.query<OutputRow>("SELECT * FROM outputs WHERE job_id = $1", [
             row.job_id,
           ]);
@@ -207,8 +215,11 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
           `state = 'pending', ${UNLEASED}, due_at = ${NOW_MS}, updated_at = $3`,
           [c.clock.now()],
         );
-        await c.event(client, lease.jobId, E.RUN_RELEASED, lease.owner, {
-          generation: lease.generation,
+        await c.event(client, {
+          jobId: lease.jobId,
+          type: E.RUN_RELEASED,
+          actor: lease.owner,
+          data: { generation: lease.generation },
         });
       });
     },
@@ -236,8 +247,11 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
           );
         }
         await deactivate(client, lease.runId);
-        await c.event(client, lease.jobId, E.RUN_DONE, lease.owner, {
-          generation: lease.generation,
+        await c.event(client, {
+          jobId: lease.jobId,
+          type: E.RUN_DONE,
+          actor: lease.owner,
+          data: { generation: lease.generation },
         });
       });
     },
@@ -253,11 +267,16 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
            attempts = attempts + 1, last_error = $4, class = $5, updated_at = $6`,
           [delay, failure.error, failure.class, c.clock.now()],
         );
-        await c.event(client, lease.jobId, E.RUN_FAILED, lease.owner, {
-          generation: lease.generation,
-          class: failure.class,
-          error: failure.error,
-          nextAt: row.next_at,
+        await c.event(client, {
+          jobId: lease.jobId,
+          type: E.RUN_FAILED,
+          actor: lease.owner,
+          data: {
+            generation: lease.generation,
+            class: failure.class,
+            error: failure.error,
+            nextAt: row.next_at,
+          },
         });
       });
     },
@@ -265,7 +284,7 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
     async markDead(lease, failure) {
       await c.tx(async (client) => {
         const row = await heldUpdate(client, lease, "attempts = attempts + 1");
-        await markDeadRow(c, client, row, failure.class, failure.error, lease.owner);
+        await markDeadRow(c, client, row, { ...failure, actor: lease.owner });
       });
     },
 
@@ -339,20 +358,25 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
           );
           const cols = replayColumns(lineage);
           const generation = lineage.replaysGeneration + 1;
-          const id = await insertRun(client, o.jobId, generation, targets, force, now);
+          const id = await insertRun(client, {
+            jobId: o.jobId,
+            generation,
+            targets,
+            forceUnprobeable: force,
+            now,
+          });
           const row = (
             await client.query<RunRow>(
               "UPDATE runs SET effect_filter = $1, replay = $2 WHERE id = $3 RETURNING *",
               [cols.effect_filter, cols.replay, id],
             )
           ).rows[0] as RunRow;
-          await c.event(
-            client,
-            o.jobId,
-            E.RUN_REPLAYED,
-            options.actor,
-            replayedEvent(generation, force, lineage),
-          );
+          await c.event(client, {
+            jobId: o.jobId,
+            type: E.RUN_REPLAYED,
+            actor: options.actor,
+            data: replayedEvent(generation, force, lineage),
+          });
           created.push(toRun(row));
         }
         return created;

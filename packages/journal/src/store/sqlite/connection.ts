@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Clock, IdemError, systemClock } from "@idem/schema";
 import Database from "better-sqlite3";
+import type { NewEvent } from "../../port/events.js";
 import { whileBusy } from "./busy.js";
 import { migrate } from "./migrate.js";
 import { json } from "./statements.js";
@@ -275,13 +276,13 @@ export class SqliteConnection {
   }
 
   /** Appends an event inside the caller's transaction. */
-  event(jobId: string | null, type: string, actor: string, data?: Record<string, unknown>): void {
+  event(event: NewEvent): void {
     this.st("INSERT INTO events (at, job_id, type, data, actor) VALUES (?, ?, ?, ?, ?)").run(
       this.clock.now(),
-      jobId,
-      type,
-      json(data),
-      actor,
+      event.jobId,
+      event.type,
+      json(event.data),
+      event.actor,
     );
   }
 

@@ -1,5 +1,6 @@
-import { type FailureClass, IdemError } from "@idem/schema";
+import { IdemError } from "@idem/schema";
 import { deadLetterEvent, JOURNAL_EVENTS as E } from "../../domain/events.js";
+import type { DeadLetterWrite } from "../../domain/writes.js";
 import type { JournalDeadLetters } from "../../port/dead-letters.js";
 import type { SqliteConnection } from "./connection.js";
 import { heldJob } from "./held.js";
@@ -12,10 +13,9 @@ import { type DeadLetterRow, type JobRow, toDeadLetter } from "./rows.js";
 export function deadLetterRow(
   c: SqliteConnection,
   row: JobRow | undefined,
-  failure: { class: FailureClass; error: string; deliveries: number; agent?: string },
-  actor: string,
-  jobId = row?.job_id as string,
+  dead: DeadLetterWrite,
 ): void {
+  const { jobId, failure, actor } = dead;
   const now = c.clock.now();
   if (row) {
     c.st(
@@ -37,10 +37,15 @@ export function deadLetterRow(
       now,
     );
   if (inserted.changes > 0) {
-    c.event(jobId, E.JOB_DEAD, actor, {
-      class: failure.class,
-      error: failure.error,
-      deliveries: failure.deliveries,
+    c.event({
+      jobId,
+      type: E.JOB_DEAD,
+      actor,
+      data: {
+        class: failure.class,
+        error: failure.error,
+        deliveries: failure.deliveries,
+      },
     });
   }
 }
@@ -53,7 +58,7 @@ export function sqliteDeadLetters(c: SqliteConnection): JournalDeadLetters {
         if (lease) heldJob(c, lease);
         if (c.st("SELECT 1 FROM outputs WHERE job_id = ?").get(jobId)) return; // it did produce an output
         const row = c.st("SELECT * FROM jobs WHERE job_id = ?").get(jobId) as JobRow | undefined;
-        deadLetterRow(c, row, failure, lease?.owner ?? "executor", jobId);
+        deadLetterRow(c, row, { jobId, failure, actor: lease?.owner ?? "executor" });
       });
     },
 
@@ -92,9 +97,14 @@ export function sqliteDeadLetters(c: SqliteConnection): JournalDeadLetters {
             .get(now, now, jobId) as { retries: number } | undefined;
           retries = row?.retries ?? 1;
         }
-        c.event(jobId, deadLetterEvent(resolution.action), resolution.actor, {
-          reason: resolution.reason ?? null,
-          retries,
+        c.event({
+          jobId,
+          type: deadLetterEvent(resolution.action),
+          actor: resolution.actor,
+          data: {
+            reason: resolution.reason ?? null,
+            retries,
+          },
         });
         return { retries };
       });

@@ -27,7 +27,7 @@ export function listEvents(
 export function sqliteEvents(c: SqliteConnection): JournalEvents {
   return {
     async append(event) {
-      return c.batched(() => c.event(event.jobId, event.type, event.actor, event.data));
+      return c.batched(() => c.event(event));
     },
 
     async list(filter) {

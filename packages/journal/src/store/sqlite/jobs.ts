@@ -47,18 +47,26 @@ export function jobOf(c: SqliteConnection, jobId: string): JobRecord | undefined
   return r && toJob(r);
 }
 
-/** Leases `row` (read in this transaction) to `owner`; `input` is the job's, parsed. */
+/** A delivery's lease on a job, and what the job record it answers holds. */
+interface JobGrant {
+  owner: string;
+  leaseMs: number;
+  now: number;
+  /** The job's input, parsed. */
+  input: unknown;
+  traceparent: string | null | undefined;
+  /** The delivery's stream sequence; the row's own when not given. */
+  streamSeq?: number | null | undefined;
+}
+
+/** Leases `row` (read in this transaction) to `grant.owner`. */
 function leaseJob(
   c: SqliteConnection,
   row: JobRow,
-  owner: string,
-  leaseMs: number,
-  now: number,
-  input: unknown,
-  traceparent: string | null | undefined,
-  /** The delivery's stream sequence; the row's own when not given. */
-  streamSeq: number | null = row.stream_seq,
+  grant: JobGrant,
 ): { lease: JobLease; job: JobRecord } {
+  const { owner, leaseMs, now, input, traceparent } = grant;
+  const streamSeq = grant.streamSeq === undefined ? row.stream_seq : grant.streamSeq;
   const token = c.ids();
   const until = leaseEnd(now, leaseMs);
   c.st(
@@ -105,9 +113,14 @@ export function sqliteJobs(c: SqliteConnection): JournalJobs {
           .st("SELECT seq, input_hash FROM jobs WHERE job_id = ?")
           .get(job.jobId) as Pick<JobRow, "seq" | "input_hash">;
         if (enqueueOutcome(existing.input_hash, hash) === "conflict") {
-          c.event(job.jobId, E.JOB_CONFLICT, options.actor ?? "enqueue", {
-            inputHash: hash,
-            existingHash: existing.input_hash,
+          c.event({
+            jobId: job.jobId,
+            type: E.JOB_CONFLICT,
+            actor: options.actor ?? "enqueue",
+            data: {
+              inputHash: hash,
+              existingHash: existing.input_hash,
+            },
           });
           return { status: "conflict", jobId: job.jobId };
         }
@@ -126,7 +139,7 @@ export function sqliteJobs(c: SqliteConnection): JournalJobs {
           c.clock.now(),
           jobId,
         );
-        if (event) c.event(jobId, event.type, event.actor, event.data);
+        if (event) c.event({ ...event, jobId });
       }, false); // a note for the outbox republish, which dedups by msg id: no fsync of its own
     },
 
@@ -167,19 +180,17 @@ export function sqliteJobs(c: SqliteConnection): JournalJobs {
           }
           const exhausted = exhaustedDelivery(row, options.maxDeliver);
           if (exhausted) {
-            deadLetterRow(c, row, exhausted, options.owner);
+            deadLetterRow(c, row, { jobId: row.job_id, failure: exhausted, actor: options.owner });
             deadLettered.push(row.job_id);
             continue;
           }
-          return leaseJob(
-            c,
-            row,
-            options.owner,
-            options.leaseMs,
+          return leaseJob(c, row, {
+            owner: options.owner,
+            leaseMs: options.leaseMs,
             now,
-            JSON.parse(row.input),
-            row.traceparent,
-          );
+            input: JSON.parse(row.input),
+            traceparent: row.traceparent,
+          });
         }
       }, false);
       if (deadLettered.length > 0) options.onDeadLettered?.(deadLettered);
@@ -214,17 +225,15 @@ export function sqliteJobs(c: SqliteConnection): JournalJobs {
         }
         const decision = jobClaimDecision(row, hash, now);
         if (decision.status !== "acquire") return decision;
-        const { lease, job: record } = leaseJob(
-          c,
-          row,
-          options.owner,
-          options.leaseMs,
+        const { lease, job: record } = leaseJob(c, row, {
+          owner: options.owner,
+          leaseMs: options.leaseMs,
           now,
-          job.input,
-          // The row's own trace context (read below only when a lease is taken).
-          traceparentOf(c, row.seq),
-          options.streamSeq,
-        );
+          input: job.input,
+          // The row's own trace context (read here only when a lease is taken).
+          traceparent: traceparentOf(c, row.seq),
+          streamSeq: options.streamSeq,
+        });
         return { status: "acquired", lease, job: record };
       }, false);
       // A delivery is acked on "recorded": durable first, as in `outputs.has`.
@@ -255,10 +264,15 @@ export function sqliteJobs(c: SqliteConnection): JournalJobs {
           `UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_token = NULL, lease_until = NULL, due_at = ?,
            next_at = ?, last_error = ?, last_class = ?, updated_at = ? WHERE job_id = ?`,
         ).run(failure.nextAt, failure.nextAt, failure.error, failure.class, now, lease.jobId);
-        c.event(lease.jobId, E.JOB_FAILED, lease.owner, {
-          class: failure.class,
-          error: failure.error,
-          nextAt: failure.nextAt,
+        c.event({
+          jobId: lease.jobId,
+          type: E.JOB_FAILED,
+          actor: lease.owner,
+          data: {
+            class: failure.class,
+            error: failure.error,
+            nextAt: failure.nextAt,
+          },
         });
       });
     },

@@ -61,9 +61,14 @@ export function sqliteLedger(c: SqliteConnection): JournalLedger {
             now,
           ) as EffectRow | undefined;
         if (inserted) {
-          c.event(lease.jobId, E.EFFECT_INTENDED, lease.owner, {
-            key: effect.key,
-            generation: lease.generation,
+          c.event({
+            jobId: lease.jobId,
+            type: E.EFFECT_INTENDED,
+            actor: lease.owner,
+            data: {
+              key: effect.key,
+              generation: lease.generation,
+            },
           });
           return toEffect(inserted);
         }
@@ -77,11 +82,16 @@ export function sqliteLedger(c: SqliteConnection): JournalLedger {
                WHERE key = ? AND generation = ? RETURNING *`,
             )
             .get(json(effect.detail), now, effect.key, lease.generation) as EffectRow;
-          c.event(lease.jobId, E.EFFECT_INTENDED, lease.owner, {
-            key: effect.key,
-            generation: lease.generation,
-            attempt: again.attempts,
-            previous: existing.state,
+          c.event({
+            jobId: lease.jobId,
+            type: E.EFFECT_INTENDED,
+            actor: lease.owner,
+            data: {
+              key: effect.key,
+              generation: lease.generation,
+              attempt: again.attempts,
+              previous: existing.state,
+            },
           });
           return toEffect(again);
         }
@@ -103,10 +113,15 @@ export function sqliteLedger(c: SqliteConnection): JournalLedger {
             `effect ${key} has no intent in generation ${lease.generation}`,
           );
         }
-        c.event(lease.jobId, effectEvent(state), lease.owner, {
-          key,
-          generation: lease.generation,
-          detail,
+        c.event({
+          jobId: lease.jobId,
+          type: effectEvent(state),
+          actor: lease.owner,
+          data: {
+            key,
+            generation: lease.generation,
+            detail,
+          },
         });
       });
     },
@@ -153,7 +168,7 @@ export function sqliteLedger(c: SqliteConnection): JournalLedger {
       return ledgers;
     },
 
-    async resolve(jobId, decision, reason, actor, expectKey) {
+    async resolve(jobId, { decision, reason, actor, expectKey }) {
       assertResolutionReason(reason);
       return c.write(() => {
         const run = c
@@ -184,12 +199,17 @@ export function sqliteLedger(c: SqliteConnection): JournalLedger {
             effect.key,
             run.generation,
           ) as EffectRow;
-        c.event(jobId, E.EFFECT_RESOLVED, actor, {
-          key: effect.key,
-          generation: run.generation,
-          decision,
-          reason,
-          previous: effect.state,
+        c.event({
+          jobId,
+          type: E.EFFECT_RESOLVED,
+          actor,
+          data: {
+            key: effect.key,
+            generation: run.generation,
+            decision,
+            reason,
+            previous: effect.state,
+          },
         });
         const unsettled = c
           .st(
@@ -211,7 +231,7 @@ export function sqliteLedger(c: SqliteConnection): JournalLedger {
              last_error = NULL, class = NULL, updated_at = ? WHERE id = ?`,
           ).run(now, now, run.id);
           activate(c, run.id, JSON.parse(run.targets) as string[]);
-          c.event(jobId, E.RUN_RESUMED, actor, { generation: run.generation });
+          c.event({ jobId, type: E.RUN_RESUMED, actor, data: { generation: run.generation } });
         }
         return toEffect(updated);
       });

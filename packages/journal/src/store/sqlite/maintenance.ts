@@ -65,7 +65,12 @@ export function sqliteMaintenance(c: SqliteConnection): JournalMaintenance {
         });
       }
       if (result.outputs > 0)
-        c.event(null, E.JOURNAL_PRUNED, options.actor ?? "prune", { ...result, before });
+        c.event({
+          jobId: null,
+          type: E.JOURNAL_PRUNED,
+          actor: options.actor ?? "prune",
+          data: { ...result, before },
+        });
       return result;
     },
 

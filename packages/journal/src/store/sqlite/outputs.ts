@@ -2,12 +2,8 @@ import { type AgentOutput, canonicalJson, sha256Hex } from "@idem/schema";
 import { recordOutcome } from "../../domain/decisions.js";
 import { JOURNAL_EVENTS as E } from "../../domain/events.js";
 import type { RunState } from "../../domain/states.js";
-import type {
-  JournalOutputs,
-  OutputSummary,
-  RecordOptions,
-  RecordResult,
-} from "../../port/outputs.js";
+import type { RecordRequest } from "../../domain/writes.js";
+import type { JournalOutputs, OutputSummary, RecordResult } from "../../port/outputs.js";
 import type { SqliteConnection } from "./connection.js";
 import { type OutputRow, type RejectionRow, toOutput, toRejection } from "./rows.js";
 import { insertRun } from "./runs.js";
@@ -16,13 +12,8 @@ import { insertedRowid } from "./statements.js";
 import { limitClause, where } from "./where.js";
 
 /** Records one output inside the caller's (batched) transaction. */
-function recordInTx(
-  c: SqliteConnection,
-  output: AgentOutput,
-  options: RecordOptions,
-  body: string,
-  hash: string,
-): RecordResult {
+function recordInTx(c: SqliteConnection, request: RecordRequest): RecordResult {
+  const { output, options, body, hash } = request;
   const actor = options.actor ?? options.source;
   const now = c.clock.now();
   const inserted = insertedRowid(
@@ -46,16 +37,26 @@ function recordInTx(
       .st("SELECT seq, content_hash FROM outputs WHERE job_id = ?")
       .get(output.jobId) as Pick<OutputRow, "seq" | "content_hash">;
     if (recordOutcome(existing.content_hash, hash) === "duplicate") {
-      c.event(output.jobId, E.OUTPUT_DUPLICATE, actor, { source: options.source });
+      c.event({
+        jobId: output.jobId,
+        type: E.OUTPUT_DUPLICATE,
+        actor,
+        data: { source: options.source },
+      });
       return { status: "duplicate", jobId: output.jobId, seq: existing.seq, contentHash: hash };
     }
     c.st(
       "INSERT INTO rejections (job_id, content_hash, body, source, at) VALUES (?, ?, ?, ?, ?)",
     ).run(output.jobId, hash, body, options.source, now);
-    c.event(output.jobId, E.OUTPUT_CONFLICT, actor, {
-      source: options.source,
-      contentHash: hash,
-      existingHash: existing.content_hash,
+    c.event({
+      jobId: output.jobId,
+      type: E.OUTPUT_CONFLICT,
+      actor,
+      data: {
+        source: options.source,
+        contentHash: hash,
+        existingHash: existing.content_hash,
+      },
     });
     return {
       status: "conflict",
@@ -64,15 +65,26 @@ function recordInTx(
       existingHash: existing.content_hash,
     };
   }
-  insertRun(c, output.jobId, 1, options.targets, false, now);
+  insertRun(c, {
+    jobId: output.jobId,
+    generation: 1,
+    targets: options.targets,
+    forceUnprobeable: false,
+    now,
+  });
   c.st(
     `UPDATE jobs SET state = 'done', due_at = NULL, lease_owner = NULL, lease_token = NULL, lease_until = NULL,
      updated_at = ? WHERE job_id = ? AND state != 'done'`,
   ).run(now, output.jobId);
-  c.event(output.jobId, E.OUTPUT_RECORDED, actor, {
-    source: options.source,
-    seq: inserted,
-    contentHash: hash,
+  c.event({
+    jobId: output.jobId,
+    type: E.OUTPUT_RECORDED,
+    actor,
+    data: {
+      source: options.source,
+      seq: inserted,
+      contentHash: hash,
+    },
   });
   return { status: "recorded", jobId: output.jobId, seq: inserted, contentHash: hash };
 }
@@ -93,7 +105,7 @@ export function sqliteOutputs(c: SqliteConnection): JournalOutputs {
     async record(output, options) {
       const body = options.canonical ?? canonicalJson(output);
       const hash = sha256Hex(body);
-      return c.batched(() => recordInTx(c, output, options, body, hash));
+      return c.batched(() => recordInTx(c, { output, options, body, hash }));
     },
 
     async get(jobId) {

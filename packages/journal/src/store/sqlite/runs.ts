@@ -1,4 +1,4 @@
-import { type FailureClass, IdemError } from "@idem/schema";
+import { IdemError } from "@idem/schema";
 import { LATER_RUNS_NAMED, laterRunsNote, runClaimDecision } from "../../domain/decisions.js";
 import { JOURNAL_EVENTS as E, replayedEvent } from "../../domain/events.js";
 import { leaseEnd } from "../../domain/leases.js";
@@ -10,6 +10,7 @@ import {
   SETTLED_EFFECT_STATES,
   sqlStateList,
 } from "../../domain/states.js";
+import type { NewRun, RunDeath } from "../../domain/writes.js";
 import type { JournalRuns, LatestRun, Lease, RunRecord } from "../../port/runs.js";
 import type { SqliteConnection } from "./connection.js";
 import { heldRun } from "./held.js";
@@ -24,21 +25,15 @@ const SETTLED = sqlStateList(SETTLED_EFFECT_STATES);
 const BULK_FROM = 256;
 
 /** A new pending run and its active targets; returns the run's id. */
-export function insertRun(
-  c: SqliteConnection,
-  jobId: string,
-  generation: number,
-  targets: readonly string[],
-  force: boolean,
-  now: number,
-): number {
+export function insertRun(c: SqliteConnection, run: NewRun): number {
+  const { jobId, generation, targets, forceUnprobeable, now } = run;
   const id = Number(
     c
       .st(
         `INSERT INTO runs (job_id, generation, state, due_at, force_unprobeable, targets, created_at, updated_at)
        VALUES (?, ?, 'pending', ?, ?, ?, ?, ?)`,
       )
-      .run(jobId, generation, now, force ? 1 : 0, JSON.stringify(targets), now, now)
+      .run(jobId, generation, now, forceUnprobeable ? 1 : 0, JSON.stringify(targets), now, now)
       .lastInsertRowid,
   );
   activate(c, id, targets);
@@ -59,13 +54,8 @@ function deactivate(c: SqliteConnection, run: RunRow): void {
 }
 
 /** Dead releases the run's targets; its error and event name the later runs that go ahead of it. */
-function markDead(
-  c: SqliteConnection,
-  row: RunRow,
-  cls: FailureClass,
-  error: string,
-  actor: string,
-): void {
+function markDead(c: SqliteConnection, row: RunRow, death: RunDeath): void {
+  const { class: cls, error, actor } = death;
   const now = c.clock.now();
   const later = (
     c
@@ -82,11 +72,16 @@ function markDead(
      last_error = ?, class = ?, updated_at = ? WHERE id = ?`,
   ).run(`${error}${laterRunsNote(later)}`, cls, now, row.id);
   deactivate(c, row);
-  c.event(row.job_id, E.RUN_DEAD, actor, {
-    generation: row.generation,
-    class: cls,
-    error,
-    wentAhead: later.slice(0, LATER_RUNS_NAMED),
+  c.event({
+    jobId: row.job_id,
+    type: E.RUN_DEAD,
+    actor,
+    data: {
+      generation: row.generation,
+      class: cls,
+      error,
+      wentAhead: later.slice(0, LATER_RUNS_NAMED),
+    },
   });
 }
 
@@ -155,7 +150,11 @@ export function sqliteRuns(c: SqliteConnection): JournalRuns {
           if (!row) return undefined;
           const decision = runClaimDecision(row, options.maxLeaseExpiries);
           if (decision.action === "dead") {
-            markDead(c, row, "infrastructure", decision.error, options.owner);
+            markDead(c, row, {
+              class: "infrastructure",
+              error: decision.error,
+              actor: options.owner,
+            });
             continue;
           }
           const { takeover } = decision;
@@ -167,10 +166,15 @@ export function sqliteRuns(c: SqliteConnection): JournalRuns {
                  lease_expiries = lease_expiries + ?, updated_at = ? WHERE id = ? RETURNING *`,
             )
             .get(options.owner, token, until, until, takeover ? 1 : 0, now, row.id) as RunRow;
-          c.event(row.job_id, takeover ? E.RUN_TAKEOVER : E.RUN_CLAIMED, options.owner, {
-            generation: row.generation,
-            previousOwner: row.lease_owner,
-            attempts: row.attempts,
+          c.event({
+            jobId: row.job_id,
+            type: takeover ? E.RUN_TAKEOVER : E.RUN_CLAIMED,
+            actor: options.owner,
+            data: {
+              generation: row.generation,
+              previousOwner: row.lease_owner,
+              attempts: row.attempts,
+            },
           });
           const output = toOutput(
             c.st("SELECT * FROM outputs WHERE job_id = ?").get(row.job_id) as OutputRow,
@@ -211,7 +215,12 @@ export function sqliteRuns(c: SqliteConnection): JournalRuns {
           `UPDATE runs SET state = 'pending', lease_owner = NULL, lease_token = NULL, lease_until = NULL, due_at = ?,
            updated_at = ? WHERE id = ?`,
         ).run(now, now, lease.runId);
-        c.event(lease.jobId, E.RUN_RELEASED, lease.owner, { generation: lease.generation });
+        c.event({
+          jobId: lease.jobId,
+          type: E.RUN_RELEASED,
+          actor: lease.owner,
+          data: { generation: lease.generation },
+        });
       });
     },
 
@@ -236,7 +245,12 @@ export function sqliteRuns(c: SqliteConnection): JournalRuns {
            last_error = NULL, class = NULL, updated_at = ? WHERE id = ?`,
         ).run(now, lease.runId);
         deactivate(c, run);
-        c.event(lease.jobId, E.RUN_DONE, lease.owner, { generation: lease.generation });
+        c.event({
+          jobId: lease.jobId,
+          type: E.RUN_DONE,
+          actor: lease.owner,
+          data: { generation: lease.generation },
+        });
       });
     },
 
@@ -248,11 +262,16 @@ export function sqliteRuns(c: SqliteConnection): JournalRuns {
           `UPDATE runs SET state = 'failed', lease_owner = NULL, lease_token = NULL, lease_until = NULL, due_at = ?,
            next_at = ?, attempts = attempts + 1, last_error = ?, class = ?, updated_at = ? WHERE id = ?`,
         ).run(failure.nextAt, failure.nextAt, failure.error, failure.class, now, lease.runId);
-        c.event(lease.jobId, E.RUN_FAILED, lease.owner, {
-          generation: lease.generation,
-          class: failure.class,
-          error: failure.error,
-          nextAt: failure.nextAt,
+        c.event({
+          jobId: lease.jobId,
+          type: E.RUN_FAILED,
+          actor: lease.owner,
+          data: {
+            generation: lease.generation,
+            class: failure.class,
+            error: failure.error,
+            nextAt: failure.nextAt,
+          },
         });
       });
     },
@@ -261,7 +280,7 @@ export function sqliteRuns(c: SqliteConnection): JournalRuns {
       await c.write(() => {
         const row = heldRun(c, lease);
         c.st("UPDATE runs SET attempts = attempts + 1 WHERE id = ?").run(row.id);
-        markDead(c, row, failure.class, failure.error, lease.owner);
+        markDead(c, row, { ...failure, actor: lease.owner });
       });
     },
 
@@ -332,16 +351,22 @@ export function sqliteRuns(c: SqliteConnection): JournalRuns {
           if (lineage.only && latest && latest.state !== "done") continue;
           const targets = replayTargets(options, o.jobId, latest && fullTargets(c, latest));
           const cols = replayColumns(lineage);
-          const id = insertRun(c, o.jobId, lineage.replaysGeneration + 1, targets, force, now);
+          const id = insertRun(c, {
+            jobId: o.jobId,
+            generation: lineage.replaysGeneration + 1,
+            targets,
+            forceUnprobeable: force,
+            now,
+          });
           const row = c
             .st("UPDATE runs SET effect_filter = ?, replay = ? WHERE id = ? RETURNING *")
             .get(cols.effect_filter, cols.replay, id) as RunRow;
-          c.event(
-            o.jobId,
-            E.RUN_REPLAYED,
-            options.actor,
-            replayedEvent(row.generation, force, lineage),
-          );
+          c.event({
+            jobId: o.jobId,
+            type: E.RUN_REPLAYED,
+            actor: options.actor,
+            data: replayedEvent(row.generation, force, lineage),
+          });
           created.push(toRun(row));
         }
         return created;

@@ -18,6 +18,7 @@ import { sqliteLedger } from "./ledger.js";
 import { sqliteMaintenance } from "./maintenance.js";
 import { sqliteOutputs } from "./outputs.js";
 import { sqliteRuns } from "./runs.js";
+import { asJournalError, withJournalErrors } from "./sqlite-errors.js";
 import { readActivity, readStatus } from "./status.js";
 
 export type { SqliteJournalOptions } from "./connection.js";
@@ -27,9 +28,10 @@ export { TRIGGERS } from "./maintenance.js";
  * Opens (creating when missing) a SQLite journal file and applies pending migrations under
  * SQLite's write lock, so several processes may open a new file at once. Journals written by
  * earlier versions open and are migrated forward.
- * @throws the SQLite error when the file cannot be opened or migrated.
+ * @throws IO when the file cannot be opened or written, LOCKED when another process holds it past
+ * the busy timeout, INTEGRITY when it is not a SQLite database or is damaged, DISK_FULL.
  */
-export async function openJournal(
+export async function openSqliteJournal(
   path: string,
   options: SqliteJournalOptions = {},
 ): Promise<SqliteJournalStore> {
@@ -39,6 +41,10 @@ export async function openJournal(
 /**
  * The SQLite adapter of the JournalStore port (better-sqlite3, WAL, drizzle-kit migrations): one
  * connection (transactions, group commit, group fsync) shared by one module per concern.
+ *
+ * Its boundary wraps SQLite's errors (`asJournalError`): every method throws an IdemError for a
+ * SQLite failure idem names (LOCKED, DISK_FULL, IO, INTEGRITY) with the
+ * driver's error as `cause`, so no caller reads a SQLite code or message.
  */
 export class SqliteJournalStore implements JournalStore {
   private readonly c: SqliteConnection;
@@ -52,18 +58,22 @@ export class SqliteJournalStore implements JournalStore {
 
   private constructor(c: SqliteConnection) {
     this.c = c;
-    this.outputs = sqliteOutputs(c);
-    this.runs = sqliteRuns(c);
-    this.ledger = sqliteLedger(c);
-    this.jobs = sqliteJobs(c);
-    this.deadLetters = sqliteDeadLetters(c);
-    this.events = sqliteEvents(c);
-    this.maintenance = sqliteMaintenance(c);
+    this.outputs = withJournalErrors(sqliteOutputs(c));
+    this.runs = withJournalErrors(sqliteRuns(c));
+    this.ledger = withJournalErrors(sqliteLedger(c));
+    this.jobs = withJournalErrors(sqliteJobs(c));
+    this.deadLetters = withJournalErrors(sqliteDeadLetters(c));
+    this.events = withJournalErrors(sqliteEvents(c));
+    this.maintenance = withJournalErrors(sqliteMaintenance(c));
   }
 
-  /** Opens a journal file synchronously (see `openJournal`). */
+  /** Opens a journal file synchronously (see `openSqliteJournal`). */
   static open(path: string, options: SqliteJournalOptions = {}): SqliteJournalStore {
-    return new SqliteJournalStore(SqliteConnection.open(path, options));
+    try {
+      return new SqliteJournalStore(SqliteConnection.open(path, options));
+    } catch (e) {
+      throw asJournalError(e);
+    }
   }
 
   /** The journal file's path. */
@@ -93,16 +103,26 @@ export class SqliteJournalStore implements JournalStore {
 
   /** Counts of outputs, latest runs, effects, rejections, open dead letters and jobs by state. */
   async status(): Promise<JournalStatus> {
-    return readStatus(this.c);
+    try {
+      return readStatus(this.c);
+    } catch (e) {
+      throw asJournalError(e);
+    }
   }
 
   /** Outputs recorded and effects applied per bucket of a window (see `JournalStore.activity`). */
   async activity(window: ActivityWindow): Promise<JournalActivity> {
-    return readActivity(this.c, window);
+    try {
+      return readActivity(this.c, window);
+    } catch (e) {
+      throw asJournalError(e);
+    }
   }
 
   /** Waits for the fsync in flight, then closes the handle; idempotent. */
   async close(): Promise<void> {
-    await this.c.close();
+    await this.c.close().catch((e: unknown) => {
+      throw asJournalError(e);
+    });
   }
 }
