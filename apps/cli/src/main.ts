@@ -18,6 +18,7 @@ import * as status from "./commands/status.js";
 import * as submit from "./commands/submit.js";
 import * as up from "./commands/up.js";
 import { CliError, EXIT, exitHolder } from "./exit.js";
+import { terminalText } from "./render/terminal-text.js";
 
 /**
  * Every command module: `register(program)` adds its command (name, arguments, options, help);
@@ -91,7 +92,8 @@ export async function main(argv: string[]): Promise<number> {
     const { exitCodeOf } = await import("./context.js");
     const code = exitCodeOf(e);
     const message = e instanceof Error ? e.message : String(e);
-    process.stderr.write(`idem: ${message}\n`);
+    // An error may quote an agent's or a target's text (a path, a git answer): escaped.
+    process.stderr.write(`idem: ${terminalText(message, { lines: true })}\n`);
     if (!(e instanceof CliError) && process.env.IDEM_DEBUG && e instanceof Error)
       process.stderr.write(`${e.stack}\n`);
     return code;

@@ -12,7 +12,7 @@ export {
 } from "./logger.js";
 export { createOwnerId } from "./owner-id.js";
 export type { OtlpTarget, StartTelemetryOptions, TelemetryEnv } from "./start-telemetry.js";
-export { redactUrl, resolveOtlpTarget, startTelemetry } from "./start-telemetry.js";
+export { resolveOtlpTarget, startTelemetry } from "./start-telemetry.js";
 export { normalizeTraceparent, TRACEPARENT_HEADER, traceIdOf } from "./traceparent.js";
 export type {
   CreateTracingOptions,

@@ -7,6 +7,7 @@ import { CliError, EXIT, exitHolder, loadConfig, openConfiguredJournal } from ".
 import { onStopSignal } from "../ops/stop-signal.js";
 import { whenAvailable } from "../ops/when-available.js";
 import { logFormatOption } from "../options.js";
+import { jsonText } from "../render/terminal-text.js";
 
 interface InterpreterCommandOptions {
   once?: boolean;
@@ -105,7 +106,7 @@ export async function runInterpreter(
     if (opts.once) {
       const result = await interpreter.drain();
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify(result)}\n`);
+        process.stdout.write(`${jsonText(result, 0)}\n`);
       } else {
         const r = result.runs;
         process.stdout.write(

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
-import { type JournalStore, openJournalStore, redactUrl } from "@idem/journal";
-import { type Config, isIdemError } from "@idem/schema";
+import { type JournalStore, openJournalStore } from "@idem/journal";
+import { type Config, isIdemError, redactUrl } from "@idem/schema";
 import type { AddFinding } from "./finding.js";
 import { checkQueuedAgents } from "./queued-agents-check.js";
 import { checkWritableDir, nearestExisting } from "./target-checks.js";

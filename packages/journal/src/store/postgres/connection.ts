@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Clock, IdemError, systemClock } from "@idem/schema";
+import { type Clock, IdemError, redactUrl, systemClock } from "@idem/schema";
 import type pg from "pg";
 import { migrate } from "./migrate.js";
 import { isDatabaseError, loadPg } from "./pg-driver.js";
@@ -53,17 +53,6 @@ const typesOf = (driver: typeof pg) => ({
       ? (v: string) => Number(v)
       : driver.types.getTypeParser(oid, format ?? "text")) as typeof driver.types.getTypeParser,
 });
-
-/** A URL without its password, for `location` and messages. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== "") u.password = "***";
-    return u.toString();
-  } catch {
-    return "postgres://(unparsable url)";
-  }
-}
 
 /** A read-only open never creates: the journal's tables must be there already. */
 async function requireJournal(pool: pg.Pool, url: string): Promise<void> {

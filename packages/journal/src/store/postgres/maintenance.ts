@@ -3,7 +3,7 @@ import { accessSync, constants, existsSync, readdirSync } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import { delimiter, dirname, join } from "node:path";
 import { promisify } from "node:util";
-import { IdemError } from "@idem/schema";
+import { IdemError, redactUrl } from "@idem/schema";
 import { JOURNAL_EVENTS as E } from "../../domain/events.js";
 import {
   CONSISTENCY_CHECKS,
@@ -16,7 +16,7 @@ import {
 } from "../../domain/maintenance.js";
 import { toEffect, toOutput, toRejection, toRun } from "../../domain/records.js";
 import type { JournalMaintenance } from "../../port/maintenance.js";
-import { type PostgresConnection, redactUrl } from "./connection.js";
+import type { PostgresConnection } from "./connection.js";
 import { listEvents } from "./events.js";
 import { postgresJobs } from "./jobs.js";
 import type { OutputRow, RejectionRow, RowOf, RunRow } from "./rows.js";
