@@ -1,5 +1,12 @@
 // @idem/runtime: what every idem process shares below the domain. pino, hono and OpenTelemetry are
 // loaded when first used (a logger made, a server started, telemetry on), never by this import.
+export type { CrossOriginHeaders } from "./browser-guards.js";
+export {
+  assertListenAllowed,
+  crossOriginRefusal,
+  hostRefusal,
+  isLoopbackHost,
+} from "./browser-guards.js";
 export type { HttpServer } from "./http-server.js";
 export { metricsHandler, serveHttp, startMetricsServer } from "./http-server.js";
 export type { CreateLoggerOptions, LogFormat, Logger } from "./logger.js";

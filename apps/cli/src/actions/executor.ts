@@ -1,7 +1,7 @@
 import { assertConfigInvariants } from "@idem/core";
 import { type ApiServer, createExecutor, type Executor, startApiServer } from "@idem/executor";
 import type { JournalStore } from "@idem/journal";
-import { createLogger, startTelemetry } from "@idem/runtime";
+import { assertListenAllowed, createLogger, startTelemetry } from "@idem/runtime";
 import { createFaultHook, type FaultPoint } from "@idem/schema";
 import type { Command } from "commander";
 import { CliError, EXIT, loadConfig, openConfiguredJournal } from "../context.js";
@@ -11,13 +11,21 @@ import { logFormatOption } from "../options.js";
 
 /** `idem executor`, imported when it runs (its options and help: commands/executor.ts). */
 export async function runExecutor(
-  opts: { port?: string; api?: boolean; logFormat?: string },
+  opts: { host?: string; port?: string; api?: boolean; logFormat?: string },
   cmd: Command,
 ): Promise<void> {
   const format = logFormatOption(opts.logFormat);
   const config = loadConfig(cmd.optsWithGlobals());
   // Invariant 7, before any connection: exit 3 with the doctor's words.
   assertConfigInvariants(config);
+  // An API beyond loopback without a token: exit 2 before anything starts (docs/security.md).
+  if (opts.api !== false)
+    assertListenAllowed({
+      what: "the HTTP API",
+      host: opts.host ?? config.api.host,
+      token: config.api.token,
+      hostKey: "api.host",
+    });
   let port: number | undefined;
   if (opts.port !== undefined) {
     port = Number(opts.port);
@@ -76,6 +84,7 @@ export async function runExecutor(
         tracing,
         ...(executor.publisher ? { publisher: executor.publisher } : {}),
         ...(port === undefined ? {} : { port }),
+        ...(opts.host === undefined ? {} : { host: opts.host }),
       });
       logger.info({ url: api.url }, "HTTP API listening");
     }
