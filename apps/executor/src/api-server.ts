@@ -40,8 +40,10 @@ export interface ApiOptions {
   /** Spans of each submit and enqueue, continuing the request's `traceparent` header; default off. */
   tracing?: Tracing;
   /**
-   * The address the API listens on (default `api.host`): on a loopback address, a request whose
-   * `Host` names anything else is refused (421), as a DNS-rebinding page's would be.
+   * The address the API listens on (default `api.host`): on a loopback address without
+   * `api.token`, a request whose `Host` names anything else is refused (421), as a DNS-rebinding
+   * page's would be. With a token the page has no token, and a reverse proxy may pass its own
+   * `Host` (the console's rule, docs/security.md).
    */
   host?: string;
 }
@@ -71,8 +73,8 @@ const isJson = (contentType: string | undefined): boolean =>
  * {@link enqueueRoute}), `GET /v1/outputs/:jobId`, `GET /v1/status`, `GET /v1/openapi.json` (the
  * OpenAPI 3.1 document of all of them, open), `GET /healthz` (503 once the journal has failed for
  * good), `GET /metrics`. Every route refuses a browser's cross-site request (403) and, listening on
- * loopback, a `Host` that is not a loopback name (421): a web page can neither post a form to it
- * nor read it by DNS rebinding (docs/security.md). Journal errors answer 503 with their class;
+ * loopback without a token, a `Host` that is not a loopback name (421): a web page can neither
+ * post a form to it nor read it by DNS rebinding (docs/security.md). Journal errors answer 503 with their class;
  * nothing is half-recorded. Every answer is described by `docs/openapi.json` (`openApiDocument()`
  * of @idem/schema).
  */
@@ -80,7 +82,7 @@ export function createApiApp(options: ApiOptions): Hono {
   const { config, journal, metrics, logger } = options;
   const app = new Hono();
   const token = config.api.token;
-  const loopback = isLoopbackHost(options.host ?? config.api.host);
+  const loopbackOnly = token === null && isLoopbackHost(options.host ?? config.api.host);
   const limit = bodyLimit({
     maxSize: config.api.maxBodyBytes,
     onError: (c) =>
@@ -91,7 +93,7 @@ export function createApiApp(options: ApiOptions): Hono {
   });
   // Before any route, the open ones included: a rebound page must not read /metrics either.
   app.use("*", async (c, next) => {
-    const host = loopback ? hostRefusal(c.req.header("host")) : undefined;
+    const host = loopbackOnly ? hostRefusal(c.req.header("host")) : undefined;
     if (host) return c.json({ error: host }, 421);
     const crossSite = crossOriginRefusal({
       secFetchSite: c.req.header("sec-fetch-site"),

@@ -159,6 +159,12 @@ describe("the API against a web page", () => {
     } finally {
       await tj.dispose();
     }
+    // On loopback with a token, a rebound page has no token: it reads nothing either.
+    {
+      await using env = await setup({ token: "t0ken" });
+      const r = await raw(env.server.port, "GET", "/v1/status", { host: "rebind.evil.example" });
+      expect(r.status).toBe(401);
+    }
     await using env = await setup({ token: "t0ken" }, "0.0.0.0");
     const r = await raw(env.server.port, "GET", "/v1/status", {
       host: "idem.example.org",

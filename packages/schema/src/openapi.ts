@@ -130,8 +130,8 @@ const RESPONSES = {
   ),
   MisdirectedRequest: json(
     "Error",
-    "The API listens on loopback and the `Host` header names something else (a DNS-rebinding " +
-      "page): refused, nothing read or written.",
+    "The API listens on loopback without `api.token` and the `Host` header names something " +
+      "else (a DNS-rebinding page): refused, nothing read or written.",
   ),
   JournalFailed: json(
     "ServiceUnavailable",
@@ -352,8 +352,8 @@ export function openApiDocument(): OpenApiDocument {
         "JSON unless said otherwise. Every route under `/v1/` but `/v1/openapi.json` needs " +
         "`Authorization: Bearer <api.token>` when the config sets `api.token`. Any other path " +
         "answers 404 in plain text. Every route refuses a browser's cross-site request (403) and, " +
-        "on a loopback address, a `Host` that is not a loopback name (421). The agent contract: " +
-        "docs/agents.md.",
+        "on a loopback address without a token, a `Host` that is not a loopback name (421). The " +
+        "agent contract: docs/agents.md.",
       license: { name: "Apache-2.0", identifier: "Apache-2.0" },
     },
     servers: [

@@ -1,6 +1,6 @@
 import { startConsole } from "@idem/console";
 import { openEffects } from "@idem/core";
-import { createLogger, startTelemetry } from "@idem/runtime";
+import { assertListenAllowed, createLogger, startTelemetry } from "@idem/runtime";
 import type { Command } from "commander";
 import { actorOf, CliError, EXIT, loadConfig, openConfiguredJournal } from "../context.js";
 import { logFormatOption } from "../options.js";
@@ -17,6 +17,13 @@ interface ConsoleCommandOptions {
 /** `idem console`, imported when it runs (its options and help: commands/console.ts). */
 export async function runConsole(opts: ConsoleCommandOptions, cmd: Command): Promise<void> {
   const config = loadConfig(cmd.optsWithGlobals());
+  // Beyond loopback without a token: exit 2 before anything opens (docs/security.md).
+  assertListenAllowed({
+    what: "the console",
+    host: opts.host ?? config.console.host,
+    token: config.api.token,
+    hostKey: "console.host",
+  });
   let port: number | undefined;
   if (opts.port !== undefined) {
     port = Number(opts.port);
