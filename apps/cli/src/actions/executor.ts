@@ -62,6 +62,10 @@ export async function runExecutor(
       async () => {
         const j = await openConfiguredJournal(config);
         const x = createExecutor({ config, journal: j, logger, fault, tracing });
+        // The executor waits for NATS inside start(): a stop signal meanwhile must end that wait
+        // too, so that the first SIGTERM exits 0 (docs/cli.md), not the second.
+        const stopStarting = () => void x.stop();
+        stop.signal.addEventListener("abort", stopStarting, { once: true });
         try {
           await x.start();
           return { journal: j, executor: x };
@@ -69,6 +73,8 @@ export async function runExecutor(
           await x.stop().catch(() => {});
           await j.close().catch(() => {});
           throw e;
+        } finally {
+          stop.signal.removeEventListener("abort", stopStarting);
         }
       },
       { logger, signal: stop.signal },
