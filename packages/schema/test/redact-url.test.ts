@@ -11,9 +11,16 @@ describe("redactUrl", () => {
       "https://***@github.com/o/r.git",
     );
     expect(redactUrl("nats://T0KEN@nats:4222")).toBe("nats://***@nats:4222");
-    // An @ inside the password: everything up to the last @ before the host is user info.
+    expect(redactUrl("https://T0KEN:x-oauth-basic@github.com/o/r")).toBe(
+      "https://***@github.com/o/r",
+    );
+    // PostgreSQL's user is a role name: kept, its password not. An @ inside the password:
+    // everything up to the last @ before the host is user info.
     expect(redactUrl("postgres://idem:p@ss@db:5432/idem?sslmode=require&password=x")).toBe(
-      "postgres://***@db:5432/idem?sslmode=***&password=***",
+      "postgres://idem:***@db:5432/idem?sslmode=***&password=***",
+    );
+    expect(redactUrl("postgresql://postgres@127.0.0.1:5432/idem")).toBe(
+      "postgresql://postgres@127.0.0.1:5432/idem",
     );
   });
 
@@ -41,7 +48,7 @@ describe("redactUrl", () => {
     const e = Object.assign(new Error("connect ECONNREFUSED postgres://idem:hunter2@db/idem"), {
       code: "ECONNREFUSED",
     });
-    expect(describeError(e)).toBe("connect ECONNREFUSED postgres://***@db/idem");
+    expect(describeError(e)).toBe("connect ECONNREFUSED postgres://idem:***@db/idem");
     expect(describeError("fetch https://a:b@h/ failed")).toBe("fetch https://***@h/ failed");
   });
 

@@ -49,9 +49,11 @@ function recordInTx(
       c.event(output.jobId, E.OUTPUT_DUPLICATE, actor, { source: options.source });
       return { status: "duplicate", jobId: output.jobId, seq: existing.seq, contentHash: hash };
     }
+    // Kept once per distinct content: an identical conflict resubmitted is an event only.
     c.st(
-      "INSERT INTO rejections (job_id, content_hash, body, source, at) VALUES (?, ?, ?, ?, ?)",
-    ).run(output.jobId, hash, body, options.source, now);
+      `INSERT INTO rejections (job_id, content_hash, body, source, at) SELECT ?, ?, ?, ?, ?
+       WHERE NOT EXISTS (SELECT 1 FROM rejections WHERE job_id = ? AND content_hash = ?)`,
+    ).run(output.jobId, hash, body, options.source, now, output.jobId, hash);
     c.event(output.jobId, E.OUTPUT_CONFLICT, actor, {
       source: options.source,
       contentHash: hash,
