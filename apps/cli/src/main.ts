@@ -18,7 +18,6 @@ import * as status from "./commands/status.js";
 import * as submit from "./commands/submit.js";
 import * as up from "./commands/up.js";
 import { CliError, EXIT, exitHolder } from "./exit.js";
-import { terminalText } from "./render/terminal-text.js";
 
 /**
  * Every command module: `register(program)` adds its command (name, arguments, options, help);
@@ -90,6 +89,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     // Loaded here, not at start: only a failing command needs the codes of @idem/schema's errors.
     const { exitCodeOf } = await import("./context.js");
+    const { terminalText } = await import("./render/terminal-text.js");
     const code = exitCodeOf(e);
     const message = e instanceof Error ? e.message : String(e);
     // An error may quote an agent's or a target's text (a path, a git answer): escaped.

@@ -2,7 +2,8 @@ import { startConsole } from "@idem/console";
 import { openEffects } from "@idem/core";
 import { assertListenAllowed, createLogger, startTelemetry } from "@idem/runtime";
 import type { Command } from "commander";
-import { actorOf, CliError, EXIT, loadConfig, openConfiguredJournal } from "../context.js";
+import { actorOf, CliError, EXIT, loadConfig } from "../context.js";
+import { openVerifiedJournal } from "../ops/open-verified-journal.js";
 import { logFormatOption } from "../options.js";
 
 interface ConsoleCommandOptions {
@@ -34,7 +35,7 @@ export async function runConsole(opts: ConsoleCommandOptions, cmd: Command): Pro
     name: "idem-console",
     format: logFormatOption(opts.logFormat),
   });
-  const journal = await openConfiguredJournal(config);
+  const journal = await openVerifiedJournal(config);
   const effects = openEffects(config);
   const tracing = startTelemetry({
     config,

@@ -4,7 +4,8 @@ import type { JournalStore } from "@idem/journal";
 import { assertListenAllowed, createLogger, startTelemetry } from "@idem/runtime";
 import { createFaultHook, type FaultPoint } from "@idem/schema";
 import type { Command } from "commander";
-import { CliError, EXIT, loadConfig, openConfiguredJournal } from "../context.js";
+import { CliError, EXIT, loadConfig } from "../context.js";
+import { openVerifiedJournal } from "../ops/open-verified-journal.js";
 import { onStopSignal } from "../ops/stop-signal.js";
 import { whenAvailable } from "../ops/when-available.js";
 import { logFormatOption } from "../options.js";
@@ -60,7 +61,7 @@ export async function runExecutor(
     const started = await whenAvailable(
       "the journal or NATS",
       async () => {
-        const j = await openConfiguredJournal(config);
+        const j = await openVerifiedJournal(config);
         const x = createExecutor({ config, journal: j, logger, fault, tracing });
         // The executor waits for NATS inside start(): a stop signal meanwhile must end that wait
         // too, so that the first SIGTERM exits 0 (docs/cli.md), not the second.

@@ -3,7 +3,8 @@ import { createInterpreter, createInterpreterMetrics } from "@idem/interpreter";
 import { createLogger, type HttpServer, startMetricsServer, startTelemetry } from "@idem/runtime";
 import { createFaultHook } from "@idem/schema";
 import type { Command } from "commander";
-import { CliError, EXIT, exitHolder, loadConfig, openConfiguredJournal } from "../context.js";
+import { CliError, EXIT, exitHolder, loadConfig } from "../context.js";
+import { openVerifiedJournal } from "../ops/open-verified-journal.js";
 import { onStopSignal } from "../ops/stop-signal.js";
 import { whenAvailable } from "../ops/when-available.js";
 import { logFormatOption } from "../options.js";
@@ -47,7 +48,7 @@ export async function runInterpreter(
   // a stop signal meanwhile ends the wait.
   const waiting = new AbortController();
   const disposeWait = onStopSignal(() => waiting.abort());
-  const opened = await whenAvailable("the journal", () => openConfiguredJournal(config), {
+  const opened = await whenAvailable("the journal", () => openVerifiedJournal(config), {
     logger,
     signal: waiting.signal,
   }).finally(disposeWait);

@@ -8,8 +8,10 @@ import { checkWritableDir, nearestExisting } from "./target-checks.js";
 
 /**
  * The journal's part of doctor: that it exists (a missing one is a warning, not created), that it
- * opens and passes `journal.maintenance.integrity()`, its queued jobs for agents no configured agent
- * matches, its durability setting and archive folder.
+ * opens (a file that is empty, not a journal or damaged is a violation) and passes
+ * `journal.maintenance.integrity()` (whose verdict on SQLite marks the journal damaged, or clears
+ * an earlier mark), its queued jobs for agents no configured agent matches, its durability setting
+ * and archive folder.
  * Changes nothing in the journal; never throws (an unopenable journal is a violation).
  */
 export async function checkJournal(config: Config, add: AddFinding): Promise<void> {
@@ -29,7 +31,11 @@ export async function checkJournal(config: Config, add: AddFinding): Promise<voi
   try {
     const journal: JournalStore =
       url === null
-        ? await openJournalStore({ path }, { synchronous: config.journal.synchronous })
+        ? // A journal marked damaged is checked again: a pass clears the mark (integrity()).
+          await openJournalStore(
+            { path },
+            { synchronous: config.journal.synchronous, allowDamaged: true },
+          )
         : await openJournalStore({ url }, { readonly: true });
     try {
       problems = await journal.maintenance.integrity();
@@ -51,7 +57,7 @@ export async function checkJournal(config: Config, add: AddFinding): Promise<voi
       "violation",
       "journal",
       `cannot open ${path}: ${(e as Error).message}`,
-      "restore it from the latest `idem backup` (docs/runbook.md, Restore a journal from a backup)",
+      'restore it from the latest `idem backup` (docs/runbook.md, "A damaged journal")',
     );
     return;
   }
@@ -78,7 +84,7 @@ function journalFix(problem: string): string {
     return `set ${setting} = on on the PostgreSQL server (ALTER SYSTEM, or ALTER ROLE ... RESET ${setting} when a role overrides it) and reload`;
   }
   if (problem.startsWith("integrity_check"))
-    return "stop idem, restore the latest `idem backup` (docs/runbook.md), then replay what came after";
+    return 'every command but doctor now refuses it: stop idem, restore the latest `idem backup` (docs/runbook.md, "A damaged journal"), then `idem audit` for what came after';
   if (problem.startsWith("journal_mode"))
     return "open it once with any idem command (it sets WAL), and make sure nothing else opens it in another mode";
   if (problem.startsWith("trigger"))

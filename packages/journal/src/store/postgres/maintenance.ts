@@ -203,16 +203,7 @@ export function postgresMaintenance(
         problems.push(
           `full_page_writes is ${settings?.full_page_writes}: a crash mid-write can tear a page`,
         );
-      // A disabled trigger protects nothing: it counts as missing.
-      const present = new Set(
-        (
-          await c.query<{ name: string }>(
-            `SELECT t.tgname AS name FROM pg_trigger t JOIN pg_class r ON r.oid = t.tgrelid
-             WHERE r.relnamespace = current_schema()::regnamespace AND NOT t.tgisinternal AND t.tgenabled <> 'D'`,
-          )
-        ).map((r) => r.name),
-      );
-      for (const t of PG_TRIGGERS) if (!present.has(t)) problems.push(missingTrigger(t));
+      problems.push(...(await missingPgTriggers(c)));
       const [guard] = await c.query<{ n: number }>("SELECT count(*)::int AS n FROM prune_guard");
       if ((guard?.n ?? 0) > 0)
         problems.push("prune_guard holds a committed row: deletes of outputs are not refused");
@@ -223,8 +214,25 @@ export function postgresMaintenance(
       return problems;
     },
 
+    async verify() {
+      return missingPgTriggers(c);
+    },
+
     async backup(file) {
       await pgDumpBackup(c, file, options.pgDump ?? {});
     },
   };
+}
+
+/** Each immutability trigger the journal lacks, as a problem: a disabled one protects nothing. */
+async function missingPgTriggers(c: PostgresConnection): Promise<string[]> {
+  const present = new Set(
+    (
+      await c.query<{ name: string }>(
+        `SELECT t.tgname AS name FROM pg_trigger t JOIN pg_class r ON r.oid = t.tgrelid
+         WHERE r.relnamespace = current_schema()::regnamespace AND NOT t.tgisinternal AND t.tgenabled <> 'D'`,
+      )
+    ).map((r) => r.name),
+  );
+  return PG_TRIGGERS.filter((t) => !present.has(t)).map(missingTrigger);
 }
