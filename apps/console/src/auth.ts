@@ -65,7 +65,8 @@ export function identify(
     return session ? { caller: "open", session } : { caller: "open" };
   }
   const m = /^Bearer\s+(.+)$/i.exec(c.req.header("authorization") ?? "");
-  if (m && sameSecret(m[1], auth.token)) return { caller: "bearer" };
+  // A wrong token is refused, whatever cookie comes with it: a credential given is the one judged.
+  if (m) return sameSecret(m[1], auth.token) ? { caller: "bearer" } : { caller: null };
   if (live) return { caller: "cookie", session: live };
   return { caller: null };
 }
