@@ -4,8 +4,9 @@
 // rules in docs/security.md, not from the code under test.
 import { dirname, join } from "node:path";
 import { createConsole } from "@idem/console";
-import { openTargets, silentLogger } from "@idem/core";
+import { openEffects } from "@idem/core";
 import { createApiApp, createExecutorMetrics } from "@idem/executor";
+import { silentLogger } from "@idem/runtime";
 import { parseConfig } from "@idem/schema";
 import { tempJournal } from "@idem/testing";
 import fc from "fast-check";
@@ -152,7 +153,7 @@ describe("fuzzing the console's sign-in and actions", () => {
   it("lets an action reach the journal only with its session's cookie and CSRF token, or the bearer token (800 requests)", async () => {
     await using t = await tempJournal({ synchronous: "OFF" });
     const config = testConfig(dirname(t.path));
-    const effects = openTargets(config);
+    const effects = openEffects(config);
     const c = createConsole({ config, journal: t.journal, effects, actor: "fuzz", token: "t0k3n" });
     const request = async (
       path: string,

@@ -1,7 +1,7 @@
 // The API against a hostile web page (docs/security.md): a form's text/plain POST, a cross-site
 // Origin or Sec-Fetch-Site, a DNS-rebound Host; and no API beyond loopback without a token.
 import { request } from "node:http";
-import { silentLogger } from "@idem/core";
+import { silentLogger } from "@idem/runtime";
 import { isIdemError } from "@idem/schema";
 import { tempJournal } from "@idem/testing";
 import { describe, expect, it } from "vitest";
