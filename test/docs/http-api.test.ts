@@ -32,7 +32,7 @@ async function setup(api: Record<string, unknown> = {}) {
   const post = (body: unknown, headers: Record<string, string> = {}) =>
     request("/v1/outputs", {
       method: "POST",
-      headers,
+      headers: { "content-type": "application/json", ...headers },
       body: typeof body === "string" ? body : JSON.stringify(body),
     });
   return { request, post, [Symbol.asyncDispose]: () => tj.dispose() };
@@ -166,7 +166,14 @@ describe("the HTTP API as docs/agents.md describes it", () => {
   it("asks every /v1/ route for the bearer token when api.token is set, and leaves /healthz, /metrics and /v1/openapi.json open", async () => {
     await using api = await setup({ token: "s3cret" });
     for (const [path, init] of [
-      ["/v1/outputs", { method: "POST", body: JSON.stringify(report()) }],
+      [
+        "/v1/outputs",
+        {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(report()),
+        },
+      ],
       ["/v1/outputs/report-1", {}],
       ["/v1/status", {}],
     ] as const) {

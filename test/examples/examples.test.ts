@@ -44,13 +44,13 @@ async function idem(
 /**
  * A workspace as a new user makes it: `idem init`, then the example's `roots` and `agents` (and
  * `queue`) merged into the config that init wrote, the agent and job copied beside it, the root
- * folder created.
+ * folder created. Answers the API's token: the one `idem init` wrote, unless `api` sets another.
  */
 async function createWorkspace(
   dir: string,
   api: Record<string, unknown> = {},
   queue: Record<string, unknown> = {},
-): Promise<void> {
+): Promise<string> {
   const init = await idem(dir, "init");
   expect(init.code, init.stderr).toBe(0);
   const configFile = join(dir, "idem.config.json");
@@ -62,10 +62,13 @@ async function createWorkspace(
   config.agents = example.agents;
   config.queue = { ...(config.queue as object), ...example.queue, ...queue };
   config.api = { ...(config.api as object), ...api };
+  const token = (config.api as { token: string }).token;
+  expect(token.length, "idem init writes a token").toBeGreaterThan(0);
   writeFileSync(configFile, `${JSON.stringify(config, null, 2)}\n`);
   for (const file of ["agent.mjs", "job.json"])
     copyFileSync(join(EXAMPLES, "command-agent", file), join(dir, file));
   mkdirSync(join(dir, "outbox"));
+  return token;
 }
 
 /** A running `idem executor` on a free port, with its API URL read from its log. */
@@ -112,10 +115,17 @@ async function startExecutor(cwd: string): Promise<RunningExecutor> {
 }
 
 /** Polls `GET /v1/outputs/:jobId` until the output is recorded (or the bound is reached). */
-async function waitForOutput(url: string, jobId: string, log: () => string): Promise<unknown> {
+async function waitForOutput(
+  url: string,
+  jobId: string,
+  token: string,
+  log: () => string,
+): Promise<unknown> {
   const deadline = Date.now() + PATIENCE_MS;
   while (Date.now() < deadline) {
-    const res = await fetch(`${url}/v1/outputs/${jobId}`);
+    const res = await fetch(`${url}/v1/outputs/${jobId}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     if (res.status === 200) return await res.json();
     await res.body?.cancel();
     await new Promise((r) => setTimeout(r, 200));
@@ -131,13 +141,13 @@ beforeAll(() => {
 describe("examples/command-agent", () => {
   it("is run by idem executor for an enqueued job, and its effect is applied by the interpreter", async () => {
     await using dir = await tempDir("idem-example-command-");
-    await createWorkspace(dir.path);
+    const token = await createWorkspace(dir.path);
     {
       await using executor = await startExecutor(dir.path);
       const enqueued = await idem(dir.path, "enqueue", "job.json", "--json");
       expect(enqueued.code, enqueued.stderr).toBe(0);
       expect(JSON.parse(enqueued.stdout)).toMatchObject({ jobId: "note-1", stream: "embedded" });
-      const record = await waitForOutput(executor.url, "note-1", executor.log);
+      const record = await waitForOutput(executor.url, "note-1", token, executor.log);
       expect(record).toMatchObject({
         jobId: "note-1",
         agent: "writer",
@@ -161,7 +171,7 @@ describe("examples/command-agent", () => {
 describe("examples/command-agent on a job it cannot do", () => {
   it("exits 1, so the delivery is retried and then dead-lettered with the agent's last stderr line", async () => {
     await using dir = await tempDir("idem-example-failing-");
-    await createWorkspace(dir.path, {}, { backoffMs: [100], maxDeliver: 2 });
+    const token = await createWorkspace(dir.path, {}, { backoffMs: [100], maxDeliver: 2 });
     writeFileSync(
       join(dir.path, "bad-job.json"),
       JSON.stringify({ jobId: "note-2", agent: "writer", input: { title: "no text" } }),
@@ -180,7 +190,9 @@ describe("examples/command-agent on a job it cannot do", () => {
     expect(jobs, executor.log()).toHaveLength(1);
     expect(jobs[0]).toMatchObject({ jobId: "note-2", class: "transient", deliveries: 2 });
     expect(jobs[0]?.lastError).toContain('input needs a string "title" and a string "text"');
-    const missing = await fetch(`${executor.url}/v1/outputs/note-2`);
+    const missing = await fetch(`${executor.url}/v1/outputs/note-2`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(missing.status).toBe(404);
   });
 });

@@ -174,10 +174,12 @@ describe("the packed CLI", () => {
           });
           consoleProcess.once("exit", (code) => reject(new Error(`idem console exited ${code}`)));
         });
-        const page = await fetch(url);
+        // `idem init` wrote api.token: the console asks for it.
+        const auth = { authorization: `Bearer ${(config.api as { token: string }).token}` };
+        const page = await fetch(url, { headers: auth });
         expect(page.status).toBe(200);
         expect(await page.text()).toContain("idem");
-        const overview = (await (await fetch(`${url}/?format=json`)).json()) as {
+        const overview = (await (await fetch(`${url}/?format=json`, { headers: auth })).json()) as {
           status?: { outputs?: number };
         };
         expect(overview.status?.outputs).toBe(1);

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
-import { type JournalStore, openJournalStore, redactUrl } from "@idem/journal";
+import { type JournalStore, openJournalStore } from "@idem/journal";
 import {
   type Config,
   describeJsonError,
@@ -9,10 +9,12 @@ import {
   isIdemError,
   journalLocationOf,
   parseConfig,
+  redactUrl,
 } from "@idem/schema";
 import type CliTable from "cli-table3";
 import pc from "picocolors";
 import { CliError, EXIT } from "./exit.js";
+import { jsonText, StyledCell, terminalText } from "./render/terminal-text.js";
 
 export { CliError, EXIT, exitHolder } from "./exit.js";
 
@@ -185,15 +187,31 @@ export const color = pc.createColors(useColor());
 // cli-table3 (CommonJS) is required on the first table: a command printing JSON never loads it.
 const requireCjs = createRequire(import.meta.url);
 
-/** An aligned table for people. */
-export function table(head: string[], rows: (string | number | null | undefined)[][]): string {
+/**
+ * An aligned table for people. Every cell's text is made safe for a terminal (`terminalText`:
+ * control characters escaped, URLs' credentials redacted), except a `StyledCell`, already made
+ * safe and coloured.
+ */
+export function table(
+  head: string[],
+  rows: (string | number | null | undefined | StyledCell)[][],
+): string {
   const Table = requireCjs("cli-table3") as typeof CliTable;
   const t = new Table({
     head: head.map((h) => color.bold(h)),
     style: { head: [], border: [] },
     chars: useColor() ? {} : undefined,
   });
-  for (const r of rows) t.push(r.map((c) => (c === null || c === undefined ? "" : String(c))));
+  for (const r of rows)
+    t.push(
+      r.map((c) =>
+        c === null || c === undefined
+          ? ""
+          : c instanceof StyledCell
+            ? c.text
+            : terminalText(String(c)),
+      ),
+    );
   return t.toString();
 }
 
@@ -204,9 +222,12 @@ export function capped(lines: readonly string[], max = 20): string[] {
   return out;
 }
 
-/** Prints a value as indented JSON on stdout (the `--json` output of every command). */
+/**
+ * Prints a value as indented JSON on stdout (the `--json` output of every command): every control
+ * character a JSON escape (`jsonText`), none raw.
+ */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  process.stdout.write(`${jsonText(value)}\n`);
 }
 
 /** A time in ms as ISO-8601 to the second (empty for none). */

@@ -89,9 +89,11 @@ export async function main(argv: string[]): Promise<number> {
     }
     // Loaded here, not at start: only a failing command needs the codes of @idem/schema's errors.
     const { exitCodeOf } = await import("./context.js");
+    const { terminalText } = await import("./render/terminal-text.js");
     const code = exitCodeOf(e);
     const message = e instanceof Error ? e.message : String(e);
-    process.stderr.write(`idem: ${message}\n`);
+    // An error may quote an agent's or a target's text (a path, a git answer): escaped.
+    process.stderr.write(`idem: ${terminalText(message, { lines: true })}\n`);
     if (!(e instanceof CliError) && process.env.IDEM_DEBUG && e instanceof Error)
       process.stderr.write(`${e.stack}\n`);
     return code;

@@ -41,4 +41,13 @@ describe("idem console", () => {
       await new Promise<void>((r) => blocker.close(() => r()));
     }
   });
+
+  it("refuses --host 0.0.0.0 without api.token with exit 2, naming api.token and --host, before opening anything", async () => {
+    ws = workspace({});
+    const r = await idem(["console", "--host", "0.0.0.0", "--port", "0", "--config", ws.config]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("api.token");
+    expect(r.stderr).toContain("--host");
+    expect(readdirSync(ws.dir)).toEqual(["idem.config.json"]);
+  });
 });

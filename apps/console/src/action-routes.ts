@@ -140,7 +140,7 @@ function selectionOf(q: ReplayQuery, now: number): ReplaySelection | undefined {
 /** Dead letters (retry, resolve) and replay (plan, confirm, progress). */
 export function actionRoutes(app: Hono, d: ConsoleDeps): void {
   const forms = (c: Context) =>
-    d.readOnly ? null : { csrf: d.auth.csrf, actor: actorDefault(c, d) };
+    d.readOnly ? null : { csrf: d.csrf(c), actor: actorDefault(c, d) };
 
   app.get("/dead-letters", async (c) => {
     const listing = await listDeadLetters(d.journal);

@@ -1,28 +1,26 @@
 import type { Effects } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
-import { type HttpServer, serveHttp, type Tracing } from "@idem/runtime";
+import {
+  assertListenAllowed,
+  type HttpServer,
+  hostRefusal,
+  isLoopbackHost,
+  serveHttp,
+  type Tracing,
+} from "@idem/runtime";
 import { type Config, describeError, httpStatusOfError } from "@idem/schema";
-import { Hono } from "hono";
-import { deleteCookie, setCookie } from "hono/cookie";
+import { type Context, Hono } from "hono";
 import { html } from "hono/html";
 import { actionRoutes } from "./action-routes.js";
 import { ActivityHistory } from "./activity.js";
 import { CSS, JS } from "./assets.js";
-import {
-  type Caller,
-  callerOf,
-  createAuth,
-  crossSiteRefusal,
-  hostIsLoopback,
-  isLoopback,
-  SESSION_COOKIE,
-  safeNext,
-  sameSecret,
-} from "./auth.js";
+import { actionRefusal, type Caller, createAuth, identify, safeNext, signInNonce } from "./auth.js";
 import { type ConsoleDeps, wantsJson } from "./deps.js";
 import { page, signInPage } from "./layout.js";
 import { BadRequest, readRoutes } from "./read-routes.js";
+import type { Session } from "./sessions.js";
 import { SharedOverview } from "./shared-overview.js";
+import { signInRoutes } from "./sign-in-routes.js";
 
 /** What the console serves and acts on. */
 export interface ConsoleOptions {
@@ -56,6 +54,10 @@ export interface Console {
   close(): void;
 }
 
+/** The CSRF token of the request's session (empty without one: a bearer script needs none). */
+const csrfOf = (c: Context): string =>
+  (c.get("session" as never) as Session | undefined)?.csrf ?? "";
+
 /** Paths served without a token: the stylesheet, the script and the sign-in form. */
 const OPEN_PATHS = new Set(["/assets/console.css", "/assets/console.js", "/sign-in"]);
 
@@ -67,11 +69,11 @@ const OPEN_PATHS = new Set(["/assets/console.css", "/assets/console.js", "/sign-
  */
 export function createConsole(options: ConsoleOptions): Console {
   const { config } = options;
-  const auth = createAuth(options.token === undefined ? config.api.token : options.token);
+  const now = options.now ?? Date.now;
+  const auth = createAuth(options.token === undefined ? config.api.token : options.token, now);
   const readOnly = options.readOnly ?? config.console.readOnly;
   const loopbackOnly =
-    options.loopbackOnly ?? (auth.token === null && isLoopback(config.console.host));
-  const now = options.now ?? Date.now;
+    options.loopbackOnly ?? (auth.token === null && isLoopbackHost(config.console.host));
   const d: ConsoleDeps = {
     config,
     journal: options.journal,
@@ -88,10 +90,11 @@ export function createConsole(options: ConsoleOptions): Console {
       journal: options.journal.location,
       readOnly,
       signedIn: c.get("caller" as never) === "cookie",
-      csrf: auth.csrf,
+      csrf: csrfOf(c),
     }),
+    csrf: csrfOf,
   };
-  const app = new Hono<{ Variables: { caller: Caller } }>();
+  const app = new Hono<{ Variables: { caller: Caller; session: Session | undefined } }>();
 
   app.use("*", async (c, next) => {
     await next();
@@ -106,15 +109,16 @@ export function createConsole(options: ConsoleOptions): Console {
   });
 
   app.use("*", async (c, next) => {
-    if (loopbackOnly && !hostIsLoopback(c))
+    if (loopbackOnly && hostRefusal(c.req.header("host")))
       return c.text("this console answers only on loopback host names (console.host)", 421);
     if (OPEN_PATHS.has(c.req.path)) return next();
-    const caller = callerOf(c, auth);
+    const page = c.req.method === "GET" && !wantsJson(c) && c.req.header("x-idem-fragment") !== "1";
+    const { caller, session } = identify(c, auth, page);
     if (caller === null) {
-      if (c.req.method === "GET" && !wantsJson(c) && c.req.header("x-idem-fragment") !== "1")
+      if (page)
         return signInPage(c, {
           next: safeNext(c.req.path + (new URL(c.req.url).search || "")),
-          csrf: auth.csrf,
+          nonce: signInNonce(c),
         });
       return c.json(
         {
@@ -128,6 +132,7 @@ export function createConsole(options: ConsoleOptions): Console {
       );
     }
     c.set("caller", caller);
+    c.set("session", session);
     if (c.req.method === "GET" || c.req.method === "HEAD") return next();
     // Read-only first: whatever the request carries, no action runs, and it says why.
     if (readOnly && c.req.path !== "/sign-out")
@@ -139,7 +144,7 @@ export function createConsole(options: ConsoleOptions): Console {
         403,
       );
     const form = (await c.req.parseBody({ all: true })) as Record<string, unknown>;
-    const refusal = crossSiteRefusal(c, auth, caller, form);
+    const refusal = actionRefusal(c, caller, session, form);
     if (refusal) return c.json({ error: refusal }, 403);
     return next();
   });
@@ -154,26 +159,7 @@ export function createConsole(options: ConsoleOptions): Console {
     }),
   );
 
-  app.get("/sign-in", (c) => {
-    if (auth.token === null) return c.redirect("/", 303);
-    return signInPage(c, { next: safeNext(c.req.query("next")), csrf: auth.csrf });
-  });
-  app.post("/sign-in", async (c) => {
-    if (auth.token === null) return c.redirect("/", 303);
-    const form = (await c.req.parseBody({ all: true })) as Record<string, unknown>;
-    const refusal = crossSiteRefusal(c, auth, null, form);
-    if (refusal) return c.json({ error: refusal }, 403);
-    const next = safeNext(form.next);
-    if (!sameSecret(typeof form.token === "string" ? form.token : undefined, auth.token))
-      return signInPage(c, { next, csrf: auth.csrf, error: "wrong token" });
-    setCookie(c, SESSION_COOKIE, auth.session, { httpOnly: true, sameSite: "Strict", path: "/" });
-    return c.redirect(next, 303);
-  });
-  app.post("/sign-out", (c) => {
-    deleteCookie(c, SESSION_COOKIE, { path: "/" });
-    return c.redirect("/sign-in", 303);
-  });
-
+  signInRoutes(app as unknown as Hono, auth);
   readRoutes(app as unknown as Hono, d);
   actionRoutes(app as unknown as Hono, d);
 
@@ -211,18 +197,18 @@ export interface RunningConsole extends AsyncDisposable {
 /**
  * Serves the console on `host:port` (default `console.host`/`console.port`; port 0 picks a free
  * one). Resolves once listening.
- * @throws the listen error (EADDRINUSE, EACCES) as is.
+ * @throws INVALID_CONFIG for an address beyond loopback without a token (nothing listens); the
+ * listen error (EADDRINUSE, EACCES) as is.
  */
 export async function startConsole(
   options: ConsoleOptions & { host?: string; port?: number },
 ): Promise<RunningConsole> {
   const host = options.host ?? options.config.console.host;
+  const token = options.token === undefined ? options.config.api.token : options.token;
+  assertListenAllowed({ what: "the console", host, token, hostKey: "console.host" });
   const created = createConsole({
     ...options,
-    loopbackOnly:
-      options.loopbackOnly ??
-      (isLoopback(host) &&
-        (options.token === undefined ? options.config.api.token : options.token) === null),
+    loopbackOnly: options.loopbackOnly ?? (isLoopbackHost(host) && token === null),
   });
   let server: HttpServer;
   try {

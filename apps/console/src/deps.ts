@@ -33,6 +33,8 @@ export interface ConsoleDeps {
   liveMs: number;
   replays: Map<string, CreatedReplay>;
   shell(c: Context): Shell;
+  /** The CSRF token of the request's session, for the forms of a page. */
+  csrf(c: Context): string;
 }
 
 /** Whether the caller asked for the page's data as JSON (`?format=json` or `Accept: application/json`). */

@@ -1,3 +1,4 @@
+import { redactUrl } from "@idem/schema";
 import { html, raw } from "hono/html";
 import { escapeToBuffer, type HtmlEscapedString } from "hono/utils/html";
 
@@ -55,9 +56,13 @@ export function jobLink(jobId: string): Html {
   return html`<a href="${jobHref(jobId)}">${jobId}</a>`;
 }
 
-/** A long text cut to `n` characters, whole in its title, as HTML text. */
-export function shortHtml(s: string | null | undefined, n = 120): string {
-  if (s === null || s === undefined) return "";
+/**
+ * A long text cut to `n` characters, whole in its title, as HTML text; its URLs' credentials
+ * redacted (an error naming a server, docs/security.md).
+ */
+export function shortHtml(text: string | null | undefined, n = 120): string {
+  if (text === null || text === undefined) return "";
+  const s = redactUrl(text);
   if (s.length <= n) return escapeHtml(s);
   return `<span title="${escapeHtml(s)}">${escapeHtml(s.slice(0, n - 1))}…</span>`;
 }
@@ -101,7 +106,7 @@ export function detailHtml(d: Record<string, unknown> | null | undefined): strin
     }
     out += `<span class="kv"><b>${k}</b> ${shortHtml(typeof v === "string" ? v : JSON.stringify(v), 100)}</span>`;
   }
-  return `${out}<details><summary>detail</summary><pre>${escapeHtml(JSON.stringify(d, null, 2))}</pre></details>`;
+  return `${out}<details><summary>detail</summary><pre>${escapeHtml(redactUrl(JSON.stringify(d, null, 2)))}</pre></details>`;
 }
 
 /** An effect's ledger detail (see `detailHtml`). */

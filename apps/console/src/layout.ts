@@ -92,8 +92,11 @@ ${NAVS[currentNav(options.path)]}
   );
 }
 
-/** The sign-in page: one password field for `api.token`. */
-export function signInPage(c: Context, options: { next: string; csrf: string; error?: string }) {
+/**
+ * The sign-in page: one password field for `api.token`, and the form's one-time value (`nonce`,
+ * see `signInNonce`), never a session's CSRF token.
+ */
+export function signInPage(c: Context, options: { next: string; nonce: string; error?: string }) {
   return c.html(
     html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -102,7 +105,7 @@ export function signInPage(c: Context, options: { next: string; csrf: string; er
 <p>This console requires the token of <code>api.token</code>. Scripts send it as <code>Authorization: Bearer …</code>.</p>
 ${options.error ? html`<p class="flash err" role="alert">${options.error}</p>` : ""}
 <form class="action" method="post" action="/sign-in">
-<input type="hidden" name="csrf" value="${options.csrf}"><input type="hidden" name="next" value="${options.next}">
+<input type="hidden" name="csrf" value="${options.nonce}"><input type="hidden" name="next" value="${options.next}">
 <label>Token <input type="password" name="token" autocomplete="current-password" required autofocus></label>
 <button type="submit">Sign in</button></form></main></body></html>`,
     401,

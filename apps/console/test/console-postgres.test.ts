@@ -145,13 +145,18 @@ describe.skipIf(!HAS_PG)("the console on PostgreSQL", () => {
     expect(unknown.status).toBe(400);
     expect(await unknown.text()).toContain('root \\"nope\\": no such root');
 
-    const form = await (await req("/replay?jobs=pg-0+pg-1")).text();
+    const formPage = await req("/replay?jobs=pg-0+pg-1");
+    // The page's CSRF token is its session's: the form goes back with the session's cookie.
+    const cookie = (formPage.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+    const form = await formPage.text();
     const csrf = /name="csrf" value="([^"]+)"/.exec(form)?.[1] ?? "";
     expect(csrf).not.toBe("");
+    expect(cookie).toMatch(/^idem_console_session=/);
     const post = (fields: Record<string, string> | [string, string][]) =>
       req("/replay", {
         method: "POST",
         headers: {
+          cookie,
           origin: "http://127.0.0.1:7071",
           "sec-fetch-site": "same-origin",
           "content-type": "application/x-www-form-urlencoded",

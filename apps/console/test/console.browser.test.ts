@@ -393,6 +393,17 @@ describe.skipIf(!HAVE_CHROMIUM)(
           return r.status;
         });
         expect(noCsrf).toBe(403);
+        // The session ends 12 hours after sign-in (docs/console.md), and at once on sign-out:
+        // revoked server-side, the cookie a copy kept opens nothing.
+        const hours = ((cookie?.expires ?? 0) - Date.now() / 1000) / 3600;
+        expect(hours).toBeGreaterThan(11.5);
+        expect(hours).toBeLessThan(12.5);
+        await p.getByRole("button", { name: "Sign out" }).click();
+        await p.waitForURL(`${sec.url}/sign-in`);
+        const replayed = await fetch(`${sec.url}/?format=json`, {
+          headers: { cookie: `idem_console_session=${cookie?.value}` },
+        });
+        expect(replayed.status).toBe(401);
         await ctx.close();
       } finally {
         await sec.stop();

@@ -12,7 +12,11 @@ import {
 import type { JournalStore } from "@idem/journal";
 import type { JobPublisher } from "@idem/nats";
 import {
+  assertListenAllowed,
+  crossOriginRefusal,
   type HttpServer,
+  hostRefusal,
+  isLoopbackHost,
   type Logger,
   metricsHandler,
   serveHttp,
@@ -28,7 +32,7 @@ import {
   isJobId,
   openApiText,
 } from "@idem/schema";
-import { Hono } from "hono";
+import { type Context, Hono, type Next } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { ExecutorMetrics } from "./executor-metrics.js";
 
@@ -45,6 +49,13 @@ export interface ApiOptions {
   publisher?: JobPublisher;
   /** Spans of each submit and enqueue, continuing the request's `traceparent` header; default off. */
   tracing?: Tracing;
+  /**
+   * The address the API listens on (default `api.host`): on a loopback address without
+   * `api.token`, a request whose `Host` names anything else is refused (421), as a DNS-rebinding
+   * page's would be. With a token the page has no token, and a reverse proxy may pass its own
+   * `Host` (the console's rule, docs/security.md).
+   */
+  host?: string;
 }
 
 /** Where the API serves its OpenAPI 3.1 document (the text of docs/openapi.json), without a token. */
@@ -61,20 +72,28 @@ function tokenMatches(header: string | undefined, token: string): boolean {
   return timingSafeEqual(digest(given), digest(token)) && given.length > 0;
 }
 
+/** Whether a request's body is declared JSON: `application/json`, with or without parameters. */
+const isJson = (contentType: string | undefined): boolean =>
+  /^application\/json\s*(;|$)/i.test(contentType?.trim() ?? "");
+
 /**
  * The executor's HTTP API: `POST /v1/outputs` (201 recorded, 200 duplicate, 409
  * conflict, 400 invalid with the issues, 401 without the bearer token when `api.token` is set, 413
- * over `api.maxBodyBytes`), `POST /v1/jobs` (see {@link enqueueRoute}), `GET /v1/outputs/:jobId`,
- * `GET /v1/status`, `GET /v1/openapi.json` (the OpenAPI 3.1 document of all of them, open),
- * `GET /healthz` (503 once the journal has failed for good), `GET /metrics`. A failure answers
- * its code's HTTP status in ERROR_CODES (503 for every failure of the journal, and for an error
- * without a code) with its class; nothing is half-recorded. Every answer is described by
- * `docs/openapi.json` (`openApiDocument()` of @idem/schema).
+ * over `api.maxBodyBytes`, 415 for a body not declared `application/json`), `POST /v1/jobs` (see
+ * {@link enqueueRoute}), `GET /v1/outputs/:jobId`, `GET /v1/status`, `GET /v1/openapi.json` (the
+ * OpenAPI 3.1 document of all of them, open), `GET /healthz` (503 once the journal has failed for
+ * good), `GET /metrics`. Every route refuses a browser's cross-site request (403) and, listening on
+ * loopback without a token, a `Host` that is not a loopback name (421): a web page can neither
+ * post a form to it nor read it by DNS rebinding (docs/security.md). A failure answers its code's HTTP status in
+ * ERROR_CODES (503 for every failure of the journal, and for an error without a code) with its
+ * class; nothing is half-recorded. Every answer is described by `docs/openapi.json` (`openApiDocument()`
+ * of @idem/schema).
  */
 export function createApiApp(options: ApiOptions): Hono {
   const { config, journal, metrics, logger } = options;
   const app = new Hono();
   const token = config.api.token;
+  const loopbackOnly = token === null && isLoopbackHost(options.host ?? config.api.host);
   const limit = bodyLimit({
     maxSize: config.api.maxBodyBytes,
     onError: (c) =>
@@ -83,6 +102,27 @@ export function createApiApp(options: ApiOptions): Hono {
         413,
       ),
   });
+  // Before any route, the open ones included: a rebound page must not read /metrics either.
+  app.use("*", async (c, next) => {
+    const host = loopbackOnly ? hostRefusal(c.req.header("host")) : undefined;
+    if (host) return c.json({ error: host }, 421);
+    const crossSite = crossOriginRefusal({
+      secFetchSite: c.req.header("sec-fetch-site"),
+      origin: c.req.header("origin"),
+      host: c.req.header("host"),
+    });
+    if (crossSite) return c.json({ error: crossSite }, 403);
+    await next();
+  });
+  // A form of any web page can post text/plain (its JSON split across a field's name and value)
+  // without a CORS preflight; a body declared application/json cannot be sent cross-site so.
+  const jsonBody = async (c: Context, next: Next) => {
+    if (!isJson(c.req.header("content-type")))
+      return c.json({ error: "the body must be sent as Content-Type: application/json" }, 415, {
+        "Accept-Post": "application/json",
+      });
+    await next();
+  };
   app.use("/v1/*", async (c, next) => {
     // The API description is open, as /healthz is: tools fetch it without credentials, and it
     // holds nothing that is not in docs/openapi.json.
@@ -94,7 +134,7 @@ export function createApiApp(options: ApiOptions): Hono {
     }
     await next();
   });
-  app.post("/v1/outputs", limit, async (c) => {
+  app.post("/v1/outputs", jsonBody, limit, async (c) => {
     const parsed = parseSubmission(
       new Uint8Array(await c.req.arrayBuffer()),
       config.limits.maxOutputBytes,
@@ -115,7 +155,7 @@ export function createApiApp(options: ApiOptions): Hono {
     if (result.status === "invalid") logger.info({ issues: result.issues }, "invalid submission");
     return c.json(result, SUBMIT_HTTP_STATUS[result.status]);
   });
-  app.post("/v1/jobs", limit, async (c) => {
+  app.post("/v1/jobs", jsonBody, limit, async (c) => {
     const answer = await enqueueRoute(await c.req.text(), options, c.req.header("traceparent"));
     return c.json(answer.body, answer.status);
   });
@@ -212,16 +252,23 @@ async function enqueueRoute(
 export type ApiServer = HttpServer;
 
 /**
- * Serves {@link createApiApp} on `api.host:api.port` (or the given port; 0 picks a free one).
- * @throws the listen error (EADDRINUSE, EACCES).
+ * Serves {@link createApiApp} on `api.host:api.port` (or the given host and port; 0 picks a free
+ * one).
+ * @throws INVALID_CONFIG for an address beyond loopback without `api.token` (nothing listens);
+ * the listen error (EADDRINUSE, EACCES).
  */
-export async function startApiServer(
-  options: ApiOptions & { port?: number; host?: string },
-): Promise<ApiServer> {
+export async function startApiServer(options: ApiOptions & { port?: number }): Promise<ApiServer> {
+  const host = options.host ?? options.config.api.host;
+  assertListenAllowed({
+    what: "the HTTP API",
+    host,
+    token: options.config.api.token,
+    hostKey: "api.host",
+  });
   // Outputs are checked by their kinds before record: idem's own and the config's.
   await loadKinds(options.config);
-  return await serveHttp(createApiApp(options), {
-    host: options.host ?? options.config.api.host,
+  return await serveHttp(createApiApp({ ...options, host }), {
+    host,
     port: options.port ?? options.config.api.port,
   });
 }

@@ -134,6 +134,7 @@ describe("the submit API over HTTP", () => {
     const job = { jobId: "b-2", agent: "writer", input: "x".repeat(2048) };
     const r2 = await checkedFetch(`${env.api.url}/v1/jobs`, {
       method: "POST",
+      headers: { "content-type": "application/json" },
       body: JSON.stringify(job),
     });
     expect(r2.status).toBe(413);
@@ -157,6 +158,7 @@ describe("the submit API over HTTP", () => {
     expect(await failed.json()).toMatchObject({ error: expect.stringMatching(/EIO/) });
     const job = await checkedFetch(`${url}/v1/jobs`, {
       method: "POST",
+      headers: { "content-type": "application/json" },
       body: JSON.stringify({ jobId: "f-3", agent: "writer", input: {} }),
     });
     expect(job.status).toBe(503);

@@ -28,8 +28,18 @@ async function inProcessApi(
     metrics: createExecutorMetrics(),
     logger: silentLogger(),
   });
-  const call = async (method: string, path: string, body?: unknown, token?: string) => {
-    const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+  const call = async (
+    method: string,
+    path: string,
+    body?: unknown,
+    token?: string,
+    extra: Record<string, string> = {},
+  ) => {
+    const headers: Record<string, string> = {
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...extra,
+    };
     const init: RequestInit = { method, headers };
     if (body !== undefined) init.body = typeof body === "string" ? body : JSON.stringify(body);
     const r = await app.request(`http://127.0.0.1${path}`, init);
@@ -83,6 +93,27 @@ describe("docs/openapi.json against the executor's API", () => {
       expect(await call("GET", "/v1/status", undefined, token)).toBe(200);
       expect(await call("GET", "/healthz")).toBe(200);
       expect(await call("GET", "/metrics")).toBe(200);
+      // A body not declared JSON and a browser's cross-site request: refused on every route,
+      // whatever the token.
+      for (const path of ["/v1/outputs", "/v1/jobs"])
+        expect(
+          await call("POST", path, output("o-5"), token, { "content-type": "text/plain" }),
+        ).toBe(415);
+      for (const [method, path] of [
+        ["POST", "/v1/outputs"],
+        ["POST", "/v1/jobs"],
+        ["GET", "/v1/outputs/o-1"],
+        ["GET", "/v1/status"],
+        ["GET", "/v1/openapi.json"],
+        ["GET", "/healthz"],
+        ["GET", "/metrics"],
+      ] as const) {
+        const body = method === "POST" ? output("o-6") : undefined;
+        expect(
+          await call(method, path, body, token, { "sec-fetch-site": "cross-site" }),
+          path,
+        ).toBe(403);
+      }
       failing = true;
       expect(await call("POST", "/v1/outputs", output("o-3"), token)).toBe(503);
       expect(await call("POST", "/v1/jobs", job("j-4"), token)).toBe(503);
@@ -91,6 +122,24 @@ describe("docs/openapi.json against the executor's API", () => {
       expect(await call("GET", "/v1/outputs/o-1", undefined, token)).toBe(503);
       expect(await call("GET", "/v1/status", undefined, token)).toBe(503);
       expect(await call("GET", "/metrics")).toBe(503);
+    }
+    {
+      // Without a token on loopback: a DNS-rebound Host is refused on every route.
+      await using api = await inProcessApi(checker, {});
+      for (const [method, path] of [
+        ["POST", "/v1/outputs"],
+        ["POST", "/v1/jobs"],
+        ["GET", "/v1/outputs/o-1"],
+        ["GET", "/v1/status"],
+        ["GET", "/v1/openapi.json"],
+        ["GET", "/healthz"],
+        ["GET", "/metrics"],
+      ] as const) {
+        const body = method === "POST" ? output("o-7") : undefined;
+        expect(await api.call(method, path, body, undefined, { host: "evil.example" }), path).toBe(
+          421,
+        );
+      }
     }
     {
       // On JetStream without the executor's publisher (no connection is made).
@@ -128,7 +177,7 @@ describe("createOpenApiChecker", () => {
     const wrongStatus = answer(201, JSON.stringify({ status: "duplicate", jobId: "a-1" }));
     expect(await refusal("POST", "/v1/outputs", wrongStatus)).toMatch(/\/status/);
     expect(await refusal("GET", "/v1/status", answer(418, "{}"))).toMatch(
-      /does not list this status \(it lists 200, 401, 503\)/,
+      /does not list this status \(it lists 200, 401, 403, 421, 503\)/,
     );
     expect(await refusal("GET", "/v1/nothing", answer(200, "{}"))).toMatch(/no path/);
     expect(await refusal("DELETE", "/v1/status", answer(200, "{}"))).toMatch(/no delete/);

@@ -23,7 +23,7 @@ export { listDeadLetters, resolveUncertain, retryDead } from "./dead-letters/ind
 export type { DecideEffectInput, EffectCapabilities, EffectDecision } from "./decide/index.js";
 export { decideEffect, SupersedeIndex } from "./decide/index.js";
 export type { DoctorOptions, DoctorReport, Finding, Severity } from "./doctor/index.js";
-export { initialConfig, initWorkspace, runDoctor } from "./doctor/index.js";
+export { initialConfig, initWorkspace, runDoctor, verifyJournal } from "./doctor/index.js";
 export type { Effects, OpenEffectsOptions } from "./effects/index.js";
 export { openEffects } from "./effects/index.js";
 export type {

@@ -1,6 +1,7 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ArchiveWriter } from "../src/archive/archive-writer.js";
 import { buildAudit, isAuditClean } from "../src/audit/audit-report.js";
 import { commitSpec, gitIn, type OpsFixture, opsFixture } from "./ops-fixture.js";
 
@@ -78,5 +79,37 @@ describe("buildAudit", () => {
     expect((await audit(Date.now() - 3_600_000)).outputs).toBe(5);
     const later = await audit(Date.now() + 3_600_000);
     expect(later).toMatchObject({ outputs: 0, effects: { applied: 0 }, enqueued: 0 });
+  });
+
+  it("reports keys at a target that neither the journal nor the archive knows, and is not clean", async () => {
+    await fiveCommits();
+    // A key of a recorded job with an index it never had, written by hand.
+    gitIn(fx.repoDir, "commit", "-q", "--allow-empty", "-m", "by hand\n\nIdem-Effect: job-3/7");
+    const first = await audit();
+    expect(first.unknownKeys.map((u) => [u.key, u.target])).toEqual([["job-3/7", "site@main"]]);
+    expect(isAuditClean(first)).toBe(false);
+    // Pruned outputs are known from the archive `idem prune` wrote.
+    const writer = new ArchiveWriter(fx.config.journal.archiveDir, Date.now());
+    try {
+      const pruned = await fx.journal.maintenance.prune({
+        before: Date.now() + 60_000,
+        archive: (entry) => writer.write(entry),
+        actor: "test",
+      });
+      expect(pruned.outputs).toBe(5);
+    } finally {
+      writer.close();
+    }
+    expect((await audit()).unknownKeys.map((u) => u.key)).toEqual(["job-3/7"]);
+    // Without the archive either, every key at the branch is unknown (a journal that lost them).
+    rmSync(fx.config.journal.archiveDir, { recursive: true });
+    expect((await audit()).unknownKeys.map((u) => u.key)).toEqual([
+      "job-0/0",
+      "job-1/0",
+      "job-2/0",
+      "job-3/0",
+      "job-3/7",
+      "job-4/0",
+    ]);
   });
 });

@@ -162,6 +162,26 @@ describe("runDoctor", () => {
     });
   }
 
+  it("names unreachable servers without the credentials of their URLs", async () => {
+    const report = await runDoctor(
+      load({
+        ...healthy(),
+        journal: { url: "postgres://idem:Pg5ecret@127.0.0.1:1/idem" },
+        nats: { url: "nats://idem:Nat5ecret@127.0.0.1:1" },
+        publish: {
+          ev: { subjectPrefix: "ev", stream: "EV", url: "nats://T0kenSecret@127.0.0.1:2" },
+        },
+      }),
+      { timeoutMs: 2000 },
+    );
+    const text = JSON.stringify(report.findings);
+    expect(report.findings.map((f) => f.key)).toEqual(
+      expect.arrayContaining(["journal", "nats.url", "publish.ev.url"]),
+    );
+    expect(text).not.toMatch(/Pg5ecret|Nat5ecret|T0kenSecret/);
+    expect(text).toContain("nats://***@127.0.0.1:1");
+  });
+
   it("checks an http target only syntactically unless --network is given", async () => {
     const config = load({
       ...healthy(),

@@ -27,6 +27,14 @@ describe("initialConfig", () => {
     expect(config.journal.synchronous).toBe("FULL");
     expect(config.journal.retentionDays).toBeNull();
   });
+
+  it("carries a new random api.token each time, so a new workspace's API and console need one", () => {
+    const a = load(initialConfig()).api.token;
+    const b = load(initialConfig()).api.token;
+    expect(a).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(b).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(a).not.toBe(b);
+  });
 });
 
 describe("initWorkspace", () => {

@@ -234,6 +234,9 @@ export function createEffects(config: Config, options: CreateEffectsOptions = {}
       const kind = kindOf(registry, spec);
       return kind.probeBatch ? (kind.batchTarget?.(spec, ctxOf(kind)) ?? kind.name) : undefined;
     },
+    configuredScans() {
+      return registry.kinds.flatMap((kind) => [...(kind.scan?.configured?.(ctxOf(kind)) ?? [])]);
+    },
     scanTarget(spec) {
       const kind = kindOf(registry, spec);
       return kind.scan?.target(spec, ctxOf(kind));

@@ -98,6 +98,11 @@ export interface Effects {
    * without a batch probe: a replay plan warms each batch's target up early.
    */
   batchTarget(spec: EffectSpec): string | undefined;
+  /**
+   * Specs standing for every target the config defines that a kind can scan (each configured git
+   * branch), for an audit that also looks where the journal knows no effect.
+   */
+  configuredScans(): EffectSpec[];
   /** The target a scan of the spec covers (`site@main`), or undefined for a kind that cannot scan. */
   scanTarget(spec: EffectSpec): string | undefined;
   /**

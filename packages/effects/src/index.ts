@@ -12,7 +12,6 @@ export type {
 } from "./effect-handler.js";
 export { keyRef } from "./git/key-index.js";
 export { parsePatchFiles } from "./git/patch/patch-paths.js";
-export { redactUrls } from "./git/remote/redact.js";
 export type { CloneProgress } from "./git/remote/remote-git.js";
 export type {
   FileWriteSpec,

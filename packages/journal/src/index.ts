@@ -79,7 +79,6 @@ export type {
 } from "./port/runs.js";
 export type { JournalStatus } from "./port/status.js";
 export type { JournalWakeUps, WorkKind } from "./port/work.js";
-export { redactUrl } from "./store/postgres/connection.js";
 export type { PostgresJournalOptions } from "./store/postgres/postgres-journal-store.js";
 export { PostgresJournalStore } from "./store/postgres/postgres-journal-store.js";
 export type { SqliteJournalOptions } from "./store/sqlite/sqlite-journal-store.js";

@@ -15,13 +15,19 @@ export interface OpenJournalStoreOptions {
   readonly?: boolean;
   /** SQLite's durability (ignored on PostgreSQL, whose durability is the server's settings). */
   synchronous?: SqliteJournalOptions["synchronous"];
+  /**
+   * SQLite: opens a journal marked damaged, for `idem doctor` and `idem backup` only (see
+   * `SqliteJournalOptions.allowDamaged`). Ignored on PostgreSQL.
+   */
+  allowDamaged?: boolean;
 }
 
 /**
  * Opens the journal at `location` with the adapter its form names: `{ path }` SQLite (created
  * with its migrations when missing, unless read-only), `{ url }` PostgreSQL (migrated under the
- * advisory lock, unless read-only). Messages name a URL without its password.
- * @throws the store's error when it cannot be opened or migrated.
+ * advisory lock, unless read-only). Messages name a URL without its password. A file or database
+ * that is not (or no longer) a whole idem journal is refused (docs/runbook.md, "A damaged journal").
+ * @throws INTEGRITY for such a journal; the store's error when it cannot be opened or migrated.
  */
 export async function openJournalStore(
   location: JournalLocation,
@@ -37,6 +43,7 @@ export async function openJournalStore(
   }
   return openSqliteJournal(location.path, {
     ...(options.readonly !== undefined && { readonly: options.readonly }),
+    ...(options.allowDamaged !== undefined && { allowDamaged: options.allowDamaged }),
     ...(options.synchronous !== undefined && { synchronous: options.synchronous }),
   });
 }

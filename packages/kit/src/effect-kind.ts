@@ -232,6 +232,12 @@ export interface EffectKind<S extends EffectSpecBase = EffectSpecBase, O = unkno
   scan?: {
     target(spec: S, ctx: KindContext<O>): string;
     keys(spec: S, call: ScanCall<O, R>): Promise<Map<string, string[]>>;
+    /**
+     * Specs standing for every target the config (or the options) defines, so an audit scans a
+     * target even when the journal knows no effect there (a journal that lost its records):
+     * only what `target` and `keys` read need be filled in.
+     */
+    configured?(ctx: KindContext<O>): readonly S[];
   };
   /** Samples for the conformance drill. */
   samples?: KindSamples<S>;

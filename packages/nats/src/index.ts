@@ -1,4 +1,4 @@
-export { closeNats, connectNats } from "./connect.js";
+export { closeNats, connectNats, natsConnectOptions } from "./connect.js";
 export type { DeadLetterAdvisory, StartDeadLetterMonitorOptions } from "./dead-letter-monitor.js";
 export { DEAD_LETTER_CONSUMER, startDeadLetterMonitor } from "./dead-letter-monitor.js";
 export * from "./delivery/index.js";

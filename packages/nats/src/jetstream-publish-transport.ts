@@ -1,5 +1,6 @@
-import { IdemError, type PublishTarget } from "@idem/schema";
+import { IdemError, type PublishTarget, redactUrl } from "@idem/schema";
 import type { NatsConnection } from "@nats-io/transport-node";
+import { natsConnectOptions } from "./connect.js";
 import { expectedPublishStream, streamCaptures } from "./expected-config.js";
 import { loadJetStream, loadTransport } from "./nats-client.js";
 
@@ -62,13 +63,13 @@ export function createJetStreamPublishTransport(): JetStreamPublishTransport {
     if (!c) {
       c = loadTransport()
         .then(({ connect }) =>
-          connect({ servers: url.split(","), name: "idem-effects", timeout: 5000 }),
+          connect({ ...natsConnectOptions(url), name: "idem-effects", timeout: 5000 }),
         )
         .catch((e: unknown) => {
           conns.delete(url);
           throw new IdemError(
             "UNAVAILABLE",
-            `cannot connect to NATS at ${url}: ${(e as Error).message}`,
+            `cannot connect to NATS at ${redactUrl(url)}: ${(e as Error).message}`,
             { cause: e },
           );
         });

@@ -1,5 +1,12 @@
 // @idem/runtime: what every idem process shares below the domain. pino, hono and OpenTelemetry are
 // loaded when first used (a logger made, a server started, telemetry on), never by this import.
+export type { CrossOriginHeaders } from "./browser-guards.js";
+export {
+  assertListenAllowed,
+  crossOriginRefusal,
+  hostRefusal,
+  isLoopbackHost,
+} from "./browser-guards.js";
 export type { HttpServer } from "./http-server.js";
 export { metricsHandler, serveHttp, startMetricsServer } from "./http-server.js";
 export type { CreateLoggerOptions, LogFormat, Logger } from "./logger.js";
@@ -12,7 +19,7 @@ export {
 } from "./logger.js";
 export { createOwnerId } from "./owner-id.js";
 export type { OtlpTarget, StartTelemetryOptions, TelemetryEnv } from "./start-telemetry.js";
-export { redactUrl, resolveOtlpTarget, startTelemetry } from "./start-telemetry.js";
+export { resolveOtlpTarget, startTelemetry } from "./start-telemetry.js";
 export { normalizeTraceparent, TRACEPARENT_HEADER, traceIdOf } from "./traceparent.js";
 export type {
   CreateTracingOptions,

@@ -1,5 +1,6 @@
 import { writeSync } from "node:fs";
 import { createRequire } from "node:module";
+import { redactUrl } from "@idem/schema";
 import type * as Pino from "pino";
 import type { DestinationStream, Logger } from "pino";
 import type * as PinoPretty from "pino-pretty";
@@ -39,7 +40,8 @@ export function defaultLogFormat(): LogFormat {
  * The structured logger of an idem process, on stderr (stdout belongs to command output): one
  * JSON line per entry, or the same entry as human-readable text (`pretty`: the same message and
  * fields). Both are written synchronously, in this thread, so a line is out before a fault point
- * kills the process; no worker-thread transport can lose it.
+ * kills the process; no worker-thread transport can lose it. Every line has its URLs' credentials
+ * redacted (`redactUrl`) whatever field or error carries them (docs/security.md).
  */
 export function createLogger(options: CreateLoggerOptions): Logger {
   const format = options.format ?? defaultLogFormat();
@@ -49,8 +51,13 @@ export function createLogger(options: CreateLoggerOptions): Logger {
       name: options.name,
       level: options.level ?? process.env.IDEM_LOG_LEVEL ?? "info",
     },
-    format === "pretty" ? prettyStderr() : pino.destination({ fd: 2, sync: true }),
+    format === "pretty" ? prettyStderr() : redacted(pino.destination({ fd: 2, sync: true })),
   );
+}
+
+/** A destination that writes every line with its URLs' credentials redacted. */
+function redacted(inner: DestinationStream): DestinationStream {
+  return { write: (line: string) => inner.write(redactUrl(line)) };
 }
 
 /** pino-pretty's formatter over a synchronous write to fd 2 (colours on a terminal without NO_COLOR). */
@@ -63,7 +70,7 @@ function prettyStderr(): DestinationStream {
   });
   return {
     write(line: string) {
-      let bytes = Buffer.from(pretty(line));
+      let bytes = Buffer.from(pretty(redactUrl(line)));
       while (bytes.length > 0) {
         try {
           bytes = bytes.subarray(writeSync(2, bytes));

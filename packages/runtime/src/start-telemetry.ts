@@ -1,4 +1,4 @@
-import { type Config, describeError } from "@idem/schema";
+import { type Config, describeError, redactUrl } from "@idem/schema";
 import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
 import type { Logger } from "./logger.js";
 import { otelCore, otlpTraceExporterHttp } from "./opentelemetry.js";
@@ -76,27 +76,9 @@ export function resolveOtlpTarget(
   return { target: undefined, ignored };
 }
 
-/**
- * A URL fit for a log line: user and password replaced by `***`, the query string (which may
- * carry a key) dropped. Pure; a value that is not a URL comes back as `(not a URL)`.
- */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.username !== "" || u.password !== "") {
-      u.username = "***";
-      u.password = "";
-    }
-    u.search = u.search === "" ? "" : "?***";
-    return u.toString();
-  } catch {
-    return "(not a URL)";
-  }
-}
-
 /** Removes what could be a secret from an exporter's error text: URL credentials, header values. */
 function scrub(text: string, secrets: readonly string[]): string {
-  let out = text.replace(/\/\/[^/\s@]+@/g, "//***@");
+  let out = redactUrl(text);
   for (const s of secrets) if (s.length >= 4) out = out.split(s).join("***");
   return out;
 }

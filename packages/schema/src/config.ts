@@ -4,6 +4,7 @@ import { AGENT_PATTERN, ALIAS_PATTERN } from "./ids.js";
 import { JournalUrlSchema, journalUrlOf } from "./journal-url.js";
 import { KindConfigSchema } from "./kinds-config.js";
 import { NatsConfigSchema } from "./nats-config.js";
+import { urlHasCredentials } from "./redact-url.js";
 import { isRepoPath, repoUrlIssue } from "./repo-url.js";
 
 const ms = z.number().int().nonnegative();
@@ -298,7 +299,14 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions): ConfigRe
         message: "must be an http(s) URL or a path under baseUrl",
       });
     }
+    for (const key of ["baseUrl", "probeUrl"] as const) {
+      const url = t[key];
+      if (url !== null && urlHasCredentials(url))
+        issues.push({ path: `http.targets.${alias}.${key}`, message: NO_CREDENTIALS });
+    }
   }
+  if (c.alerts.webhook !== null && urlHasCredentials(c.alerts.webhook))
+    issues.push({ path: "alerts.webhook", message: NO_CREDENTIALS });
   for (const [name, agent] of Object.entries(c.agents)) {
     // A program named by a relative path (./agents/x.mjs, agents/x.mjs) is relative to the config file.
     const [program, ...args] = agent.command;
@@ -309,6 +317,14 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions): ConfigRe
   if (issues.length > 0) return { ok: false, issues };
   return { ok: true, config: { ...c, repos, dir, file: options.file ?? null } };
 }
+
+/**
+ * Why a URL that idem calls with fetch may not carry `user:password@`: fetch refuses such a URL
+ * (or idem builds the request from its origin and drops them), so they can never work, and every
+ * message naming the URL would have to hide them. Never repeats the URL.
+ */
+const NO_CREDENTIALS =
+  "carries credentials (user:password@ or token@), which idem can never send from this URL: remove them (docs/security.md, Credentials)";
 
 /** Where a remote repo's mirror goes by default, relative to the config file. */
 export const MIRROR_DIR = ".idem/mirrors";

@@ -1,3 +1,5 @@
+import { redactUrl } from "./redact-url.js";
+
 /**
  * The failure classes of docs/concepts.md ("Failure classes"), one enum everywhere.
  *
@@ -209,15 +211,16 @@ export function classifyError(e: unknown): FailureClass {
 /**
  * A one-line description of any thrown value, for `last_error` columns and logs.
  *
- * The message, prefixed with the error's `code` when the message does not already name it. Never
+ * The message, prefixed with the error's `code` when the message does not already name it, with
+ * every URL's credentials redacted (`redactUrl`): what it answers may be stored and shown. Never
  * throws.
  */
 export function describeError(e: unknown): string {
   if (e instanceof Error) {
     const code = (e as { code?: unknown }).code;
-    return typeof code === "string" && !e.message.includes(code)
-      ? `${code}: ${e.message}`
-      : e.message;
+    return redactUrl(
+      typeof code === "string" && !e.message.includes(code) ? `${code}: ${e.message}` : e.message,
+    );
   }
-  return String(e);
+  return redactUrl(String(e));
 }

@@ -104,6 +104,7 @@ export {
   JobSchema,
   JsonValueSchema,
 } from "./records.js";
+export { redactUrl, urlHasCredentials } from "./redact-url.js";
 export type { Backoff, BackoffPolicy, RetryPolicy } from "./retry.js";
 export { createBackoff, retry, retryAfter, scheduledDelay } from "./retry.js";
 export { sleep } from "./sleep.js";

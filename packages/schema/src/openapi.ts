@@ -30,7 +30,7 @@ import { AgentNameSchema, AgentOutputSchema, JobIdSchema, JsonValueSchema } from
  * the routes or their bodies change (the minor for an addition, the major with a `/v2`), so a
  * package release alone leaves `docs/openapi.json` as it is.
  */
-export const HTTP_API_VERSION = "1.0.0";
+export const HTTP_API_VERSION = "1.1.0";
 
 /** An OpenAPI document as a plain JSON object. */
 export type OpenApiDocument = Record<string, unknown>;
@@ -121,6 +121,29 @@ const RESPONSES = {
     content: { "application/json": { schema: schemaRef("Error") } },
   },
   PayloadTooLarge: json("Error", "The body is larger than `api.maxBodyBytes` (default 1,048,576)."),
+  UnsupportedMediaType: {
+    description:
+      "The body is not declared `Content-Type: application/json` (a web page's form can post " +
+      "text/plain cross-site without asking; it cannot post JSON so): nothing read.",
+    headers: {
+      "Accept-Post": {
+        description: "The media type the route takes.",
+        required: true,
+        schema: { type: "string", const: "application/json" },
+      },
+    },
+    content: { "application/json": { schema: schemaRef("Error") } },
+  },
+  CrossSite: json(
+    "Error",
+    "A browser's cross-site request (`Sec-Fetch-Site` other than `same-origin` or `none`, or an " +
+      "`Origin` other than the API's own): refused, nothing read or written.",
+  ),
+  MisdirectedRequest: json(
+    "Error",
+    "The API listens on loopback without `api.token` and the `Host` header names something " +
+      "else (a DNS-rebinding page): refused, nothing read or written.",
+  ),
   JournalFailed: json(
     "ServiceUnavailable",
     "The journal failed: nothing is half-recorded, and the same request may be sent again.",
@@ -166,13 +189,17 @@ function paths(): Record<string, unknown> {
         description:
           "Validates the output against the schema and the executor's config and records it in " +
           "the journal, first write wins. Safe to repeat: after a lost answer, send the same body " +
-          "again and take `duplicate` as success. The `Content-Type` is not checked.",
+          "again and take `duplicate` as success. The body must be sent as `Content-Type: " +
+          "application/json`.",
         parameters: [parameterRef("traceparent")],
         requestBody: {
           required: true,
           content: { "application/json": { schema: schemaRef("AgentOutput") } },
         },
         responses: {
+          "403": responseRef("CrossSite"),
+          "421": responseRef("MisdirectedRequest"),
+          "415": responseRef("UnsupportedMediaType"),
           "200": json("SubmitDuplicate", "The same content was recorded before: nothing written."),
           "201": json("SubmitRecorded", "Recorded now."),
           "400": json("SubmitInvalid", "Invalid: nothing written; each issue names its field."),
@@ -200,6 +227,9 @@ function paths(): Record<string, unknown> {
           content: { "application/json": { schema: schemaRef("Job") } },
         },
         responses: {
+          "403": responseRef("CrossSite"),
+          "421": responseRef("MisdirectedRequest"),
+          "415": responseRef("UnsupportedMediaType"),
           "200": json("JobAlreadyEnqueued", "The same job was enqueued before."),
           "201": json("JobEnqueued", "Enqueued now."),
           "400": json(
@@ -229,6 +259,8 @@ function paths(): Record<string, unknown> {
         summary: "The recorded output of one job",
         parameters: [parameterRef("jobId")],
         responses: {
+          "403": responseRef("CrossSite"),
+          "421": responseRef("MisdirectedRequest"),
           "200": json("OutputRecord", "The output as recorded; its effects' progress is not here."),
           "400": json("Error", "`jobId` is not a job ID."),
           "401": responseRef("Unauthorized"),
@@ -243,6 +275,8 @@ function paths(): Record<string, unknown> {
         operationId: "getStatus",
         summary: "The journal's counts, as `idem status --json` prints them",
         responses: {
+          "403": responseRef("CrossSite"),
+          "421": responseRef("MisdirectedRequest"),
           "200": json("StatusReport", "The counts."),
           "401": responseRef("Unauthorized"),
           "503": responseRef("JournalFailed"),
@@ -259,6 +293,8 @@ function paths(): Record<string, unknown> {
           "that is not in `docs/openapi.json`.",
         ...OPEN,
         responses: {
+          "403": responseRef("CrossSite"),
+          "421": responseRef("MisdirectedRequest"),
           "200": {
             description: "The OpenAPI 3.1 document of this API.",
             content: { "application/json": { schema: { type: "object" } } },
@@ -273,6 +309,8 @@ function paths(): Record<string, unknown> {
         summary: "Liveness",
         ...OPEN,
         responses: {
+          "403": responseRef("CrossSite"),
+          "421": responseRef("MisdirectedRequest"),
           "200": json("Healthy", "The journal can make writes durable."),
           "503": json(
             "Unhealthy",
@@ -289,6 +327,8 @@ function paths(): Record<string, unknown> {
         summary: "Prometheus metrics",
         ...OPEN,
         responses: {
+          "403": responseRef("CrossSite"),
+          "421": responseRef("MisdirectedRequest"),
           "200": {
             description:
               "Prometheus text format: the journal's gauges, read on each scrape, and the " +
@@ -322,7 +362,9 @@ export function openApiDocument(options: EffectSchemas = {}): OpenApiDocument {
         "Served by `idem executor` on `api.host:api.port` (default 127.0.0.1:7070). Bodies are " +
         "JSON unless said otherwise. Every route under `/v1/` but `/v1/openapi.json` needs " +
         "`Authorization: Bearer <api.token>` when the config sets `api.token`. Any other path " +
-        "answers 404 in plain text. The agent contract: docs/agents.md.",
+        "answers 404 in plain text. Every route refuses a browser's cross-site request (403) and, " +
+        "on a loopback address without a token, a `Host` that is not a loopback name (421). The " +
+        "agent contract: docs/agents.md.",
       license: { name: "Apache-2.0", identifier: "Apache-2.0" },
     },
     servers: [

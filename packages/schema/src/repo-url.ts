@@ -1,6 +1,6 @@
 /**
- * The forms a remote repository's URL may take in `repos.<alias>.url`, and the redaction that keeps
- * a password out of every message. Pure: no I/O.
+ * The forms a remote repository's URL may take in `repos.<alias>.url`. Pure: no I/O. Its
+ * redaction in messages is `redactUrl` (redact-url.ts).
  */
 
 /** The URL schemes git may reach a remote repository by. */
@@ -40,13 +40,4 @@ export function isRepoPath(url: string): boolean {
   // A Windows drive letter is a path; anything else with a colon before a slash is scp-like.
   if (/^[A-Za-z]:[\\/]/.test(url)) return true;
   return !SCP_LIKE.test(url) || url.startsWith("/") || url.startsWith(".");
-}
-
-/**
- * Replaces the user info of every URL in `text` (`scheme://user:password@host` and
- * `scheme://token@host`) by `***`, so that no message, log line or event prints a credential.
- * Never throws.
- */
-export function redactUrls(text: string): string {
-  return text.replace(/([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^/\s@]*@/g, "$1***@");
 }

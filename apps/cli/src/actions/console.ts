@@ -1,8 +1,9 @@
 import { startConsole } from "@idem/console";
 import { openEffects } from "@idem/core";
-import { createLogger, startTelemetry } from "@idem/runtime";
+import { assertListenAllowed, createLogger, startTelemetry } from "@idem/runtime";
 import type { Command } from "commander";
-import { actorOf, CliError, EXIT, loadConfigWithKinds, openConfiguredJournal } from "../context.js";
+import { actorOf, CliError, EXIT, loadConfigWithKinds } from "../context.js";
+import { openVerifiedJournal } from "../ops/open-verified-journal.js";
 import { logFormatOption } from "../options.js";
 
 interface ConsoleCommandOptions {
@@ -17,6 +18,13 @@ interface ConsoleCommandOptions {
 /** `idem console`, imported when it runs (its options and help: commands/console.ts). */
 export async function runConsole(opts: ConsoleCommandOptions, cmd: Command): Promise<void> {
   const config = await loadConfigWithKinds(cmd.optsWithGlobals());
+  // Beyond loopback without a token: exit 2 before anything opens (docs/security.md).
+  assertListenAllowed({
+    what: "the console",
+    host: opts.host ?? config.console.host,
+    token: config.api.token,
+    hostKey: "console.host",
+  });
   let port: number | undefined;
   if (opts.port !== undefined) {
     port = Number(opts.port);
@@ -27,7 +35,7 @@ export async function runConsole(opts: ConsoleCommandOptions, cmd: Command): Pro
     name: "idem-console",
     format: logFormatOption(opts.logFormat),
   });
-  const journal = await openConfiguredJournal(config);
+  const journal = await openVerifiedJournal(config);
   const effects = openEffects(config);
   const tracing = startTelemetry({
     config,

@@ -1,6 +1,7 @@
 import { runDoctor } from "@idem/core";
 import type { Command } from "commander";
 import { color, EXIT, exitHolder, loadConfigWithKinds, printJson, table } from "../context.js";
+import { styled } from "../render/terminal-text.js";
 
 /** `idem doctor`, imported when it runs (its options and help: commands/doctor.ts). */
 export async function runDoctorCommand(
@@ -23,7 +24,7 @@ export async function runDoctorCommand(
       `${table(
         ["severity", "key", "finding", "what to do"],
         report.findings.map((f) => [
-          f.severity === "violation" ? color.red(f.severity) : color.yellow(f.severity),
+          styled(f.severity === "violation" ? color.red : color.yellow, f.severity),
           f.key,
           f.finding,
           f.fix,

@@ -25,6 +25,7 @@ import {
   withJournal,
 } from "../context.js";
 import { progressBar } from "../render/progress-bar.js";
+import { terminalText } from "../render/terminal-text.js";
 
 /** `idem enqueue`, imported when it runs (its options and help: commands/enqueue.ts). */
 export async function runEnqueue(file: string, opts: EnqueueOptions, cmd: Command): Promise<void> {
@@ -149,7 +150,7 @@ function reportBatch(jobs: Job[], result: BatchEnqueueResult, json?: boolean): v
   exitHolder.code = failures.length > 0 ? EXIT.FAILED : EXIT.OK;
   if (result.stoppedBy) {
     process.stderr.write(
-      `idem: stopped: ${result.stoppedBy.message}${result.stoppedBy.cause instanceof Error ? ` (${result.stoppedBy.cause.message})` : ""}; run the same file again once the stream is back (what is enqueued comes back as a duplicate)\n`,
+      `idem: stopped: ${terminalText(result.stoppedBy.message)}${result.stoppedBy.cause instanceof Error ? ` (${terminalText(result.stoppedBy.cause.message)})` : ""}; run the same file again once the stream is back (what is enqueued comes back as a duplicate)\n`,
     );
   }
   if (json) {

@@ -1,23 +1,32 @@
 import { assertConfigInvariants } from "@idem/core";
 import { type ApiServer, createExecutor, type Executor, startApiServer } from "@idem/executor";
 import type { JournalStore } from "@idem/journal";
-import { createLogger, startTelemetry } from "@idem/runtime";
+import { assertListenAllowed, createLogger, startTelemetry } from "@idem/runtime";
 import { createFaultHook, type FaultPoint } from "@idem/schema";
 import type { Command } from "commander";
-import { CliError, EXIT, loadConfig, openConfiguredJournal } from "../context.js";
+import { CliError, EXIT, loadConfig } from "../context.js";
+import { openVerifiedJournal } from "../ops/open-verified-journal.js";
 import { onStopSignal } from "../ops/stop-signal.js";
 import { whenAvailable } from "../ops/when-available.js";
 import { logFormatOption } from "../options.js";
 
 /** `idem executor`, imported when it runs (its options and help: commands/executor.ts). */
 export async function runExecutor(
-  opts: { port?: string; api?: boolean; logFormat?: string },
+  opts: { host?: string; port?: string; api?: boolean; logFormat?: string },
   cmd: Command,
 ): Promise<void> {
   const format = logFormatOption(opts.logFormat);
   const config = loadConfig(cmd.optsWithGlobals());
   // Invariant 7, before any connection: exit 3 with the doctor's words.
   assertConfigInvariants(config);
+  // An API beyond loopback without a token: exit 2 before anything starts (docs/security.md).
+  if (opts.api !== false)
+    assertListenAllowed({
+      what: "the HTTP API",
+      host: opts.host ?? config.api.host,
+      token: config.api.token,
+      hostKey: "api.host",
+    });
   let port: number | undefined;
   if (opts.port !== undefined) {
     port = Number(opts.port);
@@ -52,8 +61,12 @@ export async function runExecutor(
     const started = await whenAvailable(
       "the journal or NATS",
       async () => {
-        const j = await openConfiguredJournal(config);
+        const j = await openVerifiedJournal(config);
         const x = createExecutor({ config, journal: j, logger, fault, tracing });
+        // The executor waits for NATS inside start(): a stop signal meanwhile must end that wait
+        // too, so that the first SIGTERM exits 0 (docs/cli.md), not the second.
+        const stopStarting = () => void x.stop();
+        stop.signal.addEventListener("abort", stopStarting, { once: true });
         try {
           await x.start();
           return { journal: j, executor: x };
@@ -61,6 +74,8 @@ export async function runExecutor(
           await x.stop().catch(() => {});
           await j.close().catch(() => {});
           throw e;
+        } finally {
+          stop.signal.removeEventListener("abort", stopStarting);
         }
       },
       { logger, signal: stop.signal },
@@ -76,6 +91,7 @@ export async function runExecutor(
         tracing,
         ...(executor.publisher ? { publisher: executor.publisher } : {}),
         ...(port === undefined ? {} : { port }),
+        ...(opts.host === undefined ? {} : { host: opts.host }),
       });
       logger.info({ url: api.url }, "HTTP API listening");
     }

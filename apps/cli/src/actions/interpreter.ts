@@ -3,16 +3,12 @@ import { createInterpreter, createInterpreterMetrics } from "@idem/interpreter";
 import { createLogger, type HttpServer, startMetricsServer, startTelemetry } from "@idem/runtime";
 import { createFaultHook } from "@idem/schema";
 import type { Command } from "commander";
-import {
-  CliError,
-  EXIT,
-  exitHolder,
-  loadConfigWithKinds,
-  openConfiguredJournal,
-} from "../context.js";
+import { CliError, EXIT, exitHolder, loadConfigWithKinds } from "../context.js";
+import { openVerifiedJournal } from "../ops/open-verified-journal.js";
 import { onStopSignal } from "../ops/stop-signal.js";
 import { whenAvailable } from "../ops/when-available.js";
 import { logFormatOption } from "../options.js";
+import { jsonText } from "../render/terminal-text.js";
 
 interface InterpreterCommandOptions {
   once?: boolean;
@@ -52,7 +48,7 @@ export async function runInterpreter(
   // a stop signal meanwhile ends the wait.
   const waiting = new AbortController();
   const disposeWait = onStopSignal(() => waiting.abort());
-  const opened = await whenAvailable("the journal", () => openConfiguredJournal(config), {
+  const opened = await whenAvailable("the journal", () => openVerifiedJournal(config), {
     logger,
     signal: waiting.signal,
   }).finally(disposeWait);
@@ -111,7 +107,7 @@ export async function runInterpreter(
     if (opts.once) {
       const result = await interpreter.drain();
       if (opts.json) {
-        process.stdout.write(`${JSON.stringify(result)}\n`);
+        process.stdout.write(`${jsonText(result, 0)}\n`);
       } else {
         const r = result.runs;
         process.stdout.write(

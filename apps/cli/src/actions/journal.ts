@@ -4,9 +4,8 @@ import {
   type JournalCopyFaultPoint,
   type JournalCopyProgress,
   type JournalCopyReport,
-  redactUrl,
 } from "@idem/journal";
-import { createFaultHook, isIdemError } from "@idem/schema";
+import { createFaultHook, isIdemError, redactUrl } from "@idem/schema";
 import cliProgress from "cli-progress";
 import type { Command } from "commander";
 import { CliError, EXIT, exitHolder, loadConfig, printJson, table } from "../context.js";

@@ -1,6 +1,7 @@
 import { describeFilter, type JobView, showArchivedJob, showJob } from "@idem/core";
 import type { ReplaySelection } from "@idem/journal";
 import { formatTime, loadConfigWithKinds, printJson, table, withJournal } from "../context.js";
+import { terminalText } from "../render/terminal-text.js";
 
 /** `idem show`, imported when it runs (its options and help: commands/show.ts). */
 export async function runShow(
@@ -16,9 +17,11 @@ export async function runShow(
     return;
   }
   const o = data.output;
+  // The summary is the agent's text: printed with its control characters escaped.
+  const summary = o.output.summary ? `summary: ${terminalText(o.output.summary)}\n` : "";
   process.stdout.write(
-    `job ${o.jobId}  agent ${o.agent}  source ${o.source}  recorded ${formatTime(o.recordedAt)}${data.archived ? "  (archived)" : ""}\n` +
-      `content ${o.contentHash}\n${o.output.summary ? `summary: ${o.output.summary}\n` : ""}`,
+    `job ${o.jobId}  agent ${o.agent}  source ${terminalText(o.source)}  recorded ${formatTime(o.recordedAt)}${data.archived ? "  (archived)" : ""}\n` +
+      `content ${o.contentHash}\n${summary}`,
   );
   process.stdout.write(
     `runs\n${table(

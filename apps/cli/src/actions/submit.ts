@@ -22,6 +22,7 @@ import {
   withJournal,
 } from "../context.js";
 import { progressBar } from "../render/progress-bar.js";
+import { terminalText } from "../render/terminal-text.js";
 
 /** A batch this large gets a progress bar on a terminal. */
 const PROGRESS_FROM = 50;
@@ -116,7 +117,8 @@ function report(answer: SubmitResult, json?: boolean): void {
     printJson(answer);
     return;
   }
-  const who = answer.jobId ?? "(no job id)";
+  // What the output says (a job ID that may be invalid, the paths of its issues) is the agent's.
+  const who = terminalText(answer.jobId ?? "(no job id)");
   switch (answer.status) {
     case "recorded":
       process.stdout.write(`${color.green("recorded")} ${who}\n`);
@@ -134,7 +136,9 @@ function report(answer: SubmitResult, json?: boolean): void {
     case "invalid":
       process.stderr.write(`${color.red("invalid")} ${who}: nothing written\n`);
       for (const i of answer.issues ?? [])
-        process.stderr.write(`  ${i.path || "(output)"}: ${i.message}\n`);
+        process.stderr.write(
+          `  ${terminalText(i.path || "(output)")}: ${terminalText(i.message)}\n`,
+        );
       break;
   }
 }

@@ -5,7 +5,8 @@ import { lazyAction } from "../lazy-action.js";
 /**
  * Registers `idem executor`: runs the executor (and the HTTP API unless `--no-api`) until SIGTERM
  * or SIGINT, then drains. Exit 3 for a config that breaks invariant 7 (before any connection), 2
- * for a bad `--port` or `IDEM_FAULT`, 1 when the journal fails for good (a supervisor restarts it).
+ * for a bad `--port` or `IDEM_FAULT` or an API beyond loopback without `api.token`, 1 when the
+ * journal fails for good (a supervisor restarts it).
  */
 export function register(program: Command): void {
   program
@@ -13,6 +14,7 @@ export function register(program: Command): void {
     .description(
       "runs the executor (consumer + HTTP submit API) until SIGTERM: records each agent's output before acking",
     )
+    .option("--host <host>", "HTTP API address (default: api.host, 127.0.0.1)")
     .option("--port <n>", "HTTP API port (default: api.port; 0 picks a free one)")
     .option("--no-api", "do not serve the HTTP API")
     .option("--log-format <format>", LOG_FORMAT_HELP)

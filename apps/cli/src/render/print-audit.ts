@@ -1,5 +1,6 @@
 import { type AuditReport, isAuditClean } from "@idem/core";
 import { color, formatTime, table } from "../context.js";
+import { terminalText } from "./terminal-text.js";
 
 /** The audit as tables for people (`idem audit`, and the end of `idem demo`). */
 export function printAudit(report: AuditReport): string {
@@ -16,6 +17,7 @@ export function printAudit(report: AuditReport): string {
       ["effects found present", report.effects.present],
       ["duplicate effects at targets", report.duplicateEffectsAtTargets],
       ["drift", report.drift.length],
+      ["unknown keys at targets", report.unknownKeys.length],
       ["dead letters", report.deadLetters],
     ],
   )}\n`;
@@ -42,8 +44,20 @@ export function printAudit(report: AuditReport): string {
       report.drift.map((d) => [d.key, d.reason]),
     )}\n`;
   }
+  if (report.unknownKeys.length > 0) {
+    // Keys come from commit messages at the target: printed escaped by `table`.
+    out += `${color.red("unknown keys")}: at the target, with no recorded effect in the journal (or its archive)\n${table(
+      ["key", "target", "commits"],
+      report.unknownKeys
+        .slice(0, 200)
+        .map((u) => [u.key, u.target, u.commits.map((c) => c.slice(0, 12)).join(" ")]),
+    )}\n`;
+    if (report.unknownKeys.length > 200)
+      out += `${report.unknownKeys.length - 200} more; --json lists every one\n`;
+  }
+  for (const u of report.unread) out += `could not read ${u.target}: ${terminalText(u.error)}\n`;
   out += clean
-    ? `${color.green("clean")}: every effect key at most once at its target, no drift\n`
-    : `${color.red("NOT CLEAN")}: see docs/runbook.md (Duplicates and drift in the audit)\n`;
+    ? `${color.green("clean")}: every effect key at most once at its target, no drift, no unknown key\n`
+    : `${color.red("NOT CLEAN")}: see docs/runbook.md (Duplicates and drift in the audit${report.unknownKeys.length > 0 ? '; unknown keys: "A damaged journal"' : ""})\n`;
   return out;
 }

@@ -1,5 +1,6 @@
 import { describeFilter, type PlanEntry, type ReplayPlan, replayPlanJson } from "@idem/core";
 import { color, table } from "../context.js";
+import { type StyledCell, styled } from "./terminal-text.js";
 
 /** Plans shorter than this are printed row by row; longer ones show only what is not a skip. */
 const FULL_TABLE_ROWS = 50;
@@ -8,10 +9,10 @@ const MAX_TABLE_ROWS = 200;
 /** The `--json` shape of docs/cli.md, the same document every front end answers (@idem/core). */
 export const planJson = replayPlanJson;
 
-function actionCell(a: PlanEntry["action"] | "keep"): string {
-  if (a === "apply") return color.green(a);
-  if (a === "skip" || a === "keep") return color.dim(a);
-  return color.red(a);
+function actionCell(a: PlanEntry["action"] | "keep"): StyledCell {
+  if (a === "apply") return styled(color.green, a);
+  if (a === "skip" || a === "keep") return styled(color.dim, a);
+  return styled(color.red, a);
 }
 
 /** The plan for people: every row when short, otherwise everything that is not a skip. */

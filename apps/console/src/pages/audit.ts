@@ -2,7 +2,7 @@ import type { AuditReport } from "@idem/core";
 import { html } from "hono/html";
 import { type Html, table, time } from "../format.js";
 
-/** The reconciliation table of `idem audit`, its duplicates and drift. */
+/** The reconciliation table of `idem audit`, its duplicates, drift and unknown keys. */
 export function auditBody(r: AuditReport, clean: boolean, since: string): Html {
   const rows: [string, number][] = [
     ["jobs enqueued", r.enqueued],
@@ -13,6 +13,7 @@ export function auditBody(r: AuditReport, clean: boolean, since: string): Html {
     ["effects found present", r.effects.present],
     ["duplicate effects at targets", r.duplicateEffectsAtTargets],
     ["drift", r.drift.length],
+    ["unknown keys at targets", r.unknownKeys.length],
     ["dead letters", r.deadLetters],
     ["unverifiable effects", r.unverifiable],
   ];
@@ -20,8 +21,8 @@ export function auditBody(r: AuditReport, clean: boolean, since: string): Html {
 <form class="filters" method="get" action="/audit"><label>Since <input name="since" value="${since}" placeholder="all time; 2h, 7d or an ISO time"></label><button type="submit">Audit</button></form>
 <p data-testid="verdict" class="flash ${clean ? "ok" : "err"}">${
     clean
-      ? "Clean: every effect key at most once at its target, no drift."
-      : "Not clean: duplicates or drift below (idem audit exits 3)."
+      ? "Clean: every effect key at most once at its target, no drift, no unknown key."
+      : "Not clean: duplicates, drift or unknown keys below (idem audit exits 3)."
   }${r.since !== null ? html` Since ${time(r.since)}.` : ""}</p>
 ${table(
   "Reconciliation",
@@ -50,5 +51,16 @@ ${table(
   ["key", "reason"],
   r.drift.map((d) => html`<tr><td><code>${d.key}</code></td><td>${d.reason}</td></tr>`),
   "No drift.",
+)}
+${table(
+  "Unknown keys: at the target, with no recorded effect in the journal",
+  ["key", "target", "commits"],
+  r.unknownKeys
+    .slice(0, 200)
+    .map(
+      (u) =>
+        html`<tr><td><code>${u.key}</code></td><td>${u.target}</td><td>${u.commits.map((c) => html`<code title="${c}">${c.slice(0, 12)}</code> `)}</td></tr>`,
+    ),
+  "No unknown key.",
 )}`;
 }

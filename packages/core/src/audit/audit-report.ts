@@ -7,6 +7,7 @@ import {
 } from "@idem/journal";
 import { type Config, describeError, type EffectSpec, effectKey } from "@idem/schema";
 import { SupersedeIndex } from "../decide/supersede-index.js";
+import { unknownKeysOf } from "./unknown-keys.js";
 
 /** The reconciliation of docs/cli.md (`idem audit --json`), plus what was scanned. */
 export interface AuditReport {
@@ -25,14 +26,29 @@ export interface AuditReport {
   targets: { target: string; keys: number }[];
   /** Settled effects whose kind cannot be checked at the target (nats.publish, http without probeUrl). */
   unverifiable: number;
+  /**
+   * Effect keys at a target that the journal does not know: an `Idem-Effect` trailer on a branch
+   * with no recorded effect behind it (no output of that job here or in the archive, or no effect
+   * of that index, or not an effect key at all). The journal lost records (a truncated or restored
+   * journal: docs/runbook.md, "A damaged journal"), or something else wrote the trailer.
+   */
+  unknownKeys: { key: string; target: string; commits: string[] }[];
+  /** Configured git targets that could not be read for unknown keys, with why. */
+  unread: { target: string; error: string }[];
 }
 
 /**
- * Whether an audit found nothing wrong: no effect key more than once at its target and no drift
- * (`idem audit` exits 3 otherwise).
+ * Whether an audit found nothing wrong: no effect key more than once at its target, no drift and
+ * no key at a target that the journal does not know (`idem audit` exits 3 otherwise).
  */
-export function isAuditClean(report: Pick<AuditReport, "duplicates" | "drift">): boolean {
-  return report.duplicates.length === 0 && report.drift.length === 0;
+export function isAuditClean(
+  report: Pick<AuditReport, "duplicates" | "drift"> & Partial<Pick<AuditReport, "unknownKeys">>,
+): boolean {
+  return (
+    report.duplicates.length === 0 &&
+    report.drift.length === 0 &&
+    (report.unknownKeys?.length ?? 0) === 0
+  );
 }
 
 const CONFLICT_EVENTS = ["output.conflict", "job.conflict"] as const;
@@ -72,14 +88,24 @@ export async function buildAudit(
     deadLetters: (await journal.deadLetters.list(since === undefined ? {} : { since })).length,
     targets: [],
     unverifiable: 0,
+    unknownKeys: [],
+    unread: [],
   };
 
-  // Every target the outputs reference that its kind can scan, scanned once.
+  // Every target the config defines that its kind can scan (where a journal that lost its records
+  // still has keys) and every one the outputs reference, scanned once.
   const scanned = new Map<string, EffectSpec>();
+  for (const spec of effects.configuredScans()) {
+    const target = effects.scanTarget(spec);
+    if (target !== undefined && !scanned.has(target)) scanned.set(target, spec);
+  }
+  const referenced = new Set<string>();
   for (const o of all) {
     for (const spec of o.output.effects) {
       const target = effects.kinds.get(spec.kind) ? effects.scanTarget(spec) : undefined;
-      if (target !== undefined && !scanned.has(target)) scanned.set(target, spec);
+      if (target === undefined) continue;
+      referenced.add(target);
+      if (!scanned.has(target)) scanned.set(target, spec);
     }
   }
   const scans = new Map<string, Map<string, string[]> | Error>();
@@ -95,7 +121,11 @@ export async function buildAudit(
       scan = new Error(describeError(e));
     }
     scans.set(id, scan);
-    if (scan instanceof Error) continue;
+    if (scan instanceof Error) {
+      // A referenced target's keys are reported as drift below, with the reason.
+      if (!referenced.has(id)) report.unread.push({ target: id, error: scan.message });
+      continue;
+    }
     report.targets.push({ target: id, keys: scan.size });
     for (const [key, commits] of scan) {
       if (commits.length < 2) continue;
@@ -126,6 +156,7 @@ export async function buildAudit(
       else if (reason !== undefined) report.drift.push({ key, reason });
     }
   }
+  report.unknownKeys = unknownKeysOf(scans, all, config.journal.archiveDir);
   report.duplicates.sort((a, b) => a.key.localeCompare(b.key));
   return report;
 }

@@ -4,3 +4,4 @@ export type { Finding, Severity } from "./finding.js";
 export { initialConfig, initWorkspace } from "./init-workspace.js";
 export type { DoctorOptions, DoctorReport } from "./run-doctor.js";
 export { runDoctor } from "./run-doctor.js";
+export { verifyJournal } from "./verify-journal.js";

@@ -1,11 +1,13 @@
+import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { openJournalStore } from "@idem/journal";
 import { type Config, defaultConfig, journalLocationOf } from "@idem/schema";
 
 /**
  * The config `idem init` writes: every section with its defaults, paths relative to the file
- * (`.idem/journal.db`, `.idem/archive`), durability FULL, no retention, no targets or agents.
- * Pure; plain JSON ready to serialize.
+ * (`.idem/journal.db`, `.idem/archive`), durability FULL, no retention, no targets or agents, and
+ * a new random `api.token` (256 bits, base64url): the API and the console of a new workspace
+ * need it from the start (docs/security.md). Plain JSON ready to serialize; a new token each call.
  */
 export function initialConfig(): Record<string, unknown> {
   const d = defaultConfig("/");
@@ -24,7 +26,7 @@ export function initialConfig(): Record<string, unknown> {
     agents: {},
     queue: d.queue,
     interpreter: d.interpreter,
-    api: d.api,
+    api: { ...d.api, token: randomBytes(32).toString("base64url") },
     alerts: d.alerts,
   };
 }

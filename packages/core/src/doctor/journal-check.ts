@@ -1,15 +1,17 @@
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
-import { type JournalStore, openJournalStore, redactUrl } from "@idem/journal";
-import { type Config, isIdemError, journalLocationOf } from "@idem/schema";
+import { type JournalStore, openJournalStore } from "@idem/journal";
+import { type Config, isIdemError, journalLocationOf, redactUrl } from "@idem/schema";
 import type { AddFinding } from "./finding.js";
 import { checkQueuedAgents } from "./queued-agents-check.js";
 import { checkWritableDir, nearestExisting } from "./target-checks.js";
 
 /**
  * The journal's part of doctor: that it exists (a missing one is a warning, not created), that it
- * opens and passes `journal.maintenance.integrity()`, its queued jobs for agents no configured agent
- * matches, its durability setting and archive folder.
+ * opens (a file that is empty, not a journal or damaged is a violation) and passes
+ * `journal.maintenance.integrity()` (whose verdict on SQLite marks the journal damaged, or clears
+ * an earlier mark), its queued jobs for agents no configured agent matches, its durability setting
+ * and archive folder.
  * Changes nothing in the journal; never throws (an unopenable journal is a violation).
  */
 export async function checkJournal(config: Config, add: AddFinding): Promise<void> {
@@ -30,7 +32,11 @@ export async function checkJournal(config: Config, add: AddFinding): Promise<voi
     const journal: JournalStore =
       "url" in at
         ? await openJournalStore(at, { readonly: true })
-        : await openJournalStore(at, { synchronous: config.journal.synchronous });
+        : // A journal marked damaged is checked again: a pass clears the mark (integrity()).
+          await openJournalStore(at, {
+            synchronous: config.journal.synchronous,
+            allowDamaged: true,
+          });
     try {
       problems = await journal.maintenance.integrity();
       await checkQueuedAgents(journal, config, add);
@@ -51,7 +57,7 @@ export async function checkJournal(config: Config, add: AddFinding): Promise<voi
       "violation",
       "journal",
       `cannot open ${path}: ${(e as Error).message}`,
-      "restore it from the latest `idem backup` (docs/runbook.md, Restore a journal from a backup)",
+      'restore it from the latest `idem backup` (docs/runbook.md, "A damaged journal")',
     );
     return;
   }
@@ -78,7 +84,7 @@ function journalFix(problem: string): string {
     return `set ${setting} = on on the PostgreSQL server (ALTER SYSTEM, or ALTER ROLE ... RESET ${setting} when a role overrides it) and reload`;
   }
   if (problem.startsWith("integrity_check"))
-    return "stop idem, restore the latest `idem backup` (docs/runbook.md), then replay what came after";
+    return 'every command but doctor now refuses it: stop idem, restore the latest `idem backup` (docs/runbook.md, "A damaged journal"), then `idem audit` for what came after';
   if (problem.startsWith("journal_mode"))
     return "open it once with any idem command (it sets WAL), and make sure nothing else opens it in another mode";
   if (problem.startsWith("trigger"))

@@ -1,8 +1,7 @@
 import { execFile } from "node:child_process";
 import { accessSync, constants, existsSync } from "node:fs";
 import { dirname } from "node:path";
-import { redactUrls } from "@idem/effects";
-import type { RepoConfig } from "@idem/schema";
+import { type RepoConfig, redactUrl } from "@idem/schema";
 import type { AddFinding } from "./finding.js";
 
 interface Answer {
@@ -49,7 +48,7 @@ export async function checkRemoteRepo(
 ): Promise<void> {
   const key = `repos.${alias}`;
   const url = repo.url as string;
-  const shown = redactUrls(url);
+  const shown = redactUrl(url);
   let heads: Answer;
   try {
     heads = await git(["ls-remote", "--heads", "--", url]);
@@ -57,7 +56,7 @@ export async function checkRemoteRepo(
     add(
       "violation",
       key,
-      `cannot run git: ${redactUrls((e as Error).message)}`,
+      `cannot run git: ${redactUrl((e as Error).message)}`,
       "install git (2.39 or later)",
     );
     return;
@@ -66,7 +65,7 @@ export async function checkRemoteRepo(
     add(
       "violation",
       `${key}.url`,
-      `the remote ${shown} does not answer: ${redactUrls(heads.stderr.trim().split("\n")[0] ?? "")}`,
+      `the remote ${shown} does not answer: ${redactUrl(heads.stderr.trim().split("\n")[0] ?? "")}`,
       "check the URL, the network and the credentials git uses (ssh agent, credential helper, GIT_ASKPASS)",
     );
   } else {

@@ -1,4 +1,4 @@
-import { type Config, checkConfigInvariants } from "@idem/schema";
+import { type Config, checkConfigInvariants, redactUrl } from "@idem/schema";
 import type { AddFinding, Finding } from "./finding.js";
 import { checkJournal } from "./journal-check.js";
 import { checkNats } from "./nats-check.js";
@@ -30,7 +30,8 @@ export interface DoctorOptions {
  * Everything `idem doctor` checks: the config invariants (docs/configuration.md, "Invariants"), the journal's integrity,
  * that every target exists and is usable, and the NATS stream and consumers when NATS is
  * configured. Changes nothing: a missing journal is reported, not created; NATS is only read.
- * Safe to run at any time, beside running processes, as often as wanted.
+ * Safe to run at any time, beside running processes, as often as wanted. No finding shows a URL's
+ * credentials (`redactUrl`, docs/security.md).
  * Never throws for what it finds: an unopenable journal or unreachable server is a violation.
  */
 export async function runDoctor(
@@ -70,5 +71,10 @@ export async function runDoctor(
       findings.push(f);
     }
   }
-  return { ok: !findings.some((f) => f.severity === "violation"), checked, findings };
+  const shown = findings.map((f) => ({
+    ...f,
+    finding: redactUrl(f.finding),
+    fix: redactUrl(f.fix),
+  }));
+  return { ok: !findings.some((f) => f.severity === "violation"), checked, findings: shown };
 }

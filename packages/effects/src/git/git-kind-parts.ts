@@ -79,6 +79,16 @@ export const gitScan = {
   },
 };
 
+/**
+ * Every branch the config allows on each repo, as the spec a scan reads (repo and branch): the
+ * git kinds' `scan.configured`, answered by one of them.
+ */
+export function gitConfiguredBranches<S>(kind: string, ctx: KindContext<unknown>): S[] {
+  return Object.entries(ctx.config.repos).flatMap(([repo, r]) =>
+    [r.branch, ...r.branches].map((branch) => ({ kind, repo, branch }) as S),
+  );
+}
+
 /** Both git kinds' specs on one branch share one batch: the branch's target. */
 export function gitBatchTarget(spec: GitBranchSpec, ctx: KindContext<unknown>): string {
   return `git:${spec.repo}\n${gitBranchOf(spec, ctx.config)}`;

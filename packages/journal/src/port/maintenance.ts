@@ -42,8 +42,21 @@ export interface JournalMaintenance {
    * run are kept. `dryRun` only counts. Safe to repeat: an interrupted prune resumes.
    */
   prune(options: PruneOptions): Promise<PruneResult>;
-  /** Checks the store's integrity and that its immutability triggers are present; lists what is wrong. */
+  /**
+   * Checks the store's integrity and that its immutability triggers are present; lists what is
+   * wrong. On SQLite the verdict of `integrity_check` is kept beside the file: a failure marks the
+   * journal damaged, so every later open but `idem doctor`'s and `idem backup`'s refuses it
+   * (docs/runbook.md, "A damaged journal"); a pass clears an earlier mark.
+   */
   integrity(): Promise<string[]>;
+  /**
+   * The check a process runs before it serves (the executor, the interpreter, the console): on
+   * SQLite `quick_check` (every page's structure, one pass over the file; not whether indexes match
+   * their tables, which `integrity` checks) and the immutability triggers, a failed `quick_check`
+   * marking the journal damaged as `integrity` does; on PostgreSQL the triggers. Lists what is
+   * wrong.
+   */
+  verify(): Promise<string[]>;
   /** A consistent copy of the journal while it is in use. */
   backup(file: string): Promise<void>;
 }

@@ -100,9 +100,29 @@ describe.each(STORES.map((make) => [make().name, make] as const))(
         if (r.status === "duplicate") expect(r.contentHash).toBe(winner);
         if (r.status === "conflict") expect(r.existingHash).toBe(winner);
       }
-      expect(await j.outputs.rejections("race-1")).toHaveLength(
-        results.filter((r) => r.status === "conflict").length,
+      // The losing content is kept once, however many times it conflicted.
+      const conflicts = results.filter((r) => r.status === "conflict");
+      expect(conflicts.length).toBeGreaterThan(0);
+      expect(await j.outputs.rejections("race-1")).toHaveLength(1);
+      expect((await j.events.count([E.OUTPUT_CONFLICT]))[E.OUTPUT_CONFLICT]).toBe(conflicts.length);
+    });
+
+    it("keeps an identical conflicting resubmission once, and each distinct content once", async () => {
+      const j = await store();
+      await j.outputs.record(out("dup-c"), { source: "cli", targets: [] });
+      const big = { ...out("dup-c", "other"), summary: "x".repeat(100_000) };
+      // Twenty identical conflicts, some at once and some one after another.
+      const together = await Promise.all(
+        Array.from({ length: 10 }, () => j.outputs.record(big, { source: "http", targets: [] })),
       );
+      for (let i = 0; i < 10; i++) await j.outputs.record(big, { source: "http", targets: [] });
+      expect(together.every((r) => r.status === "conflict")).toBe(true);
+      const third = await j.outputs.record(out("dup-c", "third"), { source: "cli", targets: [] });
+      expect(third.status).toBe("conflict");
+      const kept = await j.outputs.rejections("dup-c");
+      expect(kept.map((r) => r.contentHash)).toEqual([together[0]?.contentHash, third.contentHash]);
+      // Every refused attempt is still counted (the audit's conflicts refused).
+      expect((await j.events.count([E.OUTPUT_CONFLICT]))[E.OUTPUT_CONFLICT]).toBe(21);
     });
 
     it("lists events in the order written, filtered by job, type and time, and counts them by type", async () => {

@@ -1,10 +1,12 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { isIdemError } from "@idem/schema";
 import { ignoreServerShutdown, type PostgresHandle, startPostgres } from "@idem/testing";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrate } from "../../src/store/postgres/migrate.js";
+import { PostgresJournalStore } from "../../src/store/postgres/postgres-journal-store.js";
 
 const MIGRATIONS = join(dirname(fileURLToPath(import.meta.url)), "../../migrations-pg");
 
@@ -88,6 +90,43 @@ describe("PostgreSQL only (SQLite migrates its file under its own write lock): t
         "INSERT INTO runs (job_id, generation, state, created_at, updated_at) VALUES ('j2', 1, 'done', 1, 1)",
       );
       await refused("DELETE FROM runs");
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it("refuse a database with idem's tables but no migration history, and one whose tables were dropped, changing nothing", async () => {
+    // The analogue of an empty or foreign SQLite file (docs/runbook.md, "A damaged journal").
+    const url = await server.createDatabase("migrate_foreign");
+    const pool = new pg.Pool({ connectionString: url, max: 2 });
+    pool.on("error", ignoreServerShutdown);
+    try {
+      await migrate(pool, MIGRATIONS);
+      await pool.query("DROP TABLE __drizzle_migrations");
+      const refusal = (e: unknown) =>
+        isIdemError(e, "INTEGRITY") ? (e.details as { reason: string }).reason : e;
+      expect(await migrate(pool, MIGRATIONS).catch(refusal)).toBe("no-history");
+      expect(await PostgresJournalStore.open(url).catch(refusal)).toBe("no-history");
+      expect(await PostgresJournalStore.open(url, { readonly: true }).catch(refusal)).toBe(
+        "no-history",
+      );
+      // Refused in the migration's transaction: nothing was created.
+      const history = await pool.query("SELECT to_regclass('__drizzle_migrations') AS t");
+      expect(history.rows[0].t).toBeNull();
+
+      const dropped = await server.createDatabase("migrate_dropped");
+      await (await PostgresJournalStore.open(dropped)).close();
+      const other = new pg.Pool({ connectionString: dropped, max: 1 });
+      other.on("error", ignoreServerShutdown);
+      try {
+        await other.query("DROP TABLE rejections");
+      } finally {
+        await other.end();
+      }
+      expect(await PostgresJournalStore.open(dropped).catch(refusal)).toBe("tables-dropped");
+      // An empty database is a new journal, as before.
+      const fresh = await server.createDatabase("migrate_fresh");
+      await (await PostgresJournalStore.open(fresh)).close();
     } finally {
       await pool.end();
     }

@@ -1,9 +1,8 @@
 import { promises as fs } from "node:fs";
 import { dirname } from "node:path";
-import { IdemError } from "@idem/schema";
+import { IdemError, redactUrl } from "@idem/schema";
 import type { SimpleGit, SimpleGitProgressEvent } from "simple-git";
 import { GIT_BASE_ARGS, gitEnv } from "../plumbing/run-git.js";
-import { redactUrls } from "./redact.js";
 
 /** A first clone's progress, for a terminal (simple-git's progress events). */
 export interface CloneProgress {
@@ -58,7 +57,7 @@ export class RemoteGit {
 
   /** The URL as messages may print it. */
   get shownUrl(): string {
-    return redactUrls(this.url);
+    return redactUrl(this.url);
   }
 
   /**
@@ -90,7 +89,7 @@ export class RemoteGit {
 
   /** Wraps a simple-git failure as UNAVAILABLE (a network or server failure is worth a retry). */
   private fail(what: string, e: unknown): never {
-    const msg = redactUrls(e instanceof Error ? e.message : String(e)).trim();
+    const msg = redactUrl(e instanceof Error ? e.message : String(e)).trim();
     throw new IdemError(
       "UNAVAILABLE",
       `repo "${this.alias}": ${what} ${this.shownUrl} failed: ${msg}`,
@@ -222,7 +221,7 @@ export class RemoteGit {
       // changes that answer, a person must look.
       const refused = /\[remote rejected\][^\n]*\(([^)\n]*)\)/i.exec(msg);
       if (refused) {
-        const reason = redactUrls(refused[1] ?? "");
+        const reason = redactUrl(refused[1] ?? "");
         throw new IdemError(
           "TARGET_CONFLICT",
           `repo "${this.alias}": ${this.shownUrl} refused the push to ${ref}: ${reason}`,

@@ -5,6 +5,7 @@ import {
   type GitResource,
   gitAliases,
   gitBatchTarget,
+  gitConfiguredBranches,
   gitKnownAliases,
   gitOrderingTargets,
   gitQueuedApplies,
@@ -86,7 +87,10 @@ export const gitCommitKind = defineEffectKind<GitCommitSpec, undefined, GitResou
   apply: (spec, call) => call.resource.handler.apply(spec, call.key, call.probed, call.order),
   batchTarget: gitBatchTarget,
   probeBatch: probeGitBatch,
-  scan: gitScan,
+  scan: {
+    ...gitScan,
+    configured: (ctx) => gitConfiguredBranches<GitCommitSpec>("git.commit", ctx),
+  },
   samples: {
     valid: (i, ctx) => ({
       kind: "git.commit" as const,

@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Clock, IdemError, systemClock } from "@idem/schema";
+import { type Clock, IdemError, redactUrl, systemClock } from "@idem/schema";
 import type pg from "pg";
 import type { NewEvent } from "../../port/events.js";
-import { migrate } from "./migrate.js";
+import { migrate, refuseForeignTables } from "./migrate.js";
 import { isDatabaseError, loadPg } from "./pg-driver.js";
 import { asUnavailable } from "./unavailable.js";
 
@@ -55,27 +55,34 @@ const typesOf = (driver: typeof pg) => ({
       : driver.types.getTypeParser(oid, format ?? "text")) as typeof driver.types.getTypeParser,
 });
 
-/** A URL without its password, for `location` and messages. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== "") u.password = "***";
-    return u.toString();
-  } catch {
-    return "postgres://(unparsable url)";
-  }
-}
-
-/** A read-only open never creates: the journal's tables must be there already. */
+/**
+ * A read-only open never creates: the journal's tables must be there already, with the migration
+ * history that made them (see `refuseForeignTables`).
+ */
 async function requireJournal(pool: pg.Pool, url: string): Promise<void> {
-  const { rows } = await pool.query<{ t: string | null }>(
-    "SELECT to_regclass('outputs')::text AS t",
-  );
-  if (rows[0]?.t === null || rows[0]?.t === undefined) {
-    throw new IdemError(
-      "NOT_FOUND",
-      `no journal in ${redactUrl(url)} (run idem init, or check journal.url)`,
-    );
+  const client = await pool.connect();
+  try {
+    const [found] = (
+      await client.query<{ outputs: boolean; history: boolean }>(
+        "SELECT to_regclass('outputs') IS NOT NULL AS outputs, to_regclass('__drizzle_migrations') IS NOT NULL AS history",
+      )
+    ).rows;
+    const history =
+      found?.history === true &&
+      (
+        await client.query<{ any: boolean }>(
+          "SELECT EXISTS (SELECT 1 FROM __drizzle_migrations) AS any",
+        )
+      ).rows[0]?.any === true;
+    if (found?.outputs !== true && !history) {
+      throw new IdemError(
+        "NOT_FOUND",
+        `no journal in ${redactUrl(url)} (run idem init, or check journal.url)`,
+      );
+    }
+    await refuseForeignTables(client, history);
+  } finally {
+    client.release();
   }
 }
 

@@ -3,7 +3,7 @@ import { accessSync, constants, existsSync, readdirSync } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import { delimiter, dirname, join } from "node:path";
 import { promisify } from "node:util";
-import { IdemError } from "@idem/schema";
+import { IdemError, redactUrl } from "@idem/schema";
 import { JOURNAL_EVENTS as E } from "../../domain/events.js";
 import {
   CONSISTENCY_CHECKS,
@@ -16,7 +16,7 @@ import {
 } from "../../domain/maintenance.js";
 import { toEffect, toOutput, toRejection, toRun } from "../../domain/records.js";
 import type { JournalMaintenance } from "../../port/maintenance.js";
-import { type PostgresConnection, redactUrl } from "./connection.js";
+import type { PostgresConnection } from "./connection.js";
 import { listEvents } from "./events.js";
 import { postgresJobs } from "./jobs.js";
 import type { OutputRow, RejectionRow, RowOf, RunRow } from "./rows.js";
@@ -208,16 +208,7 @@ export function postgresMaintenance(
         problems.push(
           `full_page_writes is ${settings?.full_page_writes}: a crash mid-write can tear a page`,
         );
-      // A disabled trigger protects nothing: it counts as missing.
-      const present = new Set(
-        (
-          await c.query<{ name: string }>(
-            `SELECT t.tgname AS name FROM pg_trigger t JOIN pg_class r ON r.oid = t.tgrelid
-             WHERE r.relnamespace = current_schema()::regnamespace AND NOT t.tgisinternal AND t.tgenabled <> 'D'`,
-          )
-        ).map((r) => r.name),
-      );
-      for (const t of PG_TRIGGERS) if (!present.has(t)) problems.push(missingTrigger(t));
+      problems.push(...(await missingPgTriggers(c)));
       const [guard] = await c.query<{ n: number }>("SELECT count(*)::int AS n FROM prune_guard");
       if ((guard?.n ?? 0) > 0)
         problems.push("prune_guard holds a committed row: deletes of outputs are not refused");
@@ -228,8 +219,25 @@ export function postgresMaintenance(
       return problems;
     },
 
+    async verify() {
+      return missingPgTriggers(c);
+    },
+
     async backup(file) {
       await pgDumpBackup(c, file, options.pgDump ?? {});
     },
   };
+}
+
+/** Each immutability trigger the journal lacks, as a problem: a disabled one protects nothing. */
+async function missingPgTriggers(c: PostgresConnection): Promise<string[]> {
+  const present = new Set(
+    (
+      await c.query<{ name: string }>(
+        `SELECT t.tgname AS name FROM pg_trigger t JOIN pg_class r ON r.oid = t.tgrelid
+         WHERE r.relnamespace = current_schema()::regnamespace AND NOT t.tgisinternal AND t.tgenabled <> 'D'`,
+      )
+    ).map((r) => r.name),
+  );
+  return PG_TRIGGERS.filter((t) => !present.has(t)).map(missingTrigger);
 }

@@ -9,7 +9,7 @@ import { NOW_MS, type PostgresConnection } from "./connection.js";
  * The key spaces of the transaction-level advisory locks the adapter takes (the two-int form,
  * apart from the migration's one-bigint lock): one per ordering target, one per job.
  */
-export const lockKey = { target: 0x1de3_0019, job: 0x1de3_001a } as const;
+export const lockKey = { target: 0x1de3_0019, job: 0x1de3_001a, rejection: 0x1de3_001b } as const;
 
 /**
  * A one-row subquery that takes the advisory lock of each target in `targets` (a text[] parameter,
@@ -103,11 +103,17 @@ const RECORD_SQL = `WITH o AS (
 const DUPLICATE = `INSERT INTO events (at, job_id, type, data, actor)
   VALUES ($1, $2, '${E.OUTPUT_DUPLICATE}', $3, $4)`;
 
-/** A conflict: the refused body kept as evidence, and its event, in one statement. */
-const CONFLICT = `WITH rejected AS (
-    INSERT INTO rejections (job_id, content_hash, body, source, at) VALUES ($2, $5, $6, $7, $1)
-  )
-  INSERT INTO events (at, job_id, type, data, actor) VALUES ($1, $2, '${E.OUTPUT_CONFLICT}', $3, $4)`;
+/**
+ * A conflict's refused body kept as evidence, once per distinct content: an identical one kept
+ * already is not stored again (`$1` at, `$2` job, `$3` hash, `$4` body, `$5` source). Run under the
+ * job's rejection lock, so that identical conflicts arriving together store one.
+ */
+const REJECTION = `INSERT INTO rejections (job_id, content_hash, body, source, at)
+  SELECT $2, $3, $4, $5, $1
+  WHERE NOT EXISTS (SELECT 1 FROM rejections WHERE job_id = $2 AND content_hash = $3)`;
+/** A conflict's event: every refused attempt has one, kept or not. */
+const CONFLICT_EVENT = `INSERT INTO events (at, job_id, type, data, actor)
+  VALUES ($1, $2, '${E.OUTPUT_CONFLICT}', $3, $4)`;
 
 type RecordRow = {
   seq: number | null;
@@ -172,7 +178,7 @@ export async function recordOutput(
  * The answer to a record whose insert did nothing (another output holds its job ID): reads the
  * winner when the insert's snapshot did not hold it (`existing_hash` null: the winner committed
  * while the insert waited for it), then writes the duplicate's event or the conflict's rejection
- * and event, in a statement of their own.
+ * and event (the rejection under the job's rejection lock, kept once per distinct content).
  */
 export async function settleLoser(
   c: PostgresConnection,
@@ -208,10 +214,21 @@ export async function settleLoser(
     contentHash: hash,
     existingHash: existing.existing_hash,
   };
-  await c.statement({
-    name: "idem_record_conflict",
-    text: CONFLICT,
-    values: [now, output.jobId, JSON.stringify(conflict), actor, hash, body, options.source],
+  await c.tx(async (client) => {
+    await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [
+      lockKey.rejection,
+      output.jobId,
+    ]);
+    await client.query({
+      name: "idem_record_rejection",
+      text: REJECTION,
+      values: [now, output.jobId, hash, body, options.source],
+    });
+    await client.query({
+      name: "idem_record_conflict",
+      text: CONFLICT_EVENT,
+      values: [now, output.jobId, JSON.stringify(conflict), actor],
+    });
   });
   return {
     status: "conflict",

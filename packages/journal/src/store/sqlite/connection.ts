@@ -1,34 +1,22 @@
 import { randomUUID } from "node:crypto";
-import { closeSync, fdatasync, fdatasyncSync, mkdirSync, openSync } from "node:fs";
+import { closeSync, existsSync, fdatasync, fdatasyncSync, mkdirSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Clock, IdemError, systemClock } from "@idem/schema";
 import Database from "better-sqlite3";
 import type { NewEvent } from "../../port/events.js";
 import { whileBusy } from "./busy.js";
+import {
+  checkIdemSchema,
+  checkJournalFile,
+  createJournalFile,
+  damagedOnOpen,
+} from "./journal-file.js";
 import { migrate } from "./migrate.js";
+import type { SqliteJournalOptions } from "./sqlite-options.js";
 import { json } from "./statements.js";
 
-/** How a SQLite journal is opened: durability, injected clock and ids, lock waits, read-only. */
-export interface SqliteJournalOptions {
-  /**
-   * FULL (the default) and EXTRA: every write is durable at the host before it is answered, by
-   * group fsync (see `durable` below). NORMAL and OFF are SQLite's own: a power loss may lose the
-   * last writes.
-   */
-  synchronous?: "OFF" | "NORMAL" | "FULL" | "EXTRA";
-  /**
-   * The WAL's fdatasync, for tests that make it fail or hold it; `node:fs` fdatasync by default.
-   * When given, every fsync goes through it (a lone write is not fsynced inline then).
-   */
-  fdatasync?: (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
-  clock?: Clock;
-  /** The source of lease tokens. */
-  ids?: () => string;
-  /** How long a writer waits for another process's lock before SQLITE_BUSY. */
-  busyTimeoutMs?: number;
-  readonly?: boolean;
-}
+export type { SqliteJournalOptions } from "./sqlite-options.js";
 
 interface PendingWrite {
   fn: () => unknown;
@@ -136,17 +124,26 @@ export class SqliteConnection {
   }
 
   /**
-   * Opens (creating when missing) a journal file and applies pending migrations under SQLite's
-   * write lock, so several processes may open a new file at once.
+   * Opens a journal file, creating it whole when missing (made aside and linked into place, so
+   * several processes may open a new one at once), and applies pending migrations under SQLite's
+   * write lock. A file that is empty, not a SQLite database, not idem's, or marked damaged is
+   * refused (docs/runbook.md, "A damaged journal").
+   * @throws INTEGRITY for such a file; the SQLite error when it cannot be opened or migrated.
    */
   static open(path: string, options: SqliteJournalOptions = {}): SqliteConnection {
-    if (path !== ":memory:" && !options.readonly) mkdirSync(dirname(path), { recursive: true });
+    const file = path !== ":memory:" && path !== "";
+    if (file && !options.readonly && !existsSync(path)) {
+      mkdirSync(dirname(path), { recursive: true });
+      createJournalFile(path, MIGRATIONS);
+    }
+    if (file && existsSync(path)) checkJournalFile(path, options.allowDamaged ?? false);
     const db = new Database(path, {
       timeout: options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS,
       readonly: options.readonly ?? false,
     });
     const group = groupFsyncOf(path, options);
     try {
+      if (file) checkIdemSchema(db, path);
       if (!options.readonly) {
         walMode(db, options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS);
         db.pragma(`synchronous = ${group ? "NORMAL" : (options.synchronous ?? "FULL")}`);
@@ -155,7 +152,7 @@ export class SqliteConnection {
       }
     } catch (e) {
       db.close();
-      throw e;
+      throw damagedOnOpen(e, path);
     }
     return new SqliteConnection(path, db, options, group);
   }

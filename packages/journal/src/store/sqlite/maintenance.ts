@@ -12,6 +12,7 @@ import type { JournalMaintenance } from "../../port/maintenance.js";
 import type { SqliteConnection } from "./connection.js";
 import { listEvents } from "./events.js";
 import { jobOf } from "./jobs.js";
+import { clearDamage, isDamageError, markDamaged } from "./journal-file.js";
 import { effectsOf } from "./ledger.js";
 import { rejectionsOf } from "./outputs.js";
 import { type OutputRow, type RunRow, toOutput, toRun } from "./rows.js";
@@ -75,18 +76,14 @@ export function sqliteMaintenance(c: SqliteConnection): JournalMaintenance {
     },
 
     async integrity() {
-      const problems: string[] = [];
-      const check = c.db.pragma("integrity_check") as { integrity_check: string }[];
-      for (const r of check)
-        if (r.integrity_check !== "ok") problems.push(`integrity_check: ${r.integrity_check}`);
+      const problems = pageCheck(c, "integrity_check");
+      if (c.path !== ":memory:") {
+        if (problems.length > 0) markDamaged(c.path, problems, c.clock.now());
+        else clearDamage(c.path);
+      }
       const mode = c.db.pragma("journal_mode", { simple: true }) as string;
       if (mode !== "wal") problems.push(`journal_mode is ${mode}, expected wal`);
-      const present = new Set(
-        (
-          c.st("SELECT name FROM sqlite_master WHERE type = 'trigger'").all() as { name: string }[]
-        ).map((r) => r.name),
-      );
-      for (const t of TRIGGERS) if (!present.has(t)) problems.push(missingTrigger(t));
+      problems.push(...missingTriggers(c));
       for (const check of CONSISTENCY_CHECKS) {
         for (const row of c.st(check.sql).all() as Record<string, unknown>[])
           problems.push(check.problem(row));
@@ -94,8 +91,43 @@ export function sqliteMaintenance(c: SqliteConnection): JournalMaintenance {
       return problems;
     },
 
+    async verify() {
+      const problems = pageCheck(c, "quick_check");
+      if (problems.length > 0 && c.path !== ":memory:")
+        markDamaged(c.path, problems, c.clock.now());
+      return [...problems, ...missingTriggers(c)];
+    },
+
     async backup(file) {
       await c.db.backup(file);
     },
   };
+}
+
+/**
+ * What SQLite's `integrity_check` or `quick_check` finds wrong, each line prefixed by the check. A
+ * file too damaged to be checked (SQLITE_CORRUPT, SQLITE_NOTADB thrown) is one such line.
+ */
+function pageCheck(c: SqliteConnection, pragma: "integrity_check" | "quick_check"): string[] {
+  let rows: Record<string, string>[];
+  try {
+    rows = c.db.pragma(pragma) as Record<string, string>[];
+  } catch (e) {
+    if (!isDamageError(e)) throw e;
+    return [`${pragma}: ${(e as Error).message}`];
+  }
+  return rows
+    .map((r) => r[pragma] as string)
+    .filter((r) => r !== "ok")
+    .map((r) => `${pragma}: ${r}`);
+}
+
+/** Each immutability trigger the journal lacks, as a problem. */
+function missingTriggers(c: SqliteConnection): string[] {
+  const present = new Set(
+    (c.st("SELECT name FROM sqlite_master WHERE type = 'trigger'").all() as { name: string }[]).map(
+      (r) => r.name,
+    ),
+  );
+  return TRIGGERS.filter((t) => !present.has(t)).map(missingTrigger);
 }

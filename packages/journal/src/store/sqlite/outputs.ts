@@ -45,9 +45,11 @@ function recordInTx(c: SqliteConnection, request: RecordRequest): RecordResult {
       });
       return { status: "duplicate", jobId: output.jobId, seq: existing.seq, contentHash: hash };
     }
+    // Kept once per distinct content: an identical conflict resubmitted is an event only.
     c.st(
-      "INSERT INTO rejections (job_id, content_hash, body, source, at) VALUES (?, ?, ?, ?, ?)",
-    ).run(output.jobId, hash, body, options.source, now);
+      `INSERT INTO rejections (job_id, content_hash, body, source, at) SELECT ?, ?, ?, ?, ?
+       WHERE NOT EXISTS (SELECT 1 FROM rejections WHERE job_id = ? AND content_hash = ?)`,
+    ).run(output.jobId, hash, body, options.source, now, output.jobId, hash);
     c.event({
       jobId: output.jobId,
       type: E.OUTPUT_CONFLICT,
