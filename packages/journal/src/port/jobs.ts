@@ -26,6 +26,9 @@ export interface JobRecord {
   traceparent?: string;
 }
 
+/** A job as a listing shows it: its row without its input or trace context. */
+export type JobEntry = Omit<JobRecord, "input" | "traceparent">;
+
 /**
  * The answer to an enqueue: `enqueued` (new), `duplicate` (same job ID and input) or `conflict`
  * (another input under the ID: refused, with a `job.conflict` event).
@@ -125,6 +128,14 @@ export interface JournalJobs {
   ): Promise<void>;
   /** Outbox jobs with neither an output nor a dead letter, created at or after `since`. */
   pending(options?: { since?: number; limit?: number }): Promise<JobRecord[]>;
+  /**
+   * Jobs still waiting for an output: queued (due now or at a later time) or running under a
+   * delivery's lease (which may have ended without an output: its holder died or stalled), in
+   * enqueue order, without their input; with `agent`, only that agent's; `limit` at most (default
+   * every one). Read through the due-jobs index: the cost follows the unfinished jobs, not the
+   * journal's history. Read-only.
+   */
+  list(options?: { agent?: string; limit?: number }): Promise<JobEntry[]>;
   /** How many jobs were enqueued (created) at or after `since`; all of them without it. */
   count(options?: { since?: number }): Promise<number>;
 }

@@ -4,7 +4,7 @@ import { enqueueOutcome, exhaustedDelivery, jobClaimDecision } from "../../domai
 import { JOURNAL_EVENTS as E } from "../../domain/events.js";
 import { jobInput } from "../../domain/job-input.js";
 import { jobLeaseLost } from "../../domain/leases.js";
-import { jobRecord, toJob } from "../../domain/records.js";
+import { jobRecord, toJob, toJobEntry } from "../../domain/records.js";
 import { sqlStateList, UNFINISHED_JOB_STATES } from "../../domain/states.js";
 import type {
   EnqueueResult,
@@ -291,6 +291,18 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
         [options.since ?? 0],
       );
       return rows.map(toJob);
+    },
+
+    async list(options = {}) {
+      const limit =
+        options.limit === undefined ? "ALL" : String(Math.max(0, Math.floor(options.limit)));
+      const byAgent = options.agent === undefined ? "" : "AND agent = $1";
+      const rows = await c.query<JobRow>(
+        `SELECT jobs.* FROM jobs WHERE state IN ${UNFINISHED} ${byAgent}
+         AND NOT EXISTS (SELECT 1 FROM outputs o WHERE o.job_id = jobs.job_id) ORDER BY jobs.seq LIMIT ${limit}`,
+        options.agent === undefined ? [] : [options.agent],
+      );
+      return rows.map(toJobEntry);
     },
 
     async count(options = {}) {

@@ -13,7 +13,14 @@ import type {
 import type { SqliteConnection } from "./connection.js";
 import { deadLetterRow } from "./dead-letters.js";
 import { heldJob } from "./held.js";
-import { JOB_WITH_INPUT, type JobRow, type JobRowWithInput, jobRecord, toJob } from "./rows.js";
+import {
+  JOB_WITH_INPUT,
+  type JobRow,
+  type JobRowWithInput,
+  jobRecord,
+  toJob,
+  toJobEntry,
+} from "./rows.js";
 import { insertedRowid } from "./statements.js";
 import { placeholders } from "./where.js";
 
@@ -273,6 +280,21 @@ export function sqliteJobs(c: SqliteConnection): JournalJobs {
         )
         .all(options.since ?? 0, options.limit ?? -1) as JobRowWithInput[];
       return rows.map(toJob);
+    },
+
+    async list(options = {}) {
+      const agent = options.agent === undefined ? "" : "AND agent = ?";
+      const rows = c.db
+        .prepare(
+          // jobs_due holds exactly the queued and running jobs, as in pending.
+          `SELECT jobs.* FROM jobs INDEXED BY jobs_due WHERE state IN ${UNFINISHED} ${agent}
+           AND NOT EXISTS (SELECT 1 FROM outputs o WHERE o.job_id = jobs.job_id) ORDER BY jobs.seq LIMIT ?`,
+        )
+        .all(
+          ...(options.agent === undefined ? [] : [options.agent]),
+          options.limit ?? -1,
+        ) as JobRow[];
+      return rows.map(toJobEntry);
     },
 
     async count(options = {}) {
