@@ -132,10 +132,14 @@ export interface JournalJobs {
    * Jobs still waiting for an output: queued (due now or at a later time) or running under a
    * delivery's lease (which may have ended without an output: its holder died or stalled), in
    * enqueue order, without their input; with `agent`, only that agent's; `limit` at most (default
-   * every one). Read through the due-jobs index: the cost follows the unfinished jobs, not the
-   * journal's history. Read-only.
+   * every one); with `state`, only the queued or only the running ones. Read through the due-jobs
+   * index: the cost follows the unfinished jobs, not the journal's history. Read-only.
    */
-  list(options?: { agent?: string; limit?: number }): Promise<JobEntry[]>;
+  list(options?: {
+    agent?: string;
+    state?: "queued" | "running";
+    limit?: number;
+  }): Promise<JobEntry[]>;
   /** How many jobs were enqueued (created) at or after `since`; all of them without it. */
   count(options?: { since?: number }): Promise<number>;
 }

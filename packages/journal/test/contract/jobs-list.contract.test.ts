@@ -76,6 +76,10 @@ describe.each(STORES.map((make) => [make().name, make] as const))(
       expect((await j.jobs.list({ agent: "reader" })).map((e) => e.jobId)).toEqual(["l-6"]);
       expect((await j.jobs.list({ limit: 2 })).map((e) => e.jobId)).toEqual(["l-1", "l-2"]);
       expect(await j.jobs.list({ agent: "nobody" })).toEqual([]);
+      expect((await j.jobs.list({ state: "running" })).map((e) => e.jobId)).toEqual(["l-1"]);
+      expect(
+        (await j.jobs.list({ state: "queued", agent: "writer", limit: 1 })).map((e) => e.jobId),
+      ).toEqual(["l-2"]);
     });
   },
 );

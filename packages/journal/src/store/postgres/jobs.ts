@@ -296,11 +296,20 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
     async list(options = {}) {
       const limit =
         options.limit === undefined ? "ALL" : String(Math.max(0, Math.floor(options.limit)));
-      const byAgent = options.agent === undefined ? "" : "AND agent = $1";
+      const where: string[] = [];
+      const params: string[] = [];
+      if (options.agent !== undefined) {
+        params.push(options.agent);
+        where.push(`AND agent = $${params.length}`);
+      }
+      if (options.state !== undefined) {
+        params.push(options.state);
+        where.push(`AND state = $${params.length}`);
+      }
       const rows = await c.query<JobRow>(
-        `SELECT jobs.* FROM jobs WHERE state IN ${UNFINISHED} ${byAgent}
+        `SELECT jobs.* FROM jobs WHERE state IN ${UNFINISHED} ${where.join(" ")}
          AND NOT EXISTS (SELECT 1 FROM outputs o WHERE o.job_id = jobs.job_id) ORDER BY jobs.seq LIMIT ${limit}`,
-        options.agent === undefined ? [] : [options.agent],
+        params,
       );
       return rows.map(toJobEntry);
     },

@@ -283,17 +283,23 @@ export function sqliteJobs(c: SqliteConnection): JournalJobs {
     },
 
     async list(options = {}) {
-      const agent = options.agent === undefined ? "" : "AND agent = ?";
+      const where: string[] = [];
+      const params: (string | number)[] = [];
+      if (options.agent !== undefined) {
+        where.push("AND agent = ?");
+        params.push(options.agent);
+      }
+      if (options.state !== undefined) {
+        where.push("AND state = ?");
+        params.push(options.state);
+      }
       const rows = c.db
         .prepare(
           // jobs_due holds exactly the queued and running jobs, as in pending.
-          `SELECT jobs.* FROM jobs INDEXED BY jobs_due WHERE state IN ${UNFINISHED} ${agent}
+          `SELECT jobs.* FROM jobs INDEXED BY jobs_due WHERE state IN ${UNFINISHED} ${where.join(" ")}
            AND NOT EXISTS (SELECT 1 FROM outputs o WHERE o.job_id = jobs.job_id) ORDER BY jobs.seq LIMIT ?`,
         )
-        .all(
-          ...(options.agent === undefined ? [] : [options.agent]),
-          options.limit ?? -1,
-        ) as JobRow[];
+        .all(...params, options.limit ?? -1) as JobRow[];
       return rows.map(toJobEntry);
     },
 
