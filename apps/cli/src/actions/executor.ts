@@ -7,15 +7,16 @@ import type { Command } from "commander";
 import { CliError, EXIT, loadConfig, openConfiguredJournal } from "../context.js";
 import { onStopSignal } from "../ops/stop-signal.js";
 import { whenAvailable } from "../ops/when-available.js";
-import { logFormatOption } from "../options.js";
+import { graceOption, logFormatOption } from "../options.js";
 
 /** `idem executor`, imported when it runs (its options and help: commands/executor.ts). */
 export async function runExecutor(
-  opts: { port?: string; api?: boolean; logFormat?: string },
+  opts: { port?: string; api?: boolean; logFormat?: string; grace?: string },
   cmd: Command,
 ): Promise<void> {
   const format = logFormatOption(opts.logFormat);
   const config = loadConfig(cmd.optsWithGlobals());
+  const graceMs = graceOption(opts.grace) ?? config.queue.stopGraceMs;
   // Invariant 7, before any connection: exit 3 with the doctor's words.
   assertConfigInvariants(config);
   let port: number | undefined;
@@ -42,7 +43,12 @@ export async function runExecutor(
       resolve(s);
     };
   });
-  const disposeSignals = onStopSignal((s) => stopSignal(s));
+  // A second stop signal abandons what still runs at once (agents killed, jobs given back)
+  // instead of killing this process before it has cleaned up.
+  const disposeSignals = onStopSignal(
+    (s) => stopSignal(s),
+    () => executor?.abandon(),
+  );
   let journal: JournalStore | undefined;
   let executor: Executor | undefined;
   let api: ApiServer | undefined;
@@ -89,7 +95,7 @@ export async function runExecutor(
     logger.info({ signal: ended.signal }, "draining");
   } finally {
     await api?.close();
-    await executor?.stop();
+    await executor?.stop({ graceMs });
     await journal?.close();
     await tracing.shutdown();
     disposeSignals();

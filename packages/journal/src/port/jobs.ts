@@ -126,6 +126,13 @@ export interface JournalJobs {
     lease: JobLease,
     failure: { class: FailureClass; error: string; nextAt: number },
   ): Promise<void>;
+  /**
+   * A delivery given back unfinished because its executor is stopping (its agent was killed at the
+   * end of the stop grace): back to queued, due now, and the delivery not counted (the job did not
+   * fail: its next delivery has the number this one had), with a `job.released` event naming why.
+   * @throws LEASE_LOST when the token is stale.
+   */
+  release(lease: JobLease, release: { reason: string }): Promise<void>;
   /** Outbox jobs with neither an output nor a dead letter, created at or after `since`. */
   pending(options?: { since?: number; limit?: number }): Promise<JobRecord[]>;
   /**

@@ -1,5 +1,6 @@
-import type { Job } from "@idem/schema";
+import { isIdemError, type Job } from "@idem/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { JOURNAL_EVENTS as E } from "../../src/index.js";
 import { type QueueStore, queue } from "./queue-store.js";
 import { STORES, type StoreFactory } from "./stores.js";
 
@@ -80,6 +81,30 @@ describe.each(STORES.map((make) => [make().name, make] as const))(
       expect(
         (await j.jobs.list({ state: "queued", agent: "writer", limit: 1 })).map((e) => e.jobId),
       ).toEqual(["l-2"]);
+    });
+
+    it("takes a released delivery back: queued and due now, the delivery uncounted, with its event; a stale holder is refused", async () => {
+      const j = await store();
+      await j.jobs.enqueue(job("r-1"));
+      const first = await j.jobs.claimNext({ owner: "e1", leaseMs: 600_000 });
+      if (!first) throw new Error("nothing claimed");
+      expect(first.lease.deliveries).toBe(1);
+      await j.jobs.release(first.lease, { reason: "executor stopping: grace over" });
+      const row = await j.jobs.get("r-1");
+      expect([row?.state, row?.leaseOwner, row?.deliveries]).toEqual(["queued", null, 0]);
+      const events = await j.events.list({ jobId: "r-1", type: E.JOB_RELEASED });
+      expect(events.map((e) => [e.actor, e.data?.reason])).toEqual([
+        ["e1", "executor stopping: grace over"],
+      ]);
+      const again = await j.jobs.claimNext({ owner: "e2", leaseMs: 600_000 });
+      expect(again?.job.jobId).toBe("r-1");
+      expect(again?.lease.deliveries).toBe(1);
+      const stale = await j.jobs.release(first.lease, { reason: "late" }).then(
+        () => "resolved",
+        (e: unknown) => (isIdemError(e) ? e.code : String(e)),
+      );
+      expect(stale).toBe("LEASE_LOST");
+      expect((await j.jobs.get("r-1"))?.leaseOwner).toBe("e2");
     });
   },
 );

@@ -282,6 +282,22 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
       });
     },
 
+    async release(lease, release) {
+      await c.tx(async (client) => {
+        const { rows } = await client.query<{ seq: number }>(
+          `UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_token = NULL, lease_until = NULL,
+           due_at = ${NOW_MS}, next_at = NULL, deliveries = GREATEST(0, deliveries - 1), updated_at = $1
+           WHERE job_id = $2 AND state = 'running' AND lease_token = $3 RETURNING seq`,
+          [c.clock.now(), lease.jobId, lease.token],
+        );
+        if (rows.length === 0) throw jobLeaseLost(lease, await stateOf(client, lease.jobId));
+        await c.event(client, lease.jobId, E.JOB_RELEASED, lease.owner, {
+          reason: release.reason,
+        });
+      });
+      await announceWork(c, "jobs");
+    },
+
     async pending(options = {}) {
       const limit =
         options.limit === undefined ? "ALL" : String(Math.max(0, Math.floor(options.limit)));

@@ -270,6 +270,18 @@ export function sqliteJobs(c: SqliteConnection): JournalJobs {
       });
     },
 
+    async release(lease, release) {
+      await c.write(() => {
+        heldJob(c, lease);
+        const now = c.clock.now();
+        c.st(
+          `UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_token = NULL, lease_until = NULL,
+           due_at = ?, next_at = NULL, deliveries = MAX(0, deliveries - 1), updated_at = ? WHERE job_id = ?`,
+        ).run(now, now, lease.jobId);
+        c.event(lease.jobId, E.JOB_RELEASED, lease.owner, { reason: release.reason });
+      });
+    },
+
     async pending(options = {}) {
       const rows = c
         .st(
