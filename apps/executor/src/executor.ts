@@ -75,8 +75,8 @@ export interface Executor {
   /**
    * Checks invariant 7 before any connection, provisions the stream and consumers (JetStream),
    * republishes outbox jobs missing from the stream, and starts consuming.
-   * @throws INVARIANT_VIOLATION (exit 3) for an unsafe config or a stream/consumer that differs;
-   * INVALID_CONFIG when there is no agent to consume.
+   * With no agent to run it consumes nothing and serves only the submit paths (agents elsewhere).
+   * @throws INVARIANT_VIOLATION (exit 3) for an unsafe config or a stream/consumer that differs.
    */
   start(): Promise<void>;
   /**
@@ -286,15 +286,6 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
       if (started) throw new IdemError("INVALID_STATE", "the executor is already started");
       started = true;
       assertConfigInvariants(config);
-      if (agents.length === 0) {
-        throw new IdemError(
-          "INVALID_CONFIG",
-          "no agent to run: configure agents.<name> in the config",
-          {
-            details: { field: "agents" },
-          },
-        );
-      }
       if (config.nats) {
         nc = options.nc;
         if (!nc) {
@@ -305,22 +296,28 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
         transports = [jetStream];
         if (options.natsSubmit !== false)
           transports.push(createNatsSubmitTransport(context, nc, metrics));
-      } else {
+      } else if (agents.length > 0) {
         transports = [
           createEmbeddedTransport(context, { pollMs: options.pollMs ?? config.queue.pollMs }),
         ];
       }
       for (const t of transports) await t.start();
       await announceAgents(context);
-      // Only an executor that runs every agent of its config judges a job's agent unknown.
-      if (options.agents === undefined) {
+      // Only an executor that runs every agent of its config, and some agent, judges a job's
+      // agent unknown (one without agents serves agents elsewhere: their jobs are not its own).
+      if (options.agents === undefined && agents.length > 0) {
         sweeping = createUnknownAgentSweep(context, {
           known: new Set([...Object.keys(config.agents), ...agents]),
           ...(config.nats && nc ? { stream: openUnconsumedJobs(nc, config.nats) } : {}),
           ...(options.unknownAgentSweepMs ? { intervalMs: options.unknownAgentSweepMs } : {}),
         }).run();
       }
-      log.info({ transport, agents, owner }, "executor started");
+      if (agents.length === 0) {
+        log.info(
+          { transport, agents, owner, submitOnly: true },
+          "executor started without agents: it runs none here and serves the submit API for agents elsewhere (HTTP POST /v1/outputs; NATS <subjectPrefix>.submit on JetStream); configure agents.<name> to run agents here",
+        );
+      } else log.info({ transport, agents, owner }, "executor started");
     },
     abandon: () => abandon("told to stop at once"),
     stop(stopOptions = {}) {

@@ -17,6 +17,12 @@ export async function runExecutor(
   const format = logFormatOption(opts.logFormat);
   const config = loadConfig(cmd.optsWithGlobals());
   const graceMs = graceOption(opts.grace) ?? config.queue.stopGraceMs;
+  if (Object.keys(config.agents).length === 0 && opts.api === false && !config.nats) {
+    throw new CliError(
+      "nothing to do: no agents configured (agents.<name>) and --no-api (an executor without agents serves only the submit API)",
+      EXIT.USAGE,
+    );
+  }
   // Invariant 7, before any connection: exit 3 with the doctor's words.
   assertConfigInvariants(config);
   let port: number | undefined;

@@ -56,6 +56,11 @@ export async function runUp(opts: UpOptions, cmd: Command): Promise<void> {
   process.stderr.write(
     `${color.bold("up")} config ${file}; Ctrl-C stops ${opts.console ? "all three" : "both"}\n`,
   );
+  if (Object.keys(config.agents).length === 0) {
+    process.stderr.write(
+      `${color.bold("up")} no agents configured: the executor runs none and serves the submit API for agents elsewhere; the interpreter applies what they submit (configure agents.<name> to run agents here)\n`,
+    );
+  }
   await new Promise<void>((resolve) => {
     let signalled = false;
     const onSignal = (signal: NodeJS.Signals) => {
