@@ -7,7 +7,7 @@ import { deleteCookie, setCookie } from "hono/cookie";
 import { html } from "hono/html";
 import { actionRoutes } from "./action-routes.js";
 import { ActivityHistory } from "./activity.js";
-import { CSS, JS } from "./assets.js";
+import { CSS, FAVICON, JS } from "./assets.js";
 import {
   type Caller,
   callerOf,
@@ -57,7 +57,12 @@ export interface Console {
 }
 
 /** Paths served without a token: the stylesheet, the script and the sign-in form. */
-const OPEN_PATHS = new Set(["/assets/console.css", "/assets/console.js", "/sign-in"]);
+const OPEN_PATHS = new Set([
+  "/assets/console.css",
+  "/assets/console.js",
+  "/favicon.ico",
+  "/sign-in",
+]);
 
 /**
  * The operator console as a hono app: server-rendered pages over @idem/core (the same functions
@@ -154,6 +159,9 @@ export function createConsole(options: ConsoleOptions): Console {
     }),
   );
 
+  app.get("/favicon.ico", (c) =>
+    c.body(FAVICON, 200, { "content-type": "image/svg+xml", "cache-control": "max-age=86400" }),
+  );
   app.get("/sign-in", (c) => {
     if (auth.token === null) return c.redirect("/", 303);
     return signInPage(c, { next: safeNext(c.req.query("next")), csrf: auth.csrf });

@@ -2,7 +2,8 @@ import { startConsole } from "@idem/console";
 import { openEffects } from "@idem/core";
 import { createLogger, startTelemetry } from "@idem/runtime";
 import type { Command } from "commander";
-import { actorOf, CliError, EXIT, loadConfig, openConfiguredJournal } from "../context.js";
+import { CliError, EXIT, loadConfig, openConfiguredJournal } from "../context.js";
+import { personOf } from "../ops/person.js";
 import { logFormatOption } from "../options.js";
 
 interface ConsoleCommandOptions {
@@ -40,7 +41,7 @@ export async function runConsole(opts: ConsoleCommandOptions, cmd: Command): Pro
       config,
       journal,
       effects,
-      actor: `${actorOf(opts.actor)} (console)`,
+      actor: `${personOf(opts.actor)} (console)`,
       ...(opts.readOnly && { readOnly: true }),
       ...(opts.host !== undefined && { host: opts.host }),
       ...(port !== undefined && { port }),
