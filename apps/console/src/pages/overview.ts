@@ -61,10 +61,11 @@ ${table(
 /** The overview: alerts, the counts of `idem status`, the per-minute chart of the last hours. */
 export function overviewBody(o: Overview, audit?: AuditMemory): Html {
   const s = o.status;
+  const audited = audit !== undefined && !audit.clean;
   const fromAudit = auditAlert(audit);
   return html`<h1>Overview</h1>
 ${
-  o.alerts.length > 0 || fromAudit
+  o.alerts.length > 0 || audited
     ? html`<section aria-labelledby="alerts-h"><h2 id="alerts-h">Alerts</h2><ul class="alerts" data-testid="alerts">${o.alerts.map(
         (a) =>
           html`<li data-alert="${a.kind}" role="alert">${a.message} — <a href="/dead-letters">dead letters</a></li>`,
