@@ -1,7 +1,7 @@
 // Crash drills: a real `idem executor` process SIGKILLs itself at a fault point (IDEM_FAULT), a
 // second one takes over from the JetStream redelivery. Uses the built CLI (npm run build first).
 import { type ChildProcess, spawn } from "node:child_process";
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { enqueueJob } from "@idem/core";
@@ -106,6 +106,77 @@ describe("idem executor crash drills on JetStream", () => {
 
   it("killed at executor.after-run: the agent runs again and exactly one output is recorded", async () => {
     expect(await drill("executor.after-run")).toEqual({ "crash-1": 2 });
+  });
+});
+
+describe("a JetStream job whose executor is killed while its agent runs", () => {
+  it("is recorded on its very next delivery, which waits for the dead claim instead of spending deliveries", async () => {
+    // Before issue 36, the next delivery found the dead executor's claim held, nak'd and came
+    // back: deliveries 2 and 3 were spent waiting, the job ran on its last one.
+    await using dir = await tempDir();
+    const journalPath = join(dir.path, "journal.db");
+    const config = testConfig({
+      dir: dir.path,
+      journalPath,
+      natsUrl: server.url,
+      // The dead executor's claim lasts the agent timeout (8 s), well past JetStream's ack wait
+      // (2 s): the next delivery comes while the claim still holds.
+      queue: { ackWaitMs: 2_000, backoffMs: [], maxDeliver: 3, maxAckPending: 1 },
+      timeoutMs: 8_000,
+    });
+    const file = join(dir.path, "idem.config.json");
+    const { dir: _d, file: _f, ...raw } = config;
+    await writeFile(file, JSON.stringify(raw));
+    const counts = countFile(dir.path);
+    const pidFile = join(dir.path, "agent.pids");
+    const journal = await openSqliteJournal(journalPath);
+    const nc = await connectNats(server.url);
+    const nats = config.nats as NonNullable<typeof config.nats>;
+    let second: ChildProcess | undefined;
+    try {
+      await ensureJobsStream(await jetstreamManager(nc), nats);
+      const publisher = createJobPublisher({ js: jetstream(nc), nats });
+      await enqueueJob(
+        {
+          jobId: "budget-1",
+          agent: "writer",
+          input: { countFile: counts, sleepFirstMs: 120_000, pidFile },
+        },
+        { journal, publisher },
+      );
+      const first = startIdemExecutor(file);
+      await waitFor("the first agent running", async () => {
+        const text = await readFile(pidFile, "utf8").catch(() => "");
+        return text.trim().length > 0;
+      });
+      first.kill("SIGKILL");
+      await exited(first);
+      // Its agent, left behind by the SIGKILL, is ended here (a test leaves no process).
+      const orphan = Number((await readFile(pidFile, "utf8")).trim().split("\n")[0]);
+      try {
+        process.kill(orphan, "SIGKILL");
+      } catch {
+        // gone already
+      }
+      second = startIdemExecutor(file);
+      await waitFor("the output", () => journal.outputs.has("budget-1"));
+      const jsm = await jetstreamManager(nc);
+      await waitFor("the ack", async () => {
+        const info = await jsm.consumers.info(nats.stream, "idem-executor-writer");
+        return info.num_ack_pending === 0 && info.num_pending === 0;
+      });
+      const info = await jsm.consumers.info(nats.stream, "idem-executor-writer");
+      // Two deliveries in all: the one that died with its executor, and the one that ran it.
+      expect(info.delivered.consumer_seq).toBe(2);
+      expect(await runCounts(counts)).toEqual({ "budget-1": 2 });
+      expect(await journal.deadLetters.list()).toEqual([]);
+      expect((await journal.jobs.get("budget-1"))?.deliveries).toBe(2);
+    } finally {
+      second?.kill("SIGTERM");
+      if (second) await exited(second);
+      await nc.close();
+      await journal.close();
+    }
   });
 });
 

@@ -23,6 +23,11 @@ describe("idem demo", () => {
     const out = JSON.parse(r.stdout) as {
       clean: boolean;
       effects: number;
+      effectStates: {
+        total: number;
+        firstRun: Record<string, number>;
+        final: Record<string, number> & { applied: number; present: number; skipped: number };
+      };
       kills: { executor: number; interpreter: number };
       audit: {
         enqueued: number;
@@ -41,6 +46,16 @@ describe("idem demo", () => {
       drift: [],
       duplicateEffectsAtTargets: 0,
     });
+    // Each effect counted once (issue 36: the audit's events over two generations added up to
+    // more than the effects): by its first run, and by its final state after the replay.
+    const states = out.effectStates;
+    const sum = (c: Record<string, number>) => Object.values(c).reduce((a, b) => a + b, 0);
+    expect(states.total).toBe(out.effects);
+    expect(sum(states.firstRun)).toBe(out.effects);
+    expect(sum(states.final)).toBe(out.effects);
+    expect(states.final.applied).toBe(0);
+    expect(states.final.present + states.final.skipped).toBe(out.effects);
+    expect(states.final.skipped).toBeGreaterThan(0);
     expect(out.kills.executor + out.kills.interpreter).toBeGreaterThan(0);
     expect(r.stderr).toContain("killed");
     expect(r.stderr).toContain("plan: 0 apply");

@@ -8,8 +8,8 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { effectTargetsOf } from "@idem/effects";
 import { createExecutor } from "@idem/executor";
-import { PostgresJournalStore } from "@idem/journal";
-import { type AgentOutput, defaultConfig, parseConfig } from "@idem/schema";
+import { type JournalStore, PostgresJournalStore } from "@idem/journal";
+import { type AgentOutput, defaultConfig, IdemError, parseConfig } from "@idem/schema";
 import { startPostgres, tempDir } from "@idem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWorkspace, IDEM_BIN, REPO_ROOT } from "../chaos/interpreter-fixture.js";
@@ -156,4 +156,91 @@ describe("wake-ups on a PostgreSQL journal", () => {
       await journal.close();
     }
   });
+
+  it("an idle embedded executor whose wake-up claim after a restart meets a dead connection runs the next job well before pollMs", async () => {
+    // The window of the race, forced: after the server restart the listener LISTENs again and wakes
+    // the idle executor, whose claim goes through the pool; a pooled connection the restart killed
+    // answers UNAVAILABLE (here always: the first claim after the restart is answered so). The
+    // claim's outage backoff used to start at pollMs (10 minutes), sleeping through every wake-up.
+    await using dir = await tempDir("idem-pg-wake-stale-");
+    const url = await pg.createDatabase(`wake_${++databases}`);
+    const raw = { journal: { url }, agents: { writer: { command: ["true"] } } };
+    const configFile = join(dir.path, "idem.config.json");
+    writeFileSync(configFile, JSON.stringify(raw));
+    const parsed = parseConfig(raw, { dir: dir.path, file: configFile });
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+    const journal = await PostgresJournalStore.open(url);
+    const stale = { armed: false, thrown: 0 };
+    const ran: string[] = [];
+    const executor = createExecutor({
+      config: parsed.config,
+      journal: failingFirstClaimWhenArmed(journal, stale),
+      pollMs: POLL_MS,
+      run: async (job) => {
+        ran.push(job.jobId);
+        return { effects: [] };
+      },
+    });
+    await executor.start();
+    try {
+      await within60s("the executor listening", async () => (await listeners(journal, url)) > 0);
+      stale.armed = true;
+      await pg.kill();
+      await pg.restart();
+      await within60s("the wake-up's claim answered UNAVAILABLE", () => stale.thrown === 1);
+      await within60s("the executor listening again", async () => {
+        try {
+          return (await listeners(journal, url)) > 0;
+        } catch (e) {
+          if (lostServer(e)) return false;
+          throw e;
+        }
+      });
+      const file = join(dir.path, "after.json");
+      writeFileSync(file, JSON.stringify({ jobId: "after", agent: "writer", input: {} }));
+      await run(process.execPath, [IDEM_BIN, "enqueue", file, "--config", configFile], {
+        env: env(),
+      });
+      await within60s("after recorded", async () => await journal.outputs.has("after"));
+      expect(ran).toEqual(["after"]);
+    } finally {
+      await executor.stop();
+      await journal.close();
+    }
+  });
 });
+
+/**
+ * The journal, whose first `jobs.claimNext` once `state.armed` is set answers UNAVAILABLE as the
+ * store does for a pooled connection the server's restart killed; every other call is the store's.
+ */
+function failingFirstClaimWhenArmed(
+  journal: JournalStore,
+  state: { armed: boolean; thrown: number },
+): JournalStore {
+  const jobs = new Proxy(journal.jobs, {
+    get(target, prop, receiver) {
+      if (prop === "claimNext") {
+        return async (...args: Parameters<JournalStore["jobs"]["claimNext"]>) => {
+          if (state.armed && state.thrown === 0) {
+            state.thrown += 1;
+            throw new IdemError(
+              "UNAVAILABLE",
+              "the journal's PostgreSQL server is unavailable: Connection terminated unexpectedly",
+            );
+          }
+          return target.claimNext(...args);
+        };
+      }
+      const value = Reflect.get(target, prop, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return new Proxy(journal, {
+    get(target, prop, receiver) {
+      if (prop === "jobs") return jobs;
+      const value = Reflect.get(target, prop, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}

@@ -10,3 +10,9 @@ export const LOG_FORMAT_NAMES = ["json", "pretty"] as const;
 
 /** The help of `--log-format` on the commands that log (executor, interpreter, up, console). */
 export const LOG_FORMAT_HELP = `log lines as ${LOG_FORMAT_NAMES.join(" or ")} (default: pretty on a terminal, json otherwise)`;
+
+/** The default of `queue.stopGraceMs` in seconds: @idem/schema's, named in the help of --grace. */
+export const STOP_GRACE_DEFAULT_S = 60;
+
+/** The help of `--grace` on `idem executor` and `idem up`. */
+export const GRACE_HELP = `on SIGTERM/SIGINT (Ctrl-C), how long to wait for the agents in flight before killing them (their process groups) and giving their jobs back; a second Ctrl-C does it at once (default: queue.stopGraceMs, ${STOP_GRACE_DEFAULT_S} s)`;

@@ -9,6 +9,7 @@ import * as enqueue from "./commands/enqueue.js";
 import * as executor from "./commands/executor.js";
 import * as init from "./commands/init.js";
 import * as interpreter from "./commands/interpreter.js";
+import * as jobs from "./commands/jobs.js";
 import * as journal from "./commands/journal.js";
 import * as ls from "./commands/ls.js";
 import * as prune from "./commands/prune.js";
@@ -41,6 +42,7 @@ COMMANDS.push(interpreter, dlq);
 COMMANDS.push(executor, enqueue);
 COMMANDS.push(journal);
 COMMANDS.push(consoleCommand);
+COMMANDS.push(jobs);
 
 /** Builds the `idem` program. Actions set a non-zero exit code through `exitHolder` or throw. */
 export function buildProgram(): Command {

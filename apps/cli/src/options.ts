@@ -47,3 +47,16 @@ export function logFormatOption(value: string | undefined): LogFormat {
   }
   return value;
 }
+
+/**
+ * Parses a --grace value: seconds (0 or more, decimals allowed), as milliseconds; undefined when
+ * not given (the config's `queue.stopGraceMs` then). Exit 2 for anything else.
+ */
+export function graceOption(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const seconds = Number(value);
+  if (value.trim() === "" || !Number.isFinite(seconds) || seconds < 0) {
+    throw new CliError(`--grace: "${value}" is not a number of seconds (0 or more)`, EXIT.USAGE);
+  }
+  return Math.round(seconds * 1000);
+}

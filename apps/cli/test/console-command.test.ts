@@ -1,9 +1,11 @@
+import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
+import { openSqliteJournal } from "@idem/journal";
 import { afterEach, describe, expect, it } from "vitest";
-import { idem, type Workspace, workspace } from "./ops-helpers.js";
+import { cleanEnv, IDEM_BIN, idem, type Workspace, workspace } from "./ops-helpers.js";
 
 let ws: Workspace | undefined;
 afterEach(() => {
@@ -49,5 +51,51 @@ describe("idem console", () => {
     expect(r.stderr).toContain("api.token");
     expect(r.stderr).toContain("--host");
     expect(readdirSync(ws.dir)).toEqual(["idem.config.json"]);
+  });
+
+  it("offers the OS user as the actor when $USER and $IDEM_ACTOR are unset, not 'cli'", async () => {
+    ws = workspace({ journal: { path: "journal.db" } });
+    const journal = await openSqliteJournal(join(ws.dir, "journal.db"));
+    await journal.jobs.enqueue({ jobId: "j-1", agent: "writer", input: {} });
+    const claimed = await journal.jobs.claimNext({ owner: "x", leaseMs: 60_000 });
+    if (!claimed) throw new Error("nothing claimed");
+    await journal.deadLetters.add(
+      "j-1",
+      { class: "transient", error: "boom", deliveries: 3 },
+      claimed.lease,
+    );
+    await journal.close();
+    const env = cleanEnv();
+    delete env.USER;
+    delete env.IDEM_ACTOR;
+    const child = spawn(
+      process.execPath,
+      [IDEM_BIN, "console", "--port", "0", "--config", ws.config],
+      {
+        env,
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    const exited = new Promise((r) => child.once("close", r));
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let out = "";
+        const timer = setTimeout(() => reject(new Error(`no URL: ${out}`)), 60_000);
+        child.stdout.on("data", (d: Buffer) => {
+          out += d.toString();
+          const m = /idem console: (http:\/\/\S+)/.exec(out);
+          if (m?.[1]) {
+            clearTimeout(timer);
+            resolve(m[1]);
+          }
+        });
+      });
+      const page = await (await fetch(`${url}/dead-letters`)).text();
+      const actor = /name="actor" value="([^"]*)"/.exec(page)?.[1];
+      expect(actor).toBe(`${userInfo().username} (console)`);
+    } finally {
+      child.kill("SIGTERM");
+      await exited;
+    }
   });
 });

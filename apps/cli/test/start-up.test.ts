@@ -11,8 +11,9 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { RUN_STATES } from "@idem/journal";
 import { LOG_FORMATS } from "@idem/runtime";
+import { defaultConfig } from "@idem/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LOG_FORMAT_NAMES, RUN_STATE_NAMES } from "../src/help-text.js";
+import { LOG_FORMAT_NAMES, RUN_STATE_NAMES, STOP_GRACE_DEFAULT_S } from "../src/help-text.js";
 import { cleanEnv, IDEM_BIN } from "./ops-helpers.js";
 
 const CLI = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -143,6 +144,7 @@ describe("the help texts the CLI spells out so that registering its commands imp
   it("name the run states of @idem/journal and the log formats of @idem/core", () => {
     expect([...RUN_STATE_NAMES]).toEqual([...RUN_STATES]);
     expect([...LOG_FORMAT_NAMES]).toEqual([...LOG_FORMATS]);
+    expect(STOP_GRACE_DEFAULT_S * 1000).toBe(defaultConfig("/").queue.stopGraceMs);
   });
 });
 

@@ -1,5 +1,5 @@
-import { spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type OpsFixture, opsFixture } from "./ops-fixture.js";
@@ -170,5 +170,106 @@ describe("idem up --console", () => {
     expect(await exited, out).toBe(0);
     for (const name of ["executor", "interpreter", "console"])
       expect(out, out).toMatch(new RegExp(`^up ${name} stopped$`, "m"));
+  });
+});
+
+/**
+ * An agent that is a shell script starting a child of its own (so only a kill of its process group
+ * ends both), which sleeps `ms` and writes `started` first; then it prints an empty output.
+ */
+function slowAgent(dir: string, ms: number): string[] {
+  writeFileSync(
+    join(dir, "sleeper.cjs"),
+    `require("node:fs").writeFileSync(${JSON.stringify(join(dir, "started"))}, String(process.pid));
+setTimeout(() => {}, Number(process.argv[2]));`,
+  );
+  writeFileSync(
+    join(dir, "agent.sh"),
+    `cat > /dev/null\nnode "${join(dir, "sleeper.cjs")}" ${ms} &\nwait\necho '{"effects":[]}'\n`,
+  );
+  return ["sh", join(dir, "agent.sh")];
+}
+
+/** The processes whose command line names `dir` (the agent's script and its child do). */
+function processesIn(dir: string): string[] {
+  const ps = execFileSync("ps", ["-eo", "pid,args"], { encoding: "utf8" });
+  return ps.split("\n").filter((l) => l.includes(dir) && !l.includes("ps -eo"));
+}
+
+/** Starts `idem up` in a process of its own, collecting its output. */
+function startUp(config: string, extra: string[] = []) {
+  const child = spawn(process.execPath, [IDEM_BIN, "up", "--config", config, ...extra], {
+    env: cleanEnv({ IDEM_LOG_LEVEL: "info" }),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const state = { out: "" };
+  child.stdout.on("data", (d: Buffer) => {
+    state.out += d.toString();
+  });
+  child.stderr.on("data", (d: Buffer) => {
+    state.out += d.toString();
+  });
+  const exited = new Promise<number | null>((r) => child.on("close", (code) => r(code)));
+  return { child, state, exited };
+}
+
+describe("idem up stopped while an agent runs", () => {
+  it("on SIGINT waits for a 20 s agent (the default grace), records its output, and leaves no process behind", async () => {
+    fx = await opsFixture({ api: { port: 0 } });
+    const command = slowAgent(fx.ws.dir, 20_000);
+    fx.ws.writeConfig({
+      repos: { site: { path: "repos/site" } },
+      roots: { outbox: { path: "outbox" } },
+      api: { port: 0 },
+      agents: { slow: { command, timeoutMs: 120_000 } },
+    });
+    const up = startUp(fx.ws.config);
+    try {
+      await until("both started", () => /executor started/.test(up.state.out));
+      await fx.journal.jobs.enqueue({ jobId: "slow-1", agent: "slow", input: {} });
+      await until("the agent running", () => existsSync(join(fx?.ws.dir ?? "", "started")));
+      up.child.kill("SIGINT");
+      expect(await up.exited, up.state.out).toBe(0);
+    } finally {
+      up.child.kill("SIGKILL");
+    }
+    const out = up.state.out;
+    expect(out).toContain("waits up to 60 s for its agents in flight");
+    expect(out).toMatch(/waiting up to 60 s .*for the agents of 1 job/);
+    expect(out).toContain("every job in flight finished before the executor stopped");
+    expect(await fx.journal.outputs.has("slow-1")).toBe(true);
+    expect(processesIn(fx.ws.dir)).toEqual([]);
+  });
+
+  it("with --grace 1 kills the agent's process group, gives the job back uncounted, and says so", async () => {
+    fx = await opsFixture({ api: { port: 0 } });
+    const command = slowAgent(fx.ws.dir, 600_000);
+    fx.ws.writeConfig({
+      repos: { site: { path: "repos/site" } },
+      roots: { outbox: { path: "outbox" } },
+      api: { port: 0 },
+      agents: { slow: { command, timeoutMs: 900_000 } },
+      queue: { ackWaitMs: 600_000 },
+    });
+    const up = startUp(fx.ws.config, ["--grace", "1"]);
+    try {
+      await until("both started", () => /executor started/.test(up.state.out));
+      await fx.journal.jobs.enqueue({ jobId: "slow-2", agent: "slow", input: {} });
+      await until("the agent running", () => existsSync(join(fx?.ws.dir ?? "", "started")));
+      up.child.kill("SIGINT");
+      expect(await up.exited, up.state.out).toBe(0);
+    } finally {
+      up.child.kill("SIGKILL");
+    }
+    const out = up.state.out;
+    expect(out).toMatch(/abandoning 1 job\(s\) whose agents still run/);
+    expect(out).toContain("the job is queued again, due now, this delivery not counted");
+    expect(out).toMatch(/"abandoned":\["slow-2"\]/);
+    expect(processesIn(fx.ws.dir)).toEqual([]);
+    const job = await fx.journal.jobs.get("slow-2");
+    expect([job?.state, job?.deliveries, job?.leaseOwner]).toEqual(["queued", 0, null]);
+    expect((await fx.journal.events.list({ jobId: "slow-2", type: "job.released" })).length).toBe(
+      1,
+    );
   });
 });

@@ -88,7 +88,7 @@ export const JS = `(() => {
       main.innerHTML = text;
       last = text;
       if (href) { const again = main.querySelector('[href="' + CSS.escape(href) + '"]'); if (again) again.focus(); }
-      if (status) status.textContent = "updated " + new Date().toLocaleTimeString();
+      if (status) status.textContent = "updated " + new Date().toISOString().replace(/.d{3}Z$/, "Z");
       main.dispatchEvent(new CustomEvent("idem:updated"));
     } catch (e) {
       if (status) status.textContent = "live updates paused (" + e.message + ")";
@@ -97,3 +97,9 @@ export const JS = `(() => {
   setInterval(tick, every);
 })();
 `;
+
+/**
+ * The console's icon, inline (an SVG: a ring, as in idempotent), served at /favicon.ico so the
+ * request every browser makes is answered, and linked from every page.
+ */
+export const FAVICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><circle cx="8" cy="8" r="6" fill="none" stroke="#2f6f4f" stroke-width="3"/></svg>`;

@@ -13,7 +13,7 @@ import { type Context, Hono } from "hono";
 import { html } from "hono/html";
 import { actionRoutes } from "./action-routes.js";
 import { ActivityHistory } from "./activity.js";
-import { CSS, JS } from "./assets.js";
+import { CSS, FAVICON, JS } from "./assets.js";
 import { actionRefusal, type Caller, createAuth, identify, safeNext, signInNonce } from "./auth.js";
 import { type ConsoleDeps, wantsJson } from "./deps.js";
 import { page, signInPage } from "./layout.js";
@@ -59,7 +59,12 @@ const csrfOf = (c: Context): string =>
   (c.get("session" as never) as Session | undefined)?.csrf ?? "";
 
 /** Paths served without a token: the stylesheet, the script and the sign-in form. */
-const OPEN_PATHS = new Set(["/assets/console.css", "/assets/console.js", "/sign-in"]);
+const OPEN_PATHS = new Set([
+  "/assets/console.css",
+  "/assets/console.js",
+  "/favicon.ico",
+  "/sign-in",
+]);
 
 /**
  * The operator console as a hono app: server-rendered pages over @idem/core (the same functions
@@ -159,6 +164,9 @@ export function createConsole(options: ConsoleOptions): Console {
     }),
   );
 
+  app.get("/favicon.ico", (c) =>
+    c.body(FAVICON, 200, { "content-type": "image/svg+xml", "cache-control": "max-age=86400" }),
+  );
   signInRoutes(app as unknown as Hono, auth);
   readRoutes(app as unknown as Hono, d);
   actionRoutes(app as unknown as Hono, d);

@@ -70,6 +70,7 @@ export function page(
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${options.title} · idem console</title>
 <link rel="stylesheet" href="/assets/console.css">
+<link rel="icon" href="/favicon.ico" type="image/svg+xml">
 <script src="/assets/console.js" defer></script>
 </head>
 <body>

@@ -4,7 +4,7 @@ import type { Context, Hono } from "hono";
 import { html } from "hono/html";
 import { type ConsoleDeps, wantsJson } from "./deps.js";
 import { page, wantsFragment } from "./layout.js";
-import { auditBody } from "./pages/audit.js";
+import { auditBody, lastAudit, rememberAudit } from "./pages/audit.js";
 import { outputBody } from "./pages/output.js";
 import { type OutputsQuery, outputsBody } from "./pages/outputs.js";
 import { overviewBody } from "./pages/overview.js";
@@ -42,7 +42,7 @@ export function readRoutes(app: Hono, d: ConsoleDeps): void {
       title: "Overview",
       path: "/",
       live: d.liveMs,
-      body: overviewBody(overview),
+      body: overviewBody(overview, lastAudit(d.journal)),
     });
   });
 
@@ -97,6 +97,7 @@ export function readRoutes(app: Hono, d: ConsoleDeps): void {
     const sinceText = c.req.query("since") ?? "";
     const since = sinceField(sinceText, "since", d.now());
     const report = await buildAudit(d.config, d.journal, d.effects, since);
+    rememberAudit(d.journal, report, isAuditClean(report), d.now());
     if (wantsJson(c)) return c.json(report);
     return page(c, d.shell(c), {
       title: "Audit",

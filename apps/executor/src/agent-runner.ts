@@ -23,7 +23,8 @@ export type AgentRunner = (job: Job, context: RunContext) => Promise<unknown>;
 /**
  * The agent command protocol of docs/agents.md ("A command agent"): spawns `agents.<name>.command` without a shell, writes
  * the Job as JSON to stdin, sets `IDEM_JOB_ID`, reads one AgentOutput JSON from stdout; stderr goes
- * to the log. The child is killed (SIGKILL) when the signal aborts.
+ * to the log. The child runs in its own process group, which is SIGKILLed when the signal aborts and when
+ * the child exits (nothing it started outlives it).
  * @throws AGENT_FAILED on a non-zero exit, TIMEOUT when aborted, INVALID_INPUT when stdout is not
  * one JSON value in UTF-8 or is JSON that parsing would change (a key twice, a big integer), OUTPUT_TOO_LARGE beyond `limits.maxOutputBytes`, NOT_FOUND for an unconfigured agent.
  */
@@ -36,19 +37,23 @@ export function createCommandRunner(config: Config): AgentRunner {
         return;
       }
       const [program, ...args] = agent.command as [string, ...string[]];
+      // Its own process group (docs/agents.md, Stopping): a Ctrl-C meant for idem does not reach
+      // it, and a kill reaches whatever it started.
       const child = spawn(program, args, {
         cwd: config.dir,
         env: { ...process.env, IDEM_JOB_ID: job.jobId },
         stdio: ["pipe", "pipe", "pipe"],
         shell: false,
+        detached: true,
       });
+      const group = trackGroup(child.pid);
       const max = config.limits.maxOutputBytes;
       const chunks: Buffer[] = [];
       let size = 0;
       let failure: IdemError | undefined;
       let stderrTail = "";
       const kill = () => {
-        if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+        if (child.exitCode === null && child.signalCode === null) group.kill();
       };
       const onAbort = () => {
         failure ??= new IdemError(
@@ -87,6 +92,7 @@ export function createCommandRunner(config: Config): AgentRunner {
       child.stdin.end(JSON.stringify(job));
       child.once("error", (e) => {
         signal.removeEventListener("abort", onAbort);
+        group.forget();
         reject(
           new IdemError("AGENT_FAILED", `agent ${job.agent} could not start: ${e.message}`, {
             cause: e,
@@ -95,6 +101,9 @@ export function createCommandRunner(config: Config): AgentRunner {
       });
       child.once("close", (code, sig) => {
         signal.removeEventListener("abort", onAbort);
+        // What the agent left running in its group dies with it.
+        group.kill();
+        group.forget();
         if (partial.length > 0) log.info({ jobId: job.jobId, agent: job.agent, stderr: partial });
         if (failure) return reject(failure);
         if (code !== 0) {
@@ -120,6 +129,36 @@ export function createCommandRunner(config: Config): AgentRunner {
         );
       });
     });
+}
+
+/** The process groups of the agents running now: killed when this process exits. */
+const liveGroups = new Set<number>();
+let exitHook = false;
+
+/** SIGKILLs a process group, ignoring one that is gone. */
+function killGroup(pgid: number): void {
+  try {
+    process.kill(-pgid, "SIGKILL");
+  } catch {
+    // gone already (ESRCH)
+  }
+}
+
+/**
+ * Tracks an agent's process group (its pid leads it): `kill()` SIGKILLs the whole group, and every
+ * group still tracked is killed when this process exits, so an executor that ends (but for a
+ * SIGKILL of its own) leaves no agent behind.
+ */
+function trackGroup(pid: number | undefined): { kill(): void; forget(): void } {
+  if (pid === undefined) return { kill: () => {}, forget: () => {} };
+  liveGroups.add(pid);
+  if (!exitHook) {
+    exitHook = true;
+    process.once("exit", () => {
+      for (const g of liveGroups) killGroup(g);
+    });
+  }
+  return { kill: () => killGroup(pid), forget: () => liveGroups.delete(pid) };
 }
 
 /**

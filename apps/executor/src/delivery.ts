@@ -64,8 +64,19 @@ export interface DeliveryHandlerOptions {
    * deliveries and aborts `fatalSignal`.
    */
   journalFailed(): boolean;
-  /** Aborted when the journal fails for good: agents still running are stopped, not waited for. */
+  /**
+   * Aborted when the journal fails for good, or when a stopping executor abandons what runs (its
+   * stop grace is over): agents still running are stopped, not waited for.
+   */
   fatalSignal: AbortSignal;
+  /**
+   * True once the executor abandons its deliveries (see `Executor.stop`): a run stopped then is
+   * given back (`jobs.release`: due at once, the delivery uncounted), neither failed nor
+   * dead-lettered, and reported to `onAbandoned`.
+   */
+  abandoning?(): boolean;
+  /** Told of each job given back by an abandoning executor. */
+  onAbandoned?(jobId: string): void;
   /** Spans of each delivery, agent run and record (continuing the job's trace); off by default. */
   tracing: Tracing;
 }
@@ -85,6 +96,8 @@ export interface DeliveryHandler {
   handle(d: Delivery, heartbeatMs: number): Promise<void>;
   /** True while this process runs (or records) the job: a second delivery must not run it. */
   isWorking(jobId: string): boolean;
+  /** The jobs this process runs (or records) right now. */
+  inProgress(): string[];
   /** Counts a dead letter and raises the dead-letter alert when due. Never throws. */
   deadLettered(jobId: string): Promise<void>;
 }
@@ -309,6 +322,7 @@ export function createDeliveryHandler(options: DeliveryHandlerOptions): Delivery
   async function fail(d: Delivery, lease: JobLease, e: unknown, jlog: Logger): Promise<void> {
     // Not the job's failure: the delivery is left unacked, for a healthy executor, uncounted here.
     if (journalFailed()) return;
+    if (options.abandoning?.()) return giveBack(d, lease, jlog);
     const cls = classifyError(e);
     const error = describeError(e);
     const job = d.job;
@@ -342,5 +356,31 @@ export function createDeliveryHandler(options: DeliveryHandlerOptions): Delivery
     await d.later(delay);
   }
 
-  return { handle, isWorking: (jobId) => working.has(jobId), deadLettered };
+  /**
+   * An abandoning executor killed the agent: not the job's failure. The journal's claim is
+   * released (due at once, this delivery uncounted) and the message given back at once.
+   */
+  async function giveBack(d: Delivery, lease: JobLease, jlog: Logger): Promise<void> {
+    try {
+      await journal.jobs.release(lease, {
+        reason: `executor ${owner} stopped before its agent finished (queue.stopGraceMs over)`,
+      });
+    } catch (rErr) {
+      jlog.error({ err: describeError(rErr) }, "could not give the abandoned job back");
+    }
+    await d.later(0);
+    options.onAbandoned?.(d.job.jobId);
+    jlog.warn(
+      transport === "embedded"
+        ? "abandoned: the agent's process group was killed; the job is queued again, due now, this delivery not counted"
+        : "abandoned: the agent's process group was killed; the job is given back to JetStream for redelivery at once (JetStream counts it toward maxDeliver)",
+    );
+  }
+
+  return {
+    handle,
+    isWorking: (jobId) => working.has(jobId),
+    inProgress: () => [...working],
+    deadLettered,
+  };
 }

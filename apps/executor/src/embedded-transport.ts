@@ -20,8 +20,14 @@ export function createEmbeddedTransport(
   const queue = config.queue;
   const heartbeatMs = Math.max(20, Math.floor(queue.ackWaitMs / 3));
   let loop: Promise<void> | undefined;
-  /** The claims' backoff while the journal is UNAVAILABLE (a PostgreSQL server gone or restarting). */
-  const outage = createBackoff({ initialMs: options.pollMs, maxMs: 5_000 });
+  /**
+   * The claims' backoff while the journal is UNAVAILABLE (a PostgreSQL server gone or restarting):
+   * from 250 ms (or `pollMs` when shorter) up to 5 s, never `pollMs` itself. An idle executor on
+   * PostgreSQL polls every `pollMs` (minutes) and counts on its wake-ups: the claim a wake-up makes
+   * right after a server restart can meet a pooled connection the restart killed, and waiting
+   * `pollMs` then slept through every later wake-up (issue 36).
+   */
+  const outage = createBackoff({ initialMs: Math.min(options.pollMs, 250), maxMs: 5_000 });
   /** Set by an UNAVAILABLE claim: the next attempt waits out RECOVERY_GRACE_MS once it answers. */
   let recovering = false;
 
@@ -60,7 +66,8 @@ export function createEmbeddedTransport(
       } catch (e) {
         if (context.journalFailed()) return;
         const unavailable = isIdemError(e, "UNAVAILABLE");
-        const delay = unavailable ? outage.next() : pollMs;
+        // Any other failure (SQLite busy beyond its timeout) is tried again after a poll, 5 s at most.
+        const delay = unavailable ? outage.next() : Math.min(pollMs, 5_000);
         log.warn(
           { err: describeError(e), retryInMs: delay },
           unavailable

@@ -76,12 +76,20 @@ export interface Executor {
   /**
    * Checks invariant 7 before any connection, provisions the stream and consumers (JetStream),
    * republishes outbox jobs missing from the stream, and starts consuming.
-   * @throws INVARIANT_VIOLATION (exit 3) for an unsafe config or a stream/consumer that differs;
-   * INVALID_CONFIG when there is no agent to consume.
+   * With no agent to run it consumes nothing and serves only the submit paths (agents elsewhere).
+   * @throws INVARIANT_VIOLATION (exit 3) for an unsafe config or a stream/consumer that differs.
    */
   start(): Promise<void>;
-  /** Stops taking deliveries, lets the ones in flight finish, drains NATS. Idempotent. */
-  stop(): Promise<void>;
+  /**
+   * Stops taking deliveries and waits for the ones in flight, up to `graceMs` (default
+   * `queue.stopGraceMs`); then abandons the rest: their agents' process groups are killed and their
+   * jobs given back (`jobs.release`: due at once, the delivery uncounted; on JetStream nak'd for
+   * redelivery at once). Logs which jobs it waits for, which finished and which it abandoned.
+   * Drains NATS. Idempotent: a second call returns the first stop.
+   */
+  stop(options?: { graceMs?: number }): Promise<void>;
+  /** Abandons what runs now, as at the end of the stop grace (a second Ctrl-C). Idempotent. */
+  abandon(): void;
   /** Deliveries being worked on right now. */
   inFlight(): number;
   /** The JetStream publisher (after start, JetStream only) for `enqueueJob`. */
@@ -114,8 +122,15 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
   const stopController = new AbortController();
   /** Aborted when the journal fails for good: agents still running are stopped, not waited for. */
   const fatalController = new AbortController();
+  /** Aborted when a stopping executor gives up waiting for its agents (see `stop`). */
+  const abandonController = new AbortController();
+  /** What stops a running agent: the journal failing for good, or an abandoning stop. */
+  const agentStop = AbortSignal.any([fatalController.signal, abandonController.signal]);
   // One listener per run in flight, as many as maxAckPending: not a leak.
   setMaxListeners(Number.POSITIVE_INFINITY, fatalController.signal);
+  setMaxListeners(Number.POSITIVE_INFINITY, agentStop);
+  /** Jobs given back by an abandoning stop. */
+  const abandoned: string[] = [];
   const inflight = new Set<Promise<void>>();
   let transports: ExecutorTransport[] = [];
   let jetStream: JetStreamTransport | undefined;
@@ -169,9 +184,48 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
     transport,
     timeoutOf,
     journalFailed,
-    fatalSignal: fatalController.signal,
+    fatalSignal: agentStop,
+    abandoning: () => abandonController.signal.aborted,
+    onAbandoned: (jobId) => abandoned.push(jobId),
     tracing,
   });
+
+  /** Gives up on the agents in flight: their process groups are killed, their jobs given back. */
+  function abandon(why: string): void {
+    if (abandonController.signal.aborted) return;
+    const jobs = handler.inProgress();
+    if (jobs.length > 0)
+      log.warn({ jobs }, `${why}: abandoning ${jobs.length} job(s) whose agents still run`);
+    abandonController.abort(why);
+  }
+
+  /** Waits for the deliveries in flight up to `graceMs`, saying which; abandons the rest. */
+  async function drain(graceMs: number): Promise<void> {
+    const waiting = handler.inProgress();
+    if (waiting.length > 0) {
+      log.info(
+        { jobs: waiting, graceMs },
+        `stopping: waiting up to ${graceMs / 1000} s (queue.stopGraceMs, --grace) for the agents of ${waiting.length} job(s); then they are killed and their jobs given back`,
+      );
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const over = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, graceMs);
+    });
+    await Promise.race([Promise.allSettled([...inflight]), over]);
+    clearTimeout(timer);
+    if (inflight.size > 0) abandon(`the stop grace of ${graceMs / 1000} s is over`);
+    await Promise.allSettled([...inflight]);
+    if (waiting.length > 0) {
+      const given = new Set(abandoned);
+      log.info(
+        { finished: waiting.filter((j) => !given.has(j)), abandoned },
+        abandoned.length === 0
+          ? "every job in flight finished before the executor stopped"
+          : `${abandoned.length} job(s) abandoned and given back: the next executor running their agent takes them (idem jobs lists them)`,
+      );
+    }
+  }
 
   function track(p: Promise<void>): void {
     const q = p
@@ -235,15 +289,6 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
       assertConfigInvariants(config);
       // The effect kinds the outputs are checked by before record: idem's own and the config's.
       await loadKinds(config);
-      if (agents.length === 0) {
-        throw new IdemError(
-          "INVALID_CONFIG",
-          "no agent to run: configure agents.<name> in the config",
-          {
-            details: { field: "agents" },
-          },
-        );
-      }
       if (config.nats) {
         nc = options.nc;
         if (!nc) {
@@ -254,27 +299,37 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
         transports = [jetStream];
         if (options.natsSubmit !== false)
           transports.push(createNatsSubmitTransport(context, nc, metrics));
-      } else {
+      } else if (agents.length > 0) {
         transports = [
           createEmbeddedTransport(context, { pollMs: options.pollMs ?? config.queue.pollMs }),
         ];
       }
       for (const t of transports) await t.start();
       await announceAgents(context);
-      // Only an executor that runs every agent of its config judges a job's agent unknown.
-      if (options.agents === undefined) {
+      // Only an executor that runs every agent of its config, and some agent, judges a job's
+      // agent unknown (one without agents serves agents elsewhere: their jobs are not its own).
+      if (options.agents === undefined && agents.length > 0) {
         sweeping = createUnknownAgentSweep(context, {
           known: new Set([...Object.keys(config.agents), ...agents]),
           ...(config.nats && nc ? { stream: openUnconsumedJobs(nc, config.nats) } : {}),
           ...(options.unknownAgentSweepMs ? { intervalMs: options.unknownAgentSweepMs } : {}),
         }).run();
       }
-      log.info({ transport, agents, owner }, "executor started");
+      if (agents.length === 0) {
+        log.info(
+          { transport, agents, owner, submitOnly: true },
+          "executor started without agents: it runs none here and serves the submit API for agents elsewhere (HTTP POST /v1/outputs; NATS <subjectPrefix>.submit on JetStream); configure agents.<name> to run agents here",
+        );
+      } else log.info({ transport, agents, owner }, "executor started");
     },
-    stop() {
+    abandon: () => abandon("told to stop at once"),
+    stop(stopOptions = {}) {
       stopping ??= (async () => {
         stopController.abort();
-        await Promise.allSettled(transports.map((t) => t.stop()));
+        // A transport's stop waits for its deliveries in flight: the grace runs beside it.
+        const stopped = Promise.allSettled(transports.map((t) => t.stop()));
+        await drain(stopOptions.graceMs ?? config.queue.stopGraceMs);
+        await stopped;
         await Promise.allSettled([...inflight, sweeping]);
         // Bounded: with the server gone, a drain would wait for a reconnect and SIGTERM would hang.
         if (nc && ownConnection) await closeNats(nc);

@@ -14,6 +14,7 @@ import {
   type FailureClass,
   type Job,
   retryMsgId,
+  sleep,
 } from "@idem/schema";
 import type { Delivery } from "./delivery.js";
 import type { ExecutorTransport, TransportContext } from "./transport.js";
@@ -39,24 +40,60 @@ class JetStreamDelivery implements Delivery {
   constructor(
     private readonly message: JetStreamJobMessage,
     private readonly context: TransportContext,
+    /** How often the message is told it is being worked on (a third of its ack wait). */
+    private readonly heartbeatMs: number,
   ) {
     this.job = message.job;
     this.deliveries = message.deliveries;
     this.traceparent = normalizeTraceparent(message.traceparent);
   }
 
+  /**
+   * The job's in-progress claim. While another delivery holds it (an executor that died running
+   * the job holds it until its lease ends, the agent's timeout at most), this delivery waits in
+   * place: JetStream counts every delivery against `maxDeliver`, so a nak and a redelivery would
+   * spend the job's budget on waiting (issue 36). The message is kept in progress (`working()`
+   * each heartbeat) and the job's row read each heartbeat; once the holder's lease has ended (or
+   * its output is recorded) the claim is asked again, and the delivery that waited is the one that
+   * runs the job. "held" is answered only when the executor stops meanwhile.
+   */
   async claim(): Promise<JobClaimResult> {
     const { job, context } = this;
-    // The claim notes the delivery's stream sequence (a job published by another client has no
-    // outbox row before it), so the outbox republish finds the job in the stream.
-    const c = await context.journal.jobs.claim(job, {
-      owner: context.owner,
-      leaseMs: context.timeoutOf(job.agent),
-      streamSeq: this.message.streamSeq,
-      ...(this.traceparent === undefined ? {} : { traceparent: this.traceparent }),
-    });
-    if (c.status === "acquired") this.#claimUntil = c.lease.until;
-    return c;
+    let told = false;
+    for (;;) {
+      // The claim notes the delivery's stream sequence (a job published by another client has no
+      // outbox row before it), so the outbox republish finds the job in the stream.
+      const c = await context.journal.jobs.claim(job, {
+        owner: context.owner,
+        leaseMs: context.timeoutOf(job.agent),
+        streamSeq: this.message.streamSeq,
+        ...(this.traceparent === undefined ? {} : { traceparent: this.traceparent }),
+      });
+      if (c.status === "acquired") this.#claimUntil = c.lease.until;
+      if (c.status !== "held" || context.stopSignal.aborted) return c;
+      if (!told) {
+        told = true;
+        context.log.info(
+          { jobId: job.jobId, delivery: this.deliveries, heldUntil: c.until },
+          "another delivery of this job holds it: waiting in place until its claim ends (this delivery keeps the message; no delivery is spent)",
+        );
+      }
+      await this.#waitWhileHeld();
+    }
+  }
+
+  /** Keeps the message in progress while the job's row is held under a live lease by another. */
+  async #waitWhileHeld(): Promise<void> {
+    const { context, job } = this;
+    while (!context.stopSignal.aborted) {
+      this.message.working();
+      await sleep(this.heartbeatMs, context.stopSignal);
+      // A journal that cannot answer now (UNAVAILABLE) is waited out with the message kept.
+      const row = await context.journal.jobs.get(job.jobId).catch(() => "unknown" as const);
+      if (row === "unknown") continue;
+      const held = row?.state === "running" && (row.leaseUntil ?? 0) > context.clock.now();
+      if (!held) return;
+    }
   }
 
   async heartbeat(lease: JobLease | undefined): Promise<void> {
@@ -230,7 +267,7 @@ export function createJetStreamTransport(
       await republishOutbox(opened, nats.maxAgeMs);
       await opened.consume({
         deliver: (message, heartbeatMs) =>
-          context.deliver(new JetStreamDelivery(message, context), heartbeatMs),
+          context.deliver(new JetStreamDelivery(message, context, heartbeatMs), heartbeatMs),
         onInvalid: ({ subject, seq, issues }) =>
           log.error({ subject, seq, issues }, "not a valid job for this consumer: terminated"),
         onError: (e, consumer) => log.warn({ err: describeError(e), consumer }, "consumer loop"),

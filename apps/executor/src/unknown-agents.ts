@@ -92,7 +92,9 @@ export function createUnknownAgentSweep(
     stream ? await stream.hasConsumer(agent).catch(() => true) : false;
 
   async function deadLetter(jobId: string, agent: string, lease: JobLease): Promise<void> {
-    const error = `no executor runs agent "${agent}": the config has no agents.${agent} (configure it, then idem dlq retry ${jobId})`;
+    // The executor reads its config once, at start: advice to configure the agent must say to
+    // restart it, or the retried job is dead-lettered again by the same executor.
+    const error = `no executor runs agent "${agent}": executor ${owner} started with agents [${[...options.known].join(", ")}] and reads its config only at start, and no other executor on this journal announced ${agent}. Add agents.${agent} to the config (if it is not there yet), restart that executor (idem up or idem executor), then idem dlq retry ${jobId}`;
     await journal.deadLetters.add(
       jobId,
       { class: "unknown-agent", error, deliveries: 0, agent },

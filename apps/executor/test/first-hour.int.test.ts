@@ -41,6 +41,7 @@ async function setup(transport: Transport) {
   return {
     config,
     tj,
+    executors,
     counts: countFile(tj.dir),
     async start(over: Partial<Parameters<typeof createExecutor>[0]> = {}) {
       const ex = createExecutor({
@@ -82,6 +83,10 @@ describe.each(["embedded", "jetstream"] as const)("unknown agents on the %s queu
     expect(dl.class).toBe("unknown-agent");
     expect(dl.deliveries).toBe(0);
     expect(dl.lastError).toMatch(/agents\.ghost/);
+    // The running executor never reads its config again: the advice names it, to restart.
+    const executor = env.executors[0];
+    expect(dl.lastError).toContain(`executor ${executor?.owner}`);
+    expect(dl.lastError).toMatch(/restart that executor .*then idem dlq retry ghost-1/);
     const listing = await listDeadLetters(env.tj.journal);
     expect(listing.jobs.map((j) => j.jobId)).toEqual(["ghost-1"]);
     await waitFor("the writer's output", () => env.tj.journal.outputs.has("w-1"));

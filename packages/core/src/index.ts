@@ -77,9 +77,26 @@ export {
   replayPlanJson,
   replayReason,
 } from "./replay/index.js";
-export type { JobView, ShownEffect, ShownLineage } from "./show/index.js";
-export { showArchivedJob, showJob } from "./show/index.js";
-export { readStatus } from "./status/index.js";
+export type { JobView, PendingJobView, ShownEffect, ShownLineage } from "./show/index.js";
+export { showArchivedJob, showJob, showPendingJob } from "./show/index.js";
+export type {
+  ConsumerBacklog,
+  JobsListing,
+  LeasedJob,
+  StreamBacklog,
+  WaitingJob,
+  WaitingJobState,
+} from "./status/index.js";
+export {
+  describeWaitingJob,
+  LEASED_SHOWN,
+  listJobs,
+  readLeasedJobs,
+  readStatus,
+  readStreamBacklog,
+  WAITING_JOB_STATES,
+  waitingState,
+} from "./status/index.js";
 export type {
   OutputFile,
   OutputFileProblems,

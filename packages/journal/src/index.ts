@@ -41,6 +41,7 @@ export type { EventRecord, JournalEvents, NewEvent } from "./port/events.js";
 export type {
   EnqueueResult,
   JobClaimResult,
+  JobEntry,
   JobLease,
   JobRecord,
   JournalJobs,

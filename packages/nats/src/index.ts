@@ -20,6 +20,7 @@ export {
   streamCaptures,
 } from "./expected-config.js";
 export type {
+  ConsumerCounts,
   JetStreamInspector,
   OpenJetStreamInspectorOptions,
   PublishStreamState,

@@ -30,8 +30,24 @@ export interface JetStreamInspector {
    * @throws the client's error for any other failure.
    */
   consumerConfig(stream: string, name: string): Promise<ServerConfig | "missing">;
+  /**
+   * What durable consumer `name` on `stream` holds right now, as the server counts it, or
+   * `"missing"` (no such stream or consumer).
+   * @throws the client's error for any other failure.
+   */
+  consumerCounts(stream: string, name: string): Promise<ConsumerCounts | "missing">;
   /** Closes the connection at once (nothing was published). */
   close(): Promise<void>;
+}
+
+/** A consumer's backlog as the server counts it (`num_pending`, `num_ack_pending`, ...). */
+export interface ConsumerCounts {
+  /** Messages of its subjects not delivered yet. */
+  pending: number;
+  /** Messages delivered and neither acked nor given up: being worked on, or waiting out an ack wait. */
+  ackPending: number;
+  /** Of those, delivered more than once. */
+  redelivered: number;
 }
 
 /** Options of `openJetStreamInspector`. */
@@ -83,6 +99,19 @@ export async function openJetStreamInspector(
   return {
     streamConfig: (name) => orMissing(() => jsm.streams.info(name)),
     consumerConfig: (stream, name) => orMissing(() => jsm.consumers.info(stream, name)),
+    async consumerCounts(stream, name) {
+      try {
+        const info = await jsm.consumers.info(stream, name);
+        return {
+          pending: info.num_pending,
+          ackPending: info.num_ack_pending,
+          redelivered: info.num_redelivered,
+        };
+      } catch (e) {
+        if (isNotFound(e)) return "missing";
+        throw e;
+      }
+    },
     close: () => nc.close(),
   };
 }

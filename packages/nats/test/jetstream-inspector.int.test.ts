@@ -44,6 +44,7 @@ const queue = (): ReturnType<typeof defaultConfig>["queue"] => ({
   backoffMs: [500, 1_000],
   maxAckPending: 2,
   pollMs: 100,
+  stopGraceMs: 60_000,
 });
 
 beforeAll(async () => {

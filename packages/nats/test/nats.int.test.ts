@@ -47,6 +47,7 @@ function queue(over: Partial<ReturnType<typeof defaultConfig>["queue"]> = {}) {
     backoffMs: [500, 1_000],
     maxAckPending: 2,
     pollMs: 100,
+    stopGraceMs: 60_000,
     ...over,
   };
 }

@@ -79,6 +79,7 @@ const queueDefaults = {
   backoffMs: [30_000, 120_000],
   maxAckPending: 1,
   pollMs: 100,
+  stopGraceMs: 60_000,
 };
 const interpreterDefaults = {
   leaseMs: 30_000,
@@ -161,6 +162,11 @@ export const ConfigFileSchema = z.strictObject({
       backoffMs: z.array(positiveMs).default(queueDefaults.backoffMs),
       maxAckPending: z.number().int().min(1).default(queueDefaults.maxAckPending),
       pollMs: positiveMs.default(queueDefaults.pollMs),
+      /**
+       * How long a stopping executor (SIGTERM, SIGINT, Ctrl-C on `idem up`) waits for the agents in
+       * flight before it kills them and gives their jobs back.
+       */
+      stopGraceMs: ms.default(queueDefaults.stopGraceMs),
     })
     .default(queueDefaults),
   nats: NatsConfigSchema.optional(),

@@ -2,8 +2,9 @@ import { startConsole } from "@idem/console";
 import { openEffects } from "@idem/core";
 import { assertListenAllowed, createLogger, startTelemetry } from "@idem/runtime";
 import type { Command } from "commander";
-import { actorOf, CliError, EXIT, loadConfigWithKinds } from "../context.js";
+import { CliError, EXIT, loadConfigWithKinds } from "../context.js";
 import { openVerifiedJournal } from "../ops/open-verified-journal.js";
+import { personOf } from "../ops/person.js";
 import { logFormatOption } from "../options.js";
 
 interface ConsoleCommandOptions {
@@ -48,7 +49,7 @@ export async function runConsole(opts: ConsoleCommandOptions, cmd: Command): Pro
       config,
       journal,
       effects,
-      actor: `${actorOf(opts.actor)} (console)`,
+      actor: `${personOf(opts.actor)} (console)`,
       ...(opts.readOnly && { readOnly: true }),
       ...(opts.host !== undefined && { host: opts.host }),
       ...(port !== undefined && { port }),

@@ -13,6 +13,7 @@ import {
 } from "../context.js";
 import { DEMO_TOPICS } from "../demo/demo-agents.js";
 import { createDemoWorkspace, type DemoWorkspace } from "../demo/demo-workspace.js";
+import { printEffectSummary, summarizeEffects } from "../demo/effect-summary.js";
 import { type IdemChild, spawnIdem } from "../ops/supervisor.js";
 import { printAudit } from "../render/print-audit.js";
 
@@ -75,10 +76,18 @@ export async function runDemoCommand(opts: DemoOptions): Promise<void> {
     const clean = isAuditClean(report);
     const totalEffects = result.effects;
     const onTarget = totalEffects - report.drift.length;
+    // Each effect once, by its first run and its final state: the audit's counts are events over
+    // both generations (the replay's "present" as well), which added up to more than the effects.
+    const effectStates = await summarizeEffects(journal);
     if (opts.json) {
-      printJson({ workspace: ws.dir, seed, ...result, audit: report, clean });
+      printJson({ workspace: ws.dir, seed, ...result, effectStates, audit: report, clean });
     } else {
-      process.stdout.write(printAudit(report));
+      process.stdout.write(printEffectSummary(effectStates));
+      process.stdout.write(
+        clean
+          ? `audit: ${report.targets.map((t) => `${t.target} (${t.keys} keys)`).join(", ") || "no git target"} scanned; no effect key twice at its target, no drift: ${color.green("clean")}\n`
+          : printAudit(report),
+      );
       process.stdout.write(
         `${clean ? color.green("demo done") : color.red("demo NOT clean")}: ${jobs} jobs, ${report.outputs} outputs, ` +
           `${onTarget}/${totalEffects} effects at their targets, each key once; ` +

@@ -80,7 +80,9 @@ export async function runDlqRetry(
     if (opts.json) printJson({ ...job, requeued: true });
     else
       process.stdout.write(
-        `${jobId}: dead-lettered job queued again (retry ${job.retry}, ${job.stream} seq ${job.seq})\n`,
+        job.stream === "embedded"
+          ? `${jobId}: dead-lettered job queued again on the embedded queue (retry ${job.retry}): an executor running its agent takes it at its next poll\n`
+          : `${jobId}: dead-lettered job published again to stream ${job.stream} (seq ${job.seq}, message ID ${jobId}#retry-${job.retry})\n`,
       );
     return;
   }

@@ -8,15 +8,22 @@ import { CliError, EXIT, loadConfig } from "../context.js";
 import { openVerifiedJournal } from "../ops/open-verified-journal.js";
 import { onStopSignal } from "../ops/stop-signal.js";
 import { whenAvailable } from "../ops/when-available.js";
-import { logFormatOption } from "../options.js";
+import { graceOption, logFormatOption } from "../options.js";
 
 /** `idem executor`, imported when it runs (its options and help: commands/executor.ts). */
 export async function runExecutor(
-  opts: { host?: string; port?: string; api?: boolean; logFormat?: string },
+  opts: { host?: string; port?: string; api?: boolean; logFormat?: string; grace?: string },
   cmd: Command,
 ): Promise<void> {
   const format = logFormatOption(opts.logFormat);
   const config = loadConfig(cmd.optsWithGlobals());
+  const graceMs = graceOption(opts.grace) ?? config.queue.stopGraceMs;
+  if (Object.keys(config.agents).length === 0 && opts.api === false && !config.nats) {
+    throw new CliError(
+      "nothing to do: no agents configured (agents.<name>) and --no-api (an executor without agents serves only the submit API)",
+      EXIT.USAGE,
+    );
+  }
   // Invariant 7, before any connection: exit 3 with the doctor's words.
   assertConfigInvariants(config);
   // An API beyond loopback without a token: exit 2 before anything starts (docs/security.md).
@@ -51,7 +58,12 @@ export async function runExecutor(
       resolve(s);
     };
   });
-  const disposeSignals = onStopSignal((s) => stopSignal(s));
+  // A second stop signal abandons what still runs at once (agents killed, jobs given back)
+  // instead of killing this process before it has cleaned up.
+  const disposeSignals = onStopSignal(
+    (s) => stopSignal(s),
+    () => executor?.abandon(),
+  );
   let journal: JournalStore | undefined;
   let executor: Executor | undefined;
   let api: ApiServer | undefined;
@@ -105,7 +117,7 @@ export async function runExecutor(
     logger.info({ signal: ended.signal }, "draining");
   } finally {
     await api?.close();
-    await executor?.stop();
+    await executor?.stop({ graceMs });
     await journal?.close();
     await tracing.shutdown();
     disposeSignals();

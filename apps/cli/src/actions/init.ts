@@ -1,6 +1,8 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { initialConfig, initWorkspace } from "@idem/core";
+import { openJournalStore } from "@idem/journal";
+import { type Config, isIdemError } from "@idem/schema";
 import {
   CliError,
   CONFIG_FILE,
@@ -11,15 +13,24 @@ import {
   printJson,
 } from "../context.js";
 
-/** `idem init`, imported when it runs (its options and help: commands/init.ts). */
+/**
+ * `idem init`, imported when it runs (its options and help: commands/init.ts). With `--journal`
+ * it writes no config: it creates the journal an existing config names (idempotent), the way out
+ * of "no journal" for a config written by hand, copied, or pointed at a new PostgreSQL database.
+ */
 export async function runInit(opts: {
   force?: boolean;
+  journal?: boolean;
   json?: boolean;
   config?: string;
 }): Promise<void> {
+  if (opts.journal) return initJournal(opts);
   const file = opts.config ? configPath(opts) : resolve(CONFIG_FILE);
   if (existsSync(file) && !opts.force) {
-    throw new CliError(`${file} exists already (use --force to overwrite)`, EXIT.FAILED);
+    throw new CliError(
+      `${file} exists already: to create its journal, idem init --journal (the config is kept); to overwrite it, --force`,
+      EXIT.FAILED,
+    );
   }
   writeFileSync(file, `${JSON.stringify(initialConfig(), null, 2)}\n`);
   const config = loadConfig({ config: file });
@@ -28,4 +39,32 @@ export async function runInit(opts: {
   const journal = journalLocation(config);
   if (opts.json) printJson({ config: file, journal });
   else process.stdout.write(`wrote ${file}\ncreated journal ${journal}\n`);
+}
+
+/** `idem init --journal`: the journal of the config `loadConfig` finds, made if missing. */
+async function initJournal(opts: { force?: boolean; json?: boolean; config?: string }) {
+  if (opts.force) throw new CliError("--journal keeps the config: drop --force", EXIT.USAGE);
+  // --config, $IDEM_CONFIG or ./idem.config.json, as every command: none found is exit 2.
+  const config = loadConfig(opts);
+  const journal = journalLocation(config);
+  const existed = await journalExists(config);
+  await initWorkspace(config);
+  if (opts.json) printJson({ config: config.file, journal, created: !existed });
+  else
+    process.stdout.write(
+      `${existed ? "journal exists" : "created journal"} ${journal} for ${config.file}\n`,
+    );
+}
+
+/** Whether the config's journal is there: the SQLite file, or the tables in the PostgreSQL database. */
+async function journalExists(config: Config): Promise<boolean> {
+  const url = config.journal.url;
+  if (url === null) return existsSync(config.journal.path);
+  try {
+    await (await openJournalStore({ url }, { readonly: true })).close();
+    return true;
+  } catch (e) {
+    if (isIdemError(e, "NOT_FOUND")) return false;
+    throw e;
+  }
 }

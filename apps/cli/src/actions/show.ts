@@ -1,19 +1,42 @@
-import { describeFilter, type JobView, showArchivedJob, showJob } from "@idem/core";
-import type { ReplaySelection } from "@idem/journal";
-import { formatTime, loadConfigWithKinds, printJson, table, withJournal } from "../context.js";
+import {
+  describeFilter,
+  type JobView,
+  type PendingJobView,
+  showArchivedJob,
+  showJob,
+  showPendingJob,
+} from "@idem/core";
+import type { EventRecord, ReplaySelection } from "@idem/journal";
+import { isIdemError } from "@idem/schema";
+import { formatTime, loadConfigWithKinds, printJson, table } from "../context.js";
+import { withExistingJournal } from "../ops/existing-journal.js";
 import { terminalText } from "../render/terminal-text.js";
 
-/** `idem show`, imported when it runs (its options and help: commands/show.ts). */
+/**
+ * `idem show`, imported when it runs (its options and help: commands/show.ts). A job with no
+ * output yet is shown from its queue row (where it stands, who holds it, until when).
+ */
 export async function runShow(
   jobId: string,
   opts: { archive?: boolean; json?: boolean; config?: string },
 ): Promise<void> {
   const config = await loadConfigWithKinds(opts);
-  const data: JobView = opts.archive
+  const data: JobView | PendingJobView = opts.archive
     ? showArchivedJob(config.journal.archiveDir, jobId)
-    : await withJournal(config, (j) => showJob(j, jobId));
+    : await withExistingJournal(config, async (j) => {
+        try {
+          return await showJob(j, jobId);
+        } catch (e) {
+          if (!isIdemError(e, "NOT_FOUND")) throw e;
+          return await showPendingJob(j, config, jobId);
+        }
+      });
   if (opts.json) {
     printJson(data);
+    return;
+  }
+  if (data.output === null) {
+    process.stdout.write(pendingText(data));
     return;
   }
   const o = data.output;
@@ -65,17 +88,34 @@ export async function runShow(
       ]),
     )}\n`,
   );
-  process.stdout.write(
-    `events\n${table(
-      ["at", "type", "actor", "data"],
-      data.events.map((e) => [
-        formatTime(e.at),
-        e.type,
-        e.actor,
-        e.data ? JSON.stringify(e.data).slice(0, 80) : "",
-      ]),
-    )}\n`,
-  );
+  process.stdout.write(eventsText(data.events));
+}
+
+function eventsText(events: readonly EventRecord[]): string {
+  return `events\n${table(
+    ["at", "type", "actor", "data"],
+    events.map((e) => [
+      formatTime(e.at),
+      e.type,
+      e.actor,
+      e.data ? JSON.stringify(e.data).slice(0, 80) : "",
+    ]),
+  )}\n`;
+}
+
+/** A job with no output: where it stands in the queue, and what happens next. */
+function pendingText(v: PendingJobView): string {
+  const j = v.job;
+  let out = `job ${j.jobId}  agent ${j.agent}  no output recorded yet: ${j.state}\n`;
+  out += j.deliveries === 0 ? "not delivered yet" : `delivery ${j.deliveries} of ${j.maxDeliver}`;
+  if (j.holder !== null && (j.state === "leased" || j.state === "expired"))
+    out += `, held by ${j.holder} until ${formatTime(j.leaseUntil)}`;
+  if (j.nextAt !== null) out += `, next try ${formatTime(j.nextAt)}`;
+  out += `\nnext: ${j.next}\ninput (${v.input.bytes} bytes): ${v.input.summary}\n`;
+  if (j.lastError !== null) out += `last error (${j.lastClass ?? "?"}): ${j.lastError}\n`;
+  if (v.deadLetter)
+    out += `dead letter: ${v.deadLetter.class} after ${v.deadLetter.deliveries} deliveries at ${formatTime(v.deadLetter.at)}: ${v.deadLetter.lastError}\n`;
+  return out + eventsText(v.events);
 }
 
 /** A replay's selection as its options: `--agent writer --since 2026-...`. */

@@ -1,18 +1,41 @@
-import { readStatus } from "@idem/core";
+import { LEASED_SHOWN, readLeasedJobs, readStatus } from "@idem/core";
 import { EFFECT_STATES, RUN_STATES } from "@idem/schema";
-import { loadConfig, printJson, table, withJournal } from "../context.js";
+import { formatTime, loadConfig, printJson, table } from "../context.js";
+import { withExistingJournal } from "../ops/existing-journal.js";
 
-/** `idem status`, imported when it runs (its options and help: commands/status.ts). */
+/**
+ * `idem status`, imported when it runs (its options and help: commands/status.ts). It reads the
+ * journal read-only and never creates it: a missing journal (or PostgreSQL tables) is exit 1
+ * naming `idem init --journal`.
+ */
 export async function runStatus(opts: { json?: boolean; config?: string }): Promise<void> {
   const config = loadConfig(opts);
-  const s = await withJournal(config, readStatus);
+  const { s, leased } = await withExistingJournal(config, async (journal) => ({
+    s: await readStatus(journal),
+    leased: await readLeasedJobs(journal),
+  }));
   if (opts.json) {
-    printJson(s);
+    printJson({ ...s, leased });
     return;
   }
   process.stdout.write(
     `${table(["outputs", "rejections", "dead letters", "jobs queued", "jobs running", "jobs done", "jobs dead"], [[s.outputs, s.rejections, s.deadLetters, s.jobs.queued, s.jobs.running, s.jobs.done, s.jobs.dead]])}\n`,
   );
+  if (leased.length > 0) {
+    const more = s.jobs.running > leased.length ? ` (the first ${LEASED_SHOWN})` : "";
+    process.stdout.write(
+      `jobs under a delivery's lease${more}; idem jobs lists every waiting job\n${table(
+        ["job", "agent", "holder", "lease ends", "delivery"],
+        leased.map((l) => [
+          l.jobId,
+          l.agent,
+          l.holder,
+          `${formatTime(l.leaseUntil)}${l.ended ? " (ended: holder died or stalled; next claim takes it)" : ""}`,
+          l.deliveries,
+        ]),
+      )}\n`,
+    );
+  }
   process.stdout.write(
     `runs (latest per output)\n${table([...RUN_STATES], [RUN_STATES.map((k) => s.runs[k])])}\n`,
   );

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import { color, configPath, exitHolder, loadConfig, useColor } from "../context.js";
 import { supervise } from "../ops/supervisor.js";
-import { logFormatOption } from "../options.js";
+import { graceOption, logFormatOption } from "../options.js";
 
 const PREFIX_COLORS = [color.cyan, color.magenta, color.yellow] as const;
 
@@ -10,7 +10,11 @@ interface UpOptions {
   config?: string;
   logFormat?: string;
   console?: boolean;
+  grace?: string;
 }
+
+/** How long up gives a child past the executor's stop grace before it SIGKILLs it. */
+const KILL_MARGIN_MS = 30_000;
 
 /** `idem up`, imported when it runs (its options and help: commands/up.ts). */
 export async function runUp(opts: UpOptions, cmd: Command): Promise<void> {
@@ -20,6 +24,8 @@ export async function runUp(opts: UpOptions, cmd: Command): Promise<void> {
   const config = loadConfig(globals);
   // loadConfig found a file (no config at all is refused), so both children get the same one.
   const file = config.file ?? configPath(globals);
+  const graceMs = graceOption(opts.grace) ?? config.queue.stopGraceMs;
+  const graceS = graceMs / 1000;
   const names = opts.console ? ["executor", "interpreter", "console"] : ["executor", "interpreter"];
   const width = Math.max(...names.map((n) => n.length));
   const prefix = (name: string) => {
@@ -30,7 +36,10 @@ export async function runUp(opts: UpOptions, cmd: Command): Promise<void> {
   let fatal: ((code: number) => void) | undefined;
   const supervisor = supervise({
     processes: [
-      { name: "executor", args: ["executor", "--log-format", format] },
+      {
+        name: "executor",
+        args: ["executor", "--log-format", format, "--grace", String(graceS)],
+      },
       {
         name: "interpreter",
         args: ["interpreter", "--concurrency", opts.concurrency ?? "1", "--log-format", format],
@@ -42,17 +51,32 @@ export async function runUp(opts: UpOptions, cmd: Command): Promise<void> {
       (stream === "stdout" ? process.stdout : process.stderr).write(`${prefix(name)} ${line}\n`),
     onEvent: (message) => process.stderr.write(`${color.bold("up")} ${message}\n`),
     onFatal: (_name, code) => fatal?.(code),
+    stopGraceMs: graceMs + KILL_MARGIN_MS,
   });
   process.stderr.write(
     `${color.bold("up")} config ${file}; Ctrl-C stops ${opts.console ? "all three" : "both"}\n`,
   );
+  if (Object.keys(config.agents).length === 0) {
+    process.stderr.write(
+      `${color.bold("up")} no agents configured: the executor runs none and serves the submit API for agents elsewhere; the interpreter applies what they submit (configure agents.<name> to run agents here)\n`,
+    );
+  }
   await new Promise<void>((resolve) => {
+    let signalled = false;
     const onSignal = (signal: NodeJS.Signals) => {
+      if (signalled) {
+        // A second Ctrl-C: the executor abandons its agents now (SIGTERM again is its signal for
+        // that; from a terminal it has the SIGINT too). up still waits for both to end.
+        process.stderr.write(
+          `${color.bold("up")} ${signal} again: the executor kills its agents and gives their jobs back now\n`,
+        );
+        supervisor.signal("SIGTERM");
+        return;
+      }
+      signalled = true;
       process.stderr.write(
-        `${color.bold("up")} ${signal}: stopping ${opts.console ? "all three" : "both"}\n`,
+        `${color.bold("up")} ${signal}: stopping ${opts.console ? "all three" : "both"}; the executor waits up to ${graceS} s for its agents in flight (--grace, queue.stopGraceMs), then kills them and gives their jobs back; Ctrl-C again to do that now\n`,
       );
-      process.off("SIGINT", onSignal);
-      process.off("SIGTERM", onSignal);
       void supervisor.stop().then(resolve);
     };
     fatal = (code) => {

@@ -1,12 +1,14 @@
 import type { Command } from "commander";
-import { LOG_FORMAT_HELP } from "../help-text.js";
+import { GRACE_HELP, LOG_FORMAT_HELP } from "../help-text.js";
 import { lazyAction } from "../lazy-action.js";
 
 /**
  * Registers `idem executor`: runs the executor (and the HTTP API unless `--no-api`) until SIGTERM
- * or SIGINT, then drains. Exit 3 for a config that breaks invariant 7 (before any connection), 2
- * for a bad `--port` or `IDEM_FAULT` or an API beyond loopback without `api.token`, 1 when the
- * journal fails for good (a supervisor restarts it).
+ * or SIGINT, then drains: waits up to --grace for the agents in flight, then kills their process
+ * groups and gives their jobs back (a second signal does that at once). Exit 3 for a config that
+ * breaks invariant 7 (before any connection), 2 for a bad `--port` or `IDEM_FAULT` or an API
+ * beyond loopback without `api.token`, 1 when the journal fails for good (a supervisor restarts
+ * it).
  */
 export function register(program: Command): void {
   program
@@ -18,5 +20,6 @@ export function register(program: Command): void {
     .option("--port <n>", "HTTP API port (default: api.port; 0 picks a free one)")
     .option("--no-api", "do not serve the HTTP API")
     .option("--log-format <format>", LOG_FORMAT_HELP)
+    .option("--grace <seconds>", GRACE_HELP)
     .action(lazyAction(async () => (await import("../actions/executor.js")).runExecutor));
 }

@@ -4,8 +4,14 @@ import { lazyAction } from "../lazy-action.js";
 export function register(program: Command): void {
   program
     .command("init")
-    .description("write a default idem.config.json and an empty journal in the current directory")
+    .description(
+      "write a default idem.config.json and an empty journal in the current directory; with --journal, create the journal of an existing config",
+    )
     .option("--force", "overwrite an existing config")
+    .option(
+      "--journal",
+      "keep the existing config and create its journal (the SQLite file, or the tables in its PostgreSQL database)",
+    )
     .option("--json", "print JSON")
     .action(lazyAction(async () => (await import("../actions/init.js")).runInit));
 }

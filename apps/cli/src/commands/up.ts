@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { LOG_FORMAT_HELP } from "../help-text.js";
+import { GRACE_HELP, LOG_FORMAT_HELP } from "../help-text.js";
 import { lazyAction } from "../lazy-action.js";
 
 /**
@@ -15,6 +15,7 @@ export function register(program: Command): void {
     )
     .option("--concurrency <n>", "the interpreter's --concurrency", "1")
     .option("--log-format <format>", LOG_FORMAT_HELP)
+    .option("--grace <seconds>", GRACE_HELP)
     .option(
       "--console",
       "also serve the operator console (idem console) on console.host:console.port",

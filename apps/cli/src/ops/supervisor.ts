@@ -70,7 +70,10 @@ export interface SupervisorOptions {
   maxBackoffMs?: number;
   /** A process that ran this long before dying restarts at the first delay again. */
   healthyAfterMs?: number;
-  /** How long a stopped process gets between SIGTERM and SIGKILL. */
+  /**
+   * How long a stopped process gets between SIGTERM and SIGKILL: a last resort, longer than the
+   * executor's own stop grace (it kills its agents and gives their jobs back itself).
+   */
   stopGraceMs?: number;
 }
 
@@ -79,7 +82,11 @@ export interface SupervisorOptions {
  * 30 s; back to 500 ms once it has run for a minute). `stop()` sends SIGTERM to all, waits for
  * them (SIGKILL after the grace period) and resolves when every one has exited.
  */
-export function supervise(options: SupervisorOptions): { stop(): Promise<void> } {
+export function supervise(options: SupervisorOptions): {
+  stop(): Promise<void>;
+  /** Sends `signal` to every process running now (a second Ctrl-C passed on). */
+  signal(signal: NodeJS.Signals): void;
+} {
   const backoff = options.backoffMs ?? 500;
   const maxBackoff = options.maxBackoffMs ?? 30_000;
   const healthyAfter = options.healthyAfterMs ?? 60_000;
@@ -122,6 +129,9 @@ export function supervise(options: SupervisorOptions): { stop(): Promise<void> }
   }
 
   return {
+    signal(signal) {
+      for (const c of current.values()) c.child.kill(signal);
+    },
     async stop() {
       if (stopping) return;
       stopping = true;

@@ -1,6 +1,47 @@
 import type { AuditReport } from "@idem/core";
+import type { JournalStore } from "@idem/journal";
+import { parseEffectKey } from "@idem/schema";
 import { html } from "hono/html";
 import { type Html, table, time } from "../format.js";
+
+/** What the console remembers of the last audit it ran, for the overview's alerts. */
+export interface AuditMemory {
+  at: number;
+  since: number | null;
+  clean: boolean;
+  /** The jobs whose effects drifted (the ledger says applied or present; the target lacks them). */
+  driftJobs: string[];
+  drift: number;
+  duplicates: number;
+}
+
+/** Per console (its journal handle): the last audit run from its audit page, in memory only. */
+const memory = new WeakMap<JournalStore, AuditMemory>();
+
+/** Notes an audit the audit page ran, for the overview. */
+export function rememberAudit(journal: JournalStore, r: AuditReport, clean: boolean, at: number) {
+  memory.set(journal, {
+    at,
+    since: r.since,
+    clean,
+    driftJobs: driftJobs(r),
+    drift: r.drift.length,
+    duplicates: r.duplicates.length,
+  });
+}
+
+/** The last audit this console ran, or undefined when none since it started. */
+export const lastAudit = (journal: JournalStore): AuditMemory | undefined => memory.get(journal);
+
+/** The jobs of the drifted effect keys (`<jobId>/<index>`), each once, in the report's order. */
+function driftJobs(r: AuditReport): string[] {
+  return [...new Set(r.drift.flatMap((d) => parseEffectKey(d.key)?.jobId ?? []))];
+}
+
+/** The replay page planning (dry run) a replay of `jobs`: the way back from drift. */
+export function replayHref(jobs: readonly string[]): string {
+  return `/replay?${new URLSearchParams({ jobs: jobs.join(" ") }).toString()}`;
+}
 
 /** The reconciliation table of `idem audit`, its duplicates, drift and unknown keys. */
 export function auditBody(r: AuditReport, clean: boolean, since: string): Html {
@@ -62,5 +103,10 @@ ${table(
         html`<tr><td><code>${u.key}</code></td><td>${u.target}</td><td>${u.commits.map((c) => html`<code title="${c}">${c.slice(0, 12)}</code> `)}</td></tr>`,
     ),
   "No unknown key.",
-)}`;
+)}
+${
+  r.drift.length > 0
+    ? html`<p data-testid="drift-replay">The ledger says these effects were applied; their targets lack them. <a href="${replayHref(driftJobs(r))}">Plan a replay of the ${driftJobs(r).length} job(s)</a>: a dry run first, each effect probed; only what is missing is sent again.</p>`
+    : ""
+}`;
 }

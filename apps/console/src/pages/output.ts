@@ -48,10 +48,10 @@ export function outputBody(v: JobView, canAct: boolean): Html {
           .map((g) =>
             tableHtml(
               `Generation ${g}`,
-              ["key", "kind", "state", "detail"],
+              ["key", "kind", "state (as the ledger last saw it)", "since", "detail"],
               (byGen.get(g) ?? []).map(
                 (x) =>
-                  `<tr data-key="${e(x.key)}"><td><code>${e(x.key)}</code></td><td>${e(x.kind)}</td><td>${badgeTag(x.state)}</td><td>${detailHtml(x.detail)}</td></tr>`,
+                  `<tr data-key="${e(x.key)}"><td><code>${e(x.key)}</code></td><td>${e(x.kind)}</td><td>${badgeTag(x.state)}</td><td>${timeTag(x.updatedAt)}</td><td>${detailHtml(x.detail)}</td></tr>`,
               ),
             ),
           )
@@ -107,6 +107,7 @@ ${tableHtml(
   runs,
 )}
 <h2>Effects</h2>
+<p class="empty" data-testid="ledger-note">A state is what the ledger last recorded, at the time shown: nobody has looked at the target since (a file deleted or a branch reset by hand is not seen here). To check the targets now, <a href="/audit">run an audit</a>, or <a href="/replay?jobs=${jobParam}">plan a replay of this output</a>, whose dry run probes each effect.</p>
 ${effects}
 <h2>Timeline</h2>
 ${timeline}

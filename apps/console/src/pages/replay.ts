@@ -1,5 +1,5 @@
 import { describeFilter, type ReplayPlan } from "@idem/core";
-import { RUN_STATES } from "@idem/schema";
+import { EFFECT_STATES, RUN_STATES } from "@idem/schema";
 import { html } from "hono/html";
 import { badge, flash, type Html, jobLink, table } from "../format.js";
 import type { ReplayProgress } from "../views/replay-progress.js";
@@ -175,19 +175,31 @@ export function progressBody(
 <p>${p.total} generation(s) created by <b>${meta.actor}</b>: “${meta.reason}”.</p>
 <p data-testid="progress" data-remaining="${p.remaining}">${
     p.remaining === 0
-      ? html`<b>Interpreted</b>: ${p.states.done} done, ${p.states.dead} dead.`
+      ? html`<b>Interpreted</b>: ${p.states.done} done, ${p.states.dead} dead; effects ${p.effects.applied} applied, ${p.effects.present} found present, ${p.effects.skipped} skipped, ${p.effects.failed + p.effects.uncertain} failed or uncertain.`
       : html`<progress max="${p.total}" value="${p.total - p.remaining}"></progress> ${p.total - p.remaining}/${p.total} interpreted; waiting for an interpreter (idem up, idem interpreter).`
   }</p>
 <div class="cards">${RUN_STATES.map(
     (s) =>
       html`<div class="card"><div class="v" data-k="runs.${s}">${p.states[s]}</div><div class="k">${badge(s)}</div></div>`,
   )}</div>
+<h2>Effects of these generations</h2>
+<div class="cards" data-testid="effect-states">${EFFECT_STATES.map(
+    (s) =>
+      html`<div class="card"><div class="v" data-k="effects.${s}">${p.effects[s]}</div><div class="k">${badge(s)}</div></div>`,
+  )}</div>
 ${table(
   "Runs",
-  ["job", "gen", "state"],
+  ["job", "gen", "state", "effects"],
   p.runs.map(
     (r) =>
-      html`<tr><td>${jobLink(r.jobId)}</td><td class="n">${r.generation}</td><td>${badge(r.state)}</td></tr>`,
+      html`<tr data-run="${r.jobId}"><td>${jobLink(r.jobId)}</td><td class="n">${r.generation}</td><td>${badge(r.state)}</td><td>${
+        r.effects.length === 0
+          ? "not decided yet"
+          : r.effects.map(
+              (x) =>
+                html`<span class="kv" data-effect="${x.key}"><code>${x.key}</code> ${badge(x.state)}</span> `,
+            )
+      }</td></tr>`,
   ),
 )}`;
 }

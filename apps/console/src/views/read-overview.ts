@@ -1,3 +1,4 @@
+import { type LeasedJob, readLeasedJobs } from "@idem/core";
 import type { JournalActivity, JournalStatus, JournalStore } from "@idem/journal";
 import type { Config } from "@idem/schema";
 
@@ -22,6 +23,11 @@ export interface Overview {
    * `activitySince` (by default the last ACTIVITY_HOURS) to the end of the minute of `at`.
    */
   activity: JournalActivity;
+  /**
+   * The jobs under a delivery's lease (the first LEASED_SHOWN): who holds each and until when,
+   * `ended` once the lease has ended with no output (its executor died or stalled).
+   */
+  leased: LeasedJob[];
 }
 
 const HOUR_MS = 3_600_000;
@@ -57,10 +63,11 @@ export async function readOverview(
     until - ACTIVITY_BUCKET_MS,
     Math.floor(asked / ACTIVITY_BUCKET_MS) * ACTIVITY_BUCKET_MS,
   );
-  const [status, lastHour, activity] = await Promise.all([
+  const [status, lastHour, activity, leased] = await Promise.all([
     journal.status(),
     journal.deadLetters.list({ since: at - HOUR_MS }),
     journal.activity({ since, until, bucketMs: ACTIVITY_BUCKET_MS }),
+    readLeasedJobs(journal, { now: at }),
   ]);
   const perHour = options.config.alerts.deadLettersPerHour;
   const alerts: OverviewAlert[] = [];
@@ -92,5 +99,6 @@ export async function readOverview(
     deadLettersPerHour: perHour,
     alerts,
     activity,
+    leased,
   };
 }

@@ -22,7 +22,7 @@ export async function checkJournal(config: Config, add: AddFinding): Promise<voi
       "warning",
       "journal.path",
       `no journal at ${path} yet`,
-      "run `idem init` here, or point --config at the config of the journal you mean",
+      "create it for this config with `idem init --journal` (the config is kept), or point --config at the config of the journal you mean",
     );
     checkWritableDir("journal.path", dirname(nearestExisting(path)), "journal folder", add);
     return;
@@ -49,7 +49,7 @@ export async function checkJournal(config: Config, add: AddFinding): Promise<voi
         "warning",
         "journal.url",
         e.message,
-        "run `idem init` with this config to create the tables",
+        "create the tables with `idem init --journal` (the config is kept; the database must exist)",
       );
       return;
     }

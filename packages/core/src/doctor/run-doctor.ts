@@ -57,6 +57,14 @@ export async function runDoctor(
     checked.push(`root ${alias}`);
     checkWritableDir(`roots.${alias}`, root.path, "root", add);
   }
+  if (Object.keys(config.agents).length === 0) {
+    add(
+      "warning",
+      "agents",
+      "no agents configured: idem up and idem executor run no agent here; they serve the submit API for agents elsewhere (HTTP POST /v1/outputs, or NATS) and the interpreter applies what is submitted",
+      "to run agents here, configure agents.<name> with its command (docs/agents.md, A command agent)",
+    );
+  }
   for (const [name, agent] of Object.entries(config.agents)) {
     checked.push(`agent ${name}`);
     checkAgentProgram(name, agent, config.dir, add);

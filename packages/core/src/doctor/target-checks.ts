@@ -51,23 +51,18 @@ export async function checkRepo(
       `point ${key}.path at ${top}, or git init ${repo.path} on its own`,
     );
   }
-  for (const [i, branch] of [repo.branch, ...repo.branches].entries()) {
-    const r = await git(repo.path, [
-      "rev-parse",
-      "--verify",
-      "--quiet",
-      `refs/heads/${branch}^{commit}`,
-    ]);
-    if (r.code !== 0) {
-      add(
-        i === 0 ? "violation" : "warning",
-        i === 0 ? `${key}.branch` : `${key}.branches`,
-        `branch ${branch} does not exist in ${repo.path}`,
-        i === 0
-          ? `create it with a first commit (git -C ${repo.path} commit --allow-empty -m init on ${branch}), or fix ${key}.branch`
-          : `create it (git -C ${repo.path} branch ${branch} ${repo.branch}) before an agent targets it`,
-      );
-    }
+  if (!(await branchHasCommit(repo.path, repo.branch))) {
+    const fix = await missingBranchFix(alias, repo.path, repo.branch);
+    add("violation", `${key}.branch`, fix.finding, fix.fix);
+  }
+  for (const branch of repo.branches) {
+    if (await branchHasCommit(repo.path, branch)) continue;
+    add(
+      "warning",
+      `${key}.branches`,
+      `branch ${branch} does not exist in ${repo.path}`,
+      `create it (git -C ${repo.path} branch ${branch} ${repo.branch}) before an agent targets it`,
+    );
   }
   for (const lock of ["index.lock", "HEAD.lock"]) {
     const gitDir = await git(repo.path, ["rev-parse", "--absolute-git-dir"]);
@@ -81,6 +76,45 @@ export async function checkRepo(
       );
     }
   }
+}
+
+/** Whether `refs/heads/<branch>` names a commit in the repository at `path`. */
+async function branchHasCommit(path: string, branch: string): Promise<boolean> {
+  const r = await git(path, ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}^{commit}`]);
+  return r.code === 0;
+}
+
+/**
+ * What doctor says of a configured branch that has no commit, naming the branch the repository is
+ * on (after a plain `git init`, often `master`), and a fix that works from where it stands: every
+ * command it offers leaves the working tree on the configured branch, so what the interpreter
+ * commits there is what the working tree shows.
+ */
+async function missingBranchFix(
+  alias: string,
+  path: string,
+  branch: string,
+): Promise<{ finding: string; fix: string }> {
+  const head = (await git(path, ["symbolic-ref", "--quiet", "--short", "HEAD"])).stdout.trim();
+  const headCommits = head !== "" && (await branchHasCommit(path, head));
+  const commit = `git -C ${path} commit --allow-empty -m init`;
+  if (head === branch) {
+    return {
+      finding: `branch ${branch} has no commit yet in ${path}`,
+      fix: `make its first commit: \`${commit}\``,
+    };
+  }
+  if (head === "") {
+    return {
+      finding: `branch ${branch} does not exist in ${path}, whose HEAD is detached`,
+      fix: `create it where HEAD is: \`git -C ${path} checkout -b ${branch}\`, or set repos.${alias}.branch to an existing branch`,
+    };
+  }
+  const rename = `git -C ${path} branch -m ${head} ${branch}`;
+  return {
+    finding: `branch ${branch} does not exist in ${path}; the repository is on branch ${head}${headCommits ? "" : " (no commit yet)"}`,
+    fix: `set repos.${alias}.branch to "${head}"${headCommits ? "" : ` and make its first commit (\`${commit}\`)`}, or rename ${head} to ${branch}: \`${rename}${headCommits ? "" : ` && ${commit}`}\``,
+  };
 }
 
 /** That `path` (named by config `key`, described as `what`) is an existing directory this user can write. */

@@ -6,7 +6,7 @@ import {
   type OutputRecord,
   type ReplaySelection,
 } from "@idem/journal";
-import { type Config, describeError, type EffectSpec, effectKey } from "@idem/schema";
+import { type Config, describeError, type EffectSpec, effectKey, IdemError } from "@idem/schema";
 import { decideEffect } from "../decide/decide-effect.js";
 import { SupersedeIndex } from "../decide/supersede-index.js";
 import { type EffectFilter, effectInFilter, targetsInFilter } from "./effect-filter.js";
@@ -101,7 +101,8 @@ type ProbeGroup = { items: ProbeItem[]; entries: PlanEntry[] };
  * find the scan done. The warm-up's answers are thrown away: the plan is the same without it.
  *
  * A probe that fails, or a decision that throws, makes its rows `conflict` with the reason: the
- * plan itself only throws when the journal cannot be read (that error propagates).
+ * plan itself only throws when the journal cannot be read (that error propagates), or NOT_FOUND
+ * when `selection.jobIds` names a job with no output (its `details.jobIds` lists them).
  *
  * With `only` (a replay by kind or target), the effects outside the filter are neither decided nor
  * probed: they are listed in `kept` with the state their latest generation left them in; an output
@@ -143,6 +144,14 @@ export async function buildReplayPlan(options: {
       if (page.length < PAGE) break;
       afterSeq = (page[page.length - 1] as OutputRecord).seq;
       await nextTurn();
+    }
+    const unknown = missingJobs(options.selection, ids);
+    if (unknown.length > 0) {
+      throw new IdemError(
+        "NOT_FOUND",
+        `no output recorded for ${unknown.length === 1 ? "job" : "jobs"} ${unknown.slice(0, 10).join(", ")}${unknown.length > 10 ? ", ..." : ""}: nothing to replay (idem jobs lists the jobs still waiting for one)`,
+        { details: { jobIds: unknown } },
+      );
     }
     const latestRuns = await journal.runs.latestOf(ids);
     await nextTurn();
@@ -316,4 +325,11 @@ function presentDetail(detail: Record<string, unknown>): string {
   if (detail.reversed === true) return " (its change is already in the tree)";
   if (detail.simulated === true) return " (an earlier step of this plan writes the same bytes)";
   return "";
+}
+
+/** The job IDs a `--job` selection names that have no output (`found`: the outputs it selected). */
+function missingJobs(selection: ReplaySelection, found: readonly string[]): string[] {
+  if (!selection.jobIds) return [];
+  const have = new Set(found);
+  return [...new Set(selection.jobIds)].filter((id) => !have.has(id));
 }

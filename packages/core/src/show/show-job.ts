@@ -18,6 +18,11 @@ export interface ShownEffect {
   kind: string;
   state: string;
   detail: Record<string, unknown> | null;
+  /**
+   * When the ledger last wrote this row (epoch ms): the state is what it saw then, not a probe of
+   * the target now (an audit or a replay's dry run asks the target). Absent in archives.
+   */
+  updatedAt?: number;
 }
 
 /** One replayed generation's lineage, as `idem show` lists it: who, why, what, and of which generation. */
@@ -89,7 +94,14 @@ export function showArchivedJob(archiveDir: string, jobId: string): JobView {
 }
 
 function shownEffect(e: EffectRecord): ShownEffect {
-  return { key: e.key, generation: e.generation, kind: e.kind, state: e.state, detail: e.detail };
+  return {
+    key: e.key,
+    generation: e.generation,
+    kind: e.kind,
+    state: e.state,
+    detail: e.detail,
+    ...(e.updatedAt === undefined ? {} : { updatedAt: e.updatedAt }),
+  };
 }
 
 /** A run with its filter and lineage fields, null when it has none (archives written before them). */

@@ -52,6 +52,8 @@ export const JOURNAL_EVENTS = {
   JOB_FAILED: "job.failed",
   /** A job was dead-lettered. */
   JOB_DEAD: "job.dead",
+  /** A delivery was given back unfinished (its executor stopped): queued again, uncounted. */
+  JOB_RELEASED: "job.released",
   /** A dead letter was retried (written as `job.<action>`, see `deadLetterEvent`). */
   JOB_RETRY: "job.retry",
   /** A dead letter was dismissed. */

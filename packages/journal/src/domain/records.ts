@@ -1,7 +1,7 @@
 import type { AgentOutput, FailureClass } from "@idem/schema";
 import type { DeadLetterRecord } from "../port/dead-letters.js";
 import type { EventRecord } from "../port/events.js";
-import type { JobRecord } from "../port/jobs.js";
+import type { JobEntry, JobRecord } from "../port/jobs.js";
 import type { EffectRecord } from "../port/ledger.js";
 import type {
   OutputRecord,
@@ -176,15 +176,10 @@ export const toEffect = (r: EffectRowShape): EffectRecord => ({
 /** A job record from a jobs row joined with its input and trace context. */
 export const toJob = (r: JobRowWithInputShape): JobRecord =>
   jobRecord(r, JSON.parse(r.input) as unknown, r.traceparent);
-/** A job record from a jobs row, its parsed input and its trace context (null: none). */
-export const jobRecord = (
-  r: JobRowShape,
-  input: unknown,
-  traceparent: string | null | undefined,
-): JobRecord => ({
+/** A job as a listing shows it (no input, no trace context), from its jobs row. */
+export const toJobEntry = (r: JobRowShape): JobEntry => ({
   jobId: r.job_id,
   agent: r.agent,
-  input,
   inputHash: r.input_hash,
   state: r.state,
   deliveries: r.deliveries,
@@ -196,6 +191,15 @@ export const jobRecord = (
   lastClass: r.last_class,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
+});
+/** A job record from a jobs row, its parsed input and its trace context (null: none). */
+export const jobRecord = (
+  r: JobRowShape,
+  input: unknown,
+  traceparent: string | null | undefined,
+): JobRecord => ({
+  ...toJobEntry(r),
+  input,
   ...(traceparent == null ? {} : { traceparent }),
 });
 /** A dead-letter record from its row. */

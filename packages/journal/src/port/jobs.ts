@@ -26,6 +26,9 @@ export interface JobRecord {
   traceparent?: string;
 }
 
+/** A job as a listing shows it: its row without its input or trace context. */
+export type JobEntry = Omit<JobRecord, "input" | "traceparent">;
+
 /**
  * The answer to an enqueue: `enqueued` (new), `duplicate` (same job ID and input) or `conflict`
  * (another input under the ID: refused, with a `job.conflict` event).
@@ -123,8 +126,27 @@ export interface JournalJobs {
     lease: JobLease,
     failure: { class: FailureClass; error: string; nextAt: number },
   ): Promise<void>;
+  /**
+   * A delivery given back unfinished because its executor is stopping (its agent was killed at the
+   * end of the stop grace): back to queued, due now, and the delivery not counted (the job did not
+   * fail: its next delivery has the number this one had), with a `job.released` event naming why.
+   * @throws LEASE_LOST when the token is stale.
+   */
+  release(lease: JobLease, release: { reason: string }): Promise<void>;
   /** Outbox jobs with neither an output nor a dead letter, created at or after `since`. */
   pending(options?: { since?: number; limit?: number }): Promise<JobRecord[]>;
+  /**
+   * Jobs still waiting for an output: queued (due now or at a later time) or running under a
+   * delivery's lease (which may have ended without an output: its holder died or stalled), in
+   * enqueue order, without their input; with `agent`, only that agent's; `limit` at most (default
+   * every one); with `state`, only the queued or only the running ones. Read through the due-jobs
+   * index: the cost follows the unfinished jobs, not the journal's history. Read-only.
+   */
+  list(options?: {
+    agent?: string;
+    state?: "queued" | "running";
+    limit?: number;
+  }): Promise<JobEntry[]>;
   /** How many jobs were enqueued (created) at or after `since`; all of them without it. */
   count(options?: { since?: number }): Promise<number>;
 }

@@ -77,7 +77,7 @@ async function requireJournal(pool: pg.Pool, url: string): Promise<void> {
     if (found?.outputs !== true && !history) {
       throw new IdemError(
         "NOT_FOUND",
-        `no journal in ${redactUrl(url)} (run idem init, or check journal.url)`,
+        `no journal in ${redactUrl(url)}: create its tables with idem init --journal (the config is kept), or check journal.url`,
       );
     }
     await refuseForeignTables(client, history);

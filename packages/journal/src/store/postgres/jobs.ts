@@ -4,7 +4,7 @@ import { enqueueOutcome, exhaustedDelivery, jobClaimDecision } from "../../domai
 import { JOURNAL_EVENTS as E } from "../../domain/events.js";
 import { jobInput } from "../../domain/job-input.js";
 import { jobLeaseLost } from "../../domain/leases.js";
-import { jobRecord, toJob } from "../../domain/records.js";
+import { jobRecord, toJob, toJobEntry } from "../../domain/records.js";
 import { sqlStateList, UNFINISHED_JOB_STATES } from "../../domain/states.js";
 import type {
   EnqueueResult,
@@ -313,6 +313,25 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
       });
     },
 
+    async release(lease, release) {
+      await c.tx(async (client) => {
+        const { rows } = await client.query<{ seq: number }>(
+          `UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_token = NULL, lease_until = NULL,
+           due_at = ${NOW_MS}, next_at = NULL, deliveries = GREATEST(0, deliveries - 1), updated_at = $1
+           WHERE job_id = $2 AND state = 'running' AND lease_token = $3 RETURNING seq`,
+          [c.clock.now(), lease.jobId, lease.token],
+        );
+        if (rows.length === 0) throw jobLeaseLost(lease, await stateOf(client, lease.jobId));
+        await c.event(client, {
+          jobId: lease.jobId,
+          type: E.JOB_RELEASED,
+          actor: lease.owner,
+          data: { reason: release.reason },
+        });
+      });
+      await announceWork(c, "jobs");
+    },
+
     async pending(options = {}) {
       const limit =
         options.limit === undefined ? "ALL" : String(Math.max(0, Math.floor(options.limit)));
@@ -322,6 +341,27 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
         [options.since ?? 0],
       );
       return rows.map(toJob);
+    },
+
+    async list(options = {}) {
+      const limit =
+        options.limit === undefined ? "ALL" : String(Math.max(0, Math.floor(options.limit)));
+      const where: string[] = [];
+      const params: string[] = [];
+      if (options.agent !== undefined) {
+        params.push(options.agent);
+        where.push(`AND agent = $${params.length}`);
+      }
+      if (options.state !== undefined) {
+        params.push(options.state);
+        where.push(`AND state = $${params.length}`);
+      }
+      const rows = await c.query<JobRow>(
+        `SELECT jobs.* FROM jobs WHERE state IN ${UNFINISHED} ${where.join(" ")}
+         AND NOT EXISTS (SELECT 1 FROM outputs o WHERE o.job_id = jobs.job_id) ORDER BY jobs.seq LIMIT ${limit}`,
+        params,
+      );
+      return rows.map(toJobEntry);
     },
 
     async count(options = {}) {

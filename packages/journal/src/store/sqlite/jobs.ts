@@ -13,7 +13,14 @@ import type {
 import type { SqliteConnection } from "./connection.js";
 import { deadLetterRow } from "./dead-letters.js";
 import { heldJob } from "./held.js";
-import { JOB_WITH_INPUT, type JobRow, type JobRowWithInput, jobRecord, toJob } from "./rows.js";
+import {
+  JOB_WITH_INPUT,
+  type JobRow,
+  type JobRowWithInput,
+  jobRecord,
+  toJob,
+  toJobEntry,
+} from "./rows.js";
 import { insertedRowid } from "./statements.js";
 import { placeholders } from "./where.js";
 
@@ -277,6 +284,23 @@ export function sqliteJobs(c: SqliteConnection): JournalJobs {
       });
     },
 
+    async release(lease, release) {
+      await c.write(() => {
+        heldJob(c, lease);
+        const now = c.clock.now();
+        c.st(
+          `UPDATE jobs SET state = 'queued', lease_owner = NULL, lease_token = NULL, lease_until = NULL,
+           due_at = ?, next_at = NULL, deliveries = MAX(0, deliveries - 1), updated_at = ? WHERE job_id = ?`,
+        ).run(now, now, lease.jobId);
+        c.event({
+          jobId: lease.jobId,
+          type: E.JOB_RELEASED,
+          actor: lease.owner,
+          data: { reason: release.reason },
+        });
+      });
+    },
+
     async pending(options = {}) {
       const rows = c
         .st(
@@ -287,6 +311,27 @@ export function sqliteJobs(c: SqliteConnection): JournalJobs {
         )
         .all(options.since ?? 0, options.limit ?? -1) as JobRowWithInput[];
       return rows.map(toJob);
+    },
+
+    async list(options = {}) {
+      const where: string[] = [];
+      const params: (string | number)[] = [];
+      if (options.agent !== undefined) {
+        where.push("AND agent = ?");
+        params.push(options.agent);
+      }
+      if (options.state !== undefined) {
+        where.push("AND state = ?");
+        params.push(options.state);
+      }
+      const rows = c.db
+        .prepare(
+          // jobs_due holds exactly the queued and running jobs, as in pending.
+          `SELECT jobs.* FROM jobs INDEXED BY jobs_due WHERE state IN ${UNFINISHED} ${where.join(" ")}
+           AND NOT EXISTS (SELECT 1 FROM outputs o WHERE o.job_id = jobs.job_id) ORDER BY jobs.seq LIMIT ?`,
+        )
+        .all(...params, options.limit ?? -1) as JobRow[];
+      return rows.map(toJobEntry);
     },
 
     async count(options = {}) {

@@ -34,6 +34,7 @@ export {
   toEffect,
   toEvent,
   toJob,
+  toJobEntry,
   toOutput,
   toRejection,
   toRun,

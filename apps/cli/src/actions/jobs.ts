@@ -1,0 +1,76 @@
+import { type JobsListing, listJobs, readStreamBacklog, WAITING_JOB_STATES } from "@idem/core";
+import { CliError, EXIT, formatTime, loadConfig, printJson, table } from "../context.js";
+import { withExistingJournal } from "../ops/existing-journal.js";
+
+/** `idem jobs`, imported when it runs (its options and help: commands/jobs.ts). */
+export async function runJobs(opts: {
+  agent?: string;
+  limit?: string;
+  json?: boolean;
+  config?: string;
+}): Promise<void> {
+  const config = loadConfig(opts);
+  const limit = opts.limit === undefined ? 100 : Number(opts.limit);
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new CliError(`--limit ${opts.limit} is not a positive integer`, EXIT.USAGE);
+  const listing = await withExistingJournal(config, async (journal) => {
+    const read = await listJobs(journal, config, {
+      limit,
+      ...(opts.agent === undefined ? {} : { agent: opts.agent }),
+    });
+    const stream = await readStreamBacklog(config, { agents: read.jobs.map((j) => j.agent) });
+    return { ...read, stream: stream ?? null };
+  });
+  if (opts.json) {
+    printJson(listing);
+    return;
+  }
+  process.stdout.write(render(listing));
+}
+
+/** The listing as tables for people. */
+function render(l: JobsListing): string {
+  let out = "";
+  if (l.jobs.length === 0) {
+    out += `no job waits for an output (${l.transport === "jetstream" ? "the journal's outbox and claims" : "embedded queue"})\n`;
+  } else {
+    out += `${table(
+      ["job", "agent", "state", "delivery", "holder", "lease ends", "next try", "last error"],
+      l.jobs.map((j) => [
+        j.jobId,
+        j.agent,
+        j.state,
+        `${j.deliveries}/${j.maxDeliver}`,
+        j.holder ?? "",
+        formatTime(j.leaseUntil),
+        formatTime(j.nextAt),
+        j.lastError === null ? "" : j.lastError.slice(0, 60),
+      ]),
+    )}\n`;
+    const counts = WAITING_JOB_STATES.map((s) => `${l.counts[s]} ${s}`).join(", ");
+    out += `${l.jobs.length} job(s)${l.truncated ? " shown (more wait: --limit)" : ""}: ${counts}; read at ${formatTime(l.at)}\n`;
+    for (const j of l.jobs) {
+      if (j.state === "leased" || j.state === "expired") out += `  ${j.jobId}: ${j.next}\n`;
+    }
+    if (l.counts.leased + l.counts.expired > 0) {
+      out +=
+        "  a job whose executor died stays leased until its lease ends (docs/agents.md, When an executor dies)\n";
+    }
+  }
+  if (l.stream) {
+    if (l.stream.error) out += `stream ${l.stream.stream}: ${l.stream.error}\n`;
+    if (l.stream.consumers.length > 0) {
+      out += `stream ${l.stream.stream}, as the server counts it\n${table(
+        ["agent", "consumer", "not delivered", "delivered, unacked", "redelivered"],
+        l.stream.consumers.map((c) => [
+          c.agent,
+          c.consumer,
+          c.pending,
+          c.ackPending,
+          c.redelivered,
+        ]),
+      )}\n`;
+    }
+  }
+  return out;
+}
