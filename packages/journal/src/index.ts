@@ -78,3 +78,5 @@ export type { PostgresJournalOptions } from "./store/postgres/postgres-journal-s
 export { PostgresJournalStore } from "./store/postgres/postgres-journal-store.js";
 export type { SqliteJournalOptions } from "./store/sqlite/sqlite-journal-store.js";
 export { openJournal, SqliteJournalStore, TRIGGERS } from "./store/sqlite/sqlite-journal-store.js";
+export type { SqliteVersions } from "./store/sqlite/sqlite-versions.js";
+export { sqliteVersions } from "./store/sqlite/sqlite-versions.js";
