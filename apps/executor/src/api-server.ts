@@ -21,6 +21,7 @@ import { classifyError, describeError, isIdemError, isJobId, openApiText } from 
 import { Hono } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { ExecutorMetrics } from "./executor-metrics.js";
+import { portInUseError } from "./port-in-use.js";
 
 /** What the HTTP API serves from. */
 export interface ApiOptions {
@@ -191,13 +192,20 @@ export type ApiServer = HttpServer;
 
 /**
  * Serves {@link createApiApp} on `api.host:api.port` (or the given port; 0 picks a free one).
- * @throws the listen error (EADDRINUSE, EACCES).
+ * @throws UNAVAILABLE when the port is taken, naming the holder when it can tell (another idem
+ * executor, another idem process) and `--port`, `api.port` and `--no-api`; other listen errors
+ * (EACCES) as is.
  */
 export async function startApiServer(
   options: ApiOptions & { port?: number; host?: string },
 ): Promise<ApiServer> {
-  return await serveHttp(createApiApp(options), {
-    host: options.host ?? options.config.api.host,
-    port: options.port ?? options.config.api.port,
-  });
+  const host = options.host ?? options.config.api.host;
+  const port = options.port ?? options.config.api.port;
+  try {
+    return await serveHttp(createApiApp(options), { host, port });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "EADDRINUSE")
+      throw await portInUseError(host, port, e);
+    throw e;
+  }
 }
