@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import type { Logger } from "@idem/runtime";
 import type { Config, Job } from "@idem/schema";
 import { IdemError } from "@idem/schema";
+import { describeAgentStdout } from "./output-excerpt.js";
 
 /** What an agent runner gets besides the job. */
 export interface RunContext {
@@ -111,9 +112,11 @@ export function createCommandRunner(config: Config): AgentRunner {
           resolve(JSON.parse(text));
         } catch (e) {
           reject(
-            new IdemError("INVALID_INPUT", `agent ${job.agent} did not print one JSON value`, {
-              cause: e,
-            }),
+            new IdemError(
+              "INVALID_INPUT",
+              `agent ${job.agent} did not print one JSON value on stdout (${describeAgentStdout(text)}); logs belong on stderr`,
+              { cause: e },
+            ),
           );
         }
       });
