@@ -1,17 +1,19 @@
-// The CLI as a normal package, tested as users run it: `npm pack -w @idem/cli` gives a tarball
-// that `npm install -g` puts into an empty prefix with no workspace and no access to the
-// repository's node_modules (the npm registry serves the third-party dependencies), packed and
-// installed once for every test below. There, with the install's bin first on PATH: `idem version`,
-// init, a submit of an example output of docs/agents.md, the interpreter, audit and the console; a
-// real nats-server (enqueue, doctor, the executor and its HTTP API, the interpreter, `up` with
-// pretty logs and OpenTelemetry traces); a PostgreSQL journal (submit, status, the journal's own
-// queue, `up`); and the demo. About 3.5 minutes on 2 busy cores, nearly all of it the global
-// install (100-180 s measured: npm fetches every dependency and better-sqlite3 its native part);
-// the pack takes ~5 s and the four tests ~30 s together (NATS 13 s, the demo 7 s).
+// The CLI as a normal package, tested as users run it: `npm pack -w @idem/cli` gives a tarball that
+// `npm install -g` puts into an empty prefix with no workspace and no access to the repository's
+// node_modules (the npm registry serves the third-party dependencies), packed and installed once
+// for every test below. There, with the install's bin first on PATH: `idem version`, init, a submit
+// of an example output of docs/agents.md, the interpreter, audit and the console; a real
+// nats-server (enqueue, doctor, the executor and its HTTP API, the interpreter, `up` with pretty
+// logs and OpenTelemetry traces); a PostgreSQL journal with a git repository on a server (submit,
+// the journal's own queue, `up` committing to the remote); and the demo. About 3.5 to 6.5 minutes
+// on 2 busy cores, nearly all of it the global install (100-300 s measured: npm fetches every
+// dependency, and better-sqlite3 compiles its native part where GitHub, which serves its prebuilt
+// binaries, cannot be reached, as here); the pack takes ~5 s and the four tests 30-55 s together
+// (NATS 13-20 s, the demo 7-20 s).
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { startNatsServer, startPostgres } from "@idem/testing";
+import { startGitDaemon, startNatsServer, startPostgres } from "@idem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOtlpReceiver } from "../../packages/core/test/otlp-receiver.js";
 import {
@@ -201,21 +203,46 @@ describe("the packed CLI, installed globally into an empty prefix", () => {
     expect(up.output()).not.toMatch(/^up .*exited/m);
   });
 
-  it("runs on a PostgreSQL journal: submit, status, the journal's own queue and up", async () => {
+  it("runs on a PostgreSQL journal with a git repository on a server: submit, the journal's own queue and up", async () => {
     await using pg = await startPostgres();
+    await using daemon = await startGitDaemon();
+    const site = daemon.createRepo("site");
     const url = await pg.createDatabase("packed_cli");
-    const ws = await workspace(idem, join(root, "pg"), { journal: { url } });
-    writeFileSync(join(ws.dir, "output.json"), JSON.stringify(fileWriteExample()));
+    const ws = await workspace(idem, join(root, "pg"), {
+      journal: { url },
+      repos: { site: { url: site.url } },
+    });
+    // A commit on the remote (RemoteGit loads simple-git on its first network command).
+    const commit = {
+      jobId: "git-1",
+      agent: "writer",
+      effects: [
+        {
+          kind: "git.commit",
+          repo: "site",
+          message: "notes: from the installed CLI",
+          files: [{ path: "notes/installed.md", content: "# installed\n" }],
+        },
+      ],
+    };
+    writeFileSync(join(ws.dir, "output.json"), JSON.stringify(commit));
     const submit = await idem(["submit", "output.json", "--json"], ws.dir);
     ok(submit, "submit");
     expect(JSON.parse(submit.stdout)).toMatchObject({ status: "recorded" });
     writeFileSync(join(ws.dir, "jobs.jsonl"), writerJobs("p", 2));
     ok(await idem(["enqueue", "jobs.jsonl"], ws.dir), "enqueue onto the journal's queue");
+    const remoteLog = () =>
+      run("git", ["--git-dir", site.path, "log", "--format=%B", "main"], {
+        cwd: ws.dir,
+        env: cli.env,
+        timeoutMs: MINUTE,
+      });
     const up = start(cli.bin, ["up"], { cwd: ws.dir, env: cli.env });
     try {
-      await waitFor("up to apply both jobs", () =>
-        [1, 2].every((n) => outbox(ws.dir, `p-${n}`) === `job ${n}\n`),
-      );
+      await waitFor("up to apply both jobs and the commit", async () => {
+        const files = [1, 2].every((n) => outbox(ws.dir, `p-${n}`) === `job ${n}\n`);
+        return files && /Idem-Effect: git-1\/0/.test((await remoteLog()).stdout);
+      });
     } finally {
       expect((await up.stop()).code, up.output()).toBe(0);
     }
