@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { startGitDaemon, startNatsServer, startPostgres } from "@idem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startOtlpReceiver } from "../../packages/core/test/otlp-receiver.js";
+import { startOtlpReceiver } from "../../packages/runtime/test/otlp-receiver.js";
 import {
   type InstalledCli,
   installCli,

@@ -3,7 +3,7 @@
 // reaches a log line or a terminal). Real agent processes.
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { silentLogger } from "@idem/core";
+import { silentLogger } from "@idem/runtime";
 import { isIdemError, type Job } from "@idem/schema";
 import { tempDir } from "@idem/testing";
 import { describe, expect, it } from "vitest";

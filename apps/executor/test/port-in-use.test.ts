@@ -3,7 +3,7 @@
 // --no-api), instead of a bare `listen EADDRINUSE`. Real servers on loopback ports.
 import { createServer as createHttpServer } from "node:http";
 import { createServer as createNetServer, type Server } from "node:net";
-import { silentLogger, startMetricsServer } from "@idem/core";
+import { silentLogger, startMetricsServer } from "@idem/runtime";
 import { isIdemError } from "@idem/schema";
 import { tempJournal } from "@idem/testing";
 import { describe, expect, it } from "vitest";
