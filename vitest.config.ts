@@ -16,5 +16,8 @@ export default defineConfig({
     pool: "forks",
     // Two workers on this 2-core machine: the suites wait on processes and fsync more than on CPU.
     maxWorkers: 2,
+    // After vitest's own summary: each reason a test was skipped for (test/support/skip.ts), with
+    // the files and counts.
+    reporters: ["default", "./test/support/skip-summary-reporter.ts"],
   },
 });

@@ -6,6 +6,7 @@ import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
+import { skipUnless } from "../support/skip.js";
 import { buildForTest, REPO_ROOT } from "./interpreter-fixture.js";
 
 const run = promisify(execFile);
@@ -17,7 +18,9 @@ interface Row {
   ok: boolean;
 }
 
-describe.skipIf(!root)("the cluster drill, CI-sized (needs root for network namespaces)", () => {
+const AS_ROOT = skipUnless(root, "needs root: network namespaces");
+
+describe("the cluster drill, CI-sized (needs root for network namespaces)", AS_ROOT, () => {
   it("runs 60 jobs through kills, a NATS node kill, a PostgreSQL restart, a partition and a SIGSTOP: one output each, every effect once on the remote", async () => {
     buildForTest("apps/cli", "packages/testing");
     const env = { ...process.env };

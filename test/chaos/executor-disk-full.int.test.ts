@@ -11,6 +11,7 @@ import { parseConfig } from "@idem/schema";
 import { startNatsServer } from "@idem/testing";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { describe, expect, it } from "vitest";
+import { skipUnless } from "../support/skip.js";
 
 function canMount(): boolean {
   const dir = mkdtempSync(join(tmpdir(), "idem-mount-probe-"));
@@ -54,7 +55,9 @@ async function until(what: string, check: () => Promise<boolean>, ms = 60_000): 
 /** JetStream's ack wait here: long beside a heartbeat (a third of it) on a busy machine. */
 const ACK_WAIT_MS = 3_000;
 
-describe.skipIf(!canMount())("the executor when the journal's disk fills up", () => {
+const MOUNTS = skipUnless(canMount(), "needs root: mounts a small tmpfs");
+
+describe("the executor when the journal's disk fills up", MOUNTS, () => {
   it("keeps the output, acks nothing and never re-runs the agent; records once space returns", async () => {
     await using nats = await startNatsServer();
     const dir = mkdtempSync(join(tmpdir(), "idem-exec-full-"));

@@ -22,6 +22,7 @@ import {
 } from "@idem/testing";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { skipUnless } from "../support/skip.js";
 import {
   IDEM_BIN,
   isStopped,
@@ -70,7 +71,9 @@ function interpreter(host: NetnsHost, dir: string, pause?: string) {
   return { child, exited, stderr: () => stderr };
 }
 
-describe.skipIf(!root)("a host cut off mid-apply past its lease (needs root)", () => {
+const AS_ROOT = skipUnless(root, "needs root: network namespaces");
+
+describe("a host cut off mid-apply past its lease (needs root)", AS_ROOT, () => {
   it("is taken over by another host and, healed, changes nothing in the journal or on the remote", async () => {
     await using dir = await tempDir("idem-partition-");
     const url = await server.createDatabase("partition");

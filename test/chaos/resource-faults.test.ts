@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { openSqliteJournal } from "@idem/journal";
 import { classifyError, isIdemError } from "@idem/schema";
 import { describe, expect, it } from "vitest";
+import { skipUnless } from "../support/skip.js";
 
 /** Mounts a size-limited tmpfs; undefined where this machine does not allow it (not root). */
 function mountSmallFs(
@@ -34,8 +35,9 @@ const fs = mountSmallFs(1);
 if (fs) fs.unmount();
 
 describe("the journal under resource faults", () => {
-  it.skipIf(!fs)(
+  it(
     "fails records on a full filesystem cleanly with an infrastructure error, leaves no partial rows, and goes on once space returns",
+    skipUnless(fs !== undefined, "needs root: mounts a small tmpfs"),
     async () => {
       const small = mountSmallFs(600);
       if (!small) throw new Error("mount");

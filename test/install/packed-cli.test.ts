@@ -1,65 +1,57 @@
-// The CLI as a normal package: `npm pack` of apps/cli gives a tarball that `npm install -g` puts on
-// the PATH of an empty directory with no workspace and no access to the repository's node_modules
-// (a temp prefix; the npm registry serves the third-party dependencies), and there `idem --help`,
-// `idem init`, a submit of an example output of docs/agents.md, `idem interpreter --once`, `idem audit` and the demo
-// work, and a submit on a PostgreSQL journal (IDEM_JOURNAL_URL). Slow by nature (the install may build better-sqlite3): one test, generous time limits.
-import { execFile, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+// The CLI as a normal package, tested as users run it: `npm pack -w @idem/cli` gives a tarball that
+// `npm install -g` puts into an empty prefix with no workspace and no access to the repository's
+// node_modules (the npm registry serves the third-party dependencies), packed and installed once
+// for every test below. There, with the install's bin first on PATH: `idem version`, init, a submit
+// of an example output of docs/agents.md, the interpreter, audit and the console; a real
+// nats-server (enqueue, doctor, the executor and its HTTP API, the interpreter, `up` with pretty
+// logs and OpenTelemetry traces); a PostgreSQL journal with a git repository on a server (submit,
+// the journal's own queue, `up` committing to the remote); and the demo. About 3.5 to 6.5 minutes
+// on 2 busy cores, nearly all of it the global install (100-300 s measured: npm fetches every
+// dependency, and better-sqlite3 compiles its native part where GitHub, which serves its prebuilt
+// binaries, cannot be reached, as here); the pack takes ~5 s and the four tests 30-55 s together
+// (NATS 13-20 s, the demo 7-20 s).
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { startPostgres } from "@idem/testing";
+import { join, resolve } from "node:path";
+import { startGitDaemon, startNatsServer, startPostgres } from "@idem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-
-const CLI = resolve(dirname(fileURLToPath(import.meta.url)), "../../apps/cli");
-const MINUTE = 60_000;
+import { startOtlpReceiver } from "../../packages/runtime/test/otlp-receiver.js";
+import {
+  type InstalledCli,
+  installCli,
+  MINUTE,
+  type Ran,
+  REPO,
+  run,
+  start,
+  waitFor,
+  workspace,
+  writerJobs,
+} from "./installed.js";
 
 let root: string;
-beforeAll(() => {
+let cli: InstalledCli;
+beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), "idem-install-"));
-});
+  cli = await installCli(root);
+  process.stderr.write(
+    `packed-cli: npm pack ${cli.seconds.pack} s, npm install -g ${cli.seconds.install} s\n`,
+  );
+}, 12 * MINUTE);
 afterAll(() => {
   rmSync(root, { recursive: true, force: true });
 });
 
-interface Ran {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs a command to its end (never rejects): exit code and output. */
-function run(
-  cmd: string,
-  args: string[],
-  opts: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number },
-): Promise<Ran> {
-  return new Promise((done) => {
-    execFile(
-      cmd,
-      args,
-      { cwd: opts.cwd, env: opts.env, timeout: opts.timeoutMs, maxBuffer: 64 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
-        done({ code, stdout, stderr: `${stderr}${error && code === 1 ? error.message : ""}` });
-      },
-    );
-  });
-}
-
-/** The environment of a user outside the clone: no npm_* of a running npm script, no NODE_PATH. */
-function userEnv(prefix: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (/^npm_/i.test(k) || k === "NODE_PATH" || k.startsWith("IDEM_") || k === "NATS_URL")
-      continue;
-    if (k.startsWith("VITEST") || k === "NODE_OPTIONS") continue;
-    env[k] = v;
+const idem = (args: string[], cwd: string, env: NodeJS.ProcessEnv = {}, timeoutMs = 2 * MINUTE) =>
+  run(cli.bin, args, { cwd, env: { ...cli.env, ...env }, timeoutMs });
+const ok = (r: Ran, what: string) => expect(r.code, `${what}: ${r.stdout}${r.stderr}`).toBe(0);
+const outbox = (dir: string, jobId: string) => {
+  try {
+    return readFileSync(join(dir, "outbox", `${jobId}.txt`), "utf8");
+  } catch {
+    return undefined;
   }
-  env.PATH = `${join(prefix, "bin")}${delimiter}${process.env.PATH ?? ""}`;
-  env.NO_COLOR = "1";
-  return env;
-}
+};
 
 interface FileWrite {
   kind: "file.write";
@@ -71,7 +63,7 @@ interface FileWrite {
 
 /** The first example output of docs/agents.md (a block after `<!-- idem:output -->`) that only writes files under `outbox`. */
 function fileWriteExample(): { jobId: string; effects: FileWrite[] } {
-  const doc = readFileSync(resolve(CLI, "../../docs/agents.md"), "utf8");
+  const doc = readFileSync(resolve(REPO, "docs/agents.md"), "utf8");
   for (const m of doc.matchAll(/<!-- idem:output -->\s*```json\n([\s\S]*?)\n```/g)) {
     const output = JSON.parse(m[1] as string) as { jobId: string; effects: FileWrite[] };
     const writes = output.effects.every((e) => e.kind === "file.write" && e.root === "outbox");
@@ -80,132 +72,198 @@ function fileWriteExample(): { jobId: string; effects: FileWrite[] } {
   throw new Error("docs/agents.md has no example output that only writes files under outbox");
 }
 
-describe("the packed CLI", () => {
-  it(
-    "installs globally from its tarball into an empty directory and runs init, submit, the interpreter, audit, the console and the demo there",
-    async () => {
-      const packDir = join(root, "pack");
-      const prefix = join(root, "prefix");
-      const home = join(root, "home");
-      for (const d of [packDir, prefix, home]) mkdirSync(d);
-      const env = userEnv(prefix);
+describe("the packed CLI, installed globally into an empty prefix", () => {
+  it("has no @idem/* dependency, says its versions, and runs init, submit, the interpreter, audit and the console", async () => {
+    const manifest = JSON.parse(
+      readFileSync(join(cli.prefix, "lib/node_modules/@idem/cli/package.json"), "utf8"),
+    ) as { version: string; dependencies: Record<string, string> };
+    expect(Object.keys(manifest.dependencies).filter((d) => d.startsWith("@idem/"))).toEqual([]);
+    const home = join(root, "home");
+    mkdirSync(home);
 
-      const packed = await run("npm", ["pack", "--pack-destination", packDir], {
-        cwd: CLI,
-        env,
-        timeoutMs: 3 * MINUTE,
-      });
-      expect(packed.code, packed.stderr).toBe(0);
-      const tarballs = readdirSync(packDir).filter((f) => f.endsWith(".tgz"));
-      expect(tarballs).toHaveLength(1);
-      const tarball = join(packDir, tarballs[0] as string);
+    const version = await idem(["version", "--json"], home);
+    ok(version, "version");
+    expect(JSON.parse(version.stdout)).toMatchObject({
+      idem: manifest.version,
+      node: process.versions.node,
+      sqlite: expect.stringMatching(/^3\./),
+    });
+    expect((await idem(["--version"], home)).stdout).toMatch(/^idem \S+\nnode /);
+    const help = await idem(["--help"], home);
+    ok(help, "--help");
+    expect(help.stdout).toMatch(/Usage: idem/);
 
-      // What the README says: npm install -g of the tarball (better-sqlite3 builds its native part).
-      const installed = await run(
-        "npm",
-        [
-          "install",
-          "-g",
-          "--prefix",
-          prefix,
-          "--allow-scripts=better-sqlite3",
-          "--no-audit",
-          "--no-fund",
-          tarball,
-        ],
-        { cwd: home, env, timeoutMs: 8 * MINUTE },
+    const ws = await workspace(idem, home);
+    const output = fileWriteExample();
+    writeFileSync(join(home, "output.json"), JSON.stringify(output));
+    const submit = await idem(["submit", "output.json", "--json"], home);
+    ok(submit, "submit");
+    expect(JSON.parse(submit.stdout)).toMatchObject({ status: "recorded", jobId: output.jobId });
+    ok(await idem(["interpreter", "--once"], home), "interpreter --once");
+    for (const e of output.effects) {
+      expect(readFileSync(join(ws.dir, "outbox", e.path))).toEqual(
+        Buffer.from(e.content, e.encoding === "base64" ? "base64" : "utf8"),
       );
-      expect(installed.code, installed.stderr).toBe(0);
-      expect(installed.stderr).not.toMatch(/EBADENGINE/);
-      const manifest = JSON.parse(
-        readFileSync(join(prefix, "lib/node_modules/@idem/cli/package.json"), "utf8"),
-      ) as { dependencies: Record<string, string> };
-      expect(Object.keys(manifest.dependencies).filter((d) => d.startsWith("@idem/"))).toEqual([]);
+    }
+    const audit = await idem(["audit", "--json"], home);
+    ok(audit, "audit");
+    expect(JSON.parse(audit.stdout)).toMatchObject({ outputs: 1, duplicateEffectsAtTargets: 0 });
 
-      const idem = (args: string[], timeoutMs = 2 * MINUTE) =>
-        run(join(prefix, "bin/idem"), args, { cwd: home, env, timeoutMs });
-
-      const help = await idem(["--help"]);
-      expect(help.code, help.stderr).toBe(0);
-      expect(help.stdout).toMatch(/Usage: idem/);
-
-      const init = await idem(["init"]);
-      expect(init.code, init.stderr).toBe(0);
-      // The root the example output of docs/agents.md writes to.
-      const configFile = join(home, "idem.config.json");
-      const config = JSON.parse(readFileSync(configFile, "utf8")) as Record<string, unknown>;
-      mkdirSync(join(home, "outbox"));
-      writeFileSync(
-        configFile,
-        JSON.stringify({ ...config, roots: { outbox: { path: "outbox" } } }, null, 2),
-      );
-      const output = fileWriteExample();
-      writeFileSync(join(home, "output.json"), JSON.stringify(output));
-
-      const submit = await idem(["submit", "output.json", "--json"]);
-      expect(submit.code, submit.stderr).toBe(0);
-      expect(JSON.parse(submit.stdout)).toMatchObject({ status: "recorded", jobId: output.jobId });
-
-      const interpreted = await idem(["interpreter", "--once"]);
-      expect(interpreted.code, interpreted.stderr).toBe(0);
-      for (const e of output.effects) {
-        expect(readFileSync(join(home, "outbox", e.path))).toEqual(
-          Buffer.from(e.content, e.encoding === "base64" ? "base64" : "utf8"),
-        );
-      }
-
-      const audit = await idem(["audit", "--json"]);
-      expect(audit.code, audit.stdout + audit.stderr).toBe(0);
-      expect(JSON.parse(audit.stdout)).toMatchObject({ outputs: 1, duplicateEffectsAtTargets: 0 });
-
-      // The console is bundled too: it serves the overview of this journal.
-      const consoleProcess = spawn(join(prefix, "bin/idem"), ["console", "--port", "0"], {
-        cwd: home,
-        env,
-        stdio: ["ignore", "pipe", "pipe"],
+    // The console is bundled too: it serves the overview of this journal.
+    const web = start(cli.bin, ["console", "--port", "0"], { cwd: home, env: cli.env });
+    try {
+      let url = "";
+      await waitFor("the console's URL", () => {
+        url = /(http:\/\/\S+?)\s/.exec(web.output())?.[1] ?? "";
+        if (web.child.exitCode !== null) throw new Error(`console exited: ${web.output()}`);
+        return url !== "";
       });
-      try {
-        const url = await new Promise<string>((resolveUrl, reject) => {
-          let out = "";
-          consoleProcess.stdout?.on("data", (d: Buffer) => {
-            out += d.toString();
-            const m = /(http:\/\/\S+?)\s/.exec(out);
-            if (m?.[1]) resolveUrl(m[1]);
-          });
-          consoleProcess.once("exit", (code) => reject(new Error(`idem console exited ${code}`)));
-        });
-        // `idem init` wrote api.token: the console asks for it.
-        const auth = { authorization: `Bearer ${(config.api as { token: string }).token}` };
-        const page = await fetch(url, { headers: auth });
-        expect(page.status).toBe(200);
-        expect(await page.text()).toContain("idem");
-        const overview = (await (await fetch(`${url}/?format=json`, { headers: auth })).json()) as {
-          status?: { outputs?: number };
-        };
-        expect(overview.status?.outputs).toBe(1);
-      } finally {
-        consoleProcess.kill("SIGTERM");
-      }
+      // `idem init` wrote api.token: the console asks for it.
+      const token = (JSON.parse(readFileSync(ws.config, "utf8")) as { api: { token: string } }).api
+        .token;
+      const auth = { authorization: `Bearer ${token}` };
+      const page = await fetch(url, { headers: auth });
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain("idem");
+      const overview = (await (await fetch(`${url}/?format=json`, { headers: auth })).json()) as {
+        status?: { outputs?: number };
+      };
+      expect(overview.status?.outputs).toBe(1);
+    } finally {
+      await web.stop();
+    }
+  });
 
-      // The same submit on a PostgreSQL journal: the packed CLI carries that store's migrations too.
-      await using pg = await startPostgres();
-      const pgUrl = await pg.createDatabase("packed_cli");
-      const onPostgres = (args: string[]) =>
-        run(join(prefix, "bin/idem"), args, {
-          cwd: home,
-          env: { ...env, IDEM_JOURNAL_URL: pgUrl },
-          timeoutMs: 2 * MINUTE,
-        });
-      const pgSubmit = await onPostgres(["submit", "output.json", "--json"]);
-      expect(pgSubmit.code, pgSubmit.stderr).toBe(0);
-      expect(JSON.parse(pgSubmit.stdout)).toMatchObject({ status: "recorded" });
-      const pgStatus = await onPostgres(["status", "--json"]);
-      expect(pgStatus.code, pgStatus.stderr).toBe(0);
-      expect(JSON.parse(pgStatus.stdout)).toMatchObject({ outputs: 1 });
+  it("runs on a real nats-server: enqueue, doctor, the executor and its API, the interpreter, and up with pretty logs and traces", async () => {
+    await using nats = await startNatsServer();
+    await using otlp = await startOtlpReceiver();
+    const ws = await workspace(idem, join(root, "nats"), { nats: { url: nats.url } });
+    writeFileSync(join(ws.dir, "jobs.jsonl"), writerJobs("n", 3));
+    const enqueued = await idem(["enqueue", "jobs.jsonl", "--json"], ws.dir);
+    ok(enqueued, "enqueue onto JetStream");
+    expect(JSON.parse(enqueued.stdout)).toMatchObject([
+      { jobId: "n-1", stream: "IDEM_JOBS", seq: 1, duplicate: false },
+      { jobId: "n-2", seq: 2 },
+      { jobId: "n-3", seq: 3 },
+    ]);
 
-      const demo = await idem(["demo"], 6 * MINUTE);
-      expect(demo.code, demo.stdout.slice(-2000) + demo.stderr.slice(-2000)).toBe(0);
-    },
-    20 * MINUTE,
-  );
+    const executor = start(cli.bin, ["executor", "--log-format", "json"], {
+      cwd: ws.dir,
+      env: cli.env,
+    });
+    try {
+      let api = "";
+      await waitFor("the executor's HTTP API", () => {
+        api = /"url":"(http:\/\/[^"]+)"[^\n]*HTTP API listening/.exec(executor.output())?.[1] ?? "";
+        if (executor.child.exitCode !== null) throw new Error(`executor: ${executor.output()}`);
+        return api !== "";
+      });
+      const status = await fetch(`${api}/v1/status`);
+      expect(status.status).toBe(200);
+      await waitFor("three outputs recorded", async () => {
+        const r = await idem(["status", "--json"], ws.dir);
+        return r.code === 0 && JSON.parse(r.stdout).outputs === 3;
+      });
+      // A second executor on the same API port says who holds it and how to go on.
+      const port = new URL(api).port;
+      const second = await idem(["executor", "--port", port, "--log-format", "json"], ws.dir);
+      expect(second.code).toBe(1);
+      expect(second.stderr).toMatch(/another idem executor serves its HTTP API there.*--no-api/);
+    } finally {
+      expect((await executor.stop()).code, executor.output()).toBe(0);
+    }
+    const doctor = await idem(["doctor", "--json"], ws.dir);
+    ok(doctor, "doctor");
+    expect(JSON.parse(doctor.stdout)).toMatchObject({
+      ok: true,
+      checked: expect.arrayContaining(["NATS stream and consumers"]),
+      findings: [],
+    });
+    ok(await idem(["interpreter", "--once"], ws.dir), "interpreter --once");
+    for (const n of [1, 2, 3]) expect(outbox(ws.dir, `n-${n}`)).toBe(`job ${n}\n`);
+
+    // Two more jobs, run by `up` (both children on NATS), with pretty logs and OTLP traces.
+    writeFileSync(join(ws.dir, "more.jsonl"), writerJobs("m", 2));
+    ok(await idem(["enqueue", "more.jsonl"], ws.dir), "enqueue more");
+    const up = start(cli.bin, ["up", "--log-format", "pretty"], {
+      cwd: ws.dir,
+      env: { ...cli.env, OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url },
+    });
+    try {
+      await waitFor("up to apply both jobs", () =>
+        [1, 2].every((n) => outbox(ws.dir, `m-${n}`) === `job ${n}\n`),
+      );
+      await waitFor("the executor's and the interpreter's spans", () => {
+        const services = new Set(otlp.spans.map((s) => s.service));
+        return services.has("idem-executor") && services.has("idem-interpreter");
+      });
+    } finally {
+      expect((await up.stop()).code, up.output()).toBe(0);
+    }
+    // pino-pretty's lines ("INFO", no JSON) under up's prefixes, and each child started once.
+    expect(up.output()).toMatch(/^executor +\| .*INFO/m);
+    expect(up.output()).not.toMatch(/^executor +\| \{"level"/m);
+    expect(up.output().match(/^up (executor|interpreter) started/gm)).toHaveLength(2);
+    expect(up.output()).not.toMatch(/^up .*exited/m);
+  });
+
+  it("runs on a PostgreSQL journal with a git repository on a server: submit, the journal's own queue and up", async () => {
+    await using pg = await startPostgres();
+    await using daemon = await startGitDaemon();
+    const site = daemon.createRepo("site");
+    const url = await pg.createDatabase("packed_cli");
+    const ws = await workspace(idem, join(root, "pg"), {
+      journal: { url },
+      repos: { site: { url: site.url } },
+    });
+    // A commit on the remote (RemoteGit loads simple-git on its first network command).
+    const commit = {
+      jobId: "git-1",
+      agent: "writer",
+      effects: [
+        {
+          kind: "git.commit",
+          repo: "site",
+          message: "notes: from the installed CLI",
+          files: [{ path: "notes/installed.md", content: "# installed\n" }],
+        },
+      ],
+    };
+    writeFileSync(join(ws.dir, "output.json"), JSON.stringify(commit));
+    const submit = await idem(["submit", "output.json", "--json"], ws.dir);
+    ok(submit, "submit");
+    expect(JSON.parse(submit.stdout)).toMatchObject({ status: "recorded" });
+    writeFileSync(join(ws.dir, "jobs.jsonl"), writerJobs("p", 2));
+    ok(await idem(["enqueue", "jobs.jsonl"], ws.dir), "enqueue onto the journal's queue");
+    const remoteLog = () =>
+      run("git", ["--git-dir", site.path, "log", "--format=%B", "main"], {
+        cwd: ws.dir,
+        env: cli.env,
+        timeoutMs: MINUTE,
+      });
+    const up = start(cli.bin, ["up"], { cwd: ws.dir, env: cli.env });
+    try {
+      await waitFor("up to apply both jobs and the commit", async () => {
+        const files = [1, 2].every((n) => outbox(ws.dir, `p-${n}`) === `job ${n}\n`);
+        return files && /Idem-Effect: git-1\/0/.test((await remoteLog()).stdout);
+      });
+    } finally {
+      expect((await up.stop()).code, up.output()).toBe(0);
+    }
+    const status = await idem(["status", "--json"], ws.dir);
+    ok(status, "status");
+    expect(JSON.parse(status.stdout)).toMatchObject({ outputs: 3, jobs: { done: 2 } });
+  });
+
+  it("runs the demo, whose last line names the idem on PATH", async () => {
+    const dir = join(root, "demo-home");
+    mkdirSync(dir);
+    const demo = await idem(["demo", "--dir", join(dir, "ws")], dir, {}, 6 * MINUTE);
+    expect(demo.code, demo.stdout.slice(-2000) + demo.stderr.slice(-2000)).toBe(0);
+    const last = demo.stdout.trimEnd().split("\n").at(-1) ?? "";
+    expect(last).toMatch(/export IDEM_CONFIG=\S+; idem status; idem replay --all --dry-run$/);
+    const config = /export IDEM_CONFIG=(\S+);/.exec(last)?.[1] as string;
+    // What it says works here: `idem status` on the demo's config.
+    ok(await idem(["status"], dir, { IDEM_CONFIG: config }), "the demo's idem status");
+  });
 });

@@ -4,12 +4,15 @@
 // chunk per command's action that main.js imports when the command runs), with the
 // @nats-io client (pure JS: bundled with the @nats-io/nuid the lock pins, whose engines allow Node
 // 20; an installed nats-core would pull nuid 3, which wants Node 22) and every other third-party
-// package left to `dependencies` (better-sqlite3 is native; pino loads its transports by name). It fails, naming the package, when the bundle imports a third-party package that
-// apps/cli/package.json does not list in `dependencies`, so the tarball cannot install without it.
-import { cpSync, readFileSync, rmSync } from "node:fs";
+// package left to `dependencies` (better-sqlite3 is native; pino loads its transports by name).
+// A dynamic import() of the bundled CommonJS client gets the named exports Node gives the clone
+// (see the plugin). It fails, naming the package, when the bundle imports or requires by name a
+// third-party package that apps/cli/package.json does not list in `dependencies`, so the tarball
+// cannot install without it.
+import { cpSync, existsSync, readFileSync, rmSync } from "node:fs";
 import { builtinModules } from "node:module";
 import { dirname, join, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { build } from "esbuild";
 
 const cli = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -34,12 +37,63 @@ const packageName = (spec) =>
 /** Each store's migrations folder, found where its connection module is bundled from. */
 const migrations = new Map();
 
+/** Bundled third-party packages (the rest stay imports of node_modules). */
+const BUNDLED = /^@nats-io\//;
+
+/** Whether Node loads `file` as CommonJS: `.cjs`, or `.js` whose nearest package.json has no "type": "module". */
+function isCommonJs(file) {
+  if (file.endsWith(".cjs")) return true;
+  if (!file.endsWith(".js")) return false;
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    const manifest = join(dir, "package.json");
+    if (existsSync(manifest)) return JSON.parse(readFileSync(manifest, "utf8")).type !== "module";
+    if (dirname(dir) === dir) return true;
+  }
+}
+
+const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
+
 const plugin = {
   name: "idem-pack",
   setup(b) {
+    // A dynamic import() of a bundled CommonJS package (@nats-io/transport-node, loaded on first
+    // use by packages/nats/src/nats-client.ts) becomes a chunk whose only export is `default`
+    // (module.exports), where Node gives the clone the named exports as well: `connect` would be
+    // undefined in the installed CLI. Such an import is resolved to an ES module of our own that
+    // imports the package statically and re-exports, by name, every export Node finds in it.
+    b.onResolve({ filter: BUNDLED }, async (args) => {
+      if (args.kind !== "dynamic-import" || args.namespace === "idem-named-exports")
+        return undefined;
+      const found = await b.resolve(args.path, {
+        kind: "import-statement",
+        resolveDir: args.resolveDir,
+        importer: args.importer,
+      });
+      if (found.errors.length > 0 || !isCommonJs(found.path)) return undefined;
+      // `.mjs`: esbuild then imports the CommonJS as Node does, `default` being module.exports
+      // (the chunk is named after the package: transport-node-<hash>.js).
+      return {
+        path: `${args.path}.mjs`,
+        namespace: "idem-named-exports",
+        pluginData: { file: found.path },
+      };
+    });
+    b.onLoad({ filter: /.*/, namespace: "idem-named-exports" }, async (args) => {
+      const { file } = args.pluginData;
+      const names = Object.keys(await import(pathToFileURL(file).href));
+      const named = names.filter((n) => n !== "default");
+      const odd = named.filter((n) => !IDENTIFIER.test(n));
+      if (odd.length > 0) throw new Error(`${file}: exports ${odd.join(", ")} are not identifiers`);
+      const from = JSON.stringify(file);
+      return {
+        contents: `import cjs from ${from};\nexport default cjs;\nexport const { ${named.join(", ")} } = cjs;\n`,
+        resolveDir: dirname(file),
+        loader: "js",
+      };
+    });
     // Every bare import but @idem/* and @nats-io/* stays an import of node_modules (a dependency).
     b.onResolve({ filter: /^[^./]/ }, (args) => {
-      if (args.path.startsWith("@idem/") || args.path.startsWith("@nats-io/")) return undefined;
+      if (args.path.startsWith("@idem/") || BUNDLED.test(args.path)) return undefined;
       return { path: args.path, external: true };
     });
     b.onLoad(
@@ -92,9 +146,18 @@ for (const input of Object.values(result.metafile.inputs)) {
     if (!declared.has(name)) missing.add(name);
   }
 }
+// What is required by name at run time (createRequire: pino, pino-pretty, cli-table3,
+// OpenTelemetry; the bundled @nats-io client's own requires) is no import esbuild sees: found in
+// the output's text instead.
+for (const file of Object.keys(result.metafile.outputs).filter((f) => f.endsWith(".js"))) {
+  const text = readFileSync(file, "utf8");
+  for (const m of text.matchAll(/\b[\w$]*[rR]equire[\w$]*\(\s*"([^"./][^"]*)"\s*\)/g)) {
+    if (!builtins.has(m[1]) && !declared.has(packageName(m[1]))) missing.add(packageName(m[1]));
+  }
+}
 if (missing.size > 0) {
   console.error(
-    `idem pack: the bundle imports ${[...missing].join(", ")}, not in apps/cli/package.json dependencies`,
+    `idem pack: the bundle imports or requires ${[...missing].join(", ")}, not in apps/cli/package.json dependencies`,
   );
   process.exit(1);
 }

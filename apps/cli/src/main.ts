@@ -18,6 +18,7 @@ import * as show from "./commands/show.js";
 import * as status from "./commands/status.js";
 import * as submit from "./commands/submit.js";
 import * as up from "./commands/up.js";
+import * as version from "./commands/version.js";
 import { CliError, EXIT, exitHolder } from "./exit.js";
 
 /**
@@ -43,6 +44,7 @@ COMMANDS.push(executor, enqueue);
 COMMANDS.push(journal);
 COMMANDS.push(consoleCommand);
 COMMANDS.push(jobs);
+COMMANDS.push(version);
 
 /** Builds the `idem` program. Actions set a non-zero exit code through `exitHolder` or throw. */
 export function buildProgram(): Command {
@@ -51,7 +53,8 @@ export function buildProgram(): Command {
       "Exactly-once effects for AI agent fleets: a replay-safe journal and its interpreter",
     )
     .option("--config <file>", "config file (default: $IDEM_CONFIG or ./idem.config.json)")
-    .showHelpAfterError()
+    // Handed to `idem version` by main() before commander parses: listed here for the help.
+    .option("-V, --version", "the versions of idem, Node, better-sqlite3 and SQLite")
     .enablePositionalOptions()
     .exitOverride();
   // `idem --config F status` and `idem status --config F` both work: the program-level value is
@@ -69,15 +72,42 @@ export function buildProgram(): Command {
       cmd.option("--config <file>", "config file (default: $IDEM_CONFIG or ./idem.config.json)");
     }
   }
+  oneLineUsageErrors(program, "idem");
   return program;
 }
 
-/** Runs the CLI and resolves to the process exit code of docs/cli.md (0 ok, 1 failed, 2 usage, 3 invariant). */
+/**
+ * A usage error is one line on stderr (exit 2), never the whole help: commander's message, its
+ * nearest-name suggestion for an unknown command or option, and where the help is. For example
+ * `idem: unknown command 'stauts' (did you mean status?); idem --help lists them`.
+ */
+function oneLineUsageErrors(cmd: Command, path: string): void {
+  cmd.configureOutput({
+    outputError: (message, write) => write(`${usageLine(message, path)}\n`),
+  });
+  for (const sub of cmd.commands) oneLineUsageErrors(sub, `${path} ${sub.name()}`);
+}
+
+/** commander's error message (`error: …`, maybe a `(Did you mean …?)` line) as one line. */
+export function usageLine(message: string, path: string): string {
+  const text = message
+    .trim()
+    .replace(/^error: /, "")
+    .replace(/\s*\n\(Did you mean (.+)\?\)$/, " (did you mean $1?)")
+    .replace(/\s*\n\s*/g, " ");
+  const help = /^unknown command/.test(text) ? "lists them" : "has the usage";
+  return `idem: ${text}; ${path} --help ${help}`;
+}
+
+/** Runs the CLI and resolves to its exit code (docs/cli.md: 0 ok, 1 failed, 2 usage, 3 invariant). */
 export async function main(argv: string[]): Promise<number> {
   endQuietlyOnClosedPipe();
   const program = buildProgram();
+  // `idem --version` (or -V, first) is `idem version`, which loads the SQLite driver to report it.
+  const [first, ...rest] = argv.slice(2);
+  const args = first === "--version" || first === "-V" ? ["version", ...rest] : argv.slice(2);
   try {
-    await program.parseAsync(argv);
+    await program.parseAsync(args, { from: "user" });
     return exitHolder.code;
   } catch (e) {
     if (e instanceof CommanderError) {

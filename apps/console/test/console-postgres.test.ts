@@ -9,11 +9,17 @@ import { type JournalStore, openJournalStore } from "@idem/journal";
 import { type AgentOutput, type Config, parseConfig } from "@idem/schema";
 import { type PostgresHandle, postgresBinDir, startPostgres, tempDir } from "@idem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { skipUnless } from "../../../test/support/skip.js";
 import { type Console, createConsole } from "../src/index.js";
 
 const HAS_PG = postgresBinDir() !== undefined;
 
-describe.skipIf(!HAS_PG)("the console on PostgreSQL", () => {
+const WITH_PG = skipUnless(
+  HAS_PG,
+  "no PostgreSQL under /usr/lib/postgresql (apt-get install postgresql)",
+);
+
+describe("the console on PostgreSQL", WITH_PG, () => {
   let pg: PostgresHandle;
   let dir: Awaited<ReturnType<typeof tempDir>>;
   let journal: JournalStore;

@@ -7,6 +7,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { skipUnless } from "../../../test/support/skip.js";
 import { type ConsoleChild, git, idem, idemJson, startConsoleChild, until } from "./harness.js";
 
 /**
@@ -85,8 +86,14 @@ afterAll(async () => {
   if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
-describe.skipIf(!HAVE_CHROMIUM)(
+const WITH_CHROMIUM = skipUnless(
+  HAVE_CHROMIUM,
+  `no chromium at ${CHROMIUM} (apt-get install chromium)`,
+);
+
+describe(
   "the console in a browser (skipped without chromium: apt-get install chromium)",
+  WITH_CHROMIUM,
   () => {
     it("shows the counts of idem status on the overview, and updates them without a reload", async () => {
       const status = await idemJson<{

@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import type { Logger } from "@idem/runtime";
 import type { Config, Job } from "@idem/schema";
 import { aliasOf, IdemError, parseStrictJson } from "@idem/schema";
+import { describeAgentStdout } from "./output-excerpt.js";
 
 /** What an agent runner gets besides the job. */
 export interface RunContext {
@@ -115,16 +116,15 @@ export function createCommandRunner(config: Config): AgentRunner {
             ),
           );
         }
-        const parsed = parseStrictJson(Buffer.concat(chunks));
+        const bytes = Buffer.concat(chunks);
+        const parsed = parseStrictJson(bytes);
         if (parsed.ok) return resolve(parsed.value);
         const why = parsed.issues.map((i) => `${i.path || "(root)"} ${i.message}`).join("; ");
         reject(
           new IdemError(
             "INVALID_INPUT",
-            `agent ${job.agent} did not print one JSON value: ${why}`,
-            {
-              details: { issues: parsed.issues },
-            },
+            `agent ${job.agent} did not print one JSON value on stdout: ${why} (${describeAgentStdout(bytes.toString("utf8").trim())}); logs belong on stderr`,
+            { details: { issues: parsed.issues } },
           ),
         );
       });

@@ -35,6 +35,7 @@ import {
 import { type Context, Hono, type Next } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { ExecutorMetrics } from "./executor-metrics.js";
+import { portInUseError } from "./port-in-use.js";
 
 /** What the HTTP API serves from. */
 export interface ApiOptions {
@@ -255,10 +256,13 @@ export type ApiServer = HttpServer;
  * Serves {@link createApiApp} on `api.host:api.port` (or the given host and port; 0 picks a free
  * one).
  * @throws INVALID_CONFIG for an address beyond loopback without `api.token` (nothing listens);
- * the listen error (EADDRINUSE, EACCES).
+ * UNAVAILABLE when the port is taken, naming the holder when it can tell (another idem executor,
+ * another idem process) and `--port`, `api.port` and `--no-api`; other listen errors (EACCES) as
+ * is.
  */
 export async function startApiServer(options: ApiOptions & { port?: number }): Promise<ApiServer> {
   const host = options.host ?? options.config.api.host;
+  const port = options.port ?? options.config.api.port;
   assertListenAllowed({
     what: "the HTTP API",
     host,
@@ -267,8 +271,11 @@ export async function startApiServer(options: ApiOptions & { port?: number }): P
   });
   // Outputs are checked by their kinds before record: idem's own and the config's.
   await loadKinds(options.config);
-  return await serveHttp(createApiApp({ ...options, host }), {
-    host,
-    port: options.port ?? options.config.api.port,
-  });
+  try {
+    return await serveHttp(createApiApp({ ...options, host }), { host, port });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "EADDRINUSE")
+      throw await portInUseError(host, port, e);
+    throw e;
+  }
 }

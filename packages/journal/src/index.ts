@@ -88,3 +88,5 @@ export {
   SqliteJournalStore,
   TRIGGERS,
 } from "./store/sqlite/sqlite-journal-store.js";
+export type { SqliteVersions } from "./store/sqlite/sqlite-versions.js";
+export { sqliteVersions } from "./store/sqlite/sqlite-versions.js";

@@ -3,6 +3,7 @@
 // reaches this machine's loopback; two hosts reach each other over the bridge.
 import { createServer, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { skipUnless } from "../../../test/support/skip.js";
 import { createNetnsNetwork, type NetnsHost, type NetnsNetwork } from "../src/netns.js";
 
 const root = process.getuid?.() === 0;
@@ -43,7 +44,9 @@ function probe(from: NetnsHost, address: string, to: number): Promise<string> {
   return new Promise((r) => child.once("exit", () => r(out.trim())));
 }
 
-describe.skipIf(!root)("hosts in network namespaces on a bridge (runs as root)", () => {
+const AS_ROOT = skipUnless(root, "needs root: network namespaces");
+
+describe("hosts in network namespaces on a bridge (runs as root)", AS_ROOT, () => {
   it("reach the bridge's services, are cut off by cut() and reach them again after heal()", async () => {
     expect(await probe(a, net.address, port)).toBe("pong");
     expect(await probe(b, net.address, port)).toBe("pong");

@@ -14,6 +14,7 @@ import {
 import { DEMO_TOPICS } from "../demo/demo-agents.js";
 import { createDemoWorkspace, type DemoWorkspace } from "../demo/demo-workspace.js";
 import { printEffectSummary, summarizeEffects } from "../demo/effect-summary.js";
+import { invokedAs, shellWord } from "../ops/invoked-as.js";
 import { type IdemChild, spawnIdem } from "../ops/supervisor.js";
 import { printAudit } from "../render/print-audit.js";
 
@@ -82,6 +83,8 @@ export async function runDemoCommand(opts: DemoOptions): Promise<void> {
     if (opts.json) {
       printJson({ workspace: ws.dir, seed, ...result, effectStates, audit: report, clean });
     } else {
+      // The way the user runs this idem: `idem` installed, `npx idem` in the clone, else its path.
+      const idem = invokedAs();
       process.stdout.write(printEffectSummary(effectStates));
       process.stdout.write(
         clean
@@ -93,8 +96,8 @@ export async function runDemoCommand(opts: DemoOptions): Promise<void> {
           `${onTarget}/${totalEffects} effects at their targets, each key once; ` +
           `${report.duplicates.length} duplicates; ${result.kills.executor + result.kills.interpreter} crashes ` +
           `(executor ${result.kills.executor}, interpreter ${result.kills.interpreter}); ${((Date.now() - started) / 1000).toFixed(1)} s\n` +
-          `look around: git -C ${ws.repo} log --oneline | head\n` +
-          `             export IDEM_CONFIG=${ws.config}; npx idem status; npx idem replay --all --dry-run\n`,
+          `look around: git -C ${shellWord(ws.repo)} log --oneline | head\n` +
+          `             export IDEM_CONFIG=${shellWord(ws.config)}; ${idem} status; ${idem} replay --all --dry-run\n`,
       );
     }
     if (!clean || report.outputs !== jobs) exitHolder.code = EXIT.INVARIANT;

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { type AgentOutput, isIdemError } from "@idem/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { skipUnless } from "../../../../test/support/skip.js";
 import { type ArchivedOutput, JOURNAL_EVENTS as E, openSqliteJournal } from "../../src/index.js";
 import { PostgresConnection } from "../../src/store/postgres/connection.js";
 import { findPgDump, postgresMaintenance } from "../../src/store/postgres/maintenance.js";
@@ -155,8 +156,9 @@ describe.each(STORES.map((make) => [make().name, make] as const))(
       expect(stdout).toMatch(/TRIGGER public outputs outputs_no_delete/);
     });
 
-    it.runIf(name === "postgres")(
+    it(
       "(postgres only: pg_dump) tells what to run when no pg_dump is found, and keeps the password out of every message",
+      skipUnless(name === "postgres", "PostgreSQL store only: pg_dump"),
       async () => {
         const j = await store();
         const url = new URL(j.location);

@@ -11,6 +11,7 @@ import {
 } from "@idem/testing";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { skipUnless } from "../../../../test/support/skip.js";
 import { lockKey } from "../../src/store/postgres/record.js";
 
 const root = process.getuid?.() === 0;
@@ -28,7 +29,9 @@ afterAll(async () => {
   await net?.remove();
 });
 
-describe.skipIf(!root)("a PostgreSQL journal cut off from its server (runs as root)", () => {
+const AS_ROOT = skipUnless(root, "needs root: network namespaces");
+
+describe("a PostgreSQL journal cut off from its server (runs as root)", AS_ROOT, () => {
   it("answers a call waiting on the server UNAVAILABLE once the network is gone", async () => {
     const host = await net.addHost();
     const holder = new pg.Client({ connectionString: server.url });
