@@ -5,14 +5,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { nextLink } from "../../src/kinds/github/github-link.js";
 import { githubIssueKind } from "../../src/kinds/github-issue/github-issue-kind.js";
 import { githubPullRequestKind } from "../../src/kinds/github-pull-request/github-pull-request-kind.js";
-import {
-  expectIdemError,
-  type GitHubFixture,
-  githubFixture,
-  interpret,
-  rejection,
-  TOKEN_ENV,
-} from "./github-fixture.js";
+import { type GitHubFixture, githubFixture, TOKEN_ENV } from "./github-fixture.js";
+import { expectIdemError, interpret, rejection } from "./kind-calls.js";
 
 const issue = { kind: "github.issue", repo: "app", title: "Flaky test" };
 

@@ -1,14 +1,8 @@
 import { markedKeys } from "@idem/kit";
 import { afterEach, describe, expect, it } from "vitest";
 import { githubCommentKind } from "../../src/kinds/github-comment/github-comment-kind.js";
-import {
-  expectIdemError,
-  fieldOf,
-  type GitHubFixture,
-  githubFixture,
-  interpret,
-  rejection,
-} from "./github-fixture.js";
+import { type GitHubFixture, githubFixture } from "./github-fixture.js";
+import { expectIdemError, fieldOf, interpret, rejection } from "./kind-calls.js";
 
 const spec = (number: number, body = "Looks good to me.") => ({
   kind: "github.comment",

@@ -1,13 +1,8 @@
 import { markedKeys } from "@idem/kit";
 import { afterEach, describe, expect, it } from "vitest";
 import { githubIssueKind } from "../../src/kinds/github-issue/github-issue-kind.js";
-import {
-  expectIdemError,
-  type GitHubFixture,
-  githubFixture,
-  interpret,
-  rejection,
-} from "./github-fixture.js";
+import { type GitHubFixture, githubFixture } from "./github-fixture.js";
+import { expectIdemError, interpret, rejection } from "./kind-calls.js";
 
 const spec = (title: string, extra: Record<string, unknown> = {}) => ({
   kind: "github.issue",

@@ -1,14 +1,8 @@
 import { hasKeyMarker, markedKeys, openKind } from "@idem/kit";
 import { afterEach, describe, expect, it } from "vitest";
 import { githubPullRequestKind } from "../../src/kinds/github-pull-request/github-pull-request-kind.js";
-import {
-  expectIdemError,
-  fieldOf,
-  type GitHubFixture,
-  githubFixture,
-  interpret,
-  rejection,
-} from "./github-fixture.js";
+import { type GitHubFixture, githubFixture } from "./github-fixture.js";
+import { expectIdemError, fieldOf, interpret, rejection } from "./kind-calls.js";
 
 const spec = (head: string, extra: Record<string, unknown> = {}) => ({
   kind: "github.pull_request",

@@ -9,7 +9,8 @@ import { githubCommentKind } from "../../src/kinds/github-comment/github-comment
 import { githubIssueKind } from "../../src/kinds/github-issue/github-issue-kind.js";
 import { githubPullRequestKind } from "../../src/kinds/github-pull-request/github-pull-request-kind.js";
 import { slackMessageKind } from "../../src/kinds/slack-message/slack-message-kind.js";
-import { expectIdemError, fieldOf, githubFixture, interpret } from "./github-fixture.js";
+import { githubFixture } from "./github-fixture.js";
+import { expectIdemError, fieldOf, interpret } from "./kind-calls.js";
 
 const GITHUB = [githubPullRequestKind, githubIssueKind, githubCommentKind];
 

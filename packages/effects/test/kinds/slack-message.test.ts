@@ -2,7 +2,7 @@ import { type OpenedKind, openKind } from "@idem/kit";
 import { type SlackStandIn, startSlackStandIn } from "@idem/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { slackMessageKind } from "../../src/kinds/slack-message/slack-message-kind.js";
-import { expectIdemError, fieldOf, interpret, rejection } from "./github-fixture.js";
+import { expectIdemError, fieldOf, interpret, rejection } from "./kind-calls.js";
 
 const TOKEN_ENV = "IDEM_TEST_SLACK_TOKEN";
 const spec = (text = "Deploy 42 finished.") => ({ kind: "slack.message", channel: "ops", text });
