@@ -12,12 +12,19 @@ export interface GitHubFixture extends AsyncDisposable {
   open(kind: AnyEffectKind, extra?: Record<string, unknown>): OpenedKind;
 }
 
-/** Starts the stand-in (GitHub Enterprise-like under `basePath` when given). */
+/**
+ * Starts the stand-in (GitHub Enterprise-like under `basePath` when given; its branches those of
+ * the bare repository `gitDir` when given, so a git push makes a branch there).
+ */
 export async function githubFixture(
-  o: { basePath?: string; branches?: string[] } = {},
+  o: { basePath?: string; branches?: string[]; gitDir?: string } = {},
 ): Promise<GitHubFixture> {
   const gh = await startGitHubStandIn(o.basePath ? { basePath: o.basePath } : {});
-  gh.createRepo({ owner: "acme", name: "app", branches: ["main", ...(o.branches ?? [])] });
+  gh.createRepo(
+    o.gitDir
+      ? { owner: "acme", name: "app", gitDir: o.gitDir }
+      : { owner: "acme", name: "app", branches: ["main", ...(o.branches ?? [])] },
+  );
   const options = {
     baseUrl: gh.url,
     tokenEnv: TOKEN_ENV,
