@@ -1,0 +1,163 @@
+import {
+  absent,
+  defineEffectKind,
+  type ProbeCall,
+  type ProbeResult,
+  present,
+  withKeyMarker,
+} from "@idem/kit";
+import { z } from "zod";
+import { type GitHubClient, openGitHubClient, repoPath } from "../github/github-client.js";
+import { asItem, collectMarked, findMarked, itemDetail } from "../github/github-marked.js";
+import {
+  body,
+  checkGitHubSpec,
+  firstRepoAlias,
+  fullName,
+  type GitHubOptions,
+  GitHubOptionsSchema,
+  githubRepo,
+  listFrom,
+  repoAlias,
+  title,
+} from "../github/github-options.js";
+
+const label = z
+  .string()
+  .min(1)
+  .max(50)
+  .refine((l) => l.trim() !== "" && !/[,\r\n\0]/.test(l), "must be one line, not blank, no comma");
+
+/** `github.issue`: an issue on a configured repository (docs/kinds/github.md). */
+export const GitHubIssueSpecSchema = z.strictObject({
+  kind: z.literal("github.issue"),
+  repo: repoAlias,
+  title,
+  body: body.optional(),
+  /** Labels to set; GitHub creates the missing ones when the token may, else drops them. */
+  labels: z.array(label).max(10).optional(),
+});
+/** A parsed GitHubIssueSpecSchema. */
+export type GitHubIssueSpec = z.infer<typeof GitHubIssueSpecSchema>;
+
+/** The issues list holds pull requests too; the probes count issues only. */
+const isIssue = (i: { pull_request?: unknown }) => i.pull_request === undefined;
+
+/**
+ * Lists the issues the token's account created (`creator`), updated since the recording time
+ * less the clock skew (GitHub's `since` filters on `updated_at`, which is never before the
+ * creation), every state, newest first, stopping at the first one created before that time:
+ * present when one carries the key. Never the search API, whose index lags the writes.
+ */
+async function probe(
+  spec: GitHubIssueSpec,
+  call: ProbeCall<GitHubOptions, GitHubClient>,
+): Promise<ProbeResult> {
+  const client = call.resource;
+  const repo = githubRepo(call.options, spec.repo);
+  const login = await client.login();
+  const from = listFrom(call.since, call.options.clockSkewMs);
+  const found = await findMarked(
+    client,
+    {
+      path: `${repoPath(repo)}/issues`,
+      query: {
+        creator: login,
+        since: from.iso,
+        state: "all",
+        sort: "created",
+        direction: "desc",
+      },
+      what: `list the issues ${login} created on ${fullName(repo)}`,
+      login,
+      stopBefore: from.ms,
+      accept: isIssue,
+    },
+    call.key,
+  );
+  return found ? present(itemDetail(found)) : absent();
+}
+
+/** The `github.issue` kind (docs/kinds/github.md). */
+export const githubIssueKind = defineEffectKind({
+  name: "github.issue",
+  description:
+    "Opens an issue on a configured GitHub repository, once: its body carries a hidden marker with the effect key, and the probe lists the issues the token's account created since the output was recorded.",
+  guarantee: "exactly-once-in-effect",
+  spec: GitHubIssueSpecSchema,
+  options: GitHubOptionsSchema,
+  check: (spec, ctx) => checkGitHubSpec(spec, ctx.options),
+  aliases: (spec) => [{ type: "github", name: spec.repo }],
+  describe: (spec) =>
+    `${spec.repo}: issue ${JSON.stringify(spec.title)}${spec.labels?.length ? ` [${spec.labels.join(", ")}]` : ""}`,
+  open: openGitHubClient,
+  probe,
+  async apply(spec, call) {
+    if (!call.probed) {
+      const p = await probe(spec, call);
+      if (p.status === "present") return p.detail;
+    }
+    const client = call.resource;
+    const repo = githubRepo(call.options, spec.repo);
+    const what = `open an issue on ${fullName(repo)}`;
+    const a = await client.send("POST", client.url(`${repoPath(repo)}/issues`), what, {
+      create: true,
+      body: {
+        title: spec.title,
+        body: withKeyMarker(spec.body ?? "", call.key),
+        ...(spec.labels === undefined ? {} : { labels: spec.labels }),
+      },
+    });
+    if (a.status === 201) return itemDetail(asItem(a.body));
+    throw client.failure(a, what);
+  },
+  scan: {
+    target: (spec) => `github:${spec.repo}/issues`,
+    async keys(spec, call) {
+      const client = call.resource;
+      const repo = githubRepo(call.options, spec.repo);
+      const login = await client.login();
+      const from = listFrom(call.clock.now() - call.options.scanWindowMs, 0);
+      return collectMarked(
+        client,
+        {
+          path: `${repoPath(repo)}/issues`,
+          query: {
+            creator: login,
+            since: from.iso,
+            state: "all",
+            sort: "created",
+            direction: "desc",
+          },
+          what: `list the issues ${login} created on ${fullName(repo)}`,
+          login,
+          stopBefore: from.ms,
+          accept: isIssue,
+        },
+        (issue) => `#${issue.number}`,
+      );
+    },
+  },
+  samples: {
+    valid: (i, ctx) => ({
+      kind: "github.issue" as const,
+      repo: firstRepoAlias(ctx.options),
+      title: `idem drill ${i}`,
+      body: `Opened by idem's conformance drill (sample ${i}).`,
+    }),
+    invalid: [
+      { spec: { kind: "github.issue", repo: "app", title: "" }, field: "title" },
+      { spec: { kind: "github.issue", repo: "app", title: "a\nb" }, field: "title" },
+      {
+        spec: { kind: "github.issue", repo: "app", title: "t", labels: ["a,b"] },
+        field: "labels.0",
+      },
+      {
+        spec: { kind: "github.issue", repo: "app", title: "t", body: "<!-- idem-effect: j/0 -->" },
+        field: "body",
+        why: "a marker of another key would make that effect look applied",
+      },
+      { spec: { kind: "github.issue", repo: "no-such-alias", title: "t" }, field: "repo" },
+    ],
+  },
+});

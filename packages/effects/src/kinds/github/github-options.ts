@@ -1,0 +1,143 @@
+import { invalid, refuseKeyMarkers } from "@idem/kit";
+import { aliasOf, isSafeBranchName } from "@idem/schema";
+import { z } from "zod";
+
+/**
+ * The options of the `github.*` kinds (`kinds.github.pull_request.options`, and the same for
+ * `github.issue` and `github.comment`; docs/kinds/github.md): where the API is, the NAME of the
+ * environment variable holding the token (never the token), and the repositories agents may name,
+ * by alias. Nothing an agent sends reaches a repository these options do not list.
+ */
+export const GitHubOptionsSchema = z.strictObject({
+  /** `https://api.github.com`, or a GitHub Enterprise Server's `https://<host>/api/v3`. */
+  baseUrl: z
+    .url({ protocol: /^https?$/ })
+    .refine((u) => {
+      const url = new URL(u);
+      return !url.username && !url.password && !url.search && !url.hash;
+    }, "must be a plain http(s) URL without credentials, query or fragment")
+    .default("https://api.github.com"),
+  /** The environment variable holding the token (a PAT or an app installation token). */
+  tokenEnv: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "must be an environment variable name")
+    .default("GITHUB_TOKEN"),
+  /**
+   * The token's login, when GET /user cannot tell it (an app installation token: `my-app[bot]`).
+   * Probes count only items this account made.
+   */
+  login: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,38}(\[bot\])?$/, "must be a GitHub login")
+    .optional(),
+  /** Repository aliases agents name: `{ "app": { "owner": "acme", "name": "app" } }`. */
+  repos: z
+    .record(
+      z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "must be an alias (A-Z a-z 0-9 _ . -)"),
+      z.strictObject({
+        owner: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,38}$/, "must be a GitHub owner"),
+        name: z
+          .string()
+          .regex(/^[A-Za-z0-9._-]{1,100}$/, "must be a repository name")
+          .refine((n) => n !== "." && n !== "..", "must be a repository name"),
+      }),
+    )
+    .refine((r) => Object.keys(r).length > 0, "must name at least one repository"),
+  /** One request's bound, the answer's body included. */
+  timeoutMs: z.number().int().min(1000).max(600_000).default(30_000),
+  /**
+   * How far GitHub's clock may be behind idem's: a probe lists from the output's recording time
+   * minus this (GitHub's timestamps have whole seconds; one more second is always taken off).
+   */
+  clockSkewMs: z.number().int().min(0).max(86_400_000).default(300_000),
+  /** The most pages (100 items each) one probe or scan reads before it gives up. */
+  maxPages: z.number().int().min(1).max(1000).default(50),
+  /** How far back `scan` (audit, the drill) looks, from now. */
+  scanWindowMs: z
+    .number()
+    .int()
+    .min(60_000)
+    .max(366 * 86_400_000)
+    .default(7 * 86_400_000),
+  userAgent: z.string().min(1).max(200).default("idem"),
+});
+/** Parsed GitHubOptionsSchema. */
+export type GitHubOptions = z.infer<typeof GitHubOptionsSchema>;
+
+/** GitHub's limit on an issue, pull request or comment body, in characters. */
+export const GITHUB_MAX_BODY = 65_536;
+/** What an agent's body may hold: GitHub's limit less the key marker idem appends (under 160). */
+export const MAX_AGENT_BODY = GITHUB_MAX_BODY - 256;
+
+/** A repository alias as a spec names it. */
+export const repoAlias = z.string().min(1).max(64);
+/** A title: one line of text, not blank. */
+export const title = z
+  .string()
+  .min(1)
+  .max(256)
+  .refine((t) => t.trim() !== "", "must not be blank")
+  .refine((t) => !/[\r\n\0]/.test(t), "must be one line without NUL");
+/** A body as the agent writes it (Markdown); idem appends the key marker. */
+export const body = z
+  .string()
+  .max(MAX_AGENT_BODY)
+  .refine((b) => !b.includes("\0"), "has NUL");
+/** A branch name git and GitHub accept (git check-ref-format, no `:`, no leading `-`). */
+export const branch = z
+  .string()
+  .min(1)
+  .max(200)
+  .refine(isSafeBranchName, "is not a safe branch name (git check-ref-format, no leading -)");
+
+/** A repository named by its alias. */
+export interface GitHubRepo {
+  alias: string;
+  owner: string;
+  name: string;
+}
+
+/**
+ * The repository an alias names in the options.
+ * @throws IdemError INVALID_INPUT naming `repo`, listing the configured aliases.
+ */
+export function githubRepo(options: GitHubOptions, alias: string): GitHubRepo {
+  const r = aliasOf(options.repos, alias);
+  if (!r) {
+    const known = Object.keys(options.repos).join(", ");
+    return invalid("repo", `${JSON.stringify(alias)} is not a configured GitHub repo (${known})`);
+  }
+  return { alias, owner: r.owner, name: r.name };
+}
+
+/**
+ * The checks every `github.*` spec gets before record: its repo is configured and its body
+ * carries no key marker of its own (one for another key would make that effect's probe answer
+ * present). @throws IdemError INVALID_INPUT naming the field.
+ */
+export function checkGitHubSpec(
+  spec: { repo: string; body?: string | undefined },
+  options: GitHubOptions,
+): void {
+  refuseKeyMarkers("body", spec.body);
+  githubRepo(options, spec.repo);
+}
+
+/**
+ * The time a probe lists from: the recording time less the clock skew allowed and one more
+ * second (GitHub keeps whole seconds), as GitHub's ISO 8601 `YYYY-MM-DDTHH:MM:SSZ`, with its ms.
+ */
+export function listFrom(since: number, clockSkewMs: number): { ms: number; iso: string } {
+  const ms = Math.max(0, Math.floor((since - clockSkewMs - 1000) / 1000) * 1000);
+  return { ms, iso: new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z") };
+}
+
+/** `owner/name`, for messages and targets. */
+export const fullName = (r: GitHubRepo) => `${r.owner}/${r.name}`;
+
+/** The first repository alias of the options, for the drill's samples (`app` when none parse). */
+export function firstRepoAlias(options: unknown): string {
+  const repos = (options as { repos?: unknown } | undefined)?.repos;
+  const first = typeof repos === "object" && repos !== null ? Object.keys(repos)[0] : undefined;
+  return first ?? "app";
+}
