@@ -24,9 +24,13 @@ export {
   BUILT_IN_KINDS,
   fileWriteKind,
   gitCommitKind,
+  githubCommentKind,
+  githubIssueKind,
+  githubPullRequestKind,
   gitPatchKind,
   httpRequestKind,
   natsPublishKind,
+  slackMessageKind,
 } from "./kinds/index.js";
 export type {
   PublishTransport,

@@ -162,6 +162,12 @@ export interface EffectKind<S extends EffectSpecBase = EffectSpecBase, O = unkno
   /** The schema of `kinds.<name>.options` in the config; parsed once at load. */
   readonly options?: z.ZodType<O> | undefined;
   /**
+   * idem's own kinds only: the config section their options come from (`github`, shared by the
+   * three GitHub kinds). Without that section the kind is not available in that config. A kind
+   * of the config's own takes `kinds.<name>.options`.
+   */
+  readonly configSection?: string;
+  /**
    * Checks of the spec beyond its schema (aliases configured, sizes, paths, the text a target
    * would refuse), run before record: pure, no I/O. Report with `ctx.issue(field, message)` or
    * throw `invalid(field, message)`; what passes cannot fail at the target for a reason the spec

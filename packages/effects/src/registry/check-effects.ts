@@ -17,14 +17,19 @@ import { type KindRegistry, kindRegistryOf } from "./kind-registry.js";
  */
 export function kindOf(registry: KindRegistry, spec: Pick<EffectSpec, "kind">): AnyEffectKind {
   const kind = registry.get(spec.kind);
-  if (!kind) {
-    throw new IdemError(
-      "INVALID_INPUT",
-      `kind ${JSON.stringify(spec.kind)} is not registered (registered: ${registry.names().join(", ")})`,
-      { details: { field: "kind" } },
-    );
-  }
+  if (!kind)
+    throw new IdemError("INVALID_INPUT", unregistered(registry, spec.kind), {
+      details: { field: "kind" },
+    });
   return kind;
+}
+
+/** Why a kind cannot be used: its config section missing, or not registered at all. */
+function unregistered(registry: KindRegistry, name: string): string {
+  const section = registry.sectionMissing(name);
+  return section !== undefined
+    ? `kind ${JSON.stringify(name)} needs the config's ${section} section (docs/kinds/${section}.md)`
+    : `kind ${JSON.stringify(name)} is not registered (registered: ${registry.names().join(", ")})`;
 }
 
 /** The context a kind's pure parts see for `config`. */
@@ -55,10 +60,7 @@ export function checkEffects(
   specs.forEach((spec, i) => {
     const kind = registry.get(spec.kind);
     if (!kind) {
-      issues.push({
-        path: `effects.${i}.kind`,
-        message: `${JSON.stringify(spec.kind)} is not a registered effect kind (registered: ${registry.names().join(", ")})`,
-      });
+      issues.push({ path: `effects.${i}.kind`, message: unregistered(registry, spec.kind) });
       return;
     }
     const r = kind.spec.safeParse(spec);

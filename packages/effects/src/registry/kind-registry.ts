@@ -19,6 +19,11 @@ export interface KindRegistry {
   isBuiltIn(name: string): boolean;
   /** The registered names, in order. */
   names(): string[];
+  /**
+   * For one of idem's own kinds that is not available because the config lacks its section
+   * (`github` for the GitHub kinds): that section's name.
+   */
+  sectionMissing(name: string): string | undefined;
 }
 
 /** How `loadKindRegistry` finds modules; tests pass their own import. */
@@ -46,7 +51,7 @@ export function kindRegistryOf(config: Config, builtIns: readonly AnyEffectKind[
       `kinds.${names[0]}: the config adds effect kinds, which this process has not loaded (loadKinds)`,
     );
   }
-  return registry(builtIns, []);
+  return registry(config, builtIns, []);
 }
 
 /**
@@ -91,33 +96,36 @@ export async function loadKindRegistry(
       );
     }
     const k = kind as AnyEffectKind;
-    let parsedOptions: unknown = entry.options;
-    if (k.options) {
-      const r = k.options.safeParse(entry.options ?? {});
-      if (!r.success) {
-        const first = r.error.issues[0];
-        const path = issuePath([...(first?.path ?? [])] as (string | number)[]);
-        throw new IdemError(
-          "INVALID_CONFIG",
-          `${at}.options${path ? `.${path}` : ""}: ${first?.message ?? "is invalid"}`,
-          { details: { key: `${at}.options${path ? `.${path}` : ""}` } },
-        );
-      }
-      parsedOptions = r.data;
-    }
+    const parsedOptions = parseOptions(k, entry.options, `${at}.options`);
     added.push({ kind: k, options: parsedOptions });
   }
-  const r = registry(builtIns, added);
+  const r = registry(config, builtIns, added);
   loaded.set(config, r);
   return r;
 }
 
 function registry(
+  config: Config,
   builtIns: readonly AnyEffectKind[],
   added: readonly { kind: AnyEffectKind; options: unknown }[],
 ): KindRegistry {
   const byName = new Map<string, { kind: AnyEffectKind; options: unknown; builtIn: boolean }>();
-  for (const k of builtIns) byName.set(k.name, { kind: k, options: undefined, builtIn: true });
+  const unconfigured = new Map<string, string>();
+  for (const k of builtIns) {
+    if (k.configSection === undefined) {
+      byName.set(k.name, { kind: k, options: undefined, builtIn: true });
+      continue;
+    }
+    // A kind whose options are a config section of its own is there only with that section.
+    const section = (config as unknown as Record<string, unknown>)[k.configSection];
+    if (section === undefined) unconfigured.set(k.name, k.configSection);
+    else
+      byName.set(k.name, {
+        kind: k,
+        options: parseOptions(k, section, k.configSection),
+        builtIn: true,
+      });
+  }
   for (const a of added) byName.set(a.kind.name, { ...a, builtIn: false });
   const kinds = [...byName.values()].map((e) => e.kind);
   return {
@@ -126,7 +134,24 @@ function registry(
     options: (name) => byName.get(name)?.options,
     isBuiltIn: (name) => byName.get(name)?.builtIn === true,
     names: () => kinds.map((k) => k.name),
+    sectionMissing: (name) => unconfigured.get(name),
   };
+}
+
+/**
+ * A kind's options parsed by its schema.
+ * @throws IdemError INVALID_CONFIG naming `<at>.<path>` of the first problem.
+ */
+function parseOptions(kind: AnyEffectKind, raw: unknown, at: string): unknown {
+  if (!kind.options) return raw;
+  const r = kind.options.safeParse(raw ?? {});
+  if (r.success) return r.data;
+  const first = r.error.issues[0];
+  const path = issuePath([...(first?.path ?? [])] as (string | number)[]);
+  const key = `${at}${path ? `.${path}` : ""}`;
+  throw new IdemError("INVALID_CONFIG", `${key}: ${first?.message ?? "is invalid"}`, {
+    details: { key },
+  });
 }
 
 /** A module path of the config (absolute once parsed) as a file URL; a package name as it is, resolved from the config's folder. */

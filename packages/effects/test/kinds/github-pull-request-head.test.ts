@@ -52,7 +52,7 @@ describe("github.pull_request after a git.commit of the same output", () => {
       };
       const probed = await effects.probe(commit, "out-1/0");
       expect(probed.status).toBe("absent");
-      await effects.apply(commit, "out-1/0", probed);
+      await effects.apply(commit, "out-1/0", { probed: probed });
       expect((await interpret(pr, open, "out-1/1", since)).outcome).toBe("applied");
       expect(fx.gh.pullRequests("acme", "app")).toMatchObject([
         { head: "release-notes", base: "main", state: "open" },

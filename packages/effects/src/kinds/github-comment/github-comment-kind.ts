@@ -92,6 +92,7 @@ export const githubCommentKind = defineEffectKind({
   guarantee: "exactly-once-in-effect",
   spec: GitHubCommentSpecSchema,
   options: GitHubOptionsSchema,
+  configSection: "github",
   check: (spec, ctx) => checkGitHubSpec(spec, ctx.options),
   targets: (spec) => [`github:${spec.repo}#${spec.number}`],
   aliases: (spec) => [{ type: "github", name: spec.repo }],

@@ -86,6 +86,7 @@ export const githubIssueKind = defineEffectKind({
   guarantee: "exactly-once-in-effect",
   spec: GitHubIssueSpecSchema,
   options: GitHubOptionsSchema,
+  configSection: "github",
   check: (spec, ctx) => checkGitHubSpec(spec, ctx.options),
   aliases: (spec) => [{ type: "github", name: spec.repo }],
   describe: (spec) =>

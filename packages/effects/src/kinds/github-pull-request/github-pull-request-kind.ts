@@ -166,6 +166,7 @@ export const githubPullRequestKind = defineEffectKind({
   guarantee: "exactly-once-in-effect",
   spec: GitHubPullRequestSpecSchema,
   options: GitHubOptionsSchema,
+  configSection: "github",
   check(spec, ctx) {
     checkGitHubSpec(spec, ctx.options);
     if (spec.base !== undefined && spec.base === spec.head)

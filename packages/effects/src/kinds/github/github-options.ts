@@ -3,8 +3,8 @@ import { aliasOf, isSafeBranchName } from "@idem/schema";
 import { z } from "zod";
 
 /**
- * The options of the `github.*` kinds (`kinds.github.pull_request.options`, and the same for
- * `github.issue` and `github.comment`; docs/kinds/github.md): where the API is, the NAME of the
+ * The options of the `github.*` kinds (the config's `github` section, shared by
+ * `github.pull_request`, `github.issue` and `github.comment`; docs/kinds/github.md): where the API is, the NAME of the
  * environment variable holding the token (never the token), and the repositories agents may name,
  * by alias. Nothing an agent sends reaches a repository these options do not list.
  */

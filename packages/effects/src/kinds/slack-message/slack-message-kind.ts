@@ -85,6 +85,7 @@ export const slackMessageKind = defineEffectKind({
   guarantee: "exactly-once-in-effect",
   spec: SlackMessageSpecSchema,
   options: SlackOptionsSchema,
+  configSection: "slack",
   check(spec, ctx) {
     slackChannel(ctx.options, spec.channel);
   },

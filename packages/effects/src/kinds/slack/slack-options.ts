@@ -3,7 +3,7 @@ import { aliasOf } from "@idem/schema";
 import { z } from "zod";
 
 /**
- * The options of `slack.message` (`kinds.slack.message.options`; docs/kinds/slack.md): where the
+ * The options of `slack.message` (the config's `slack` section; docs/kinds/slack.md): where the
  * Web API is, the NAME of the environment variable holding the bot token (never the token), and
  * the channels agents may post to, by alias. Nothing an agent sends reaches another channel.
  */
