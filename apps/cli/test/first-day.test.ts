@@ -32,7 +32,9 @@ describe("the first day after idem init", () => {
       /no agents configured.*submit API/,
     );
     const file = join(cwd, "idem.config.json");
-    const config = JSON.parse(readFileSync(file, "utf8")) as { api: { port: number } };
+    const config = JSON.parse(readFileSync(file, "utf8")) as {
+      api: { port: number; token: string };
+    };
     config.api.port = 0;
     writeFileSync(file, JSON.stringify(config));
 
@@ -56,7 +58,11 @@ describe("the first day after idem init", () => {
       const url = /"url":"(http:\/\/[^"]+)"/.exec(out)?.[1];
       const res = await fetch(`${url}/v1/outputs`, {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        // idem init wrote a token: the submit API asks for it.
+        headers: {
+          "content-type": "application/json",
+          authorization: `Bearer ${config.api.token}`,
+        },
         body: JSON.stringify({ jobId: "elsewhere-1", agent: "remote", effects: [] }),
       });
       expect(res.status, await res.clone().text()).toBeLessThan(300);

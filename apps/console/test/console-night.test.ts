@@ -28,16 +28,24 @@ describe("the console at 3 a.m.", () => {
     const config = parsed.config;
     const effects = openEffects(config, { durable: false });
     const c = createConsole({ config, journal: t.journal, effects, actor: "night (console)" });
-    const request = (path: string, init: { method?: string; body?: string } = {}) =>
-      c.app.request(`${ORIGIN}${path}`, {
+    // One browser: the session cookie the console hands out comes back with every request (its
+    // forms' CSRF token is that session's).
+    let cookie = "";
+    const request = async (path: string, init: { method?: string; body?: string } = {}) => {
+      const res = await c.app.request(`${ORIGIN}${path}`, {
         method: init.method ?? "GET",
         headers: {
           host: "127.0.0.1:7071",
           origin: ORIGIN,
+          ...(cookie !== "" && { cookie }),
           ...(init.body !== undefined && { "content-type": "application/x-www-form-urlencoded" }),
         },
         ...(init.body !== undefined && { body: init.body }),
       });
+      const set = res.headers.get("set-cookie");
+      if (set) cookie = set.split(";")[0] ?? "";
+      return res;
+    };
     const interpret = () =>
       createInterpreter({ config, journal: t.journal, effects, logger: silentLogger() }).drain();
     try {

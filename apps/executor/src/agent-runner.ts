@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import type { Logger } from "@idem/runtime";
 import type { Config, Job } from "@idem/schema";
 import { aliasOf, IdemError, parseStrictJson } from "@idem/schema";
-import { describeAgentStdout } from "./output-excerpt.js";
+import { describeAgentStdout, escapedText } from "./output-excerpt.js";
 
 /** What an agent runner gets besides the job. */
 export interface RunContext {
@@ -123,7 +123,7 @@ export function createCommandRunner(config: Config): AgentRunner {
         reject(
           new IdemError(
             "INVALID_INPUT",
-            `agent ${job.agent} did not print one JSON value on stdout: ${why} (${describeAgentStdout(bytes.toString("utf8").trim())}); logs belong on stderr`,
+            `agent ${job.agent} did not print one JSON value on stdout: ${escapedText(why)} (${describeAgentStdout(bytes.toString("utf8").trim())}); logs belong on stderr`,
             { details: { issues: parsed.issues } },
           ),
         );

@@ -2,12 +2,12 @@
 const HEAD = 160;
 const TAIL = 80;
 
-/** `s` as a JSON string with every character outside printable ASCII escaped (\n, \u001b, \u202e). */
-const quoted = (s: string): string =>
-  JSON.stringify(s).replace(
-    /[^\x20-\x7e]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
+/** `s` with every character outside printable ASCII escaped (\u000a, \u001b, \u202e). */
+export const escapedText = (s: string): string =>
+  s.replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+
+/** `s` as a JSON string with every character outside printable ASCII escaped. */
+const quoted = (s: string): string => escapedText(JSON.stringify(s));
 
 /**
  * What an agent printed, for the error that says it was not one JSON value: its size and a bounded

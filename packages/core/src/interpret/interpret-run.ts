@@ -15,6 +15,15 @@ import { EffectFailure, interpretEffect, RunEnded, type RunScope } from "./inter
 import type { InterpretRunContext, RunOutcome } from "./run-context.js";
 import type { EffectTurn, RunTurn } from "./target-turns.js";
 
+/** The longest a run waits for a target's Retry-After: a rate limit resets within the hour. */
+const RETRY_AFTER_MAX_MS = 6 * 3_600_000;
+
+/** The wait a failure carries (`details.retryAfterMs`, set by a kind's `fail.transient`), if any. */
+function retryAfterOf(e: unknown): number | undefined {
+  const ms = isIdemError(e) ? e.details?.retryAfterMs : undefined;
+  return typeof ms === "number" && Number.isFinite(ms) && ms > 0 ? ms : undefined;
+}
+
 /**
  * Interprets one claimed run: decides, probes, applies and settles each effect of its output in
  * order (only those in the run's filter, `run.only`, for a replay by kind or target), with the
@@ -187,7 +196,14 @@ export async function interpretRun(
     const error = describeError(cause);
     try {
       if (isRetryableClass(cls) && run.attempts + 1 < settings.maxAttempts) {
-        const nextAt = clock.now() + scheduledDelay(settings.backoffMs, run.attempts, 1000);
+        // A target that said when to come back (a rate limit's Retry-After or reset) is asked
+        // again no sooner than that (at most RETRY_AFTER_MAX_MS later).
+        const nextAt =
+          clock.now() +
+          Math.max(
+            scheduledDelay(settings.backoffMs, run.attempts, 1000),
+            Math.min(retryAfterOf(cause) ?? 0, RETRY_AFTER_MAX_MS),
+          );
         await journal.runs.fail(lease, { class: cls, error, nextAt });
         return { ...base, outcome: "failed", class: cls, error };
       }
