@@ -81,7 +81,7 @@ export interface DeliveryHandlerOptions {
   tracing: Tracing;
 }
 
-/** The executor's decision for each delivery: record before ack (DESIGN.md invariants 3 and 4). */
+/** The executor's decision for each delivery: record before ack (invariants 3 and 4 of docs/concepts.md). */
 export interface DeliveryHandler {
   /**
    * Works on one delivery and settles it: a job whose output is recorded is acked without running

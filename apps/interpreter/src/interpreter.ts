@@ -35,7 +35,7 @@ export interface InterpreterOptions {
   clock?: Clock;
   /** The lease owner written to the journal; default `<host>:<pid>:<random>`. */
   owner?: string;
-  /** Called at each fault point of DESIGN.md; the apps wire `IDEM_FAULT` here. No-op by default. */
+  /** Called at each fault point of docs/reliability.md; the apps wire `IDEM_FAULT` here. No-op by default. */
   fault?: FaultHook;
   /**
    * `<point>[:<n>]`: SIGSTOP this process the n-th time it reaches a fault point (fencing drills);

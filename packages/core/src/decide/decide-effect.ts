@@ -47,7 +47,7 @@ const UNKNOWN_OUTCOME: readonly EffectState[] = ["intended", "uncertain"];
 const PROBE: EffectDecision = Object.freeze({ action: "probe" } as const);
 
 /**
- * DESIGN.md "Deciding an effect of generation g", the one decision the interpreter and the replay
+ * docs/concepts.md "Deciding an effect", the one decision the interpreter and the replay
  * plan share. Pure: it reads only its input.
  *
  * In order: settled in g -> skip; an effect superseded by a later recorded one (file.write: a

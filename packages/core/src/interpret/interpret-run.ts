@@ -27,7 +27,7 @@ function retryAfterOf(e: unknown): number | undefined {
 /**
  * Interprets one claimed run: decides, probes, applies and settles each effect of its output in
  * order (only those in the run's filter, `run.only`, for a replay by kind or target), with the
- * fault points of DESIGN.md between the steps, and ends the run (done, a retry after
+ * fault points of docs/reliability.md between the steps, and ends the run (done, a retry after
  * `interpreter.backoffMs`, dead, or released when `stopSignal` aborted).
  *
  * In a pipeline (`context.turns`), each effect on an ordering target waits for its turn there

@@ -12,7 +12,7 @@ import type { SubmitResult } from "./submit-output.js";
 
 /**
  * What an `idem submit` file holds: one output (handled as a single submission, so that its
- * answer stays the submit shape of DESIGN.md) or a batch, every output of it already checked.
+ * answer stays the submit shape of docs/cli.md, idem submit) or a batch, every output of it already checked.
  */
 export type OutputFile =
   | { batch: false }
