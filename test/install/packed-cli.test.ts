@@ -158,7 +158,12 @@ describe("the packed CLI, installed globally into an empty prefix", () => {
         if (executor.child.exitCode !== null) throw new Error(`executor: ${executor.output()}`);
         return api !== "";
       });
-      const status = await fetch(`${api}/v1/status`);
+      // `idem init` wrote api.token: the API asks for it.
+      const token = (JSON.parse(readFileSync(ws.config, "utf8")) as { api: { token: string } }).api
+        .token;
+      const status = await fetch(`${api}/v1/status`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
       expect(status.status).toBe(200);
       await waitFor("three outputs recorded", async () => {
         const r = await idem(["status", "--json"], ws.dir);

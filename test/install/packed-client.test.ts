@@ -37,11 +37,11 @@ console.log(JSON.stringify({ first: first.status, again: again.status, summary: 
 `;
 
 /** A TypeScript user of the installed package: it compiles only if the declarations resolve. */
-const TYPED = `import { createClient, fileWrite, type SubmitResult } from "@idem/client";
+const TYPED = `import { type ClientSubmitAnswer, createClient, fileWrite } from "@idem/client";
 
 const idem = createClient({ baseUrl: "http://127.0.0.1:7070" });
 const effects = [fileWrite({ root: "outbox", path: "a.txt", content: "hi\\n" })];
-export const submitted: Promise<SubmitResult> = idem.submit({ jobId: "ts-1", agent: "reporter", effects });
+export const submitted: Promise<ClientSubmitAnswer> = idem.submit({ jobId: "ts-1", agent: "reporter", effects });
 // @ts-expect-error: content is a string (the schema's type); fails to compile if types were any
 fileWrite({ root: "outbox", path: "a.txt", content: 42 });
 `;
