@@ -27,7 +27,7 @@ afterAll(() => {
 const AGENT = `import { createClient, fileWrite } from "@idem/client";
 
 const jobId = process.argv[2];
-const idem = createClient({ baseUrl: process.env.IDEM_URL });
+const idem = createClient({ baseUrl: process.env.IDEM_URL, token: process.env.IDEM_TOKEN });
 const effects = [fileWrite({ root: "outbox", path: jobId + ".txt", content: "from the client\\n" })];
 const output = { jobId, agent: "reporter", summary: "a report", effects };
 const first = await idem.submit(output);
@@ -128,7 +128,13 @@ describe("@idem/client, packed with @idem/schema and installed into an empty dir
       expect(AGENT.trimEnd().split("\n")).toHaveLength(10);
       const agent = await run(process.execPath, ["agent.mjs", "client-1"], {
         cwd: app,
-        env: { ...env, IDEM_URL: url },
+        // idem init wrote api.token: the agent sends it, as examples/client-agent does.
+        env: {
+          ...env,
+          IDEM_URL: url,
+          IDEM_TOKEN: (JSON.parse(readFileSync(ws.config, "utf8")) as { api: { token: string } })
+            .api.token,
+        },
         timeoutMs: MINUTE,
       });
       expect(agent.code, agent.stderr).toBe(0);
