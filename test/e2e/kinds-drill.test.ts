@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { DRILL_FINDINGS, DRILL_VERDICTS, drillKind, type KindDrillReport } from "@idem/kit/drill";
-import { tempDir } from "@idem/testing";
+import { startGitHubStandIn, tempDir } from "@idem/testing";
 import { beforeAll, describe, expect, it } from "vitest";
 import { buildForTest, IDEM_BIN, REPO_ROOT } from "../chaos/interpreter-fixture.js";
 
@@ -15,11 +15,17 @@ const run = promisify(execFile);
 
 beforeAll(() => buildForTest("apps/cli"));
 
-async function idem(cwd: string, ...args: string[]) {
+/** The environment of every child: nothing that names another config, journal or fault. */
+function cleanEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
   delete env.IDEM_CONFIG;
   delete env.IDEM_FAULT;
   delete env.IDEM_JOURNAL_URL;
+  return env;
+}
+
+async function idem(cwd: string, ...args: string[]) {
+  const env = cleanEnv();
   try {
     const { stdout, stderr } = await run(process.execPath, [IDEM_BIN, ...args], {
       cwd,
@@ -96,6 +102,7 @@ describe("idem kinds test", () => {
     const report = await drillKind(join(FIXTURES, "item-kind.mjs"), {
       idem: IDEM_BIN,
       cwd: dir.path,
+      env: cleanEnv(),
       options: { dir: join(dir.path, "items") },
       outputs: 2,
     });
@@ -133,6 +140,61 @@ describe("idem kinds test", () => {
     expect(report.countedBy).toBe("probe");
     expect(codes(report)).toContain(DRILL_FINDINGS.DUPLICATES_NOT_COUNTED);
     expect(r.code).toBe(0);
+  });
+
+  it.concurrent("finds git.commit exactly once in effect on a repository of the config", async () => {
+    await using dir = await tempDir("idem-drill-git-");
+    const repo = join(dir.path, "site");
+    mkdirSync(repo);
+    for (const args of [
+      ["init", "-q", "-b", "main"],
+      [
+        "-c",
+        "user.email=t@localhost",
+        "-c",
+        "user.name=t",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "initial",
+      ],
+    ])
+      await run("git", args, { cwd: repo });
+    writeFileSync(
+      join(dir.path, "idem.config.json"),
+      JSON.stringify({ repos: { site: { path: "site", branch: "main" } } }),
+    );
+    const r = await idem(dir.path, "kinds", "test", "git.commit", "--outputs", "2", "--json");
+    const report = JSON.parse(r.stdout) as KindDrillReport;
+    expect(report.findings).toEqual([]);
+    expect(report.countedBy).toBe("scan");
+    expect(report.verdict).toBe(DRILL_VERDICTS.EXACTLY_ONCE);
+    expect(r.code).toBe(0);
+  });
+
+  it.concurrent("finds github.issue exactly once in effect against the GitHub stand-in", async () => {
+    await using dir = await tempDir("idem-drill-github-");
+    await using gh = await startGitHubStandIn();
+    gh.createRepo({ owner: "acme", name: "app" });
+    writeFileSync(
+      join(dir.path, "idem.config.json"),
+      JSON.stringify({
+        github: {
+          baseUrl: gh.url,
+          tokenEnv: "DRILL_GITHUB_TOKEN",
+          repos: { app: { owner: "acme", name: "app" } },
+        },
+      }),
+    );
+    const report = await drillKind("github.issue", {
+      idem: IDEM_BIN,
+      cwd: dir.path,
+      outputs: 2,
+      env: { ...cleanEnv(), DRILL_GITHUB_TOKEN: gh.token },
+    });
+    expect(report.findings).toEqual([]);
+    expect(report.verdict).toBe(DRILL_VERDICTS.EXACTLY_ONCE);
   });
 
   it.concurrent("refuses a module that exports no kind, and options that are not JSON (exit 2)", async () => {
