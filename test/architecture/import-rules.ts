@@ -158,8 +158,22 @@ export const IMPORT_RULES: IForbiddenRuleType[] = [
     comment:
       "@idem/kit is what a kind's author installs: its src imports only itself, @idem/schema and zod",
     severity: "error",
-    from: { path: "^packages/kit/src/" },
+    from: { path: "^packages/kit/src/", pathNot: "^packages/kit/src/drill/" },
     to: { pathNot: ["^packages/kit/src/", "^packages/schema/", "(^|/)zod(/|$)"] },
+  },
+  {
+    name: "kit-imports-only-schema",
+    comment:
+      "@idem/kit/drill runs the installed idem for a test runner: the kit, @idem/schema and the Node modules that spawn it, nothing of idem's other parts",
+    severity: "error",
+    from: { path: "^packages/kit/src/drill/" },
+    to: {
+      pathNot: [
+        "^packages/kit/src/",
+        "^packages/schema/",
+        "^(node:)?(child_process|fs|module|path|url)$",
+      ],
+    },
   },
   {
     name: "client-imports-only-schema",

@@ -11,6 +11,7 @@ import * as init from "./commands/init.js";
 import * as interpreter from "./commands/interpreter.js";
 import * as jobs from "./commands/jobs.js";
 import * as journal from "./commands/journal.js";
+import * as kinds from "./commands/kinds.js";
 import * as ls from "./commands/ls.js";
 import * as prune from "./commands/prune.js";
 import * as replay from "./commands/replay.js";
@@ -45,6 +46,7 @@ COMMANDS.push(journal);
 COMMANDS.push(consoleCommand);
 COMMANDS.push(jobs);
 COMMANDS.push(version);
+COMMANDS.push(kinds);
 
 /** Builds the `idem` program. Actions set a non-zero exit code through `exitHolder` or throw. */
 export function buildProgram(): Command {

@@ -45,6 +45,34 @@ export type {
   RunTurn,
 } from "./interpret/index.js";
 export { interpretRun, TargetTurns } from "./interpret/index.js";
+export type {
+  DrillCheck,
+  DrilledKindEntry,
+  DrillFinding,
+  DrillFindingCode,
+  DrillInterpret,
+  DrillInterpretResult,
+  DrillInterpretRun,
+  DrillKey,
+  DrillStart,
+  DrillVerdict,
+  KindDrillOptions,
+  KindDrillReport,
+  KindListing,
+  KindModule,
+  ListedKind,
+} from "./kinds/index.js";
+export {
+  DRILL_FINDINGS,
+  DRILL_OUTPUTS_DEFAULT,
+  DRILL_VERDICTS,
+  drillConfigOf,
+  listKinds,
+  loadKindModule,
+  resolveKindModule,
+  runKindDrill,
+  verdictOf,
+} from "./kinds/index.js";
 export { isNotReadyYet } from "./readiness/index.js";
 export type {
   CheckedOutput,

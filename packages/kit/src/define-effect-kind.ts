@@ -1,4 +1,4 @@
-import { IdemError } from "@idem/schema";
+import { IdemError, isKindFaultPoint } from "@idem/schema";
 import type { z } from "zod";
 import type { EffectKind, EffectSpecBase } from "./effect-kind.js";
 
@@ -46,6 +46,16 @@ export function defineEffectKind<S extends EffectSpecBase, O = undefined, R = un
     (typeof kind.scan.keys !== "function" || typeof kind.scan.target !== "function")
   )
     bad("scan must have target() and keys()");
+  if (kind.faultPoints !== undefined) {
+    if (!Array.isArray(kind.faultPoints)) bad("faultPoints must be an array of names");
+    const namespace = kind.name.split(".")[0];
+    for (const p of kind.faultPoints) {
+      if (typeof p !== "string" || !isKindFaultPoint(p) || p.split(".")[0] !== namespace)
+        bad(
+          `fault point ${JSON.stringify(p)} must be <namespace>.<name> in the kind's namespace (${namespace}.after-create)`,
+        );
+    }
+  }
   const other = kind.spec.safeParse({ kind: `${kind.name}.not-this-kind` });
   if (other.success) bad("spec must refuse another kind (kind: z.literal(name))");
   return Object.freeze({ ...kind });

@@ -137,9 +137,13 @@ export interface BatchCall<O, R> extends KindContext<O> {
   readonly clock: Clock;
 }
 
-/** Sample specs for the conformance drill (`idem kinds test`). */
+/** Sample specs for the conformance drill (`idem kinds test`, docs/effect-kinds.md). */
 export interface KindSamples<S> {
-  /** The i-th valid spec (i from 0): distinct specs for distinct outputs, on the drill's target. */
+  /**
+   * The i-th valid spec: distinct `i` give distinct specs (a path, a title with `i` in it), on the
+   * drill's target. The drill numbers its samples from a base of its own per drill (a large
+   * number), so two drills on one target never share a spec; it never relies on `i` from 0.
+   */
   valid(i: number, ctx: KindContext<unknown>): S;
   /** Specs the kind must refuse before record, each with the field its refusal names. */
   invalid: readonly { spec: unknown; field: string; why?: string }[];
@@ -247,6 +251,13 @@ export interface EffectKind<S extends EffectSpecBase = EffectSpecBase, O = unkno
   };
   /** Samples for the conformance drill. */
   samples?: KindSamples<S>;
+  /**
+   * The kind's own crash windows, each a name in the kind's namespace (`acme.after-create`) that
+   * its apply passes to `OpenContext.fault` at that moment. `IDEM_FAULT=<point>[:<n>]` kills the
+   * interpreter there, and the conformance drill kills it at each of them as it does at idem's own
+   * fault points (docs/reliability.md).
+   */
+  readonly faultPoints?: readonly string[];
 }
 
 /** An effect kind whose spec, options and resource types are no longer known (a registry's). */

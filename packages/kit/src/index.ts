@@ -2,6 +2,17 @@
 // written with the same API.
 export { defineEffectKind, isKindName, KIND_NAME_PATTERN } from "./define-effect-kind.js";
 export type {
+  DrillCheck,
+  DrillFinding,
+  DrillFindingCode,
+  DrillKey,
+  DrillSeverity,
+  DrillStart,
+  DrillVerdict,
+  KindDrillReport,
+} from "./drill-report.js";
+export { DRILL_FINDINGS, DRILL_VERDICTS, verdictWords } from "./drill-report.js";
+export type {
   AnyEffectKind,
   ApplyCall,
   ApplyOrder,
@@ -27,6 +38,7 @@ export {
   refuseKeyMarkers,
   withKeyMarker,
 } from "./key-marker.js";
+export { kindJsonSchema } from "./kind-json-schema.js";
 export type { OpenedKind, OpenKindOptions } from "./open-kind.js";
 export { openKind } from "./open-kind.js";
 export type { TransientOptions } from "./outcomes.js";

@@ -6,6 +6,7 @@ import {
   defineEffectKind,
   fail,
   hasKeyMarker,
+  kindJsonSchema,
   markedKeys,
   present,
   refuseKeyMarkers,
@@ -38,6 +39,9 @@ describe("defineEffectKind", () => {
     ["no probe", { probe: undefined }],
     ["no apply", { apply: undefined }],
     ["a spec that takes any kind", { spec: z.looseObject({ kind: z.string() }) }],
+    ["a fault point in another namespace", { faultPoints: ["other.after-create"] }],
+    ["a fault point of idem's own processes", { faultPoints: ["interpreter.after-apply"] }],
+    ["a fault point without a namespace", { faultPoints: ["after-create"] }],
   ])("refuses %s with INVALID_CONFIG", (_, change) => {
     let error: unknown;
     try {
@@ -46,6 +50,33 @@ describe("defineEffectKind", () => {
       error = e;
     }
     expect(isIdemError(error, "INVALID_CONFIG")).toBe(true);
+  });
+});
+
+describe("a kind's fault points and JSON Schema", () => {
+  it("takes fault points in the kind's namespace", () => {
+    expect(defineEffectKind({ ...kind, faultPoints: ["acme.after-create"] }).faultPoints).toEqual([
+      "acme.after-create",
+    ]);
+  });
+
+  it("states the spec's input form as JSON Schema, titled by the kind", () => {
+    const k = defineEffectKind({
+      ...kind,
+      spec: z.strictObject({
+        kind: z.literal("acme.ticket"),
+        title: z.string(),
+        body: z.string().default(""),
+      }),
+    });
+    expect(kindJsonSchema(k)).toMatchObject({
+      title: "acme.ticket",
+      description: "Opens a ticket.",
+      type: "object",
+      required: ["kind", "title"],
+      properties: { kind: { const: "acme.ticket" }, body: { type: "string", default: "" } },
+      additionalProperties: false,
+    });
   });
 });
 

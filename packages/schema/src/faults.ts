@@ -20,6 +20,22 @@ export const FAULT_POINTS = {
 /** One of the values of FAULT_POINTS, as written in `IDEM_FAULT`. */
 export type FaultPoint = (typeof FAULT_POINTS)[keyof typeof FAULT_POINTS];
 const ALL_POINTS = new Set<string>(Object.values(FAULT_POINTS));
+/** The namespaces of idem's own processes: a point there must be one of FAULT_POINTS. */
+const IDEM_NAMESPACES = new Set(Object.values(FAULT_POINTS).map((p) => p.split(".")[0] as string));
+const KIND_POINT = /^[a-z][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)+$/;
+
+/**
+ * Whether `point` can be an effect kind's own fault point (`acme.after-create`, the kind's
+ * `faultPoints`): `<namespace>.<name>`, 64 characters at most, in a namespace that is not one of
+ * idem's processes (`executor`, `interpreter`, `journal-copy`), where only FAULT_POINTS exist.
+ */
+export function isKindFaultPoint(point: string): boolean {
+  return (
+    point.length <= 64 &&
+    KIND_POINT.test(point) &&
+    !IDEM_NAMESPACES.has(point.split(".")[0] as string)
+  );
+}
 
 /** Called at every fault point; a no-op unless a fault is armed. */
 export type FaultHook = (point: FaultPoint) => void;
@@ -31,8 +47,11 @@ export const noFault: FaultHook = () => {};
  * Builds the fault hook for `IDEM_FAULT=<point>[:<n>]`.
  *
  * `onHit` runs the n-th time the point is reached (the apps pass a SIGKILL of their own process),
- * and never again. Unset or empty: `noFault`.
- * @throws TypeError on an unknown point or a bad count, so a typo never silently disarms a drill.
+ * and never again. Unset or empty: `noFault`. The point is one of FAULT_POINTS, or an effect
+ * kind's own point (`isKindFaultPoint`: the kinds load after the hook is built, so such a name is
+ * taken as written; `idem kinds` lists each kind's points).
+ * @throws TypeError on an unknown point of idem's own processes (`interpreter.after-aply`), a
+ *   malformed name or a bad count, so a typo never silently disarms a drill.
  */
 export function createFaultHook(
   spec: string | undefined,
@@ -40,7 +59,7 @@ export function createFaultHook(
 ): FaultHook {
   if (spec === undefined || spec === "") return noFault;
   const [point, countText] = spec.split(":");
-  if (point === undefined || !ALL_POINTS.has(point)) {
+  if (point === undefined || !(ALL_POINTS.has(point) || isKindFaultPoint(point))) {
     throw new TypeError(
       `IDEM_FAULT: unknown fault point "${point}"; known: ${[...ALL_POINTS].join(", ")}`,
     );

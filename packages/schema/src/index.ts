@@ -42,7 +42,7 @@ export {
   UNCODED_ERROR,
 } from "./errors.js";
 export type { FaultHook, FaultPoint } from "./faults.js";
-export { createFaultHook, FAULT_POINTS, noFault } from "./faults.js";
+export { createFaultHook, FAULT_POINTS, isKindFaultPoint, noFault } from "./faults.js";
 export {
   GIT_ATTRIBUTES_MAX_LINE,
   gitAttributesIssue,

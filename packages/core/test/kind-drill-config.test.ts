@@ -1,0 +1,108 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseConfig } from "@idem/schema";
+import { tempDir } from "@idem/testing";
+import { describe, expect, it } from "vitest";
+import { drillConfigOf, listKinds, loadKindModule, loadKinds, verdictOf } from "../src/index.js";
+
+const FIXTURES = fileURLToPath(new URL("../../../test/fixtures/kinds/", import.meta.url));
+const ITEM = join(FIXTURES, "item-kind.mjs");
+
+describe("drillConfigOf", () => {
+  it("keeps every target of the base config, paths absolute, and gives the drill its own journal", async () => {
+    await using base = await tempDir("idem-drill-base-");
+    await using drill = await tempDir("idem-drill-ws-");
+    const parsed = parseConfig(
+      {
+        journal: { url: "postgres://u@db/idem" },
+        repos: {
+          site: { path: "repos/site", branch: "main" },
+          remote: { url: "https://git.example.com/app.git", branch: "main" },
+        },
+        roots: { out: { path: "out" } },
+        http: { targets: { hooks: { baseUrl: "http://127.0.0.1:9/" } } },
+        agents: { writer: { command: ["node", "./agent.mjs"] } },
+        alerts: { webhook: "https://alerts.example.com/x" },
+        interpreter: { leaseMs: 60_000, pipeline: 4 },
+      },
+      { dir: base.path, file: join(base.path, "idem.config.json") },
+    );
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+    const raw = drillConfigOf(
+      parsed.config,
+      { name: "fixture.item", module: ITEM, options: { dir: "items" } },
+      drill.path,
+    );
+    const again = parseConfig(raw, { dir: drill.path, file: join(drill.path, "idem.config.json") });
+    if (!again.ok) throw new Error(JSON.stringify(again.issues));
+    const c = again.config;
+    expect(c.repos).toEqual(parsed.config.repos);
+    expect(c.roots).toEqual(parsed.config.roots);
+    expect(c.http).toEqual(parsed.config.http);
+    expect(c.journal).toMatchObject({ path: join(drill.path, "journal.db"), url: null });
+    expect(c.agents).toEqual({});
+    expect(c.alerts.webhook).toBeNull();
+    expect(c.interpreter).toMatchObject({ pipeline: 4, maxLeaseExpiries: 1000 });
+    expect(c.interpreter.leaseMs).toBeLessThan(60_000);
+    expect(c.kinds).toEqual({ "fixture.item": { module: ITEM, options: { dir: "items" } } });
+  });
+});
+
+describe("listKinds", () => {
+  it("lists idem's own kinds and the config's, each described by itself", async () => {
+    await using dir = await tempDir("idem-kinds-");
+    const parsed = parseConfig(
+      { kinds: { "fixture.item": { module: ITEM, options: { dir: "items" } } } },
+      { dir: dir.path, file: join(dir.path, "idem.config.json") },
+    );
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+    await loadKinds(parsed.config);
+    const listing = listKinds(parsed.config, { withSchemas: true });
+    const item = listing.kinds.find((k) => k.name === "fixture.item");
+    expect(item).toMatchObject({
+      builtIn: false,
+      module: ITEM,
+      aliases: [],
+      probe: "always",
+      scan: true,
+      batchProbe: false,
+      samples: true,
+      faultPoints: ["fixture.after-create"],
+      schema: { type: "object", required: ["kind", "text"] },
+    });
+    expect(listing.kinds.filter((k) => k.builtIn).length).toBeGreaterThan(0);
+    expect(listing.unavailable.map((u) => u.section)).toContain("github");
+  });
+});
+
+describe("loadKindModule", () => {
+  it("answers the kinds a module exports, and refuses one that exports none naming the module", async () => {
+    await using dir = await tempDir("idem-kind-module-");
+    writeFileSync(join(dir.path, "none.mjs"), "export const x = 1;\n");
+    const loaded = await loadKindModule("./item-kind.mjs", FIXTURES);
+    expect(loaded.module).toBe(ITEM);
+    expect(loaded.kinds.map((k) => k.name)).toEqual(["fixture.item"]);
+    await expect(loadKindModule("./none.mjs", dir.path)).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+      details: { field: "module" },
+    });
+    await expect(loadKindModule("./missing.mjs", dir.path)).rejects.toMatchObject({
+      code: "INVALID_INPUT",
+    });
+  });
+});
+
+describe("verdictOf", () => {
+  it("is broken over uncertain over exactly once", () => {
+    const f = (severity: "broken" | "uncertain" | "note") => ({
+      code: "duplicated-at-target" as const,
+      severity,
+      message: "",
+    });
+    expect(verdictOf([])).toBe("exactly-once-in-effect");
+    expect(verdictOf([f("note")])).toBe("exactly-once-in-effect");
+    expect(verdictOf([f("note"), f("uncertain")])).toBe("can-end-uncertain");
+    expect(verdictOf([f("uncertain"), f("broken")])).toBe("broken");
+  });
+});
