@@ -81,6 +81,11 @@ export interface GitHubStandIn extends AsyncDisposable {
     branches?: Record<string, string | undefined> | string[];
     /** A bare git repository whose `refs/heads/*` are the branches (a git daemon's repo). */
     gitDir?: string;
+    /**
+     * Branches that exist as soon as a request names them, each with a commit of its own, as if a
+     * git effect had pushed them just before (a conformance drill's heads, whose names it draws).
+     */
+    pushedOnDemand?: (name: string) => boolean;
   }): { id: number; fullName: string };
   /** Creates or moves a branch; answers its SHA. */
   setBranch(owner: string, repo: string, branch: string, sha?: string): string;

@@ -62,6 +62,8 @@ export interface RepoRecord {
   branches: Map<string, string>;
   /** A bare git repository whose `refs/heads/*` are this repository's branches. */
   gitDir?: string;
+  /** Branches that exist as soon as they are asked for, each with a commit of its own. */
+  pushedOnDemand?: (name: string) => boolean;
   createdAt: number;
   items: Map<number, ItemRecord>;
   comments: CommentRecord[];
@@ -119,6 +121,7 @@ export class GitHubState {
     defaultBranch?: string;
     branches?: Record<string, string | undefined> | string[];
     gitDir?: string;
+    pushedOnDemand?: (name: string) => boolean;
   }): RepoRecord {
     const key = `${options.owner}/${options.name}`.toLowerCase();
     if (this.repos.has(key)) throw new Error(`the repository ${key} exists already`);
@@ -134,6 +137,7 @@ export class GitHubState {
       nextNumber: 1,
     };
     if (options.gitDir) repo.gitDir = options.gitDir;
+    if (options.pushedOnDemand) repo.pushedOnDemand = options.pushedOnDemand;
     const branches = Array.isArray(options.branches)
       ? Object.fromEntries(options.branches.map((b) => [b, undefined]))
       : (options.branches ?? {});
@@ -158,7 +162,11 @@ export class GitHubState {
 
   /** The SHA of branch `name`, or undefined when it does not exist. */
   branchSha(repo: RepoRecord, name: string): string | undefined {
-    if (!repo.gitDir) return repo.branches.get(name);
+    if (!repo.gitDir) {
+      const sha = repo.branches.get(name);
+      if (sha !== undefined || !repo.pushedOnDemand?.(name)) return sha;
+      return this.setBranch(repo, name);
+    }
     try {
       return git(repo.gitDir, ["rev-parse", "--verify", "--quiet", `refs/heads/${name}^{commit}`]);
     } catch (e) {
