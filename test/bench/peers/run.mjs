@@ -12,7 +12,8 @@
 // Usage: node test/bench/peers/run.mjs [--jobs 500] [--rounds 4] [--kills 10] [--seed S]
 //   [--only idem-sqlite,dbos-git,...] [--skip-crash] [--skip-throughput] [--concurrency 32]
 //   [--stall-s 120] [--idem-stall-s 360] [--out FILE | --no-write] [--no-install] [--json FILE]
-//   [--keep] [--idem-lease-ms MS (queue.ackWaitMs and interpreter.leaseMs; idem's defaults without)]
+//   [--keep] [--from-json FILE (writes the section again from a --json file, runs nothing)]
+//   [--idem-lease-ms MS (queue.ackWaitMs and interpreter.leaseMs; idem's defaults without)]
 // The peers are installed into test/bench/peers/node_modules (npm ci) when missing, unless
 // --no-install. PostgreSQL: a disposable server of the bench's own (packages/testing), fsync on.
 import { execFileSync } from "node:child_process";
@@ -50,6 +51,7 @@ const { values: opt } = parseArgs({
     "no-write": { type: "boolean", default: false },
     "no-install": { type: "boolean", default: false },
     json: { type: "string" },
+    "from-json": { type: "string" },
     keep: { type: "boolean", default: false },
   },
 });
@@ -72,6 +74,12 @@ const ALL = [
 ];
 const sides = opt.only ? opt.only.split(",") : ALL;
 for (const s of sides) if (!ALL.includes(s)) throw new Error(`--only: unknown system ${s}`);
+
+const STARTED = new Date().toISOString();
+if (opt["from-json"]) {
+  writeSection(JSON.parse(readFileSync(opt["from-json"], "utf8")));
+  process.exit(0);
+}
 
 let installed = peersInstalled();
 if (installed.reason && !opt["no-install"]) {
@@ -171,6 +179,11 @@ try {
     }
   }
   const results = {
+    date: STARTED,
+    rev: execFileSync("git", ["rev-parse", "--short", "HEAD"], {
+      cwd: ROOT,
+      encoding: "utf8",
+    }).trim(),
     seed: SEED,
     jobs: N,
     rounds: ROUNDS,
@@ -185,13 +198,7 @@ try {
     crash,
   };
   if (opt.json) writeFileSync(opt.json, `${JSON.stringify(results, null, 2)}\n`);
-  const text = section(results, machine());
-  if (!opt["no-write"]) {
-    const page = existsSync(opt.out) ? readFileSync(opt.out, "utf8") : "# Benchmarks\n";
-    writeFileSync(opt.out, withPeersSection(page, text));
-    log(`wrote the peers section of ${opt.out}`);
-  }
-  process.stdout.write(`${text}\n`);
+  writeSection(results);
 } finally {
   await pg.stop();
   if (opt.keep) log(`kept ${B}`);
@@ -231,4 +238,15 @@ function machine() {
     postgres: v(join(postgresBinDir() ?? "/usr/bin", "postgres"), ["--version"]),
     restate: v(RESTATE_BIN, ["--version"]),
   };
+}
+
+/** Renders the section, writes it into BENCHMARKS.md (unless --no-write) and prints it. */
+function writeSection(results) {
+  const text = section(results, machine());
+  if (!opt["no-write"]) {
+    const page = existsSync(opt.out) ? readFileSync(opt.out, "utf8") : "# Benchmarks\n";
+    writeFileSync(opt.out, withPeersSection(page, text));
+    log(`wrote the peers section of ${opt.out}`);
+  }
+  process.stdout.write(`${text}\n`);
 }
