@@ -75,7 +75,7 @@ export function section(results, m) {
     "",
     "### Throughput",
     "",
-    `jobs/s = ${n} / seconds from the submission's start to the last commit. Rounds: ${rounds}, interleaved (every system once per round, the order reversed every other round), no warm-up round (each run warms itself up with one job). A ratio is the median of the per-round ratios (each round's idem figure over the same round's figure of that system; every round's ratio in brackets): above 1, idem did more jobs per second. Most in flight: the most workflows or handlers seen running at once in the peer's process (DBOS, Restate).`,
+    `jobs/s = ${n} / seconds from the submission's start to the last commit. Rounds: ${rounds}, interleaved (every system once per round, the order reversed every other round), no warm-up round (each run warms itself up with one job). A ratio is the median of the per-round ratios (each round's idem figure over the same round's figure of that system; every round's ratio in brackets): above 1, idem did more jobs per second. On a shared, busy machine a system's figure moves by 2x and more from round to round (other work comes and goes between runs minutes apart): read the per-round ratios, and the spread between them, rather than one figure. Most in flight: the most workflows or handlers seen running at once in the peer's process (DBOS, Restate).`,
     "",
     ...(Object.keys(results.rates).length
       ? throughputTable(results.rates, results.labels, inflight)
