@@ -5,15 +5,17 @@
 // rounds to check the benches work and writes nothing (BENCH_OUT=file writes the page there instead
 // of BENCHMARKS.md); BENCH_ROUNDS=n counted rounds (default 5); BENCH_KEEP=1 keeps the whole-process
 // bench's folder; BENCH_NO_INSTALL=1 never installs hyperfine, BENCH_NO_HYPERFINE=1 never uses it.
+// The peers' section of BENCHMARKS.md is `npm run bench:peers`'s (test/bench/peers): kept as it is.
 // Final figures want a quiet machine: every ratio is measured in the same rounds, but a busy one
 // inflates fsyncs and process starts unevenly between the sides.
 import { execFileSync, spawnSync } from "node:child_process";
-import { readdirSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { QUICK, ROUNDS } from "./lib/measure.mjs";
 import { canDropCaches, processTimer } from "./lib/plain.mjs";
+import { keepPeersSection } from "./peers/lib/section.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "../..");
@@ -154,7 +156,10 @@ for (const r of reports) {
 }
 const page = `${lines.join("\n").replace(/\n{3,}/g, "\n\n")}\n`;
 const out = process.env.BENCH_OUT ?? (QUICK ? undefined : join(root, "BENCHMARKS.md"));
-if (out) writeFileSync(out, page);
+// The peers' section (npm run bench:peers, test/bench/peers) is kept as it is: this bench does not
+// run the peers.
+if (out)
+  writeFileSync(out, keepPeersSection(existsSync(out) ? readFileSync(out, "utf8") : null, page));
 process.stdout.write(page);
 process.stderr.write(
   out ? `bench: wrote ${out} (${ROUNDS} rounds)\n` : "bench: BENCH_QUICK, nothing written\n",

@@ -1,0 +1,119 @@
+// idem's side of the peers bench, driven through its own built CLI as a user runs it: a workspace
+// (idem.config.json, the repository, a command agent), `idem executor --no-api` and `idem
+// interpreter` under the chaos drill's supervisor (test/chaos/lib/supervisor.mjs: each started again
+// 50-250 ms after it exits, no fault point armed), the jobs handed in with `idem enqueue FILE` on the
+// embedded queue, the final state read with `idem status --json`. The journal is SQLite (FULL, the
+// default) or PostgreSQL (a database of its own on the bench's server).
+import { execFile, spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { createSupervisor } from "../../../chaos/lib/supervisor.mjs";
+import { ROOT } from "../../lib/plain.mjs";
+import { children } from "../lib/procs.mjs";
+import { fileOf, messageOf, OUTPUT, seedRepo } from "../lib/workload.mjs";
+
+const run = promisify(execFile);
+const IDEM = join(ROOT, "apps/cli/bin/idem.js");
+
+/** The idem settings the bench states with its tables (the rest are idem's defaults). */
+export const IDEM_SETTINGS = { maxAckPending: 16 };
+
+/**
+ * The command agent: one `sh` that prints the AgentOutput, a git.commit of jobs/<jobId>.txt holding
+ * the fixed 1 KB output (the job on stdin is not needed: its ID is in IDEM_JOB_ID).
+ */
+function agentScript() {
+  const effect = {
+    kind: "git.commit",
+    repo: "site",
+    message: messageOf("%s"),
+    files: [{ path: fileOf("%s"), content: "%s" }],
+  };
+  const format = JSON.stringify({ summary: "1 KB", effects: [effect] });
+  const content = JSON.stringify(OUTPUT).slice(1, -1); // JSON-escaped, printed by %s as is
+  return `#!/bin/sh\nprintf '${format}' "$IDEM_JOB_ID" "$IDEM_JOB_ID" '${content}'\n`;
+}
+
+/**
+ * @param {object} o
+ * @param {string} o.dir this run's folder (the workspace is made in it)
+ * @param {"sqlite" | "postgres"} o.journal
+ * @param {string} [o.pgUrl] the journal's database (for "postgres")
+ * @param {string} o.logFile
+ * @param {() => number} o.random the run's seeded generator (restart delays, the process killed)
+ * @param {number} [o.leaseMs] queue.ackWaitMs and interpreter.leaseMs instead of idem's defaults
+ */
+export function idemSystem({ dir, journal, pgUrl, logFile, random, leaseMs }) {
+  const repo = join(dir, "repo");
+  const configFile = join(dir, "idem.config.json");
+  let sup;
+  const idem = async (...args) => {
+    const { stdout } = await run(process.execPath, [IDEM, ...args, "--config", configFile], {
+      cwd: dir,
+      env: { ...process.env, NO_COLOR: "1", IDEM_LOG_LEVEL: "warn" },
+      maxBuffer: 1 << 26,
+    });
+    return stdout;
+  };
+  const enqueue = async (ids) => {
+    const file = join(dir, `jobs-${ids[0]}.jsonl`);
+    const lines = ids.map((jobId) => JSON.stringify({ jobId, agent: "writer", input: {} }));
+    writeFileSync(file, `${lines.join("\n")}\n`);
+    await idem("enqueue", file, "--concurrency", "32");
+  };
+  return {
+    repo,
+    label: journal === "sqlite" ? "idem, SQLite journal" : "idem, PostgreSQL journal",
+    workers: () => ["executor", "interpreter"],
+    async start() {
+      seedRepo(repo);
+      writeFileSync(join(dir, "agent.sh"), agentScript());
+      const config = {
+        journal: journal === "sqlite" ? { path: ".idem/journal.db" } : { url: pgUrl },
+        repos: { site: { path: "repo" } },
+        agents: { writer: { command: ["sh", "./agent.sh"], timeoutMs: 60_000 } },
+        queue: { maxAckPending: IDEM_SETTINGS.maxAckPending },
+      };
+      if (leaseMs) {
+        // --idem-lease-ms (the harness test): shorter leases than idem's defaults.
+        config.queue.ackWaitMs = leaseMs;
+        config.interpreter = { leaseMs };
+      }
+      writeFileSync(configFile, JSON.stringify(config, null, 2));
+      await idem("status", "--json"); // creates the journal before two processes open it
+      sup = createSupervisor({
+        idem: IDEM,
+        logFile,
+        random,
+        kills: 0,
+        children,
+        log: (m) => process.stderr.write(`peers: ${m}\n`),
+        spawn: (_host, argv, options) => spawn(process.execPath, argv, options),
+      });
+      sup.startAll([{ name: "idem", dir, configFile }]);
+    },
+    /** Every job handed in at once: one `idem enqueue` of the whole file (32 in flight). */
+    submit: enqueue,
+    /** SIGKILLs one of the executor and the interpreter, picked by the run's generator. */
+    killOne() {
+      const before = sup.tally.controllerKills;
+      sup.killOne();
+      return sup.tally.controllerKills > before;
+    },
+    /** Jobs settled (run done or dead, or dead-lettered) out of `n`, and what the journal says. */
+    async state(n) {
+      const s = JSON.parse(await idem("status", "--json"));
+      const settled = s.runs.done + s.runs.dead + s.deadLetters;
+      return {
+        settled: Math.min(settled, n),
+        failed: s.runs.dead + s.deadLetters,
+        detail: `runs ${JSON.stringify(s.runs)}, dead letters ${s.deadLetters}, effects ${JSON.stringify(s.effects)}`,
+      };
+    },
+    restarts: () => sup?.tally.restarts ?? 0,
+    async stop() {
+      await sup?.stopAll();
+    },
+  };
+}
