@@ -58,7 +58,7 @@ async function idemCommits(options = {}) {
       files: [{ path: `f${i}.txt`, content: `${i}\n` }],
     };
     const p = await fx.probe(spec, `bench-c/${i}`);
-    await fx.apply(spec, `bench-c/${i}`, p);
+    await fx.apply(spec, `bench-c/${i}`, { probed: p });
   }
   const rate = perSec(N, performance.now() - t0);
   await fx.close();
@@ -79,7 +79,7 @@ async function idemPatches(options = {}) {
       patch: newFilePatch(i),
     };
     const p = await fx.probe(spec, `bench-p/${i}`);
-    await fx.apply(spec, `bench-p/${i}`, p);
+    await fx.apply(spec, `bench-p/${i}`, { probed: p });
   }
   const rate = perSec(N, performance.now() - t0);
   await fx.close();

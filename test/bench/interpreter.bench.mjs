@@ -9,9 +9,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openEffects } from "@idem/core";
+import { effectTargetsOf } from "@idem/effects";
 import { createInterpreter } from "@idem/interpreter";
 import { openSqliteJournal } from "@idem/journal";
-import { effectTargets, parseConfig } from "@idem/schema";
+import { parseConfig } from "@idem/schema";
 import { pino } from "pino";
 import { figure, interleave, perSec, ROUNDS, report, row, size } from "./lib/measure.mjs";
 import { bash, GIT_ENV, GIT_FSYNC, script } from "./lib/plain.mjs";
@@ -73,7 +74,7 @@ async function idemLoop(n) {
     };
     await journal.outputs.record(output, {
       source: "bench",
-      targets: effectTargets(output, config),
+      targets: effectTargetsOf(output, config),
     });
   }
   const recordRate = perSec(n, performance.now() - t0);

@@ -10,9 +10,10 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openEffects } from "@idem/core";
+import { effectTargetsOf } from "@idem/effects";
 import { createInterpreter } from "@idem/interpreter";
 import { openSqliteJournal } from "@idem/journal";
-import { defaultConfig, effectTargets, parseConfig } from "@idem/schema";
+import { defaultConfig, parseConfig } from "@idem/schema";
 import { pino } from "pino";
 import { createBareRepo, startGitDaemon } from "../../packages/testing/dist/index.js";
 import { interleave, perSec, report, row, size } from "./lib/measure.mjs";
@@ -97,7 +98,7 @@ async function idem(kind, pipeline) {
     const output = { jobId: `bench-${i}`, agent: "bench", effects: [spec(i)] };
     await journal.outputs.record(output, {
       source: "bench",
-      targets: effectTargets(output, config),
+      targets: effectTargetsOf(output, config),
     });
   }
   const interpreter = createInterpreter({

@@ -8,8 +8,9 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { effectTargetsOf } from "@idem/effects";
 import { openSqliteJournal } from "@idem/journal";
-import { effectTargets, parseConfig } from "@idem/schema";
+import { parseConfig } from "@idem/schema";
 import { interleave, report, row, size } from "./lib/measure.mjs";
 import { GIT_ENV, GIT_FSYNC, processTimer, ROOT, shellLine, timeProcess } from "./lib/plain.mjs";
 import { replayFixture } from "./lib/replay-fixture.mjs";
@@ -55,7 +56,10 @@ async function workspace(name, outputs) {
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
   const journal = await openSqliteJournal(parsed.config.journal.path);
   for (const o of outputs)
-    await journal.outputs.record(o, { source: "bench", targets: effectTargets(o, parsed.config) });
+    await journal.outputs.record(o, {
+      source: "bench",
+      targets: effectTargetsOf(o, parsed.config),
+    });
   await journal.close();
 }
 

@@ -4,8 +4,9 @@
 import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { effectTargetsOf } from "@idem/effects";
 import { openSqliteJournal } from "@idem/journal";
-import { effectTargets, parseConfig } from "@idem/schema";
+import { parseConfig } from "@idem/schema";
 import { GIT_ENV } from "./plain.mjs";
 
 export const jobId = (i) => `job-${String(i).padStart(6, "0")}`;
@@ -67,7 +68,7 @@ export async function replayFixture(root, n, lost) {
     };
     await journal.outputs.record(output, {
       source: "bench",
-      targets: effectTargets(output, config),
+      targets: effectTargetsOf(output, config),
     });
     const claim = await journal.runs.claim({
       owner: "bench",
