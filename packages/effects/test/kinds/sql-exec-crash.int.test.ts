@@ -2,54 +2,17 @@
 // transaction (after the statements, before COMMIT) and right after COMMIT; a fresh one finishes.
 // The rows exist once in both cases, and no effect is ever `uncertain`: the key row commits with
 // the statements, so the next probe always knows.
-import { execFile, execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SQL_FAULT_POINTS } from "../../src/kinds/sql-exec/sql-transaction.js";
+import { buildCli, idem, type Shown } from "./idem-cli.js";
 import { addOrder, createTestDb, type Dialect, sqlOptions, stopPostgres } from "./sql-fixture.js";
 
-const REPO_ROOT = resolve(import.meta.dirname, "../../../..");
-const IDEM = join(REPO_ROOT, "apps/cli/bin/idem.js");
-
-beforeAll(() => {
-  // The CLI the test runs is the built one.
-  execFileSync("npx", ["tsc", "-b", "apps/cli"], { cwd: REPO_ROOT, stdio: "pipe" });
-}, 300_000);
+// The CLI the test runs is the built one.
+beforeAll(buildCli, 300_000);
 afterAll(stopPostgres, 60_000);
-
-interface Ran {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-function idem(dir: string, args: string[], env: Record<string, string> = {}): Promise<Ran> {
-  return new Promise((done) => {
-    execFile(
-      process.execPath,
-      [IDEM, ...args, "--config", join(dir, "idem.config.json")],
-      { cwd: dir, env: { ...process.env, ...env }, timeout: 120_000 },
-      (error, stdout, stderr) => {
-        const e = error as (Error & { code?: number; signal?: NodeJS.Signals }) | null;
-        done({
-          code: e ? (typeof e.code === "number" ? e.code : null) : 0,
-          signal: e?.signal ?? null,
-          stdout,
-          stderr,
-        });
-      },
-    );
-  });
-}
-
-interface Shown {
-  runs: { state: string }[];
-  effects: { key: string; state: string }[];
-  events: { type: string }[];
-}
 
 describe.each(["postgres", "mysql"] as const)(
   "sql.exec on %s under SIGKILL",

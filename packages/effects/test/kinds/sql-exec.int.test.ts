@@ -65,7 +65,9 @@ describe.each(["postgres", "mysql"] as const)("sql.exec on %s", (dialect) => {
     // Apply without a probe probes itself; after a stale absent one, the key row's unique key
     // stops the repeat inside the transaction, which rolls back.
     expect(await k.apply(s, "job-1/0")).toEqual(detail);
-    expect(await k.apply(s, "job-1/0", { probed: { status: "absent", detail: {} } })).toEqual(detail);
+    expect(await k.apply(s, "job-1/0", { probed: { status: "absent", detail: {} } })).toEqual(
+      detail,
+    );
     expect(await db.count("orders")).toBe(1);
     expect(await db.count("order_lines")).toBe(1);
     expect(await db.count("idem_effects")).toBe(1);
