@@ -184,6 +184,15 @@ describe.each(["postgres", "mysql"] as const)("sql.exec on %s", (dialect) => {
     }
   });
 
+  it("answers a repeat after a stale probe on its own connection, with a pool of one", async () => {
+    const { db, k } = await open({ poolSize: 1, timeoutMs: 5000 });
+    const s = k.check(spec([addOrder(9)]));
+    const absent = await k.probe(s, "job-9/0");
+    await k.apply(s, "job-9/0", { probed: absent });
+    expect(await k.apply(s, "job-9/0", { probed: absent })).toMatchObject({ target: "db" });
+    expect(await db.count("orders")).toBe(1);
+  });
+
   it("keeps its keys in the keyTable the target names", async () => {
     const { db, k } = await open({ keyTable: "agent_effects" });
     await interpret(k, k.check(spec([addOrder(6)])), "job-6/0", Date.now());

@@ -37,12 +37,7 @@ export function sqlFailure(driver: SqlDriver, e: unknown, where: SqlWhere): Idem
   const subject = `sql target ${where.alias}: ${where.what}${s ? ` (statements.${s.index}: ${s.name})` : ""}`;
   switch (kind) {
     case "transient":
-      return fail.transient(
-        `${subject} failed: ${said}; its transaction did not commit, or the probe will find it`,
-        {
-          cause: e,
-        },
-      );
+      return fail.transient(`${subject} failed: ${said}`, { cause: e });
     case "data":
       if (s)
         return fail.invalid(

@@ -16,13 +16,18 @@ export const SQL_FAULT_POINTS = {
 
 /**
  * Whether the key row of `key` is committed at the target: present with when it was applied,
- * else absent (a target without the key table yet has none). Reads only; never changes the
- * target; never answers an unknown outcome.
+ * else absent (a target without the key table yet has none). Reads only (on a pooled connection,
+ * or with `query` on one the caller holds); never changes the target; never answers an unknown
+ * outcome.
  * @throws IdemError UNAVAILABLE when the target cannot answer now; INVALID_CONFIG as sqlFailure.
  */
-export async function probeKey(t: OpenTarget, key: string): Promise<ProbeResult> {
+export async function probeKey(
+  t: OpenTarget,
+  key: string,
+  query: OpenTarget["driver"]["query"] = (sql, values) => t.driver.query(sql, values),
+): Promise<ProbeResult> {
   try {
-    const r = await t.driver.query(t.keys.select, [key]);
+    const r = await query(t.keys.select, [key]);
     const row = r.rows[0];
     if (!row) return absent({ target: t.alias });
     return present({ target: t.alias, appliedAt: readTime(row.applied_at) ?? null });
@@ -83,7 +88,8 @@ export async function applyStatements(
     } catch (e) {
       if (t.driver.classify(e) !== "unique") throw e;
       await rollback();
-      const found = await probeKey(t, key);
+      // On this connection: with a pool of one, another checkout would wait for this one.
+      const found = await probeKey(t, key, (sql, values) => session.query(sql, values));
       if (found.status === "present") return found.detail;
       throw e;
     }
