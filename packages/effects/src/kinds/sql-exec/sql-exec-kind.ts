@@ -5,7 +5,7 @@ import { sqlDoctor } from "./sql-doctor.js";
 import { firstTargetAlias, SqlOptionsSchema, sqlTarget } from "./sql-options.js";
 import { boundStatements, checkStatements } from "./sql-params.js";
 import { SqlTargets } from "./sql-targets.js";
-import { applyStatements, probeKey, scanKeys } from "./sql-transaction.js";
+import { applyStatements, probeKey, SQL_FAULT_POINTS, scanKeys } from "./sql-transaction.js";
 
 /**
  * `sql.exec`: statements the config defines, run with the agent's parameters in one transaction
@@ -69,6 +69,8 @@ export const sqlExecKind = defineEffectKind({
         statements: [],
       })),
   },
+  // Inside the transaction after the statements, and right after COMMIT (docs/kinds/sql.md).
+  faultPoints: [SQL_FAULT_POINTS.BEFORE_COMMIT, SQL_FAULT_POINTS.AFTER_COMMIT],
   doctor: sqlDoctor,
   samples: {
     valid: (i, ctx) => ({
