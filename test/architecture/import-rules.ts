@@ -104,13 +104,26 @@ export const IMPORT_RULES: IForbiddenRuleType[] = [
     from: { path: SRC, pathNot: under(PART_FOLDERS.journal) },
     to: { path: "(^|/)(@types/)?better-sqlite3(/|$)" },
   },
+  // sql.exec (issue 34) runs the operator's statements in the operator's own database: a target,
+  // like a git repo, not idem's journal. Its adapter is the one other place that talks to pg (and
+  // to mysql2), importing it when a sql target is first used (docs/kinds/sql.md).
   {
     name: "postgres-driver-only-in-journal",
     comment:
-      "only the journal's PostgreSQL adapter talks to a PostgreSQL driver (pg, or postgres by porsager)",
+      "only the journal's PostgreSQL adapter, and sql.exec's adapter for the operator's databases, talk to a PostgreSQL driver (pg, or postgres by porsager)",
     severity: "error",
-    from: { path: SRC, pathNot: under(PART_FOLDERS.journal) },
+    from: {
+      path: SRC,
+      pathNot: [under(PART_FOLDERS.journal), under(`${PART_FOLDERS.effects}/src/kinds/sql-exec`)],
+    },
     to: { path: "(^|/)(@types/)?(pg|pg-pool|pg-protocol|postgres)(/|$)" },
+  },
+  {
+    name: "mysql-driver-only-in-sql-exec",
+    comment: "only sql.exec's adapter for the operator's databases talks to a MySQL driver",
+    severity: "error",
+    from: { path: SRC, pathNot: under(`${PART_FOLDERS.effects}/src/kinds/sql-exec`) },
+    to: { path: "(^|/)(@types/)?(mysql2|mysql|mariadb)(/|$)" },
   },
   {
     name: "postgres-adapter-only-in-journal",

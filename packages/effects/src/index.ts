@@ -19,6 +19,7 @@ export type {
   GitPatchSpec,
   HttpRequestSpec,
   NatsPublishSpec,
+  SqlExecSpec,
 } from "./kinds/index.js";
 export {
   BUILT_IN_KINDS,
@@ -31,6 +32,7 @@ export {
   httpRequestKind,
   natsPublishKind,
   slackMessageKind,
+  sqlExecKind,
 } from "./kinds/index.js";
 export type {
   PublishTransport,

@@ -137,6 +137,37 @@ export interface BatchCall<O, R> extends KindContext<O> {
   readonly clock: Clock;
 }
 
+/** One thing a kind's `doctor` found, shown by `idem doctor` as a row. */
+export interface KindFinding {
+  /** A violation makes `idem doctor` exit 3; a warning breaks nothing yet. */
+  severity: "violation" | "warning";
+  /** The config key at fault (`sql.targets.orders.statements.add_order`). */
+  key: string;
+  /** What is wrong, without a credential. */
+  message: string;
+  /** What to do about it. */
+  fix?: string;
+}
+
+/** What a kind's `doctor` sees: its context, its credentials, and the bound of each check. */
+export interface DoctorContext<O> extends KindContext<O> {
+  /**
+   * A credential from the environment variable the config names.
+   * @throws IdemError INVALID_CONFIG naming the variable (never its value) when it is unset.
+   */
+  env(variable: string): string;
+  readonly fetch: typeof fetch;
+  readonly clock: Clock;
+  /** How long any one network check may take (`idem doctor --timeout`). */
+  readonly timeoutMs: number;
+  /**
+   * `idem doctor --network`: the operator asked for checks over the network too. A kind whose
+   * target is a service of the operator's own (a database) checks it either way, as doctor checks
+   * the journal.
+   */
+  readonly network: boolean;
+}
+
 /** Sample specs for the conformance drill (`idem kinds test`, docs/effect-kinds.md). */
 export interface KindSamples<S> {
   /**
@@ -258,6 +289,12 @@ export interface EffectKind<S extends EffectSpecBase = EffectSpecBase, O = unkno
    * fault points (docs/reliability.md).
    */
   readonly faultPoints?: readonly string[];
+  /**
+   * `idem doctor`'s check of what the kind's options configure (a target reachable, its tables,
+   * its statements): reads, never changes the target. Answers what it found (nothing: all well);
+   * a throw is shown as a violation of the kind.
+   */
+  doctor?(ctx: DoctorContext<O>): Promise<readonly KindFinding[]>;
 }
 
 /** An effect kind whose spec, options and resource types are no longer known (a registry's). */

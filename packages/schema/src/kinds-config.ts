@@ -23,4 +23,9 @@ export const KIND_SECTIONS = {
   github: z.json().optional(),
   /** slack.message: `{ tokenEnv?, channels: { <alias>: "C..." }, ... }`. */
   slack: z.json().optional(),
+  /**
+   * sql.exec: `{ targets: { <alias>: { dialect, url? | urlEnv?, keyTable?, statements: { <name>:
+   * { sql, params } }, ... } } }` (docs/kinds/sql.md).
+   */
+  sql: z.json().optional(),
 };

@@ -1,6 +1,7 @@
 import { type Config, checkConfigInvariants, redactUrl } from "@idem/schema";
 import type { AddFinding, Finding } from "./finding.js";
 import { checkJournal } from "./journal-check.js";
+import { checkKinds } from "./kind-checks.js";
 import { checkNats } from "./nats-check.js";
 import {
   checkAgentProgram,
@@ -28,7 +29,8 @@ export interface DoctorOptions {
 
 /**
  * Everything `idem doctor` checks: the config invariants (docs/configuration.md, "Invariants"), the journal's integrity,
- * that every target exists and is usable, and the NATS stream and consumers when NATS is
+ * that every target exists and is usable, each kind's own check of what it configures (its
+ * `doctor`: the sql.exec targets, docs/kinds/sql.md), and the NATS stream and consumers when NATS is
  * configured. Changes nothing: a missing journal is reported, not created; NATS is only read.
  * Safe to run at any time, beside running processes, as often as wanted. No finding shows a URL's
  * credentials (`redactUrl`, docs/security.md).
@@ -73,6 +75,13 @@ export async function runDoctor(
     checked.push(`http target ${alias}`);
     await checkHttpTarget(alias, t, options, add);
   }
+  checked.push(
+    ...(await checkKinds(
+      config,
+      { network: options.network ?? false, timeoutMs: options.timeoutMs ?? 5_000 },
+      add,
+    )),
+  );
   if (config.nats || Object.keys(config.publish).length > 0) {
     checked.push(config.nats ? "NATS stream and consumers" : "NATS publish targets");
     for (const f of await checkNats(config, { timeoutMs: options.timeoutMs ?? 5_000 })) {

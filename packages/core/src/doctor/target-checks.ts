@@ -188,14 +188,22 @@ export async function checkHttpTarget(
   add: AddFinding,
 ): Promise<void> {
   const key = `http.targets.${alias}`;
-  if (!t.idempotencyKeys && t.probeUrl === null) {
+  if (!t.idempotencyKeys && t.probeUrl === null && t.lookup === undefined) {
     add(
       "warning",
       key,
-      "neither idempotencyKeys nor probeUrl: an effect interrupted mid-request becomes uncertain and waits for a human",
-      `set ${key}.idempotencyKeys if the service honours Idempotency-Key, or give it a probeUrl`,
+      "neither idempotencyKeys nor probeUrl nor lookup: an effect interrupted mid-request becomes uncertain and waits for a human",
+      `set ${key}.idempotencyKeys if the service honours Idempotency-Key, or give it a probeUrl or a lookup (docs/kinds/http.md)`,
     );
   }
+  for (const [header, variable] of Object.entries(t.headersEnv ?? {}))
+    if (!process.env[variable])
+      add(
+        "violation",
+        `${key}.headersEnv.${header}`,
+        `the environment variable ${variable} is not set: every request to ${alias} would fail`,
+        `set ${variable} in the environment of idem's processes`,
+      );
   if (!options.network) return;
   try {
     const res = await fetch(t.baseUrl, {

@@ -9,6 +9,7 @@ import { githubPullRequestKind } from "./github-pull-request/github-pull-request
 import { httpRequestKind } from "./http-request/http-request-kind.js";
 import { natsPublishKind } from "./nats-publish/nats-publish-kind.js";
 import { slackMessageKind } from "./slack-message/slack-message-kind.js";
+import { sqlExecKind } from "./sql-exec/sql-exec-kind.js";
 
 /** idem's built-in kinds, in the order the docs list them. */
 export const BUILT_IN_KINDS: readonly AnyEffectKind[] = [
@@ -21,6 +22,7 @@ export const BUILT_IN_KINDS: readonly AnyEffectKind[] = [
   githubIssueKind,
   githubCommentKind,
   slackMessageKind,
+  sqlExecKind,
 ];
 
 export type { FileWriteSpec } from "./file-write/spec.js";
@@ -28,6 +30,7 @@ export type { GitCommitSpec } from "./git-commit/spec.js";
 export type { GitPatchSpec } from "./git-patch/spec.js";
 export type { HttpRequestSpec } from "./http-request/spec.js";
 export type { NatsPublishSpec } from "./nats-publish/spec.js";
+export type { SqlExecSpec } from "./sql-exec/spec.js";
 export {
   fileWriteKind,
   gitCommitKind,
@@ -38,4 +41,5 @@ export {
   httpRequestKind,
   natsPublishKind,
   slackMessageKind,
+  sqlExecKind,
 };

@@ -1,7 +1,34 @@
 import { aliasOf, type Config, type HttpTarget, IdemError, unsafeUrlPath } from "@idem/schema";
 import type { EffectHandler, ProbeResult } from "../../effect-handler.js";
 import { checkHeaders, checkKey, refuse } from "../../sandbox.js";
+import { keyFieldProblem, lookupResult, readLookup, withKeyField } from "./http-lookup.js";
 import type { HttpRequestSpec } from "./spec.js";
+
+/**
+ * What a target's lookup and headersEnv ask of a spec, checked before record and again at apply:
+ * a body that can carry the key at `keyField` (not GET, an object, no value there of the agent's
+ * own), and no header of the agent's that the config or the lookup sets.
+ * @throws IdemError SANDBOX_VIOLATION naming `method`, `body` or `headers.<name>`.
+ */
+export function checkLookupSpec(spec: HttpRequestSpec, t: HttpTarget): void {
+  const keyField = t.lookup?.keyField;
+  if (keyField !== undefined) {
+    if (spec.method === "GET")
+      refuse(
+        "method",
+        `GET sends no body, and the target keeps the effect key at ${keyField} of it`,
+      );
+    const why = keyFieldProblem(spec.body, keyField);
+    if (why) refuse("body", why);
+  }
+  const own = [
+    ...Object.keys(t.headersEnv ?? {}),
+    ...(t.lookup?.keyHeader ? [t.lookup.keyHeader] : []),
+  ].map((h) => h.toLowerCase());
+  for (const name of Object.keys(spec.headers ?? {}))
+    if (own.includes(name.toLowerCase()))
+      refuse(`headers.${name}`, "is set by the target's config");
+}
 
 /**
  * The URL a request goes to: the target's baseUrl followed by `path`, which must stay under it
@@ -113,14 +140,57 @@ function statusError(status: number, url: URL, body: string): IdemError {
 }
 
 /**
+ * The URL of a path template under the target with `{key}` replaced by the percent-encoded key:
+ * the template is checked as `requestUrl` checks a path (with a plain placeholder), and the key's
+ * `/` and `:` are encoded, so the key stays one path segment or query value (it is never `.` or
+ * `..`: a job ID starts with a letter or digit).
+ * @throws IdemError SANDBOX_VIOLATION as requestUrl.
+ */
+export function keyedUrl(target: HttpTarget, template: string, key: string): URL {
+  checkKey(key);
+  requestUrl(target, template.replaceAll("{key}", "k"));
+  const base = new URL(target.baseUrl);
+  const basePath = base.pathname.replace(/\/+$/, "");
+  const url = new URL(
+    `${base.origin}${basePath}${template.replaceAll("{key}", encodeURIComponent(key))}`,
+  );
+  if (url.origin !== base.origin || (basePath !== "" && !url.pathname.startsWith(`${basePath}/`)))
+    refuse("path", `${JSON.stringify(template)} leaves the target's base URL`);
+  return url;
+}
+
+/**
+ * The headers a target's config gives every request and probe (`headersEnv`: credentials), read
+ * from the environment when they are sent.
+ * @throws IdemError INVALID_CONFIG naming the variable (never its value) when it is unset.
+ */
+function configHeaders(
+  target: HttpTarget,
+  env: (variable: string) => string,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, variable] of Object.entries(target.headersEnv ?? {})) out[name] = env(variable);
+  return out;
+}
+
+const noEnv = (variable: string): string => {
+  throw new IdemError("INVALID_CONFIG", `the environment variable ${variable} is not set`, {
+    details: { variable },
+  });
+};
+
+/**
  * http.request: sends the request to a configured target with `Idempotency-Key: <key>`. A target
  * with `idempotencyKeys: true` absorbs repeats; without it, a timeout or a reset after sending is
- * OUTCOME_UNKNOWN (the interpreter makes it `uncertain`). Probeable only with `probeUrl`: GET with the
- * same header (and `{key}` in the URL replaced by the encoded key); 200 present, 404 absent.
+ * OUTCOME_UNKNOWN (the interpreter makes it `uncertain` unless the target can be probed). Probeable
+ * with `probeUrl` (GET with the same header and `{key}` in the URL replaced by the encoded key;
+ * 200 present, 404 absent) or with a `lookup` (docs/kinds/http.md): the request carries the key
+ * where the target keeps an external id, and a GET finds it there.
  */
 export function createHttpRequestHandler(
   config: Config,
   fetchImpl: typeof fetch,
+  env: (variable: string) => string = noEnv,
 ): EffectHandler<HttpRequestSpec> {
   const targetOf = (alias: string) => {
     const t = aliasOf(config.http.targets, alias);
@@ -145,36 +215,66 @@ export function createHttpRequestHandler(
       throw fetchError(e, target, url, signal.aborted);
     }
   };
+  // A probe never changes anything, so its failure after sending is only ever transient.
+  const probeGet = (t: HttpTarget, url: URL, headers: Record<string, string>) =>
+    send({ ...t, idempotencyKeys: true }, url, { method: "GET", headers });
+  const probe = async (spec: HttpRequestSpec, key: string): Promise<ProbeResult> => {
+    checkKey(key);
+    const t = targetOf(spec.target);
+    requestUrl(t, spec.path);
+    if (t.lookup) {
+      const url = keyedUrl(t, t.lookup.path, key);
+      const res = await probeGet(t, url, configHeaders(t, env));
+      const read = await readLookup(res, t.lookup, spec.target);
+      if (read === "not-found") return { status: "absent", detail: { lookup: "not-found" } };
+      if (read === undefined) throw statusError(res.status, url, await res.text().catch(() => ""));
+      return lookupResult(read.found, t.lookup, key, spec.target);
+    }
+    if (t.probeUrl === null)
+      throw new IdemError("INVALID_STATE", `http target "${spec.target}" has no probeUrl`);
+    const url = /^https?:\/\//.test(t.probeUrl)
+      ? new URL(t.probeUrl.replaceAll("{key}", encodeURIComponent(key)))
+      : keyedUrl(t, t.probeUrl, key);
+    const res = await probeGet(t, url, { ...configHeaders(t, env), "Idempotency-Key": key });
+    const body = await res.text().catch(() => "");
+    if (res.status === 200) return { status: "present", detail: { status: 200 } };
+    if (res.status === 404) return { status: "absent", detail: { status: 404 } };
+    throw statusError(res.status, url, body);
+  };
   return {
-    probeable: (spec) => targetOf(spec.target).probeUrl !== null,
-    targetDedup: (spec) => targetOf(spec.target).idempotencyKeys,
-    async probe(spec, key): Promise<ProbeResult> {
-      checkKey(key);
+    probeable: (spec) => {
       const t = targetOf(spec.target);
-      requestUrl(t, spec.path);
-      if (t.probeUrl === null)
-        throw new IdemError("INVALID_STATE", `http target "${spec.target}" has no probeUrl`);
-      const raw = t.probeUrl.replaceAll("{key}", encodeURIComponent(key));
-      const url = /^https?:\/\//.test(raw) ? new URL(raw) : requestUrl(t, raw);
-      const probeTarget = { ...t, idempotencyKeys: true };
-      const res = await send(probeTarget, url, {
-        method: "GET",
-        headers: { "Idempotency-Key": key },
-      });
-      const body = await res.text().catch(() => "");
-      if (res.status === 200) return { status: "present", detail: { status: 200 } };
-      if (res.status === 404) return { status: "absent", detail: { status: 404 } };
-      throw statusError(res.status, url, body);
+      return t.probeUrl !== null || t.lookup !== undefined;
     },
-    async apply(spec, key) {
+    targetDedup: (spec) => targetOf(spec.target).idempotencyKeys,
+    probe,
+    async apply(spec, key, probed) {
       checkKey(key);
       const t = targetOf(spec.target);
       const url = requestUrl(t, spec.path);
       checkHeaders(spec.headers, false);
-      const headers: Record<string, string> = { ...spec.headers, "Idempotency-Key": key };
+      const lookup = t.lookup;
+      if (lookup) {
+        checkLookupSpec(spec, t);
+        // Without a probe of its own caller's, a target that can be asked is asked first.
+        if (!probed) {
+          const p = await probe(spec, key);
+          if (p.status === "present") return p.detail;
+        }
+      }
+      const headers: Record<string, string> = {
+        ...spec.headers,
+        ...configHeaders(t, env),
+        ...(lookup?.keyHeader ? { [lookup.keyHeader]: key } : {}),
+        "Idempotency-Key": key,
+      };
       let body: string | undefined;
-      if (spec.body !== undefined && spec.method !== "GET") {
-        body = JSON.stringify(spec.body);
+      const sent =
+        lookup?.keyField && spec.method !== "GET"
+          ? withKeyField(spec.body, lookup.keyField, key)
+          : spec.body;
+      if (sent !== undefined && spec.method !== "GET") {
+        body = JSON.stringify(sent);
         if (!Object.keys(headers).some((h) => h.toLowerCase() === "content-type"))
           headers["Content-Type"] = "application/json";
       }

@@ -1,13 +1,15 @@
 import { defineEffectKind } from "@idem/kit";
 import { aliasOf } from "@idem/schema";
 import { checkHeaders, checkingField } from "../../sandbox.js";
-import { createHttpRequestHandler, requestUrl } from "./http-request-effect.js";
+import { checkLookupSpec, createHttpRequestHandler, requestUrl } from "./http-request-effect.js";
 import { HttpRequestSpecSchema } from "./spec.js";
 
 /**
  * `http.request`: one request to a path under a configured target's base URL with the effect key
- * as `Idempotency-Key`. A target that honours the key absorbs a repeat; one with a `probeUrl` is
- * probed (200 present, 404 absent); on any other, a crash after sending leaves it `uncertain`.
+ * as `Idempotency-Key` (docs/kinds/http.md). A target that honours the key absorbs a repeat; one
+ * with a `probeUrl` is probed (200 present, 404 absent), one with a `lookup` is asked for the key
+ * it keeps as an external id (exactly once in effect); on any other, a crash after sending leaves
+ * it `uncertain`. The kind's guarantee is that of its weakest target.
  */
 export const httpRequestKind = defineEffectKind({
   name: "http.request",
@@ -25,6 +27,7 @@ export const httpRequestKind = defineEffectKind({
       requestUrl(t, spec.path);
       checkHeaders(spec.headers, false);
     });
+    checkLookupSpec(spec, t);
   },
   aliases: (spec) => [{ type: "target", name: spec.target }],
   knownAliases: (ctx) =>
@@ -32,11 +35,11 @@ export const httpRequestKind = defineEffectKind({
   describe: (spec) => `${spec.target}: ${spec.method} ${spec.path}`,
   probeable: (spec, ctx) => {
     const t = aliasOf(ctx.config.http.targets, spec.target);
-    return t !== undefined && t.probeUrl !== null;
+    return t !== undefined && (t.probeUrl !== null || t.lookup !== undefined);
   },
   targetDedup: (spec, ctx) =>
     aliasOf(ctx.config.http.targets, spec.target)?.idempotencyKeys === true,
-  open: (ctx) => createHttpRequestHandler(ctx.config, ctx.fetch),
+  open: (ctx) => createHttpRequestHandler(ctx.config, ctx.fetch, (v) => ctx.env(v)),
   probe: (spec, call) => call.resource.probe(spec, call.key, call.hint),
   apply: (spec, call) => call.resource.apply(spec, call.key, call.probed, call.order),
 });
