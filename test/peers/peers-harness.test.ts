@@ -13,6 +13,7 @@ import { peersInstalled } from "../bench/peers/lib/install.mjs";
 // @ts-expect-error: plain .mjs of the bench, no types
 import { BEGIN, END, keepPeersSection, peersSection } from "../bench/peers/lib/section.mjs";
 import { buildForTest, REPO_ROOT } from "../chaos/interpreter-fixture.js";
+import { skipUnless } from "../support/skip.js";
 
 const run = promisify(execFile);
 const installed = peersInstalled() as { reason: string | null };
@@ -43,8 +44,11 @@ describe("the peers section of BENCHMARKS.md", () => {
   });
 });
 
-const reason = installed.reason ? ` (skipped: ${installed.reason})` : "";
-describe.skipIf(installed.reason !== null)(`the peers harness, ${N} jobs a system${reason}`, () => {
+const PEERS = skipUnless(
+  installed.reason === null,
+  `the peers are not installed (npm run bench:peers installs them): ${installed.reason}`,
+);
+describe(`the peers harness, ${N} jobs a system`, PEERS, () => {
   const dir = mkdtempSync(join(tmpdir(), "peers-harness-"));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
