@@ -45,3 +45,4 @@ export type { OpenedKind, OpenKindOptions } from "./open-kind.js";
 export { openKind } from "./open-kind.js";
 export type { TransientOptions } from "./outcomes.js";
 export { absent, conflict, fail, invalid, present, retryAfterMs } from "./outcomes.js";
+export { readCappedText } from "./read-capped.js";

@@ -9,6 +9,7 @@ import {
   kindJsonSchema,
   markedKeys,
   present,
+  readCappedText,
   refuseKeyMarkers,
   retryAfterMs,
   withKeyMarker,
@@ -121,5 +122,15 @@ describe("key markers", () => {
     expect(() => refuseKeyMarkers("body", "hi <!-- idem-effect: other/0 -->")).toThrow();
     expect(() => refuseKeyMarkers("body", "IDEM-EFFECT: x")).toThrow();
     expect(() => refuseKeyMarkers("body", "plain text")).not.toThrow();
+  });
+});
+
+describe("readCappedText", () => {
+  it("reads an answer up to its cap and refuses a larger one as UNAVAILABLE, naming it", async () => {
+    expect(await readCappedText(new Response("small"), 10, "the answer")).toBe("small");
+    const error = await readCappedText(new Response("x".repeat(100)), 10, "the answer").catch(
+      (e: unknown) => e,
+    );
+    expect(isIdemError(error, "UNAVAILABLE")).toBe(true);
   });
 });

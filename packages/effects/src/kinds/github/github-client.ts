@@ -1,4 +1,4 @@
-import type { OpenContext } from "@idem/kit";
+import { type OpenContext, readCappedText } from "@idem/kit";
 import { IdemError } from "@idem/schema";
 import { type GitHubAnswer, githubFailure, networkFailure } from "./github-failure.js";
 import { nextLink } from "./github-link.js";
@@ -77,7 +77,7 @@ export class GitHubClient {
         redirect: "manual",
         ...(o.body === undefined ? {} : { body: JSON.stringify(o.body) }),
       });
-      const text = await readCapped(res, MAX_ANSWER_BYTES);
+      const text = await readCappedText(res, MAX_ANSWER_BYTES, "GitHub's answer");
       let body: unknown;
       if (text.length > 0) {
         try {
@@ -206,22 +206,6 @@ export class GitHubClient {
 /** `/repos/{owner}/{name}` (both checked by the options schema; encoded anyway). */
 export function repoPath(repo: GitHubRepo): string {
   return `/repos/${encodeURIComponent(repo.owner)}/${encodeURIComponent(repo.name)}`;
-}
-
-/** The body of an answer as text, refusing more than `max` bytes (a target's answer is hostile). */
-async function readCapped(res: Response, max: number): Promise<string> {
-  if (!res.body) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength;
-    if (size > max) {
-      await res.body.cancel().catch(() => {});
-      throw new IdemError("UNAVAILABLE", `GitHub's answer is over ${max} bytes`);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 /**

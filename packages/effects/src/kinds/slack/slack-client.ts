@@ -1,4 +1,4 @@
-import { fail, type OpenContext, retryAfterMs } from "@idem/kit";
+import { fail, type OpenContext, readCappedText, retryAfterMs } from "@idem/kit";
 import { IdemError } from "@idem/schema";
 import type { SlackOptions } from "./slack-options.js";
 
@@ -95,7 +95,7 @@ export class SlackClient {
         signal,
         redirect: "manual",
       });
-      text = await readCapped(res, MAX_ANSWER_BYTES);
+      text = await readCappedText(res, MAX_ANSWER_BYTES, "Slack's answer");
     } catch (e) {
       if (e instanceof IdemError) throw e;
       const how = signal.aborted ? `timed out after ${timeoutMs} ms` : "failed before an answer";
@@ -198,22 +198,6 @@ export function slackFailure(error: unknown, what: string): IdemError {
   if (code.startsWith("invalid_") || code === "json_not_object")
     return new IdemError("INVALID_INPUT", text, { details });
   return fail.transient(text, { details });
-}
-
-/** The body of an answer as text, refusing more than `max` bytes (a target's answer is hostile). */
-async function readCapped(res: Response, max: number): Promise<string> {
-  if (!res.body) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    size += chunk.byteLength;
-    if (size > max) {
-      await res.body.cancel().catch(() => {});
-      throw new IdemError("UNAVAILABLE", `Slack's answer is over ${max} bytes`);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 /**
