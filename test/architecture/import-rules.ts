@@ -17,6 +17,7 @@ export const PART_FOLDERS = {
   interpreter: "apps/interpreter",
   cli: "apps/cli",
   console: "apps/console",
+  mcp: "apps/mcp",
 } as const;
 export type Part = keyof typeof PART_FOLDERS;
 
@@ -72,10 +73,11 @@ export const IMPORT_RULES: IForbiddenRuleType[] = [
     to: { path: "^apps/" },
   },
   // Apps share code only through packages, with one exception, the whiteboard's arrows
-  // cli -> executor and cli -> interpreter, and the console the CLI serves: the CLI is the
-  // composition root that runs those processes in-process (`idem executor`, `idem interpreter`,
-  // `replay --now`, `idem console`, `idem up`), so a SIGKILL of that PID kills the real process.
-  // Every other app -> app import fails (the console imports no app: it calls @idem/core).
+  // cli -> executor and cli -> interpreter, and the console and the MCP server the CLI serves: the
+  // CLI is the composition root that runs those processes in-process (`idem executor`,
+  // `idem interpreter`, `replay --now`, `idem console`, `idem mcp`, `idem up`), so a SIGKILL of
+  // that PID kills the real process. Every other app -> app import fails (the console and the MCP
+  // server import no app: they call @idem/core; the executor is handed the MCP host by the CLI).
   {
     name: "no-app-imports-another-app",
     comment: "apps share code only through packages (only the CLI may import the two process apps)",
@@ -88,7 +90,15 @@ export const IMPORT_RULES: IForbiddenRuleType[] = [
     comment: "apps share code only through packages (only the CLI may import the apps it runs)",
     severity: "error",
     from: { path: "^apps/cli/" },
-    to: { path: "^apps/", pathNot: "^apps/(cli|executor|interpreter|console)/" },
+    to: { path: "^apps/", pathNot: "^apps/(cli|executor|interpreter|console|mcp)/" },
+  },
+  {
+    name: "mcp-reaches-kinds-through-core",
+    comment:
+      "the MCP server is a front end over @idem/core (the whiteboard's arrow mcp -> core): it reaches the kinds, their targets and NATS only through core",
+    severity: "error",
+    from: { path: under(PART_FOLDERS.mcp) },
+    to: { path: "^packages/(effects|kit|nats)/" },
   },
   {
     name: "sqlite-adapter-only-in-journal",

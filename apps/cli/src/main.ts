@@ -13,6 +13,7 @@ import * as jobs from "./commands/jobs.js";
 import * as journal from "./commands/journal.js";
 import * as kinds from "./commands/kinds.js";
 import * as ls from "./commands/ls.js";
+import * as mcp from "./commands/mcp.js";
 import * as prune from "./commands/prune.js";
 import * as replay from "./commands/replay.js";
 import * as show from "./commands/show.js";
@@ -43,7 +44,7 @@ const COMMANDS: { register(program: Command): void }[] = [
 COMMANDS.push(interpreter, dlq);
 COMMANDS.push(executor, enqueue);
 COMMANDS.push(journal);
-COMMANDS.push(consoleCommand);
+COMMANDS.push(consoleCommand, mcp);
 COMMANDS.push(jobs);
 COMMANDS.push(version);
 COMMANDS.push(kinds);

@@ -12,14 +12,20 @@ import {
 import { AGENT_PATTERN } from "./ids.js";
 import { JournalUrlSchema, journalUrlOf } from "./journal-url.js";
 import { KIND_SECTIONS, KindConfigSchema } from "./kinds-config.js";
+import { McpConfigSchema } from "./mcp-config.js";
 import { NatsConfigSchema } from "./nats-config.js";
 import { urlHasCredentials } from "./redact-url.js";
 import { isRepoPath, repoUrlIssue } from "./repo-url.js";
 
-/** `agents.<name>`: the command the executor runs for a job of that agent, and its timeout. */
+/**
+ * `agents.<name>`: the command the executor runs for a job of that agent, and its timeout. With
+ * `mcp`, the agent stages its effects through an MCP server bound to its job instead of printing
+ * an output (docs/mcp.md).
+ */
 export const AgentConfigSchema = z.strictObject({
   command: z.array(z.string().min(1)).min(1, "must name the program to run"),
   timeoutMs: positiveMs.default(900_000),
+  mcp: z.boolean().default(false),
 });
 
 const journalDefaults = {
@@ -161,6 +167,7 @@ export const ConfigFileSchema = z.strictObject({
     })
     .default({ deadLettersPerHour: 3, webhook: null }),
   telemetry: TelemetryConfigSchema.default(telemetryDefaults),
+  mcp: McpConfigSchema,
 });
 
 type ParsedConfig = Omit<z.infer<typeof ConfigFileSchema>, "repos"> & {

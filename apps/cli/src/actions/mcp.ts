@@ -1,0 +1,169 @@
+import { kindsOf, openEffects } from "@idem/core";
+import type { JournalStore } from "@idem/journal";
+import {
+  bridgeStdioToHttp,
+  type McpContext,
+  resolveJob,
+  type SessionJob,
+  serveMcpStdio,
+  startMcpHttpServer,
+} from "@idem/mcp";
+import { assertListenAllowed, createLogger, type Logger } from "@idem/runtime";
+import { type Config, isIdemError } from "@idem/schema";
+import type { Command } from "commander";
+import { CliError, EXIT, loadConfigWithKinds, readText } from "../context.js";
+import { openVerifiedJournal } from "../ops/open-verified-journal.js";
+import { personOf } from "../ops/person.js";
+import { logFormatOption } from "../options.js";
+
+interface McpCommandOptions {
+  stdio?: boolean;
+  http?: boolean;
+  host?: string;
+  port?: string;
+  job?: string;
+  agent?: string;
+  actor?: string;
+  connect?: string;
+  tokenFile?: string;
+  logFormat?: string;
+}
+
+/** `idem mcp`, imported when it runs (its options and help: commands/mcp.ts; docs/mcp.md). */
+export async function runMcp(opts: McpCommandOptions, cmd: Command): Promise<void> {
+  if (opts.connect !== undefined) return relay(opts);
+  if (opts.tokenFile !== undefined)
+    throw new CliError("--token-file goes with --connect", EXIT.USAGE);
+  if (opts.stdio && opts.http) throw new CliError("--stdio or --http: choose one", EXIT.USAGE);
+  if (opts.agent !== undefined && opts.job === undefined)
+    throw new CliError("--agent names the agent of --job: give --job too", EXIT.USAGE);
+  const http = opts.http === true;
+  if (!http && (opts.host !== undefined || opts.port !== undefined))
+    throw new CliError("--host and --port go with --http", EXIT.USAGE);
+  const config = await loadConfigWithKinds(cmd.optsWithGlobals());
+  const host = opts.host ?? config.mcp.host;
+  // Beyond loopback without a token: exit 2 before anything opens (docs/security.md).
+  if (http)
+    assertListenAllowed({
+      what: "the MCP server",
+      host,
+      token: config.api.token,
+      hostKey: "mcp.host",
+    });
+  const port = portOption(opts.port) ?? config.mcp.port;
+  // Logs go to stderr: over stdio, stdout carries the protocol alone.
+  const logger = createLogger({ name: "idem-mcp", format: logFormatOption(opts.logFormat) });
+  const journal = await openVerifiedJournal(config);
+  // The targets are opened only for the operators' tools (plan, audit, resolve's probe).
+  const effects = config.mcp.operatorTools === "off" ? undefined : openEffects(config);
+  try {
+    const context: McpContext = {
+      config,
+      kinds: kindsOf(config),
+      journal,
+      actor: `${personOf(opts.actor)} (mcp)`,
+      operatorTools: config.mcp.operatorTools,
+      effects,
+      logger,
+    };
+    const job = await jobOption(journal, opts);
+    if (!http) {
+      await serveMcpStdio(context, { job, finish: "record" });
+      return;
+    }
+    await serveHttp({ context, config, host, port, job, logger });
+  } finally {
+    await effects?.close();
+    await journal.close();
+  }
+}
+
+/** `--port`, checked: undefined when not given. */
+function portOption(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new CliError("--port must be an integer from 0 to 65535", EXIT.USAGE);
+  return port;
+}
+
+/** The job of `--job` (and `--agent`): refused (exit 2) when malformed or unknown without an agent. */
+async function jobOption(
+  journal: JournalStore,
+  opts: McpCommandOptions,
+): Promise<SessionJob | undefined> {
+  if (opts.job === undefined) return undefined;
+  try {
+    return await resolveJob(journal, opts.job, opts.agent);
+  } catch (e) {
+    if (isIdemError(e, "INVALID_INPUT")) throw new CliError(`--job: ${e.message}`, EXIT.USAGE);
+    throw e;
+  }
+}
+
+/** `idem mcp --http`: serves until SIGINT or SIGTERM, then ends every session. */
+async function serveHttp(o: {
+  context: McpContext;
+  config: Config;
+  host: string;
+  port: number;
+  job: SessionJob | undefined;
+  logger: Logger;
+}): Promise<void> {
+  const token = o.config.api.token;
+  let server: Awaited<ReturnType<typeof startMcpHttpServer>>;
+  try {
+    server = await startMcpHttpServer({
+      context: o.context,
+      token,
+      host: o.host,
+      port: o.port,
+      job: o.job,
+      finish: "record",
+    });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "EADDRINUSE")
+      throw new CliError(
+        `${o.host}:${o.port} is taken (mcp.port, or --port; 0 picks a free one)`,
+        EXIT.FAILED,
+      );
+    throw e;
+  }
+  const auth = token === null ? "no token" : "api.token required";
+  const bound = o.job ? `, job ${o.job.jobId}` : "";
+  process.stdout.write(`idem mcp: ${server.endpoint} (${auth}${bound}); Ctrl-C stops it\n`);
+  o.logger.info(
+    { url: server.endpoint, operatorTools: o.config.mcp.operatorTools },
+    "MCP server listening",
+  );
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+  await server.close();
+}
+
+/** `idem mcp --connect URL --token-file F`: the stdio relay to an executor's per-job endpoint. */
+async function relay(opts: McpCommandOptions): Promise<void> {
+  if (opts.tokenFile === undefined)
+    throw new CliError("--connect needs --token-file (IDEM_MCP_COMMAND names both)", EXIT.USAGE);
+  if (opts.http || opts.job !== undefined || opts.agent !== undefined)
+    throw new CliError(
+      "--connect relays to a job's endpoint: no --http, --job or --agent",
+      EXIT.USAGE,
+    );
+  let url: URL;
+  try {
+    url = new URL(opts.connect as string);
+  } catch {
+    throw new CliError(`--connect: ${JSON.stringify(opts.connect)} is not a URL`, EXIT.USAGE);
+  }
+  const token = readText(opts.tokenFile, "token file").trim();
+  if (token === "") throw new CliError(`token file ${opts.tokenFile} is empty`, EXIT.USAGE);
+  await bridgeStdioToHttp({ url, token });
+}

@@ -1,0 +1,145 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+
+/** The built CLI: the suites that spawn it need `npm run build` first. */
+export const IDEM_BIN = resolve(HERE, "../../cli/bin/idem.js");
+/** The kind of the config's own the tests add (`test.note`). */
+export const NOTE_KIND = join(HERE, "fixtures/test-note-kind.mjs");
+/** A generous bound for what a busy machine does in a second: never an assertion. */
+export const PATIENCE_MS = 120_000;
+
+/** The environment of a child idem: no inherited config, NATS URL, fault or journal URL. */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1", ...extra };
+  for (const k of ["IDEM_CONFIG", "NATS_URL", "IDEM_FAULT", "IDEM_JOURNAL_URL"])
+    if (!(k in extra)) delete env[k];
+  return env;
+}
+
+/**
+ * Writes a workspace's idem.config.json in `dir`: an `outbox` root (the folder made), the
+ * `test.note` kind (its notes under `notes/`), and what `extra` sets on top (each section replaced).
+ */
+export function writeConfig(dir: string, extra: Record<string, unknown> = {}): string {
+  const config = {
+    journal: { path: ".idem/journal.db" },
+    roots: { outbox: { path: "outbox" } },
+    kinds: { "test.note": { module: NOTE_KIND, options: { dir: join(dir, "notes") } } },
+    ...extra,
+  };
+  mkdirSync(join(dir, "outbox"), { recursive: true });
+  const file = join(dir, "idem.config.json");
+  writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`);
+  return file;
+}
+
+/** Runs the real CLI in `cwd` and answers its exit code and output. */
+export function idem(
+  cwd: string,
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [IDEM_BIN, ...args], {
+      cwd,
+      env: cleanEnv(env),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString();
+    });
+    const timer = setTimeout(() => child.kill("SIGKILL"), PATIENCE_MS);
+    child.on("error", fail);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      done({ code: code ?? 1, stdout, stderr });
+    });
+  });
+}
+
+/** The JSON a CLI command prints with --json, or a failure naming its stderr. */
+export async function idemJson<T>(cwd: string, args: string[]): Promise<T> {
+  const r = await idem(cwd, [...args, "--json"]);
+  if (r.stdout.trim() === "")
+    throw new Error(`idem ${args.join(" ")} exited ${r.code}: ${r.stderr}`);
+  return JSON.parse(r.stdout) as T;
+}
+
+/** A long-running idem child (`idem mcp --http`, `idem executor`) and what it printed. */
+export interface IdemChild extends AsyncDisposable {
+  readonly child: ChildProcess;
+  output(): string;
+  /** Resolves with the first match of `pattern` in its output (rejects after PATIENCE_MS or on exit). */
+  waitFor(pattern: RegExp): Promise<RegExpExecArray>;
+}
+
+/** Starts `idem <args>` in `cwd`; disposal sends SIGTERM and waits for the exit. */
+export function startIdem(cwd: string, args: string[]): IdemChild {
+  const child = spawn(process.execPath, [IDEM_BIN, ...args], {
+    cwd,
+    env: cleanEnv(),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  const listeners = new Set<() => void>();
+  const take = (d: Buffer) => {
+    out += d.toString("utf8");
+    for (const l of listeners) l();
+  };
+  child.stdout?.on("data", take);
+  child.stderr?.on("data", take);
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  return {
+    child,
+    output: () => out,
+    waitFor(pattern) {
+      return new Promise((res, rej) => {
+        const done = (f: () => void) => {
+          clearTimeout(timer);
+          listeners.delete(look);
+          child.off("exit", onExit);
+          f();
+        };
+        const look = () => {
+          const m = pattern.exec(out);
+          if (m) done(() => res(m));
+        };
+        const onExit = () => done(() => rej(new Error(`idem ${args.join(" ")} exited:\n${out}`)));
+        const timer = setTimeout(
+          () =>
+            done(() =>
+              rej(new Error(`no ${pattern} in the output of idem ${args.join(" ")}:\n${out}`)),
+            ),
+          PATIENCE_MS,
+        );
+        listeners.add(look);
+        child.once("exit", onExit);
+        look();
+      });
+    },
+    async [Symbol.asyncDispose]() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
+
+/** Polls `check` until it answers a value (not undefined), up to PATIENCE_MS. */
+export async function eventually<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + PATIENCE_MS;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
