@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import type { Logger } from "@idem/runtime";
-import type { Config, Job } from "@idem/schema";
+import type { AgentConfig, Config, Job } from "@idem/schema";
 import { aliasOf, IdemError, parseStrictJson } from "@idem/schema";
 import { describeAgentStdout, escapedText } from "./output-excerpt.js";
 
@@ -22,113 +22,197 @@ export interface RunContext {
 export type AgentRunner = (job: Job, context: RunContext) => Promise<unknown>;
 
 /**
+ * An MCP agent's session (docs/mcp.md, "Agents the executor starts"): an MCP server bound to its
+ * job, which the agent reaches with `env`, and the job's draft output.
+ */
+export interface McpAgentSession {
+  /** Added to the agent's environment (`IDEM_MCP_URL`, `IDEM_MCP_TOKEN`, `IDEM_MCP_COMMAND`). */
+  readonly env: Readonly<Record<string, string>>;
+  /** Ends staging and answers the draft output: what the executor records. */
+  seal(): unknown;
+  /** Stops serving; the draft is dropped. */
+  close(): Promise<void>;
+}
+
+/** Opens an MCP session per run of an agent with `agents.<name>.mcp` (`idem executor` passes @idem/mcp's). */
+export interface McpAgentHost {
+  open(job: Job, log: Logger): Promise<McpAgentSession>;
+}
+
+/** What the command runner needs besides the config. */
+export interface CommandRunnerOptions {
+  /** The MCP host for the agents with `agents.<name>.mcp`; without it their runs fail INVALID_CONFIG. */
+  mcp?: McpAgentHost | undefined;
+}
+
+/**
  * The agent command protocol of docs/agents.md ("A command agent"): spawns `agents.<name>.command` without a shell, writes
  * the Job as JSON to stdin, sets `IDEM_JOB_ID`, reads one AgentOutput JSON from stdout; stderr goes
  * to the log. The child runs in its own process group, which is SIGKILLed when the signal aborts and when
  * the child exits (nothing it started outlives it).
+ *
+ * An agent with `agents.<name>.mcp` (docs/mcp.md) is run the same way with an MCP session of its
+ * job open: its environment names the session, its stdout goes to the log as stderr does, and when
+ * it exits 0 its draft (the effects it staged) is its output. A run that fails, times out or is
+ * killed drops the draft: nothing of it is recorded.
  * @throws AGENT_FAILED on a non-zero exit, TIMEOUT when aborted, INVALID_INPUT when stdout is not
- * one JSON value in UTF-8 or is JSON that parsing would change (a key twice, a big integer), OUTPUT_TOO_LARGE beyond `limits.maxOutputBytes`, NOT_FOUND for an unconfigured agent.
+ * one JSON value in UTF-8 or is JSON that parsing would change (a key twice, a big integer), OUTPUT_TOO_LARGE beyond `limits.maxOutputBytes`, NOT_FOUND for an unconfigured agent, INVALID_CONFIG for an MCP agent without an MCP host.
  */
-export function createCommandRunner(config: Config): AgentRunner {
-  return (job, { signal, log }) =>
-    new Promise<unknown>((resolve, reject) => {
-      const agent = aliasOf(config.agents, job.agent);
-      if (!agent) {
-        reject(new IdemError("NOT_FOUND", `agent "${job.agent}" is not configured`));
-        return;
-      }
-      const [program, ...args] = agent.command as [string, ...string[]];
-      // Its own process group (docs/agents.md, Stopping): a Ctrl-C meant for idem does not reach
-      // it, and a kill reaches whatever it started.
-      const child = spawn(program, args, {
-        cwd: config.dir,
-        env: { ...process.env, IDEM_JOB_ID: job.jobId },
-        stdio: ["pipe", "pipe", "pipe"],
-        shell: false,
-        detached: true,
-      });
-      const group = trackGroup(child.pid);
-      const max = config.limits.maxOutputBytes;
-      const chunks: Buffer[] = [];
-      let size = 0;
-      let failure: IdemError | undefined;
-      let stderrTail = "";
-      const kill = () => {
-        if (child.exitCode === null && child.signalCode === null) group.kill();
-      };
-      const onAbort = () => {
+export function createCommandRunner(
+  config: Config,
+  options: CommandRunnerOptions = {},
+): AgentRunner {
+  return async (job, context) => {
+    const agent = aliasOf(config.agents, job.agent);
+    if (!agent) throw new IdemError("NOT_FOUND", `agent "${job.agent}" is not configured`);
+    if (!agent.mcp) return spawnAgent(config, job, agent, context);
+    if (!options.mcp) throw mcpHostMissing(job.agent);
+    const session = await options.mcp.open(job, context.log);
+    try {
+      await spawnAgent(config, job, agent, context, session.env);
+      return session.seal();
+    } finally {
+      await session.close();
+    }
+  };
+}
+
+/** An agent with `agents.<name>.mcp` in an executor that has no MCP host to run it with. */
+export function mcpHostMissing(agent: string): IdemError {
+  return new IdemError(
+    "INVALID_CONFIG",
+    `agents.${agent}.mcp: this executor has no MCP server for its agents (idem executor hosts one; a library caller passes createExecutor({ mcp }), docs/mcp.md)`,
+    { details: { field: `agents.${agent}.mcp` } },
+  );
+}
+
+/**
+ * Runs one agent's command once (see `createCommandRunner`): resolves with its parsed stdout, or,
+ * with `mcpEnv`, with nothing (its stdout logged) once it exits 0.
+ */
+function spawnAgent(
+  config: Config,
+  job: Job,
+  agent: AgentConfig,
+  { signal, log }: RunContext,
+  mcpEnv?: Readonly<Record<string, string>>,
+): Promise<unknown> {
+  return new Promise<unknown>((resolve, reject) => {
+    const [program, ...args] = agent.command as [string, ...string[]];
+    // Its own process group (docs/agents.md, Stopping): a Ctrl-C meant for idem does not reach
+    // it, and a kill reaches whatever it started.
+    const child = spawn(program, args, {
+      cwd: config.dir,
+      env: { ...process.env, ...mcpEnv, IDEM_JOB_ID: job.jobId },
+      stdio: ["pipe", "pipe", "pipe"],
+      shell: false,
+      detached: true,
+    });
+    const group = trackGroup(child.pid);
+    const max = config.limits.maxOutputBytes;
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failure: IdemError | undefined;
+    let stderrTail = "";
+    const kill = () => {
+      if (child.exitCode === null && child.signalCode === null) group.kill();
+    };
+    const onAbort = () => {
+      failure ??= new IdemError(
+        "TIMEOUT",
+        `agent ${job.agent} did not finish within ${agent.timeoutMs} ms`,
+      );
+      kill();
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+    // An MCP agent's stdout is no output (its draft is): logged line by line, as stderr is.
+    const stdoutLines = mcpEnv ? lineLogger(log, job, "stdout") : undefined;
+    child.stdout.on("data", (d: Buffer) => {
+      if (stdoutLines) return stdoutLines.write(d);
+      size += d.length;
+      if (size > max) {
         failure ??= new IdemError(
-          "TIMEOUT",
-          `agent ${job.agent} did not finish within ${agent.timeoutMs} ms`,
+          "OUTPUT_TOO_LARGE",
+          `agent ${job.agent} printed more than limits.maxOutputBytes (${max})`,
         );
         kill();
-      };
-      if (signal.aborted) onAbort();
-      else signal.addEventListener("abort", onAbort, { once: true });
-      child.stdout.on("data", (d: Buffer) => {
-        size += d.length;
-        if (size > max) {
-          failure ??= new IdemError(
-            "OUTPUT_TOO_LARGE",
-            `agent ${job.agent} printed more than limits.maxOutputBytes (${max})`,
-          );
-          kill();
-          return;
-        }
-        chunks.push(d);
-      });
-      let partial = "";
-      child.stderr.on("data", (d: Buffer) => {
-        const text = partial + d.toString("utf8");
-        const lines = text.split("\n");
-        partial = lines.pop() ?? "";
-        for (const line of lines) {
-          if (line.length > 0) log.info({ jobId: job.jobId, agent: job.agent, stderr: line });
-        }
-        stderrTail = (stderrTail + d.toString("utf8")).slice(-500);
-      });
-      child.stdin.on("error", () => {
-        // the agent may exit without reading its input; the exit code decides
-      });
-      child.stdin.end(JSON.stringify(job));
-      child.once("error", (e) => {
-        signal.removeEventListener("abort", onAbort);
-        group.forget();
-        reject(
-          new IdemError("AGENT_FAILED", `agent ${job.agent} could not start: ${e.message}`, {
-            cause: e,
-          }),
-        );
-      });
-      child.once("close", (code, sig) => {
-        signal.removeEventListener("abort", onAbort);
-        // What the agent left running in its group dies with it.
-        group.kill();
-        group.forget();
-        if (partial.length > 0) log.info({ jobId: job.jobId, agent: job.agent, stderr: partial });
-        if (failure) return reject(failure);
-        if (code !== 0) {
-          return reject(
-            new IdemError(
-              "AGENT_FAILED",
-              `agent ${job.agent} exited with ${code === null ? `signal ${sig}` : `code ${code}`}${stderrTail ? `: ${stderrTail.trim().split("\n").at(-1)}` : ""}`,
-              { details: { exitCode: code, signal: sig } },
-            ),
-          );
-        }
-        const bytes = Buffer.concat(chunks);
-        const parsed = parseStrictJson(bytes);
-        if (parsed.ok) return resolve(parsed.value);
-        const why = parsed.issues.map((i) => `${i.path || "(root)"} ${i.message}`).join("; ");
-        reject(
+        return;
+      }
+      chunks.push(d);
+    });
+    const stderrLines = lineLogger(log, job, "stderr");
+    child.stderr.on("data", (d: Buffer) => {
+      stderrLines.write(d);
+      stderrTail = (stderrTail + d.toString("utf8")).slice(-500);
+    });
+    child.stdin.on("error", () => {
+      // the agent may exit without reading its input; the exit code decides
+    });
+    child.stdin.end(JSON.stringify(job));
+    child.once("error", (e) => {
+      signal.removeEventListener("abort", onAbort);
+      group.forget();
+      reject(
+        new IdemError("AGENT_FAILED", `agent ${job.agent} could not start: ${e.message}`, {
+          cause: e,
+        }),
+      );
+    });
+    child.once("close", (code, sig) => {
+      signal.removeEventListener("abort", onAbort);
+      // What the agent left running in its group dies with it.
+      group.kill();
+      group.forget();
+      stderrLines.end();
+      stdoutLines?.end();
+      if (failure) return reject(failure);
+      if (code !== 0) {
+        return reject(
           new IdemError(
-            "INVALID_INPUT",
-            `agent ${job.agent} did not print one JSON value on stdout: ${escapedText(why)} (${describeAgentStdout(bytes.toString("utf8").trim())}); logs belong on stderr`,
-            { details: { issues: parsed.issues } },
+            "AGENT_FAILED",
+            `agent ${job.agent} exited with ${code === null ? `signal ${sig}` : `code ${code}`}${stderrTail ? `: ${stderrTail.trim().split("\n").at(-1)}` : ""}`,
+            { details: { exitCode: code, signal: sig } },
           ),
         );
-      });
+      }
+      if (mcpEnv) return resolve(undefined);
+      const bytes = Buffer.concat(chunks);
+      const parsed = parseStrictJson(bytes);
+      if (parsed.ok) return resolve(parsed.value);
+      const why = parsed.issues.map((i) => `${i.path || "(root)"} ${i.message}`).join("; ");
+      reject(
+        new IdemError(
+          "INVALID_INPUT",
+          `agent ${job.agent} did not print one JSON value on stdout: ${escapedText(why)} (${describeAgentStdout(bytes.toString("utf8").trim())}); logs belong on stderr`,
+          { details: { issues: parsed.issues } },
+        ),
+      );
     });
+  });
+}
+
+/** Logs an agent's stream line by line (`{ stderr: line }`), its last partial line at `end`. */
+function lineLogger(
+  log: Logger,
+  job: Job,
+  stream: "stdout" | "stderr",
+): { write(d: Buffer): void; end(): void } {
+  let partial = "";
+  const line = (text: string) => {
+    if (text.length > 0) log.info({ jobId: job.jobId, agent: job.agent, [stream]: text });
+  };
+  return {
+    write(d) {
+      const lines = (partial + d.toString("utf8")).split("\n");
+      partial = lines.pop() ?? "";
+      for (const l of lines) line(l);
+    },
+    end() {
+      line(partial);
+      partial = "";
+    },
+  };
 }
 
 /** The process groups of the agents running now: killed when this process exits. */

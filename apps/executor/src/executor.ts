@@ -22,7 +22,13 @@ import {
   retry,
   systemClock,
 } from "@idem/schema";
-import { type AgentRunner, createCommandRunner, type RunContext } from "./agent-runner.js";
+import {
+  type AgentRunner,
+  createCommandRunner,
+  type McpAgentHost,
+  mcpHostMissing,
+  type RunContext,
+} from "./agent-runner.js";
 import { createDeliveryHandler } from "./delivery.js";
 import { createEmbeddedTransport } from "./embedded-transport.js";
 import { createExecutorMetrics, type ExecutorMetrics } from "./executor-metrics.js";
@@ -42,6 +48,11 @@ export interface CreateExecutorOptions {
   run?: (job: Job, context: RunContext) => Promise<unknown>;
   /** A custom runner (overrides `run`). */
   runner?: AgentRunner;
+  /**
+   * The MCP host for the agents configured with `agents.<name>.mcp` (docs/mcp.md): `idem executor`
+   * passes @idem/mcp's `createMcpAgentHost`. Without it such an agent refuses to start.
+   */
+  mcp?: McpAgentHost;
   /** Agents to consume; default every configured agent. */
   agents?: readonly string[];
   /** Timeout of an agent absent from `config.agents` (in-process runs); default 900 s. */
@@ -77,7 +88,8 @@ export interface Executor {
    * Checks invariant 7 before any connection, provisions the stream and consumers (JetStream),
    * republishes outbox jobs missing from the stream, and starts consuming.
    * With no agent to run it consumes nothing and serves only the submit paths (agents elsewhere).
-   * @throws INVARIANT_VIOLATION (exit 3) for an unsafe config or a stream/consumer that differs.
+   * @throws INVARIANT_VIOLATION (exit 3) for an unsafe config or a stream/consumer that differs;
+   * INVALID_CONFIG for an agent with `agents.<name>.mcp` and no MCP host (`mcp`) to run it.
    */
   start(): Promise<void>;
   /**
@@ -175,7 +187,7 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
   const handler = createDeliveryHandler({
     config,
     journal,
-    runner: options.runner ?? options.run ?? createCommandRunner(config),
+    runner: options.runner ?? options.run ?? createCommandRunner(config, { mcp: options.mcp }),
     log,
     metrics,
     fault: options.fault ?? noFault,
@@ -287,6 +299,10 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
       if (started) throw new IdemError("INVALID_STATE", "the executor is already started");
       started = true;
       assertConfigInvariants(config);
+      // An MCP agent needs the MCP host to run (with the command runner): refused before anything.
+      const mcpAgent = agents.find((a) => aliasOf(config.agents, a)?.mcp);
+      if (mcpAgent !== undefined && !options.mcp && !options.runner && !options.run)
+        throw mcpHostMissing(mcpAgent);
       // The effect kinds the outputs are checked by before record: idem's own and the config's.
       await loadKinds(config);
       if (config.nats) {

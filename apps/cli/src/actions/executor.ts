@@ -1,14 +1,26 @@
+import { resolve } from "node:path";
 import { assertConfigInvariants } from "@idem/core";
 import { type ApiServer, createExecutor, type Executor, startApiServer } from "@idem/executor";
 import type { JournalStore } from "@idem/journal";
 import { assertListenAllowed, createLogger, startTelemetry } from "@idem/runtime";
-import { createFaultHook, type FaultPoint } from "@idem/schema";
+import { type Config, createFaultHook, type FaultPoint } from "@idem/schema";
 import type { Command } from "commander";
 import { CliError, EXIT, loadConfig } from "../context.js";
 import { openVerifiedJournal } from "../ops/open-verified-journal.js";
 import { onStopSignal } from "../ops/stop-signal.js";
 import { whenAvailable } from "../ops/when-available.js";
 import { graceOption, logFormatOption } from "../options.js";
+
+/**
+ * The MCP host for the agents with `agents.<name>.mcp` (docs/mcp.md), undefined when none has it
+ * (@idem/mcp and the MCP SDK are then not loaded). Their relay command runs this same idem.
+ */
+async function mcpHostOf(config: Config, journal: JournalStore) {
+  if (!Object.values(config.agents).some((a) => a.mcp)) return undefined;
+  const { createMcpAgentHost } = await import("@idem/mcp");
+  const idem = [process.execPath, resolve(process.argv[1] ?? "idem")];
+  return createMcpAgentHost({ config, journal, idem, actor: "executor (mcp)" });
+}
 
 /** `idem executor`, imported when it runs (its options and help: commands/executor.ts). */
 export async function runExecutor(
@@ -74,7 +86,15 @@ export async function runExecutor(
       "the journal or NATS",
       async () => {
         const j = await openVerifiedJournal(config);
-        const x = createExecutor({ config, journal: j, logger, fault, tracing });
+        const mcp = await mcpHostOf(config, j);
+        const x = createExecutor({
+          config,
+          journal: j,
+          logger,
+          fault,
+          tracing,
+          ...(mcp && { mcp }),
+        });
         // The executor waits for NATS inside start(): a stop signal meanwhile must end that wait
         // too, so that the first SIGTERM exits 0 (docs/cli.md), not the second.
         const stopStarting = () => void x.stop();
