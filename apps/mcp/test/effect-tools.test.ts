@@ -1,0 +1,94 @@
+// The tools made from the kind registry and the job draft they stage into, in process: the names,
+// the schemas and descriptions a model reads, the refusal of two kinds with one tool name, and the
+// draft's checks as a record's (the output's limits included).
+import { kindsOf, loadKinds } from "@idem/core";
+import { defineEffectKind } from "@idem/kit";
+import { effectToolName, effectToolsOf, JobDraft } from "@idem/mcp";
+import { type Config, parseConfig } from "@idem/schema";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+
+/** A kind of the config's own named `name`, its spec a union of two shapes. */
+const kindNamed = (name: string, guarantee: "uncertain-window" | "exactly-once" = "exactly-once") =>
+  defineEffectKind({
+    name,
+    description: `Does ${name}.`,
+    guarantee,
+    spec: z.union([
+      z.strictObject({ kind: z.literal(name), text: z.string().min(1) }),
+      z.strictObject({ kind: z.literal(name), count: z.number().int() }),
+    ]),
+    probe: async () => ({ status: "absent", detail: {} }),
+    apply: async () => ({}),
+  });
+
+async function configWith(kinds: string[], extra: Record<string, unknown> = {}): Promise<Config> {
+  const r = parseConfig(
+    {
+      kinds: Object.fromEntries(kinds.map((k) => [k, { module: k }])),
+      roots: { outbox: { path: "/tmp/outbox" } },
+      ...extra,
+    },
+    { dir: "/tmp" },
+  );
+  if (!r.ok) throw new Error(JSON.stringify(r.issues));
+  const byModule = new Map(
+    kinds.map((k, i) => [k, kindNamed(k, i === 0 ? "uncertain-window" : "exactly-once")]),
+  );
+  await loadKinds(r.config, { importModule: async (s) => ({ default: byModule.get(s) }) });
+  return r.config;
+}
+
+describe("effectToolsOf", () => {
+  it("names each kind's tool effect_<kind> with dots as _, and gives it the kind's schema without kind", async () => {
+    const config = await configWith(["acme.ticket"]);
+    const tools = effectToolsOf(kindsOf(config), config);
+    expect(effectToolName("git.commit")).toBe("effect_git_commit");
+    const ticket = tools.find((t) => t.kind === "acme.ticket");
+    expect(ticket?.name).toBe("effect_acme_ticket");
+    expect(ticket?.inputSchema.type).toBe("object");
+    expect(JSON.stringify(ticket?.inputSchema)).not.toContain('"kind"');
+    expect(JSON.stringify(ticket?.inputSchema)).toContain('"text"');
+    expect(ticket?.description).toMatch(/^Does acme\.ticket\. Stages one acme\.ticket effect/);
+    expect(ticket?.description).toContain("waits as uncertain for a person");
+    const write = tools.find((t) => t.kind === "file.write");
+    expect(write?.description).toContain("Configured here: root outbox.");
+    expect(tools.every((t) => /^[A-Za-z0-9_-]{1,64}$/.test(t.name))).toBe(true);
+  });
+
+  it("refuses two kinds whose tool names would be the same, naming both", async () => {
+    const config = await configWith(["ab.c_d", "ab_c.d"]);
+    expect(() => effectToolsOf(kindsOf(config), config)).toThrow(
+      expect.objectContaining({
+        code: "INVALID_CONFIG",
+        message: expect.stringContaining("ab.c_d"),
+      }),
+    );
+  });
+});
+
+describe("JobDraft", () => {
+  it("checks each effect as a record would, the output's limits included, and stages nothing it refuses", async () => {
+    const config = await configWith(["acme.ticket"], { limits: { maxEffects: 2 } });
+    const draft = new JobDraft("j-1", "writer", config, kindsOf(config));
+    expect(draft.stage({ kind: "acme.ticket", text: "" })).toMatchObject({ ok: false });
+    expect(draft.stage({ kind: "acme.ticket", text: "a" })).toMatchObject({
+      ok: true,
+      key: "j-1/0",
+    });
+    expect(draft.stage({ kind: "acme.ticket", count: 2 })).toMatchObject({
+      ok: true,
+      key: "j-1/1",
+    });
+    expect(draft.stage({ kind: "acme.ticket", count: 3 })).toEqual({
+      ok: false,
+      issues: [{ path: "effects", field: "", message: "has 3 effects; limits.maxEffects is 2" }],
+    });
+    expect(draft.size).toBe(2);
+    expect(draft.finish("done").status).toBe("first");
+    expect(draft.finish("done").status).toBe("same");
+    expect(draft.finish("other")).toMatchObject({ status: "other", output: { summary: "other" } });
+    expect(draft.output().summary).toBe("done");
+    expect(draft.stage({ kind: "acme.ticket", text: "late" })).toMatchObject({ ok: false });
+  });
+});
