@@ -146,6 +146,8 @@ export function createMcpHttpApp(options: McpHttpOptions): McpHttpApp {
     const transport: WebStandardStreamableHTTPServerTransport =
       new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
+        // A call carries one effect at most as large as an output may be (413 beyond).
+        maxRequestBodySize: Math.max(4 * 1_048_576, 2 * context.config.limits.maxOutputBytes),
         onsessioninitialized: (sid) => {
           open.set(sid, { transport, session, lastUsed: Date.now() });
         },
