@@ -23,7 +23,9 @@ async function runPrinting(stdout: Buffer): Promise<unknown> {
     journalPath: join(dir.path, "j.db"),
     extra: { agents: { writer: { command: ["/bin/cat", out], timeoutMs: 60_000 } } },
   });
-  return runWithTimeout(createCommandRunner(config), job, 60_000, silentLogger()).catch(
+  // Awaited here, inside `await using`: the folder holding what the agent prints is removed only
+  // once the agent has read it.
+  return await runWithTimeout(createCommandRunner(config), job, 60_000, silentLogger()).catch(
     (e: unknown) => e,
   );
 }

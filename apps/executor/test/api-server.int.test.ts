@@ -302,6 +302,15 @@ describe("the HTTP API and its OpenAPI document", () => {
       api: { token: "s3cret" },
       github: { repos: { app: { owner: "acme", name: "app" } } },
       slack: { channels: { ops: "C0123456789" } },
+      sql: {
+        targets: {
+          db: {
+            dialect: "postgres",
+            urlEnv: "IDEM_TEST_SQL_URL",
+            statements: { note: { sql: "SELECT 1", params: [] } },
+          },
+        },
+      },
     });
     const r = await checkedFetch(`${env.api.url}/v1/openapi.json`);
     expect(r.status).toBe(200);
