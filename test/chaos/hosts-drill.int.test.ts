@@ -52,9 +52,13 @@ describe("three hosts sharing one PostgreSQL journal and queue", () => {
     expect(value("duplicate effects at targets")).toBe(0);
     expect(value("missing effects at targets")).toBe(0);
     expect(value("runs done")).toBe(120);
-    // Every host ran agents: the queue is shared, not taken by one host.
+    // The queue is shared, not taken by one host: more than one host ran agents. (Not every host:
+    // on a busy machine a host the drill kills again and again can lose every claim; CI saw it.)
     const perHost = String(value("agent runs per host")).split(" / ").map(Number);
     expect(perHost).toHaveLength(3);
-    for (const n of perHost) expect(n).toBeGreaterThan(0);
+    expect(
+      perHost.filter((n) => n > 0).length,
+      `seed ${report.seed}: ${perHost.join(" / ")}`,
+    ).toBeGreaterThanOrEqual(2);
   }, 330_000);
 });
