@@ -55,7 +55,7 @@ describe("idem jobs", () => {
     const agentPid = "agent.pid";
     fx = await opsFixture({
       agents: { slow: { command: ["node", "./slow.cjs", agentPid], timeoutMs: 600_000 } },
-      queue: { ackWaitMs: 600_000, maxDeliver: 3 },
+      queue: { ackWaitMs: 600_000, maxDeliver: 3, maxAckPending: 1 },
     });
     writeFileSync(join(fx.ws.dir, "slow.cjs"), SLOW_AGENT);
     const executor = spawn(

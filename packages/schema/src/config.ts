@@ -40,7 +40,7 @@ const queueDefaults = {
   ackWaitMs: 300_000,
   maxDeliver: 3,
   backoffMs: [30_000, 120_000],
-  maxAckPending: 1,
+  maxAckPending: 16,
   pollMs: 100,
   stopGraceMs: 60_000,
 };
