@@ -1,3 +1,4 @@
+import { createDeadHolderSweep } from "@idem/core";
 import type { JobLease, JournalStore } from "@idem/journal";
 import { createBackoff, describeError, isIdemError, type Job, sleep } from "@idem/schema";
 import { type Delivery, RECORD_RETRY_MAX_MS } from "./delivery.js";
@@ -10,7 +11,9 @@ const RECOVERY_GRACE_MS = 2 * RECORD_RETRY_MAX_MS + 500;
  * The embedded queue: claims due jobs from the journal's jobs table (leased for `queue.ackWaitMs`,
  * extended by the heartbeats) up to `queue.maxAckPending` at once, polling every `pollMs` when none
  * is due. A job delivered `queue.maxDeliver` times is dead-lettered by the claim itself. Settling
- * is the journal's: ack, later and giveUp write nothing more.
+ * is the journal's: ack, later and giveUp write nothing more. Before a claim (at most every
+ * DEAD_HOLDER_SWEEP_MS) the leases of executors provably dead on this host are ended, so their
+ * jobs are delivered again at once, not after `queue.ackWaitMs`.
  */
 export function createEmbeddedTransport(
   context: TransportContext,
@@ -30,6 +33,11 @@ export function createEmbeddedTransport(
   const outage = createBackoff({ initialMs: Math.min(options.pollMs, 250), maxMs: 5_000 });
   /** Set by an UNAVAILABLE claim: the next attempt waits out RECOVERY_GRACE_MS once it answers. */
   let recovering = false;
+  const deadHolders = createDeadHolderSweep({
+    holders: journal.jobs,
+    clock: context.clock,
+    self: owner,
+  });
 
   async function run(): Promise<void> {
     const pollMs = options.pollMs;
@@ -51,6 +59,13 @@ export function createEmbeddedTransport(
           log.info({ graceMs: RECOVERY_GRACE_MS }, "the journal is back: claiming again shortly");
           await sleep(RECOVERY_GRACE_MS, signal);
           continue;
+        }
+        const swept = await deadHolders.sweep();
+        if (swept && swept.expired > 0) {
+          log.warn(
+            { event: "executor.dead-holders", owners: swept.owners, leases: swept.expired },
+            "the holders of jobs are dead on this host: delivering their jobs again",
+          );
         }
         claimed = await journal.jobs.claimNext({
           owner,

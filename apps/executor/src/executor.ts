@@ -62,7 +62,7 @@ export interface CreateExecutorOptions {
   /** Fault points `executor.after-run` and `executor.after-record` (crash drills); no-op by default. */
   fault?: FaultHook;
   clock?: Clock;
-  /** This executor's name in journal leases; default `<host>:<pid>:<random>`. */
+  /** This executor's name in journal leases; default `createOwnerId()`, which another executor on this host can tell dead. */
   owner?: string;
   /** An open NATS connection to use (not drained on stop); default: connect to `nats.servers` (or `nats.url`). */
   nc?: NatsConnection;

@@ -1,5 +1,6 @@
 import { setMaxListeners } from "node:events";
 import {
+  createDeadHolderSweep,
   type InterpretRunContext,
   interpretRun,
   type RunOutcome,
@@ -33,7 +34,10 @@ export interface InterpreterOptions {
   journal: JournalStore;
   effects: Effects;
   clock?: Clock;
-  /** The lease owner written to the journal; default `<host>:<pid>:<random>`. */
+  /**
+   * The lease owner written to the journal; default `createOwnerId()`, which another interpreter
+   * on this host can tell dead (its runs are then taken over at once, not after `leaseMs`).
+   */
   owner?: string;
   /** Called at each fault point of docs/reliability.md; the apps wire `IDEM_FAULT` here. No-op by default. */
   fault?: FaultHook;
@@ -140,6 +144,21 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
     targetOf: (spec) => targetsOfEffect(spec, config, options.effects.kinds)[0],
   };
 
+  const deadHolders = createDeadHolderSweep({ holders: journal.runs, clock, self: owner });
+  /**
+   * Before a claim, at most every DEAD_HOLDER_SWEEP_MS: ends the leases of holders provably dead on
+   * this host (a SIGKILLed interpreter), so the claim takes their runs over at once.
+   */
+  async function sweepDeadHolders(): Promise<void> {
+    const swept = await deadHolders.sweep();
+    if (swept && swept.expired > 0) {
+      log.warn(
+        { event: "interpreter.dead-holders", owners: swept.owners, leases: swept.expired },
+        "the holders of runs are dead on this host: taking their runs over",
+      );
+    }
+  }
+
   let loops: Promise<void> | undefined;
   let onFatal: (e: IdemError) => void = () => {};
   const fatal = new Promise<IdemError>((resolve) => {
@@ -167,6 +186,7 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
   async function runOnce(): Promise<RunOutcome | undefined> {
     // When the claim was asked for: where the run's claim span starts (wall time, as spans are).
     const claimedAt = Date.now();
+    await sweepDeadHolders();
     const claim = await journal.runs.claim({
       owner,
       leaseMs: settings.leaseMs,
@@ -260,6 +280,7 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
         if (journalFailed()) return;
         let claiming = true;
         try {
+          await sweepDeadHolders();
           await pool.fill(ended);
           outage.answered();
           backoff.reset();
@@ -336,6 +357,7 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
       while (!stopSignal.aborted) {
         if (journalFailed()) return;
         try {
+          await sweepDeadHolders();
           await pool.fill(ended);
           outage.reset();
           await waitForRoom(pool);

@@ -46,6 +46,7 @@ export type {
   JobRecord,
   JournalJobs,
 } from "./port/jobs.js";
+export type { JournalLeaseHolders } from "./port/lease-holders.js";
 export type {
   EffectRecord,
   EffectResolution,

@@ -17,7 +17,14 @@ export {
   LOG_FORMATS,
   silentLogger,
 } from "./logger.js";
-export { createOwnerId } from "./owner-id.js";
+export type { OwnerIdentity } from "./owner-id.js";
+export {
+  createOwnerId,
+  formatOwnerId,
+  ownerIsDead,
+  parseOwnerId,
+  processStartTime,
+} from "./owner-id.js";
 export type { OtlpTarget, StartTelemetryOptions, TelemetryEnv } from "./start-telemetry.js";
 export { resolveOtlpTarget, startTelemetry } from "./start-telemetry.js";
 export { normalizeTraceparent, TRACEPARENT_HEADER, traceIdOf } from "./traceparent.js";

@@ -1,6 +1,6 @@
 import { Counter, Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { createOwnerId, startMetricsServer } from "../src/index.js";
+import { startMetricsServer } from "../src/index.js";
 
 describe("startMetricsServer", () => {
   it("serves the registry as Prometheus text on /metrics and nothing else", async () => {
@@ -25,13 +25,5 @@ describe("startMetricsServer", () => {
     await server.close();
     await server.close();
     await expect(fetch(`${server.url}/metrics`)).rejects.toThrow();
-  });
-});
-
-describe("createOwnerId", () => {
-  it("names the host and pid and differs between two calls", () => {
-    const a = createOwnerId();
-    expect(a).toContain(`:${process.pid}:`);
-    expect(createOwnerId()).not.toBe(a);
   });
 });

@@ -45,7 +45,7 @@ const queueDefaults = {
   stopGraceMs: 60_000,
 };
 const interpreterDefaults = {
-  leaseMs: 30_000,
+  leaseMs: 5_000,
   maxAttempts: 5,
   maxLeaseExpiries: 50,
   backoffMs: [1000, 5000, 30_000],

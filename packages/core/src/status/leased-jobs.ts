@@ -4,7 +4,7 @@ import type { JournalStore } from "@idem/journal";
 export interface LeasedJob {
   jobId: string;
   agent: string;
-  /** The executor holding the lease: `<host>:<pid>:<random>`. */
+  /** The executor holding the lease: `<host>:<pid>:<random>@<boot id>/<pid ns>/<start time>` (`createOwnerId`). */
   holder: string | null;
   /** When the lease ends (or ended), epoch ms. */
   leaseUntil: number | null;

@@ -26,7 +26,7 @@ export interface WaitingJob {
   deliveries: number;
   /** `queue.maxDeliver`: the delivery that fails at it dead-letters the job. */
   maxDeliver: number;
-  /** The executor holding (or that last held) its lease: `<host>:<pid>:<random>`; null if none. */
+  /** The executor holding (or that last held) its lease: `<host>:<pid>:<random>@…` (`createOwnerId`); null if none. */
   holder: string | null;
   /** When its lease ends (leased) or ended (expired), epoch ms; null when not leased. */
   leaseUntil: number | null;

@@ -1,5 +1,6 @@
 import type { FailureClass, Job } from "@idem/schema";
 import type { JobState } from "../domain/states.js";
+import type { JournalLeaseHolders } from "./lease-holders.js";
 
 /** A job in the queue/outbox, with its input and delivery state. */
 export interface JobRecord {
@@ -60,8 +61,12 @@ export type JobClaimResult =
   | { status: "dead" }
   | { status: "conflict" };
 
-/** The job queue and outbox: the embedded queue's rows and the in-progress claims of any transport. */
-export interface JournalJobs {
+/**
+ * The job queue and outbox: the embedded queue's rows and the in-progress claims of any transport.
+ * The holders of the delivery leases (`leaseOwners`, `expireLeasesOf`) are for a caller that finds
+ * a holder dead: a job whose lease was ended is due again at once.
+ */
+export interface JournalJobs extends JournalLeaseHolders {
   /**
    * Puts a job in the outbox/queue; the same job ID with another input is a conflict. `durable:
    * false` answers before an fsync: for an outbox row whose job is about to be published, where the

@@ -1,5 +1,6 @@
 import type { FailureClass } from "@idem/schema";
 import type { RunState } from "../domain/states.js";
+import type { JournalLeaseHolders } from "./lease-holders.js";
 import type { OutputRecord, ReplaySelection } from "./outputs.js";
 
 /** One interpretation (generation) of one output. */
@@ -118,12 +119,16 @@ export interface LatestRun {
   state: RunState;
 }
 
-/** Runs: one interpretation (generation) of one output, claimed under a lease. */
-export interface JournalRuns {
+/**
+ * Runs: one interpretation (generation) of one output, claimed under a lease. The holders of the
+ * leases (`leaseOwners`, `expireLeasesOf`) are for a caller that finds a holder dead.
+ */
+export interface JournalRuns extends JournalLeaseHolders {
   /**
    * Takes the next due run whose targets have no earlier unfinished run (or, with `follow`, whose
    * earlier unfinished runs are all held by `owner`), with a fresh lease token.
-   * Due: pending, failed past `nextAt`, or running with an expired lease (counted as a lease expiry,
+   * Due: pending, failed past `nextAt`, or running with an expired lease, or one ended by
+   * `expireLeasesOf` (counted as a lease expiry,
    * not an attempt; at `maxLeaseExpiries` the run goes dead instead). Atomic across processes; not
    * fsynced on its own (a lost claim is a lost lease, taken over later).
    */

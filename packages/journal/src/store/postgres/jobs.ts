@@ -15,6 +15,7 @@ import type {
 } from "../../port/jobs.js";
 import { NOW_MS, type PostgresConnection, sqlState, UNIQUE_VIOLATION } from "./connection.js";
 import { deadLetterRow, type JobRow } from "./dead-letters.js";
+import { postgresLeaseHolders } from "./lease-holders.js";
 import { announceWork } from "./notify.js";
 import type { RowOf } from "./rows.js";
 import type * as tables from "./tables.js";
@@ -134,6 +135,8 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
     });
 
   return {
+    ...postgresLeaseHolders(c, "jobs"),
+
     /** Every commit is durable (synchronous_commit): `durable: false` changes nothing here. */
     async enqueue(job, options = {}) {
       const { input, hash } = jobInput(job);

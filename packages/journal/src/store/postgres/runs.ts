@@ -19,6 +19,7 @@ import type { RunDeath } from "../../domain/writes.js";
 import type { JournalRuns, LatestRun, Lease, RunRecord } from "../../port/runs.js";
 import { NOW_MS, type PostgresConnection } from "./connection.js";
 import { HOLDS, leaseLost } from "./held.js";
+import { postgresLeaseHolders } from "./lease-holders.js";
 import { announceWork } from "./notify.js";
 import { insertRun, lockKey } from "./outputs.js";
 import type { OutputRow, RunRow } from "./rows.js";
@@ -131,6 +132,8 @@ async function fullTargets(client: pg.PoolClient, run: RunRow): Promise<string |
 /** The runs of a PostgreSQL journal: leases and due times by the server's clock. */
 export function postgresRuns(c: PostgresConnection): JournalRuns {
   return {
+    ...postgresLeaseHolders(c, "runs"),
+
     async claim(options) {
       // Look before locking: an idle poller opens no transaction.
       const due = await c.query(

@@ -13,6 +13,7 @@ import type {
 import type { SqliteConnection } from "./connection.js";
 import { deadLetterRow } from "./dead-letters.js";
 import { heldJob } from "./held.js";
+import { sqliteLeaseHolders } from "./lease-holders.js";
 import {
   JOB_WITH_INPUT,
   type JobRow,
@@ -99,6 +100,8 @@ function leaseJob(
 /** The job queue/outbox of a SQLite journal. */
 export function sqliteJobs(c: SqliteConnection): JournalJobs {
   return {
+    ...sqliteLeaseHolders(c, "jobs"),
+
     async enqueue(job, options = {}) {
       const { input, hash } = jobInput(job);
       return c.batched((): EnqueueResult => {

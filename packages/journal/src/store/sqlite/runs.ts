@@ -14,6 +14,7 @@ import type { NewRun, RunDeath } from "../../domain/writes.js";
 import type { JournalRuns, LatestRun, Lease, RunRecord } from "../../port/runs.js";
 import type { SqliteConnection } from "./connection.js";
 import { heldRun } from "./held.js";
+import { sqliteLeaseHolders } from "./lease-holders.js";
 import { type OutputRow, type RunRow, toOutput, toRun } from "./rows.js";
 import { selectOutputs } from "./select.js";
 import { pagesOf } from "./statements.js";
@@ -127,6 +128,8 @@ function nextDue(follow?: "also" | "only"): string {
 /** The runs of a SQLite journal. */
 export function sqliteRuns(c: SqliteConnection): JournalRuns {
   const runs: JournalRuns = {
+    ...sqliteLeaseHolders(c, "runs"),
+
     async claim(options) {
       // Look before locking: an idle poller must not take the write lock (SQLite's busy handler
       // backs off up to 100 ms, so lock traffic from idle pollers slows every writer on the file).

@@ -1,0 +1,54 @@
+import type { JournalLeaseHolders } from "@idem/journal";
+import { ownerIsDead } from "@idem/runtime";
+import type { Clock } from "@idem/schema";
+
+/** How often a process looks for dead holders at most: a takeover within about this long. */
+export const DEAD_HOLDER_SWEEP_MS = 500;
+
+/** What one sweep did: the holders found dead and how many of their leases it ended. */
+export interface DeadHolderSweepResult {
+  owners: string[];
+  expired: number;
+}
+
+/** How a sweep is made: of which leases, by whom, how often, and what counts as dead. */
+export interface DeadHolderSweepOptions {
+  /** The journal's runs or jobs. */
+  holders: JournalLeaseHolders;
+  clock: Clock;
+  /** The sweeping process's own owner: never itself dead. */
+  self: string;
+  /** At most one sweep per this long (default DEAD_HOLDER_SWEEP_MS); the first one at once. */
+  everyMs?: number;
+  /** Default `ownerIsDead`: provably dead on this host (same boot, PID namespace; process gone). */
+  isDead?: (owner: string) => boolean;
+}
+
+/**
+ * A sweep for leases held by processes that are provably dead on this host (SIGKILLed, crashed):
+ * their leases end now and the next claim takes their work over, counted as a lease expiry, without
+ * waiting the lease out. A holder on another host, or one that cannot be told dead, keeps its lease
+ * until it ends (a lease its live holder renews every third of it).
+ *
+ * `sweep()` reads the distinct holders (the work in flight, not the history), and writes only when
+ * one is dead; it runs at most once per `everyMs` and answers undefined when it did not run.
+ * @throws what the journal throws (UNAVAILABLE, a SQLite busy): the caller's claim loop handles it.
+ */
+export function createDeadHolderSweep(options: DeadHolderSweepOptions): {
+  sweep(): Promise<DeadHolderSweepResult | undefined>;
+} {
+  const { holders, clock, self } = options;
+  const everyMs = options.everyMs ?? DEAD_HOLDER_SWEEP_MS;
+  const isDead = options.isDead ?? ownerIsDead;
+  let last: number | undefined;
+  return {
+    async sweep() {
+      const now = clock.now();
+      if (last !== undefined && now - last < everyMs) return undefined;
+      last = now;
+      const owners = (await holders.leaseOwners()).filter((o) => o !== self && isDead(o));
+      const expired = owners.length === 0 ? 0 : await holders.expireLeasesOf(owners);
+      return { owners, expired };
+    },
+  };
+}
