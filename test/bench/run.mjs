@@ -1,7 +1,8 @@
 // `npm run bench`: runs every test/bench/*.bench.mjs in turn (each prints one JSON object) and
 // rewrites BENCHMARKS.md: each figure next to its baseline from the same rounds, the median of the
 // per-round ratios with their min and max, the baseline's command, the target, and the machine.
-// Environment: BENCH_ONLY=journal,effects runs a subset; BENCH_QUICK=1 runs small sizes and 2
+// Environment: BENCH_ONLY=journal,effects runs a subset (the other benches' sections and target
+// lines are kept from the page as it was, each section with its own run date); BENCH_QUICK=1 runs small sizes and 2
 // rounds to check the benches work and writes nothing (BENCH_OUT=file writes the page there instead
 // of BENCHMARKS.md); BENCH_ROUNDS=n counted rounds (default 5); BENCH_KEEP=1 keeps the whole-process
 // bench's folder; BENCH_NO_INSTALL=1 never installs hyperfine, BENCH_NO_HYPERFINE=1 never uses it.
@@ -15,10 +16,13 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { QUICK, ROUNDS } from "./lib/measure.mjs";
 import { canDropCaches, processTimer } from "./lib/plain.mjs";
+import { benchSections, targetLines } from "./lib/subset.mjs";
 import { keepPeersSection } from "./peers/lib/section.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "../..");
+const out = process.env.BENCH_OUT ?? (QUICK ? undefined : join(root, "BENCHMARKS.md"));
+const oldPage = out && existsSync(out) ? readFileSync(out, "utf8") : null;
 const only = process.env.BENCH_ONLY?.split(",");
 const files = readdirSync(here)
   .filter((f) => f.endsWith(".bench.mjs"))
@@ -78,10 +82,22 @@ const targetCell = (x) => {
 const missedRows = reports.flatMap((r) =>
   (r.results ?? []).filter((x) => x.met === false).map((x) => ({ ...x, bench: r.name })),
 );
-const missed = missedRows.filter((x) => !x.blocked).map((x) => `${x.bench}: ${x.metric}`);
-const blocked = missedRows
-  .filter((x) => x.blocked)
-  .map((x) => `${x.bench}: ${x.metric}: ${x.blocked}`);
+const runAt = new Date().toISOString();
+/** With BENCH_ONLY, the benches not run now: their sections and target lines as the page had them. */
+const kept = new Map();
+if (only && oldPage !== null) {
+  const ran = new Set(reports.map((r) => r.name));
+  for (const [name, text] of benchSections(oldPage)) if (!ran.has(name)) kept.set(name, text);
+}
+const keptTargets = oldPage ? targetLines(oldPage, [...kept.keys()]) : { missed: [], blocked: [] };
+const missed = [
+  ...keptTargets.missed,
+  ...missedRows.filter((x) => !x.blocked).map((x) => `${x.bench}: ${x.metric}`),
+];
+const blocked = [
+  ...keptTargets.blocked,
+  ...missedRows.filter((x) => x.blocked).map((x) => `${x.bench}: ${x.metric}: ${x.blocked}`),
+];
 const lines = [
   "# Benchmarks",
   "",
@@ -102,7 +118,7 @@ const lines = [
   "- **baseline command**: numbered below each table, as a reader runs it from the repository",
   "  root (REPO, PATCHES and $B are the bench's own folders, described under the table).",
   "",
-  `Run: ${new Date().toISOString()}${QUICK ? " (BENCH_QUICK: smoke sizes, figures meaningless)" : ""}`,
+  `Run: ${runAt}${QUICK ? " (BENCH_QUICK: smoke sizes, figures meaningless)" : ""}${kept.size > 0 ? ` (${reports.map((r) => r.name).join(", ")}; the other sections from earlier runs, each with its date)` : ""}`,
   "",
   ...machine.map((m) => `- ${m}`),
   "",
@@ -110,7 +126,7 @@ const lines = [
     ? blocked.length === 0
       ? "Every target is met in this run."
       : "Every target is met in this run except those below, which this machine cannot reach."
-    : `Targets not met in this run (idem is to be made faster there, never the baseline slower):\n\n${missed.map((m) => `- ${m}`).join("\n")}`,
+    : `Targets not met in this run${kept.size > 0 ? " (or, for a section kept, in its own)" : ""} (idem is to be made faster there, never the baseline slower):\n\n${missed.map((m) => `- ${m}`).join("\n")}`,
   "",
   ...(blocked.length === 0
     ? []
@@ -121,8 +137,10 @@ const lines = [
         "",
       ]),
 ];
+const sections = [];
 for (const r of reports) {
-  lines.push(`## ${r.name}`, "");
+  const lines = [`## ${r.name}`, "", `Run: ${runAt}`, ""];
+  sections.push([r.name, lines]);
   if (r.error) {
     lines.push(`Failed: ${r.error}`, "");
     continue;
@@ -154,12 +172,13 @@ for (const r of reports) {
   if (r.notes) lines.push("", ...[].concat(r.notes).flatMap((n) => [n, ""]));
   lines.push("");
 }
+for (const [name, text] of kept) sections.push([name, [text]]);
+sections.sort(([a], [b]) => a.localeCompare(b));
+for (const [, section] of sections) lines.push(...section);
 const page = `${lines.join("\n").replace(/\n{3,}/g, "\n\n")}\n`;
-const out = process.env.BENCH_OUT ?? (QUICK ? undefined : join(root, "BENCHMARKS.md"));
 // The peers' section (npm run bench:peers, test/bench/peers) is kept as it is: this bench does not
 // run the peers.
-if (out)
-  writeFileSync(out, keepPeersSection(existsSync(out) ? readFileSync(out, "utf8") : null, page));
+if (out) writeFileSync(out, keepPeersSection(oldPage, page));
 process.stdout.write(page);
 process.stderr.write(
   out ? `bench: wrote ${out} (${ROUNDS} rounds)\n` : "bench: BENCH_QUICK, nothing written\n",
