@@ -466,4 +466,8 @@ async function abandon(why) {
 }
 // Interrupted, it still stops its processes and servers and removes the network.
 for (const s of ["SIGINT", "SIGTERM"]) process.once(s, () => abandon(`${s}: stopping`));
+// A stray error (a child's or a socket's "error" event, a promise nobody awaits) would end the
+// process with exit 1, a violation's code, leaving servers and the network behind: it abandons too.
+process.once("uncaughtException", (e) => abandon(`drill failed (uncaught): ${e?.stack ?? e}`));
+process.once("unhandledRejection", (e) => abandon(`drill failed (unhandled): ${e?.stack ?? e}`));
 main().catch((e) => abandon(`drill failed: ${e?.stack ?? e}`));

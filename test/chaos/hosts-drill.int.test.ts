@@ -43,6 +43,9 @@ describe("three hosts sharing one PostgreSQL journal and queue", () => {
       if (err.code !== 1) throw new Error(`the drill failed (exit ${err.code}):\n${err.stderr}`);
       ({ stdout, stderr } = err);
     }
+    // Exit 1 is also how Node ends on an error nobody caught: then there is no report, and the
+    // drill's own log says what happened.
+    if (!stdout.trim().startsWith("{")) throw new Error(`the drill printed no report:\n${stderr}`);
     const report = JSON.parse(stdout) as { seed: number; table: Row[]; violations: string[] };
     const value = (name: string) => report.table.find((r) => r.name === name)?.value;
     expect(report.violations, `seed ${report.seed}\n${stderr}`).toEqual([]);
