@@ -92,7 +92,9 @@ export async function installCli(root: string): Promise<InstalledCli> {
       "--no-fund",
       tarballs[0] as string,
     ]),
-    { cwd: root, env, timeoutMs: 8 * MINUTE },
+    // JOBS: node-gyp compiles better-sqlite3's two sources (SQLite's amalgamation and the
+    // binding) side by side, on both cores, rather than one after the other.
+    { cwd: root, env: { ...env, JOBS: "max" }, timeoutMs: 8 * MINUTE },
   );
   expect(installed.code, installed.stderr).toBe(0);
   expect(installed.stderr).not.toMatch(/EBADENGINE/);
