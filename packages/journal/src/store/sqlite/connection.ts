@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { closeSync, existsSync, fdatasyncSync, mkdirSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Clock, IdemError, systemClock } from "@idem/schema";
+import { type Clock, type IdemError, systemClock } from "@idem/schema";
 import Database from "better-sqlite3";
 import type { NewEvent } from "../../port/events.js";
 import { whileBusy } from "./busy.js";

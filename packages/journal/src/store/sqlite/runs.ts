@@ -16,7 +16,7 @@ import type { SqliteConnection } from "./connection.js";
 import { heldRun } from "./held.js";
 import { type OutputRow, type RunRow, toOutput, toRun } from "./rows.js";
 import { selectOutputs } from "./select.js";
-import { pagesOf } from "./statements.js";
+import { durableAs, pagesOf } from "./statements.js";
 
 /** Active run states as a SQL list. */
 export const ACTIVE = sqlStateList(ACTIVE_RUN_STATES);
@@ -224,7 +224,7 @@ export function sqliteRuns(c: SqliteConnection): JournalRuns {
       });
     },
 
-    async complete(lease) {
+    async complete(lease, durability) {
       await c.write(() => {
         const run = heldRun(c, lease);
         const open = c
@@ -251,7 +251,7 @@ export function sqliteRuns(c: SqliteConnection): JournalRuns {
           actor: lease.owner,
           data: { generation: lease.generation },
         });
-      });
+      }, durableAs(durability));
     },
 
     async fail(lease, failure) {
