@@ -37,6 +37,7 @@ export { openJournalStore } from "./open-journal-store.js";
 export type { ActivityWindow, JournalActivity } from "./port/activity.js";
 export { MAX_ACTIVITY_BUCKETS } from "./port/activity.js";
 export type { DeadLetterRecord, JournalDeadLetters } from "./port/dead-letters.js";
+export type { WriteDurability } from "./port/durability.js";
 export type { EventRecord, JournalEvents, NewEvent } from "./port/events.js";
 export type {
   EnqueueResult,

@@ -108,11 +108,19 @@ export async function interpretEffect(
         return r;
       });
   const applied = () => "applied";
+  /**
+   * Records the effect settled. `probed`: the effect was probed in this run (a probeable kind), so
+   * the settle is written `soon` (docs/reliability.md, "What is durable when"): committed now,
+   * carried to disk by the next durable write. A power loss that takes it leaves the effect
+   * `intended` as a crash at `interpreter.after-apply` does, and the next holder probes it again.
+   * Any other settle (an unprobeable kind: its next holder could not tell) is durable first.
+   */
   const settled = async (
     state: "applied" | "present" | "skipped",
     detail: Record<string, unknown>,
+    probed = false,
   ) => {
-    await journal.ledger.settle(lease, key, state, detail);
+    await journal.ledger.settle(lease, key, state, detail, { soon: probed });
     metrics.effects.inc({ kind: spec.kind, outcome: state });
     elog.info({ event: `effect.${state}`, detail }, "effect settled");
     fault(FAULT_POINTS.INTERPRETER_AFTER_EFFECT_RECORD);
@@ -164,7 +172,7 @@ export async function interpretEffect(
         if (probed.status === "present") {
           await journal.ledger.intend(lease, { ...intent, detail: probed.detail });
           fault(FAULT_POINTS.INTERPRETER_AFTER_INTENT);
-          await settled("present", probed.detail);
+          await settled("present", probed.detail, true);
           return;
         }
         // What the earlier runs of the pipeline queued on the target may be what makes it apply.
@@ -185,7 +193,9 @@ export async function interpretEffect(
         // Absent. The intent is written after the probe so it can carry the probed base: a crash
         // after this point finds it `intended` with the base and probes only base..branch. The
         // probe changed nothing, so the intent still precedes every change at the target, and
-        // writing it re-checks the lease token just before the apply.
+        // writing it re-checks the lease token just before the apply. It is durable (on disk)
+        // before it is answered, so before the apply: a power loss never leaves an applied
+        // effect without its intent.
         await journal.ledger.intend(lease, { ...intent, detail: probed.detail });
         fault(FAULT_POINTS.INTERPRETER_AFTER_INTENT);
         // Probed ahead of its turn (a queued target): the apply waits for it.
@@ -211,7 +221,7 @@ export async function interpretEffect(
           throw e;
         }
         fault(FAULT_POINTS.INTERPRETER_AFTER_APPLY);
-        await settled("applied", detail);
+        await settled("applied", detail, true);
         return;
       }
     }

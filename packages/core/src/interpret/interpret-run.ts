@@ -147,7 +147,10 @@ export async function interpretRun(
     }
     if (lost) throw new IdemError("LEASE_LOST", `lease on ${run.jobId} was taken over`);
     fault(FAULT_POINTS.INTERPRETER_BEFORE_DONE);
-    await journal.runs.complete(lease);
+    // Durable soon, not now (docs/reliability.md, "What is durable when"): a power loss that takes
+    // it leaves the run as a crash at interpreter.before-done does; the next durable write (the
+    // next run's intent) carries it to disk.
+    await journal.runs.complete(lease, { soon: true });
     finished = true;
     return end({ ...base, outcome: "done" });
   } catch (e) {

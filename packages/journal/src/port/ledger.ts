@@ -1,4 +1,5 @@
 import type { EffectState } from "../domain/states.js";
+import type { WriteDurability } from "./durability.js";
 import type { Lease } from "./runs.js";
 
 /** One row of the effects ledger: effect `key` in one generation. */
@@ -53,6 +54,8 @@ export interface JournalLedger {
   intend(lease: Lease, effect: IntendInput): Promise<EffectRecord>;
   /**
    * Moves an effect of the lease's generation to a new state with its detail (e.g. the commit sha).
+   * With `soon`, answered once committed and durable shortly after (see WriteDurability): only for
+   * a state the next holder finds again by probing the target if a power loss takes it.
    * @throws LEASE_LOST when the token is stale; INVALID_STATE when the effect has no intent.
    */
   settle(
@@ -60,6 +63,7 @@ export interface JournalLedger {
     key: string,
     state: EffectState,
     detail?: Record<string, unknown>,
+    durability?: WriteDurability,
   ): Promise<void>;
   /** The ledger of one output, every generation unless one is named. */
   forJob(jobId: string, generation?: number): Promise<EffectRecord[]>;

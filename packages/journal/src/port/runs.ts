@@ -1,5 +1,6 @@
 import type { FailureClass } from "@idem/schema";
 import type { RunState } from "../domain/states.js";
+import type { WriteDurability } from "./durability.js";
 import type { JournalLeaseHolders } from "./lease-holders.js";
 import type { OutputRecord, ReplaySelection } from "./outputs.js";
 
@@ -144,10 +145,12 @@ export interface JournalRuns extends JournalLeaseHolders {
    */
   release(lease: Lease): Promise<void>;
   /**
-   * Ends the run as done.
+   * Ends the run as done. With `soon`, answered once committed and durable shortly after (see
+   * WriteDurability): a power loss that takes it leaves the run running under a dead lease, and its
+   * next holder finds every effect settled (or probes it again) and ends it done.
    * @throws LEASE_LOST when the token is stale; INVALID_STATE while an effect is not settled.
    */
-  complete(lease: Lease): Promise<void>;
+  complete(lease: Lease, durability?: WriteDurability): Promise<void>;
   /**
    * Counts an attempt; the run waits until `nextAt`, then is due again.
    * @throws LEASE_LOST when the token is stale.

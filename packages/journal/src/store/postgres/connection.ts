@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Clock, IdemError, redactUrl, systemClock } from "@idem/schema";
 import type pg from "pg";
+import type { WriteDurability } from "../../port/durability.js";
 import type { NewEvent } from "../../port/events.js";
 import { migrate, refuseForeignTables } from "./migrate.js";
 import { isDatabaseError, loadPg } from "./pg-driver.js";
@@ -169,11 +170,18 @@ export class PostgresConnection {
   }
 
   /**
-   * One transaction on one client, retried on 40001/40P01; resolves after COMMIT returned.
+   * One transaction on one client, retried on 40001/40P01; resolves after COMMIT returned. With
+   * `soon` (see WriteDurability) it commits with `synchronous_commit` off: COMMIT returns before
+   * the server flushed its WAL, which the next synchronous commit (of any session: the WAL is
+   * written in order) or the WAL writer within 3 x `wal_writer_delay` does. A crash of the server
+   * or the host may lose it then, never a crash of this process; only for writes whose loss
+   * recovery redoes by probing.
    * @throws UNAVAILABLE when the server is gone or restarting, also when COMMIT's answer was lost
    * (it may or may not have committed); what `fn` throws otherwise, as it is.
    */
-  async tx<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  async tx<T>(fn: (client: pg.PoolClient) => Promise<T>, durability?: WriteDurability): Promise<T> {
+    // One round trip either way: both statements in one simple query.
+    const begin = durability?.soon ? "BEGIN; SET LOCAL synchronous_commit = off" : "BEGIN";
     for (let attempt = 0; ; attempt++) {
       let client: pg.PoolClient;
       try {
@@ -190,7 +198,7 @@ export class PostgresConnection {
       };
       client.on("error", lost);
       try {
-        await client.query("BEGIN");
+        await client.query(begin);
         try {
           const result = await fn(client);
           await client.query("COMMIT");

@@ -104,7 +104,7 @@ export function postgresLedger(c: PostgresConnection): JournalLedger {
       });
     },
 
-    async settle(lease, key, state, detail) {
+    async settle(lease, key, state, detail, durability) {
       await c.tx(async (client) => {
         const { rows } = await client.query<{ held: number; updated: number }>(
           `WITH ${HELD_CTE},
@@ -132,7 +132,7 @@ export function postgresLedger(c: PostgresConnection): JournalLedger {
             detail,
           },
         });
-      });
+      }, durability);
     },
 
     async forJob(jobId, generation) {

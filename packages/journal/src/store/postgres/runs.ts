@@ -227,7 +227,7 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
       });
     },
 
-    async complete(lease) {
+    async complete(lease, durability) {
       await c.tx(async (client) => {
         await heldUpdate(
           client,
@@ -256,7 +256,7 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
           actor: lease.owner,
           data: { generation: lease.generation },
         });
-      });
+      }, durability);
     },
 
     async fail(lease, failure) {

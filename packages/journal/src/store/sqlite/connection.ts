@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { closeSync, existsSync, fdatasync, fdatasyncSync, mkdirSync, openSync } from "node:fs";
+import { closeSync, existsSync, fdatasyncSync, mkdirSync, openSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Clock, IdemError, systemClock } from "@idem/schema";
+import { type Clock, type IdemError, systemClock } from "@idem/schema";
 import Database from "better-sqlite3";
 import type { NewEvent } from "../../port/events.js";
 import { whileBusy } from "./busy.js";
@@ -15,6 +15,7 @@ import {
 import { migrate } from "./migrate.js";
 import type { SqliteJournalOptions } from "./sqlite-options.js";
 import { json } from "./statements.js";
+import { WalFsync } from "./wal-fsync.js";
 
 export type { SqliteJournalOptions } from "./sqlite-options.js";
 
@@ -28,8 +29,6 @@ interface PendingWrite {
 
 const MIGRATIONS = join(dirname(fileURLToPath(import.meta.url)), "../../../migrations");
 const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
-/** A claim or note committed this recently marks the store as serving a pipeline (`durable`). */
-const PIPELINE_WINDOW_MS = 10;
 
 /** Group fsync replaces SQLite's own at FULL and EXTRA, for a file this process may write. */
 const groupFsyncOf = (path: string, options: SqliteJournalOptions) =>
@@ -38,13 +37,6 @@ const groupFsyncOf = (path: string, options: SqliteJournalOptions) =>
   path !== "" &&
   (options.synchronous ?? "FULL") !== "NORMAL" &&
   options.synchronous !== "OFF";
-
-const fsyncFailed = (err: NodeJS.ErrnoException) =>
-  new IdemError(
-    "IO",
-    `the journal's fsync failed (${err.code ?? err.message}): writes since the last good fsync may not be durable; restart this process`,
-    { cause: err },
-  );
 
 function fdatasyncWal(path: string): void {
   const fd = openSync(`${path}-wal`, "r");
@@ -82,30 +74,10 @@ export class SqliteConnection {
   private flushAfterFsync = false;
   private readonly busyTimeoutMs: number;
   /**
-   * At synchronous FULL (or EXTRA) the connection commits at WAL NORMAL and this store fsyncs the
-   * WAL itself, off the event loop, once for every write that waited on it (see `durable`).
+   * At synchronous FULL (or EXTRA) the connection commits at WAL NORMAL and this fsyncs the WAL,
+   * off the event loop, once for every write that waited on it (see `durable`); none otherwise.
    */
-  private readonly groupFsync: boolean;
-  /** Durable commits made on this connection, and how many of them an fsync has covered. */
-  private commits = 0;
-  private fsyncedCommits = 0;
-  private fsyncing: Promise<void> | undefined;
-  private readonly fdatasync: NonNullable<SqliteJournalOptions["fdatasync"]>;
-  /**
-   * When this store last committed a claim, lease or note (performance.now()): within
-   * PIPELINE_WINDOW_MS of one it serves a pipeline whose other work waits on the event loop, and
-   * makes no fsync inline (see `durable`).
-   */
-  private lastCoordinationAt = Number.NEGATIVE_INFINITY;
-  /** The inline fsync of a lone write; none when a test injects `fdatasync`. */
-  private readonly fdatasyncSync: ((fd: number) => void) | undefined;
-  /** fsyncs of the WAL made by this store (group fsync only), for metrics and tests. */
-  fsyncs = 0;
-  /** Of those, the ones made inline, on the event loop (a lone write outside a pipeline). */
-  inlineFsyncs = 0;
-  private walFd: number | undefined;
-  /** The error of a failed fsync: after it nothing this process wrote can be called durable. */
-  failure: IdemError | undefined;
+  private readonly wal: WalFsync | undefined;
 
   private constructor(
     path: string,
@@ -118,9 +90,14 @@ export class SqliteConnection {
     this.clock = options.clock ?? systemClock;
     this.ids = options.ids ?? randomUUID;
     this.busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
-    this.groupFsync = groupFsync;
-    this.fdatasync = options.fdatasync ?? fdatasync;
-    this.fdatasyncSync = options.fdatasync ? undefined : fdatasyncSync;
+    this.wal = groupFsync
+      ? new WalFsync(path, options.fdatasync, () => {
+          if (this.flushAfterFsync) {
+            this.flushAfterFsync = false;
+            void this.flush();
+          }
+        })
+      : undefined;
   }
 
   /**
@@ -169,7 +146,8 @@ export class SqliteConnection {
 
   /** One write transaction taken with BEGIN IMMEDIATE, so a read-then-write never races another process. */
   tx<T>(fn: () => T): T {
-    if (this.failure) throw this.failure;
+    const failure = this.failure;
+    if (failure) throw failure;
     if (this.db.inTransaction) return fn();
     this.beginImmediate();
     try {
@@ -182,78 +160,48 @@ export class SqliteConnection {
     }
   }
 
+  /** fsyncs of the WAL made by this connection (group fsync only), for metrics and tests. */
+  get fsyncs(): number {
+    return this.wal?.fsyncs ?? 0;
+  }
+
+  /** Of those, the ones made inline, on the event loop (a lone write outside a pipeline). */
+  get inlineFsyncs(): number {
+    return this.wal?.inlineFsyncs ?? 0;
+  }
+
+  /** The error of a failed fsync: after it nothing this process wrote can be called durable. */
+  get failure(): IdemError | undefined {
+    return this.wal?.failure;
+  }
+
   /**
-   * A transaction whose caller is answered once it is durable. `durable: false` is for writes that
-   * only coordinate live processes (claims, leases, notes): a process crash loses nothing (the WAL
-   * is written), a power loss loses them with every process that held them, and the next durable
-   * commit's fsync carries them to disk first (the WAL is written in order).
+   * A transaction whose caller is answered once it is as durable as `durability` asks:
+   * - `now` (true, the default): on disk (see `durable`).
+   * - `soon`: committed, so a process crash loses nothing (the WAL is written), and carried to
+   *   disk by the next `now` write's fsync or within SOON_MS (see `WalFsync.soon`); a power loss
+   *   before that may lose it. Only for writes whose loss recovery redoes (a settle of a probed
+   *   effect, a run's completion: the next holder probes again).
+   * - `false`: writes that only coordinate live processes (claims, leases, notes): a process crash
+   *   loses nothing, a power loss loses them with every process that held them, and the next
+   *   durable commit's fsync carries them to disk first (the WAL is written in order).
    */
-  async write<T>(fn: () => T, durable = true): Promise<T> {
+  async write<T>(fn: () => T, durability: boolean | "soon" = true): Promise<T> {
     const result = this.tx(fn);
-    if (durable) await this.durable();
-    else this.lastCoordinationAt = performance.now();
+    if (durability === true) await this.durable();
+    else if (durability === "soon") this.wal?.soon();
+    else this.wal?.coordinated();
     return result;
   }
 
   /**
-   * Resolves once every commit this connection has made so far is on disk. With group fsync, one
-   * fdatasync of the WAL runs at a time on libuv's pool, not blocking the event loop, and covers
-   * every commit made before it started: writers that commit while it runs share the next one.
-   * Other processes may read a commit before its fsync; what they do with it durably (an intent, a
-   * claim's effects) is written after it in the WAL and fsynced with it. A failed fsync fails every
-   * waiter and every later write of this process (the kernel may forget the failed pages: retrying
-   * the fsync could succeed without them), so the process must restart.
+   * Resolves once every commit this connection has made so far is on disk: with group fsync, by
+   * one fdatasync of the WAL shared with every writer waiting on it (see WalFsync). Other processes
+   * may read a commit before its fsync; what they do with it durably (an intent, a claim's
+   * effects) is written after it in the WAL and fsynced with it.
    */
   async durable(lone = false): Promise<void> {
-    if (!this.groupFsync) return;
-    const mark = ++this.commits;
-    // A write that came alone, with no fsync running, is fsynced inline as SQLite's FULL would:
-    // nobody waits to share it, and the thread-pool round trip would only add to its latency. Not
-    // in a pipeline (claims or notes committed in the last few ms, as the executor's): there the
-    // 100-200 µs the fsync blocks the event loop are taken from deliveries waiting on it.
-    if (
-      lone &&
-      !this.fsyncing &&
-      this.fdatasyncSync &&
-      performance.now() - this.lastCoordinationAt > PIPELINE_WINDOW_MS
-    ) {
-      if (this.failure) throw this.failure;
-      this.walFd ??= openSync(`${this.path}-wal`, "r");
-      this.fsyncs += 1;
-      this.inlineFsyncs += 1;
-      try {
-        this.fdatasyncSync(this.walFd);
-      } catch (e) {
-        this.failure = fsyncFailed(e as NodeJS.ErrnoException);
-        throw this.failure;
-      }
-      this.fsyncedCommits = Math.max(this.fsyncedCommits, mark);
-      return;
-    }
-    while (this.fsyncedCommits < mark) {
-      if (this.failure) throw this.failure;
-      if (!this.fsyncing) {
-        const upTo = this.commits;
-        this.fsyncing = new Promise<void>((resolve) => {
-          this.walFd ??= openSync(`${this.path}-wal`, "r");
-          this.fsyncs += 1;
-          this.fdatasync(this.walFd, (err) => {
-            if (err) {
-              this.failure = fsyncFailed(err);
-            } else {
-              this.fsyncedCommits = Math.max(this.fsyncedCommits, upTo);
-            }
-            this.fsyncing = undefined;
-            resolve();
-            if (this.flushAfterFsync) {
-              this.flushAfterFsync = false;
-              void this.flush();
-            }
-          });
-        });
-      }
-      await this.fsyncing;
-    }
+    await this.wal?.durable(lone);
   }
 
   /**
@@ -299,7 +247,7 @@ export class SqliteConnection {
       }
       // Durable writes that arrive while an fsync runs would wait for the next one anyway: they
       // commit together when it ends, one transaction instead of one each.
-      if (durable && this.fsyncing) this.flushAfterFsync = true;
+      if (durable && this.wal?.busy) this.flushAfterFsync = true;
       else this.queueFlush();
     });
   }
@@ -366,7 +314,7 @@ export class SqliteConnection {
       if (op.durable) durableWrites += 1;
       else answer(op, i);
     });
-    if (durableWrites < batch.length) this.lastCoordinationAt = performance.now();
+    if (durableWrites < batch.length) this.wal?.coordinated();
     if (durableWrites === 0) return;
     try {
       await this.durable(batch.length === 1);
@@ -379,11 +327,15 @@ export class SqliteConnection {
     });
   }
 
-  /** Waits for the fsync in flight, then closes the WAL descriptor and the handle; idempotent. */
+  /**
+   * Waits for the fsync in flight and makes every commit durable (a `soon` one too), then closes
+   * the WAL descriptor and the handle; idempotent.
+   */
   async close(): Promise<void> {
-    await this.fsyncing;
-    if (this.walFd !== undefined) closeSync(this.walFd);
-    this.walFd = undefined;
-    if (this.db.open) this.db.close();
+    try {
+      await this.wal?.close();
+    } finally {
+      if (this.db.open) this.db.close();
+    }
   }
 }

@@ -19,7 +19,7 @@ import type { SqliteConnection } from "./connection.js";
 import { heldRun } from "./held.js";
 import { type EffectRow, type RunRow, toEffect } from "./rows.js";
 import { activate } from "./runs.js";
-import { json, pagesOf } from "./statements.js";
+import { durableAs, json, pagesOf } from "./statements.js";
 
 const BLOCKING = sqlStateList(BLOCKING_EFFECT_STATES);
 
@@ -99,7 +99,7 @@ export function sqliteLedger(c: SqliteConnection): JournalLedger {
       });
     },
 
-    async settle(lease, key, state, detail) {
+    async settle(lease, key, state, detail, durability) {
       await c.write(() => {
         heldRun(c, lease);
         const r = c
@@ -123,7 +123,7 @@ export function sqliteLedger(c: SqliteConnection): JournalLedger {
             detail,
           },
         });
-      });
+      }, durableAs(durability));
     },
 
     async forJob(jobId, generation) {

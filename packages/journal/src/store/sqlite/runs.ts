@@ -17,7 +17,7 @@ import { heldRun } from "./held.js";
 import { sqliteLeaseHolders } from "./lease-holders.js";
 import { type OutputRow, type RunRow, toOutput, toRun } from "./rows.js";
 import { selectOutputs } from "./select.js";
-import { pagesOf } from "./statements.js";
+import { durableAs, pagesOf } from "./statements.js";
 
 /** Active run states as a SQL list. */
 export const ACTIVE = sqlStateList(ACTIVE_RUN_STATES);
@@ -227,7 +227,7 @@ export function sqliteRuns(c: SqliteConnection): JournalRuns {
       });
     },
 
-    async complete(lease) {
+    async complete(lease, durability) {
       await c.write(() => {
         const run = heldRun(c, lease);
         const open = c
@@ -254,7 +254,7 @@ export function sqliteRuns(c: SqliteConnection): JournalRuns {
           actor: lease.owner,
           data: { generation: lease.generation },
         });
-      });
+      }, durableAs(durability));
     },
 
     async fail(lease, failure) {

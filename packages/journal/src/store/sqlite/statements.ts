@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import type { WriteDurability } from "../../port/durability.js";
 
 /**
  * The rowid an `INSERT ... ON CONFLICT DO NOTHING` inserted, or undefined when it inserted nothing.
@@ -24,3 +25,7 @@ export async function* pagesOf<R extends [number, ...unknown[]]>(statement: {
     await new Promise((resolve) => setImmediate(resolve));
   }
 }
+
+/** The connection's durability for a write asked for with `durability` (see WriteDurability). */
+export const durableAs = (durability: WriteDurability | undefined): true | "soon" =>
+  durability?.soon ? "soon" : true;
