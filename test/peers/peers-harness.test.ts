@@ -95,5 +95,7 @@ describe(`the peers harness, ${N} jobs a system`, PEERS, () => {
     const text = readFileSync(page, "utf8");
     expect(text.startsWith("# Benchmarks\n\nthe rest of the page\n")).toBe(true);
     expect(peersSection(text)).toContain("| idem, SQLite journal |");
-  });
+    // Seven systems, each started afresh twice (a PostgreSQL, a Restate server): 2-3 minutes on a
+    // quiet machine, more than vitest's 5 when CI shares it.
+  }, 900_000);
 });

@@ -81,7 +81,7 @@ export function idemSystem({ dir, journal, pgUrl, logFile, random, leaseMs }) {
         config.interpreter = { leaseMs };
       }
       writeFileSync(configFile, JSON.stringify(config, null, 2));
-      await idem("status", "--json"); // creates the journal before two processes open it
+      await idem("init", "--journal"); // the journal, created before two processes open it
       sup = createSupervisor({
         idem: IDEM,
         logFile,
