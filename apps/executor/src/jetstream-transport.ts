@@ -73,7 +73,12 @@ class JetStreamDelivery implements Delivery {
         streamSeq: this.message.streamSeq,
         ...(this.traceparent === undefined ? {} : { traceparent: this.traceparent }),
       });
-      if (c.status === "acquired") this.#claimUntil = c.lease.until;
+      if (c.status === "acquired") {
+        this.#claimUntil = c.lease.until;
+        // The run starts with a whole ack wait before its first heartbeat, however long the claim
+        // took (a takeover, a busy journal): a slow start must not have the job delivered again.
+        this.message.working();
+      }
       if (c.status !== "held" || context.stopSignal.aborted) return c;
       // The ack wait runs from the delivery: the time spent on the held claim is not the run's.
       this.message.working();
