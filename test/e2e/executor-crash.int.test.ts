@@ -14,6 +14,8 @@ import { countFile, runCounts, testConfig, waitFor } from "../../apps/executor/t
 
 const IDEM = fileURLToPath(new URL("../../apps/cli/bin/idem.js", import.meta.url));
 let server: NatsServerHandle;
+/** A claim (the agent timeout) no wait in this file outlasts: only a takeover ends it. */
+const CLAIM_MS = 10 * 60_000;
 
 beforeAll(async () => {
   server = await startNatsServer();
@@ -110,19 +112,23 @@ describe("idem executor crash drills on JetStream", () => {
 });
 
 describe("a JetStream job whose executor is killed while its agent runs", () => {
-  it("is recorded on its very next delivery, which waits for the dead claim instead of spending deliveries", async () => {
+  it("is taken over on its very next delivery, at once, as the dead executor's claim is provably dead", async () => {
     // Before issue 36, the next delivery found the dead executor's claim held, nak'd and came
-    // back: deliveries 2 and 3 were spent waiting, the job ran on its last one.
+    // back: deliveries 2 and 3 were spent waiting, the job ran on its last one. Then the next
+    // delivery waited in place for the dead claim to end (the agent's timeout). Now its holder is
+    // found dead on this host and the claim is taken over at once.
     await using dir = await tempDir();
     const journalPath = join(dir.path, "journal.db");
     const config = testConfig({
       dir: dir.path,
       journalPath,
       natsUrl: server.url,
-      // The dead executor's claim lasts the agent timeout (8 s), well past JetStream's ack wait
-      // (2 s): the next delivery comes while the claim still holds.
-      queue: { ackWaitMs: 2_000, backoffMs: [], maxDeliver: 3, maxAckPending: 1 },
-      timeoutMs: 8_000,
+      // The dead executor's claim lasts the agent timeout (10 min), far past the wait for the
+      // output (WAIT_MS): only the dead-holder takeover records the job in time. The ack wait
+      // (10 s) is when JetStream delivers the job again; a heartbeat every third of it keeps a
+      // live delivery on a busy machine, so no delivery is spent on a slow one.
+      queue: { ackWaitMs: 10_000, backoffMs: [], maxDeliver: 3, maxAckPending: 1 },
+      timeoutMs: CLAIM_MS,
     });
     const file = join(dir.path, "idem.config.json");
     const { dir: _d, file: _f, ...raw } = config;
@@ -151,6 +157,9 @@ describe("a JetStream job whose executor is killed while its agent runs", () => 
       });
       first.kill("SIGKILL");
       await exited(first);
+      const held = await journal.jobs.get("budget-1");
+      expect(held).toMatchObject({ state: "running", deliveries: 1 });
+      expect(held?.leaseUntil).toBeGreaterThan(Date.now() + CLAIM_MS / 2);
       // Its agent, left behind by the SIGKILL, is ended here (a test leaves no process).
       const orphan = Number((await readFile(pidFile, "utf8")).trim().split("\n")[0]);
       try {
@@ -166,7 +175,7 @@ describe("a JetStream job whose executor is killed while its agent runs", () => 
         return info.num_ack_pending === 0 && info.num_pending === 0;
       });
       const info = await jsm.consumers.info(nats.stream, "idem-executor-writer");
-      // Two deliveries in all: the one that died with its executor, and the one that ran it.
+      // Two deliveries in all: the one that died with its executor, and the one that took it over.
       expect(info.delivered.consumer_seq).toBe(2);
       expect(await runCounts(counts)).toEqual({ "budget-1": 2 });
       expect(await journal.deadLetters.list()).toEqual([]);

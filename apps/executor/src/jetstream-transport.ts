@@ -1,3 +1,4 @@
+import { endLeasesIfDead } from "@idem/core";
 import { JOURNAL_EVENTS, type JobClaimResult, type JobLease, type JobRecord } from "@idem/journal";
 import {
   type DeadLetterAdvisory,
@@ -55,7 +56,10 @@ class JetStreamDelivery implements Delivery {
    * spend the job's budget on waiting (issue 36). The message is kept in progress (`working()`
    * each heartbeat) and the job's row read each heartbeat; once the holder's lease has ended (or
    * its output is recorded) the claim is asked again, and the delivery that waited is the one that
-   * runs the job. "held" is answered only when the executor stops meanwhile.
+   * runs the job. A holder provably dead on this host (`endLeasesIfDead`: an executor SIGKILLed
+   * while its agent ran) does not make it wait: its lease is ended at once and the claim asked
+   * again, taken over as an expired one is. "held" is answered only when the executor stops
+   * meanwhile.
    */
   async claim(): Promise<JobClaimResult> {
     const { job, context } = this;
@@ -69,8 +73,16 @@ class JetStreamDelivery implements Delivery {
         streamSeq: this.message.streamSeq,
         ...(this.traceparent === undefined ? {} : { traceparent: this.traceparent }),
       });
-      if (c.status === "acquired") this.#claimUntil = c.lease.until;
+      if (c.status === "acquired") {
+        this.#claimUntil = c.lease.until;
+        // The run starts with a whole ack wait before its first heartbeat, however long the claim
+        // took (a takeover, a busy journal): a slow start must not have the job delivered again.
+        this.message.working();
+      }
       if (c.status !== "held" || context.stopSignal.aborted) return c;
+      // The ack wait runs from the delivery: the time spent on the held claim is not the run's.
+      this.message.working();
+      if ((await this.#heldBy()) !== "live") continue;
       if (!told) {
         told = true;
         context.log.info(
@@ -84,15 +96,42 @@ class JetStreamDelivery implements Delivery {
 
   /** Keeps the message in progress while the job's row is held under a live lease by another. */
   async #waitWhileHeld(): Promise<void> {
-    const { context, job } = this;
+    const { context } = this;
     while (!context.stopSignal.aborted) {
       this.message.working();
       await sleep(this.heartbeatMs, context.stopSignal);
-      // A journal that cannot answer now (UNAVAILABLE) is waited out with the message kept.
-      const row = await context.journal.jobs.get(job.jobId).catch(() => "unknown" as const);
-      if (row === "unknown") continue;
+      const held = await this.#heldBy();
+      if (held !== "live" && held !== "unknown") return;
+    }
+  }
+
+  /**
+   * Who holds the job's row now: `"live"` (another process, under a lease not ended, not provably
+   * dead), `"free"` (no live lease), `"dead"` (its holder is provably dead on this host: its leases
+   * were ended here, the claim can be asked again) or `"unknown"` (a journal that cannot answer
+   * now, UNAVAILABLE: waited out with the message kept).
+   */
+  async #heldBy(): Promise<"live" | "free" | "dead" | "unknown"> {
+    const { context, job } = this;
+    try {
+      const row = await context.journal.jobs.get(job.jobId);
       const held = row?.state === "running" && (row.leaseUntil ?? 0) > context.clock.now();
-      if (!held) return;
+      if (!held) return "free";
+      const dead = await endLeasesIfDead(context.journal.jobs, row.leaseOwner, {
+        self: context.owner,
+      });
+      if (!dead) return "live";
+      context.log.warn(
+        { event: "executor.dead-holders", jobId: job.jobId, owners: [row.leaseOwner] },
+        "the holder of this job's claim is dead on this host: taking the job over now",
+      );
+      return "dead";
+    } catch (e) {
+      context.log.warn(
+        { jobId: job.jobId, err: describeError(e) },
+        "could not read the job's claim; waiting in place",
+      );
+      return "unknown";
     }
   }
 

@@ -73,8 +73,12 @@ export {
   runKindDrill,
   verdictOf,
 } from "./kinds/index.js";
-export type { DeadHolderSweepOptions, DeadHolderSweepResult } from "./leases/index.js";
-export { createDeadHolderSweep, DEAD_HOLDER_SWEEP_MS } from "./leases/index.js";
+export type {
+  DeadHolderSweepOptions,
+  DeadHolderSweepResult,
+  EndLeasesIfDeadOptions,
+} from "./leases/index.js";
+export { createDeadHolderSweep, DEAD_HOLDER_SWEEP_MS, endLeasesIfDead } from "./leases/index.js";
 export { isNotReadyYet } from "./readiness/index.js";
 export type {
   CheckedOutput,

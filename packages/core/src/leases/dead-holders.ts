@@ -52,3 +52,30 @@ export function createDeadHolderSweep(options: DeadHolderSweepOptions): {
     },
   };
 }
+
+/** Whose leases `endLeasesIfDead` may end: never `self`'s, only a holder `isDead` finds dead. */
+export interface EndLeasesIfDeadOptions {
+  /** The calling process's own owner: never itself dead. */
+  self: string;
+  /** Default `ownerIsDead`: provably dead on this host (same boot, PID namespace; process gone). */
+  isDead?: (owner: string) => boolean;
+}
+
+/**
+ * Ends now the leases of one holder when it is provably dead on this host: for a caller that found
+ * a lease it wants held by `holder` (a JetStream delivery whose job's claim is held) and must not
+ * wait for a sweep's interval. Answers true when the holder is dead (its unexpired leases ended
+ * here, or already), so a claim asked again takes the work over with the bookkeeping of an expiry;
+ * false, and nothing written, for a live holder, one that cannot be told dead, `self` or none.
+ * @throws what the journal throws (UNAVAILABLE, a SQLite busy).
+ */
+export async function endLeasesIfDead(
+  holders: JournalLeaseHolders,
+  holder: string | null | undefined,
+  options: EndLeasesIfDeadOptions,
+): Promise<boolean> {
+  const isDead = options.isDead ?? ownerIsDead;
+  if (!holder || holder === options.self || !isDead(holder)) return false;
+  await holders.expireLeasesOf([holder]);
+  return true;
+}

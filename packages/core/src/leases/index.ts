@@ -1,5 +1,6 @@
 export type {
   DeadHolderSweepOptions,
   DeadHolderSweepResult,
+  EndLeasesIfDeadOptions,
 } from "./dead-holders.js";
-export { createDeadHolderSweep, DEAD_HOLDER_SWEEP_MS } from "./dead-holders.js";
+export { createDeadHolderSweep, DEAD_HOLDER_SWEEP_MS, endLeasesIfDead } from "./dead-holders.js";

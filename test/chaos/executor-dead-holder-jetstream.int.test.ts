@@ -1,0 +1,107 @@
+// A SIGKILLed executor's job on JetStream: the server delivers it again after its ack wait, and
+// the executor on the same host that gets it takes the dead one's journal claim over at once (its
+// owner is provably dead), on that very delivery. The claim (the agent timeout, 10 minutes) far
+// outlasts the wait for the output, so nothing but the dead-holder path can explain the takeover.
+import { type ChildProcess, spawn } from "node:child_process";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { enqueueJob } from "@idem/core";
+import { openSqliteJournal } from "@idem/journal";
+import { agentConsumerName, connectNats, createJobPublisher, ensureJobsStream } from "@idem/nats";
+import { type NatsServerHandle, startNatsServer, tempDir } from "@idem/testing";
+import { jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { countFile, runCounts, testConfig, waitFor } from "../../apps/executor/test/helpers.js";
+import { buildForTest, IDEM_BIN } from "./interpreter-fixture.js";
+
+const CLAIM_MS = 10 * 60_000;
+/**
+ * When JetStream delivers the dead executor's job again. Long beside a heartbeat (a third of it)
+ * on a busy machine, so a live delivery is never redelivered and the count below is exact.
+ */
+const ACK_WAIT_MS = 10_000;
+
+let server: NatsServerHandle;
+beforeAll(async () => {
+  buildForTest("apps/cli");
+  server = await startNatsServer();
+});
+afterAll(async () => {
+  await server?.stop();
+});
+
+function startExecutor(configFile: string, fault?: string): ChildProcess {
+  const env: NodeJS.ProcessEnv = { ...process.env, IDEM_LOG_LEVEL: "warn" };
+  delete env.IDEM_FAULT;
+  if (fault) env.IDEM_FAULT = fault;
+  return spawn(process.execPath, [IDEM_BIN, "executor", "--no-api", "--config", configFile], {
+    env,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+}
+
+const exited = (c: ChildProcess) =>
+  new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    if (c.exitCode !== null || c.signalCode !== null)
+      resolve({ code: c.exitCode, signal: c.signalCode });
+    else c.once("exit", (code, signal) => resolve({ code, signal }));
+  });
+
+describe("a dead executor's delivery on JetStream", () => {
+  it("is taken over on the next delivery by another executor on the same host, within the old claim", async () => {
+    await using dir = await tempDir();
+    const journalPath = join(dir.path, "journal.db");
+    const config = testConfig({
+      dir: dir.path,
+      journalPath,
+      natsUrl: server.url,
+      queue: { ackWaitMs: ACK_WAIT_MS, backoffMs: [], maxDeliver: 2, maxAckPending: 1 },
+      timeoutMs: CLAIM_MS,
+    });
+    const file = join(dir.path, "idem.config.json");
+    const { dir: _d, file: _f, ...raw } = config;
+    await writeFile(file, JSON.stringify(raw));
+    const counts = countFile(dir.path);
+    const nats = config.nats as NonNullable<typeof config.nats>;
+    const journal = await openSqliteJournal(journalPath);
+    const nc = await connectNats(server.url);
+    try {
+      await ensureJobsStream(await jetstreamManager(nc), nats);
+      const publisher = createJobPublisher({ js: jetstream(nc), nats });
+      await enqueueJob(
+        { jobId: "held-1", agent: "writer", input: { countFile: counts } },
+        { journal, publisher },
+      );
+      // The agent has run; the executor dies before it records, holding the job's claim.
+      const first = startExecutor(file, "executor.after-run");
+      expect((await exited(first)).signal).toBe("SIGKILL");
+      const held = await journal.jobs.get("held-1");
+      expect(held).toMatchObject({ state: "running", deliveries: 1 });
+      expect(held?.leaseUntil).toBeGreaterThan(Date.now() + CLAIM_MS / 2);
+
+      const second = startExecutor(file);
+      const jsm = await jetstreamManager(nc);
+      try {
+        // A fifth of the claim: only the dead-holder path can pass; generous for a slow machine.
+        await waitFor("the output", () => journal.outputs.has("held-1"), CLAIM_MS / 5);
+        await waitFor("the ack", async () => {
+          const info = await jsm.consumers.info(nats.stream, agentConsumerName("writer"));
+          return info.num_ack_pending === 0 && info.num_pending === 0;
+        });
+      } finally {
+        second.kill("SIGTERM");
+        await exited(second);
+      }
+      // maxDeliver is 2: the takeover spent no delivery beyond the one that died.
+      const info = await jsm.consumers.info(nats.stream, agentConsumerName("writer"));
+      expect(info.delivered.consumer_seq).toBe(2);
+      expect(await runCounts(counts)).toEqual({ "held-1": 2 });
+      expect(await journal.jobs.get("held-1")).toMatchObject({ state: "done", deliveries: 2 });
+      expect((await journal.outputs.list()).length).toBe(1);
+      expect(await journal.deadLetters.list()).toEqual([]);
+    } finally {
+      await nc.close();
+      await journal.close();
+    }
+  });
+});
