@@ -90,7 +90,7 @@ export function section(results, m) {
       ? crashTable(results.crash, results.labels)
       : ["Not run this time (--skip-crash)."]),
     "",
-    "Duplicated jobs: jobs with more than one commit on `main`. Missing jobs: jobs whose file is not on `main` or that have no commit of their own. Commits holding another job's file: a job's commit whose changes include a file of another job. Repository: `git fsck`'s verdict and whether `.git/index.lock` was left behind. Last kill → all settled: the time from the last SIGKILL until every job had settled (idem's restarted process, on the same host, finds the killed one's leases held by a provably dead process and takes its runs and jobs over at once, without waiting out `interpreter.leaseMs` or `queue.ackWaitMs`: docs/reliability.md, "A dead holder").",
+    "Duplicated jobs: jobs with more than one commit on `main`. Missing jobs: jobs whose file is not on `main` or that have no commit of their own. Commits holding another job's file: a job's commit whose changes include a file of another job. Repository: `git fsck`'s verdict and whether `.git/index.lock` was left behind. Last kill → all settled: the time from the last SIGKILL until every job had settled (idem's restarted process, on the same host, finds the killed one's leases held by a provably dead process and takes its runs and jobs over at once, without waiting out `interpreter.leaseMs` or `queue.ackWaitMs`: docs/reliability.md, A dead holder).",
     END,
   ];
   return lines.join("\n");
