@@ -105,6 +105,13 @@ export interface DeliveryHandler {
 /** The longest wait between two attempts of a record the journal could not take. */
 export const RECORD_RETRY_MAX_MS = 1_000;
 
+/**
+ * How long claims wait once the journal is back after an outage: two record retries at most. Leases
+ * lapsed during the outage, and an output still held in memory by an executor retrying its record
+ * is given time to be recorded first, so the job it ran is found recorded, not run again.
+ */
+export const RECOVERY_GRACE_MS = 2 * RECORD_RETRY_MAX_MS + 500;
+
 /** Fills in `jobId` and `agent` per the agent command protocol; present ones must match the job. */
 function completeOutput(raw: unknown, job: Job): unknown {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return raw;

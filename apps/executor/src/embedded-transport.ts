@@ -1,11 +1,8 @@
 import { createDeadHolderSweep } from "@idem/core";
 import type { JobLease, JournalStore } from "@idem/journal";
 import { createBackoff, describeError, isIdemError, type Job, sleep } from "@idem/schema";
-import { type Delivery, RECORD_RETRY_MAX_MS } from "./delivery.js";
+import { type Delivery, RECOVERY_GRACE_MS } from "./delivery.js";
 import type { ExecutorTransport, TransportContext } from "./transport.js";
-
-/** How long claims wait once the journal is back after an outage: two record retries at most. */
-const RECOVERY_GRACE_MS = 2 * RECORD_RETRY_MAX_MS + 500;
 
 /**
  * The embedded queue: claims due jobs from the journal's jobs table (leased for `queue.ackWaitMs`,

@@ -139,6 +139,7 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
   /** What stops a running agent: the journal failing for good, or an abandoning stop. */
   const agentStop = AbortSignal.any([fatalController.signal, abandonController.signal]);
   // One listener per run in flight, as many as maxAckPending: not a leak.
+  setMaxListeners(Number.POSITIVE_INFINITY, stopController.signal);
   setMaxListeners(Number.POSITIVE_INFINITY, fatalController.signal);
   setMaxListeners(Number.POSITIVE_INFINITY, agentStop);
   /** Jobs given back by an abandoning stop. */

@@ -10,14 +10,16 @@ import {
 } from "@idem/nats";
 import { normalizeTraceparent } from "@idem/runtime";
 import {
+  createBackoff,
   describeError,
   FAILURE_CLASSES,
   type FailureClass,
+  isIdemError,
   type Job,
   retryMsgId,
   sleep,
 } from "@idem/schema";
-import type { Delivery } from "./delivery.js";
+import { type Delivery, RECOVERY_GRACE_MS } from "./delivery.js";
 import type { ExecutorTransport, TransportContext } from "./transport.js";
 
 /** A JetStream transport, with the publisher it opened (after `start()`). */
@@ -67,12 +69,7 @@ class JetStreamDelivery implements Delivery {
     for (;;) {
       // The claim notes the delivery's stream sequence (a job published by another client has no
       // outbox row before it), so the outbox republish finds the job in the stream.
-      const c = await context.journal.jobs.claim(job, {
-        owner: context.owner,
-        leaseMs: context.timeoutOf(job.agent),
-        streamSeq: this.message.streamSeq,
-        ...(this.traceparent === undefined ? {} : { traceparent: this.traceparent }),
-      });
+      const c = await this.#claimThroughOutage();
       if (c.status === "acquired") {
         this.#claimUntil = c.lease.until;
         // The run starts with a whole ack wait before its first heartbeat, however long the claim
@@ -91,6 +88,57 @@ class JetStreamDelivery implements Delivery {
         );
       }
       await this.#waitWhileHeld();
+    }
+  }
+
+  /**
+   * The journal's claim of the job. While the journal is UNAVAILABLE (a PostgreSQL server gone or
+   * restarting) the delivery waits in place, the message kept in progress, and asks again with a
+   * backoff (250 ms up to 5 s): a failed handler would leave the message to lapse, and with a
+   * backoff set JetStream's ack wait is its first step, so every delivery in flight would be
+   * spent in a few seconds of outage and the jobs dead-lettered. Once the journal answers, the
+   * claim waits RECOVERY_GRACE_MS more: an output another executor holds in memory, retrying its
+   * record, is recorded first, and its job found recorded here rather than run again.
+   */
+  async #claimThroughOutage(): Promise<JobClaimResult> {
+    const { job, context } = this;
+    const outage = createBackoff({ initialMs: 250, maxMs: 5_000 });
+    let down = false;
+    for (;;) {
+      try {
+        if (down) {
+          await context.journal.jobs.count({ since: context.clock.now() });
+          context.log.info({ jobId: job.jobId }, "the journal is back: claiming shortly");
+          await this.#keep(RECOVERY_GRACE_MS);
+          down = false;
+        }
+        return await context.journal.jobs.claim(job, {
+          owner: context.owner,
+          leaseMs: context.timeoutOf(job.agent),
+          streamSeq: this.message.streamSeq,
+          ...(this.traceparent === undefined ? {} : { traceparent: this.traceparent }),
+        });
+      } catch (e) {
+        if (!isIdemError(e, "UNAVAILABLE") || context.stopSignal.aborted) throw e;
+        const delay = outage.next();
+        if (!down) {
+          context.log.warn(
+            { jobId: job.jobId, err: describeError(e), retryInMs: delay },
+            "the journal is unavailable: keeping this delivery and claiming again when it is back",
+          );
+        }
+        down = true;
+        await this.#keep(delay);
+      }
+    }
+  }
+
+  /** Waits `ms` (less when the executor stops) with the message kept in progress. */
+  async #keep(ms: number): Promise<void> {
+    const until = performance.now() + ms;
+    while (!this.context.stopSignal.aborted && performance.now() < until) {
+      this.message.working();
+      await sleep(Math.min(this.heartbeatMs, until - performance.now()), this.context.stopSignal);
     }
   }
 

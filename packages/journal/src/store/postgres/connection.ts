@@ -125,6 +125,13 @@ export class PostgresConnection {
     });
     // An idle client losing its server (a restart) is told here; the next query reconnects.
     pool.on("error", () => {});
+    // A server that exits sends each client a FATAL message, then closes the socket: the query
+    // that meets it fails (UNAVAILABLE, below), but the client can emit a second 'error' after
+    // pool.query has taken its one-shot listener off and released it, and an 'error' event with
+    // no listener ends the process. Every client keeps this one for its whole life.
+    pool.on("connect", (client) => {
+      client.on("error", () => {});
+    });
     try {
       if (options.readonly) await requireJournal(pool, url);
       else await migrate(pool, MIGRATIONS);
