@@ -11,8 +11,10 @@
 // - interpreter: the interpreter alone until every run is done (its start included);
 // then, on another fresh database, both processes at once with the jobs enqueued while they run
 // (as the peers bench does): `together`, its fsyncs per job and jobs/s (enqueue to all done).
-// A CHECKPOINT precedes every phase, so no timed checkpoint lands inside one.
-// Usage: npm run build && node test/bench/pg-wal.bench.mjs [--n 200] (BENCH_ROUNDS, default 3).
+// A CHECKPOINT precedes every phase, so no timed checkpoint lands inside one, and every process a
+// phase starts has exited before its count is read (a backend reports its counts at exit).
+// Usage: npm run build && node test/bench/pg-wal.bench.mjs [--n 200] (BENCH_ROUNDS, default 3;
+// IDEM_CLI=<path to bin/idem.js> runs another build, e.g. main's, for alternating rounds).
 // Prints one JSON object (per-round figures and medians).
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -27,7 +29,8 @@ import { fileOf, jobIds, messageOf, OUTPUT, seedRepo } from "./peers/lib/workloa
 
 const N = size("n", 200, 20);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const IDEM = join(ROOT, "apps/cli/bin/idem.js");
+/** IDEM_CLI: another build of the CLI (an earlier commit's, for before/after rounds). */
+const IDEM = process.env.IDEM_CLI ?? join(ROOT, "apps/cli/bin/idem.js");
 const B = mkdtempSync(join(tmpdir(), "idem-pg-wal-"));
 const log = (m) => process.stderr.write(`pg-wal: ${m}\n`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -110,13 +113,18 @@ async function until(url, sql) {
 const recorded = "SELECT count(*) AS n FROM outputs";
 const done = "SELECT count(*) AS n FROM runs WHERE state = 'done'";
 
-/** The WAL fsyncs `fn` costs: a CHECKPOINT first, then the wal_sync delta. */
+/**
+ * The WAL fsyncs `fn` costs: a CHECKPOINT first, then the wal_sync delta. `fn` ends every process
+ * it started: a backend adds its counts to pg_stat_wal when it exits, or up to 10 s after it goes
+ * idle (PostgreSQL 15), so a live one's would be missed.
+ */
 async function syncsOf(fn) {
   await admin.query("CHECKPOINT");
+  await sleep(300);
   const before = await walSyncs();
-  const t0 = performance.now();
   await fn();
-  return { syncs: (await walSyncs()) - before, ms: performance.now() - t0 };
+  await sleep(300);
+  return { syncs: (await walSyncs()) - before };
 }
 
 async function phases(r) {
@@ -143,12 +151,15 @@ async function together(r) {
   const ws = workspace(`together-${r}`, url);
   const stops = [start("executor", ws), start("interpreter", ws)];
   await sleep(1500); // both started and idle
+  let ms = 0;
   const all = await syncsOf(async () => {
+    const t0 = performance.now();
     await enqueueAll(url, "job");
     await until(url, done);
+    ms = performance.now() - t0;
+    await Promise.all(stops.map((s) => s()));
   });
-  await Promise.all(stops.map((s) => s()));
-  return { perJob: all.syncs / N, jobsPerSec: (N * 1000) / all.ms };
+  return { perJob: all.syncs / N, jobsPerSec: (N * 1000) / ms };
 }
 
 const out = { n: N, rounds: [] };
