@@ -10,7 +10,8 @@ export interface WriteDurability {
    * within a short window may. The next durable write carries it to disk (SQLite's WAL and
    * PostgreSQL's are written in order), or an fsync of its own within ~100 ms (SQLite) or
    * 3 x `wal_writer_delay` (PostgreSQL). Only for writes whose loss recovery redoes by itself: the
-   * settle of an effect that the next holder probes again, a run's completion.
+   * settle of an effect that the next holder probes again, a run's completion, and (inside the
+   * stores) a claim or a lease extension, whose loss is a lost lease taken over later.
    */
   soon?: boolean;
 }

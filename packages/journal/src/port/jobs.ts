@@ -92,7 +92,11 @@ export interface JournalJobs extends JournalLeaseHolders {
     seq: number,
     event?: { type: string; data?: Record<string, unknown>; actor: string },
   ): Promise<void>;
-  /** Embedded queue: the next due job, leased; one delivered `maxDeliver` times is dead-lettered instead. */
+  /**
+   * Embedded queue: the next due job, leased; one delivered `maxDeliver` times is dead-lettered
+   * instead (durable before it is answered). The lease itself may not be fsynced on its own (a
+   * lost claim is a lost lease: the job is due again and delivered again, as after a lapse).
+   */
   claimNext(options: {
     owner: string;
     leaseMs: number;
@@ -105,7 +109,7 @@ export interface JournalJobs extends JournalLeaseHolders {
    * The in-progress claim of a delivered job (any transport). Creates the job row for a job
    * published by another client. `recorded` when its output exists (durable before it is
    * answered, since the delivery is acked on it); `held` while another delivery holds it; `dead`
-   * once dead-lettered.
+   * once dead-lettered. The lease may not be fsynced on its own, as in `claimNext`.
    */
   claim(
     job: Job,
@@ -119,7 +123,8 @@ export interface JournalJobs extends JournalLeaseHolders {
     },
   ): Promise<JobClaimResult>;
   /**
-   * Extends a delivery's claim by `leaseMs` from now.
+   * Extends a delivery's claim by `leaseMs` from now; may not be fsynced on its own (a lost
+   * extension leaves the shorter lease, as a late heartbeat does).
    * @throws LEASE_LOST when the token is stale.
    */
   extendLease(lease: JobLease, leaseMs: number): Promise<JobLease>;

@@ -135,7 +135,8 @@ export interface JournalRuns extends JournalLeaseHolders {
    */
   claim(options: ClaimOptions): Promise<Claim | undefined>;
   /**
-   * Extends a held lease by `leaseMs` from now; returns the new lease.
+   * Extends a held lease by `leaseMs` from now; returns the new lease. Not fsynced on its own, as
+   * a claim: a lost extension leaves the shorter lease, as a late heartbeat does.
    * @throws LEASE_LOST when the token is stale.
    */
   extendLease(lease: Lease, leaseMs: number): Promise<Lease>;

@@ -28,6 +28,19 @@ export interface PostgresJournalOptions {
 
 const MIGRATIONS = join(dirname(fileURLToPath(import.meta.url)), "../../../migrations-pg");
 
+/** `tx`'s durability for writes whose loss a crash recovers from by design (see WriteDurability). */
+export const SOON: WriteDurability = { soon: true };
+
+/**
+ * Inside a `soon` transaction (see `PostgresConnection.tx`): its COMMIT waits for the WAL flush
+ * after all (the server's own `synchronous_commit`), for a write in it that recovery would not
+ * redo if a crash of the server took it: a dead letter, a run marked dead. Changes nothing in a
+ * durable transaction.
+ */
+export async function durableAtCommit(client: pg.PoolClient): Promise<void> {
+  await client.query("SET LOCAL synchronous_commit TO DEFAULT");
+}
+
 /** The database's clock in epoch milliseconds: what every lease and due time is computed from. */
 export const NOW_MS = "(extract(epoch from now()) * 1000)::bigint";
 
@@ -182,7 +195,7 @@ export class PostgresConnection {
    * the server flushed its WAL, which the next synchronous commit (of any session: the WAL is
    * written in order) or the WAL writer within 3 x `wal_writer_delay` does. A crash of the server
    * or the host may lose it then, never a crash of this process; only for writes whose loss
-   * recovery redoes by probing.
+   * recovery redoes (a probed settle, a completion, a claim or lease extension: a lost lease).
    * @throws UNAVAILABLE when the server is gone or restarting, also when COMMIT's answer was lost
    * (it may or may not have committed); what `fn` throws otherwise, as it is.
    */

@@ -13,7 +13,14 @@ import type {
   JobRecord,
   JournalJobs,
 } from "../../port/jobs.js";
-import { NOW_MS, type PostgresConnection, sqlState, UNIQUE_VIOLATION } from "./connection.js";
+import {
+  durableAtCommit,
+  NOW_MS,
+  type PostgresConnection,
+  SOON,
+  sqlState,
+  UNIQUE_VIOLATION,
+} from "./connection.js";
 import { deadLetterRow, type JobRow } from "./dead-letters.js";
 import { postgresLeaseHolders } from "./lease-holders.js";
 import { announceWork } from "./notify.js";
@@ -173,6 +180,7 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
     },
 
     async setStreamSeq(jobId, seq, event) {
+      // A note, durable soon: the outbox republish it serves dedups by message ID.
       await c.tx(async (client) => {
         await client.query("UPDATE jobs SET stream_seq = $1, updated_at = $2 WHERE job_id = $3", [
           seq,
@@ -180,7 +188,7 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
           jobId,
         ]);
         if (event) await c.event(client, { ...event, jobId });
-      });
+      }, SOON);
     },
 
     /**
@@ -195,6 +203,10 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
         return undefined;
       }
       const deadLettered: string[] = [];
+      // Durable soon (docs/reliability.md, "What is durable when"): a crash of the server that
+      // loses the claim loses a lease, and the job is due again as before: delivered again, its
+      // agent maybe run again, as after a lapsed lease; the output record (durable, first write
+      // wins) comes after it in the WAL. A dead letter written on the way is durable at once.
       const claimed = await c.tx(async (client) => {
         deadLettered.length = 0; // a retried transaction starts over
         for (;;) {
@@ -213,6 +225,7 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
           }
           const exhausted = exhaustedDelivery(row, options.maxDeliver);
           if (exhausted) {
+            await durableAtCommit(client);
             await deadLetterRow(c, client, row, {
               jobId: row.job_id,
               failure: exhausted,
@@ -227,13 +240,16 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
             traceparent: row.traceparent,
           });
         }
-      });
+      }, SOON);
       if (deadLettered.length > 0) options.onDeadLettered?.(deadLettered);
       return claimed;
     },
 
     async claim(job, options) {
       const { input, hash } = jobInput(job);
+      // Durable soon, as claimNext: a lost claim (or job row made for a published job) is a lost
+      // lease, and the unacked delivery comes again. `recorded` reads an output that is durable
+      // already (records commit synchronously and are seen only then).
       return c.tx(async (client): Promise<JobClaimResult> => {
         if (await recorded(client, job.jobId)) return { status: "recorded" };
         const now = c.clock.now();
@@ -271,10 +287,11 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
           traceparent: tp.rows[0]?.traceparent ?? null,
         });
         return { status: "acquired", lease, job: record };
-      });
+      }, SOON);
     },
 
     async extendLease(lease, leaseMs) {
+      // Durable soon: a lost extension leaves the shorter lease, as a late heartbeat does.
       return c.tx(async (client) => {
         const { rows } = await client.query<{ lease_until: number }>(
           `UPDATE jobs SET lease_until = ${NOW_MS} + $1, due_at = ${NOW_MS} + $1, updated_at = $2
@@ -284,7 +301,7 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
         const until = rows[0]?.lease_until;
         if (until === undefined) throw jobLeaseLost(lease, await stateOf(client, lease.jobId));
         return { ...lease, until };
-      });
+      }, SOON);
     },
 
     /**

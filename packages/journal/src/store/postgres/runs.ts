@@ -17,7 +17,7 @@ import {
 } from "../../domain/states.js";
 import type { RunDeath } from "../../domain/writes.js";
 import type { JournalRuns, LatestRun, Lease, RunRecord } from "../../port/runs.js";
-import { NOW_MS, type PostgresConnection } from "./connection.js";
+import { durableAtCommit, NOW_MS, type PostgresConnection, SOON } from "./connection.js";
 import { HOLDS, leaseLost } from "./held.js";
 import { postgresLeaseHolders } from "./lease-holders.js";
 import { announceWork } from "./notify.js";
@@ -140,6 +140,11 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
         `SELECT 1 FROM runs WHERE state IN ${ACTIVE} AND due_at <= ${NOW_MS} LIMIT 1`,
       );
       if (due.length === 0) return undefined;
+      // Durable soon, not now (docs/reliability.md, "What is durable when"): a claim only
+      // coordinates live processes. A crash of the server that loses it loses a lease: the run is
+      // due again as before and is claimed again (its holder's next write under the lost token is
+      // LEASE_LOST). The holder's first durable write, the intent, comes after it in the WAL, so
+      // no effect is applied under a claim a crash can take back.
       return c.tx(async (client) => {
         for (;;) {
           const row = (
@@ -150,6 +155,8 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
           if (!row) return undefined;
           const decision = runClaimDecision(row, options.maxLeaseExpiries);
           if (decision.action === "dead") {
+            // A run marked dead waits for a person: durable before it is answered.
+            await durableAtCommit(client);
             await markDeadRow(c, client, row, {
               class: "infrastructure",
               error: decision.error,
@@ -195,10 +202,13 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
             takeover,
           };
         }
-      });
+      }, SOON);
     },
 
     async extendLease(lease, leaseMs) {
+      // Durable soon: a crash of the server that loses it leaves the shorter lease, which at
+      // worst lapses and is taken over, as when a heartbeat comes late; every later write of the
+      // holder checks the token.
       return c.tx(async (client) => {
         const row = await heldUpdate(
           client,
@@ -207,7 +217,7 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
           [ms(leaseMs), c.clock.now()],
         );
         return { ...lease, until: row.lease_until as number };
-      });
+      }, SOON);
     },
 
     async release(lease) {
