@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { FAULT_POINTS } from "@idem/schema";
 import { tempDir } from "@idem/testing";
 import { beforeAll, describe, expect, it } from "vitest";
+import { skipUnless } from "../support/skip.js";
 import {
   CHILD_SCRIPT,
   chainOutputs,
@@ -64,51 +65,50 @@ function walSyncedBeforeKill(log: string): { synced: boolean; walWrites: number 
 }
 
 describe("the intent is durable before the apply (SQLite, synchronous FULL)", () => {
-  it.skipIf(!hasStrace)(
-    "has fsynced the WAL after the intent's commit when a SIGKILL at interpreter.after-intent comes, and the reopened ledger holds the intent",
-    async () => {
-      await using dir = await tempDir("idem-durable-intent-");
-      const ws = await createWorkspace(dir.path, { leaseMs: 800 });
-      const outputs = chainOutputs("intent", 3);
-      const journal = await openWorkspaceJournal(ws);
-      await recordAll(journal, ws.config, outputs);
-      await journal.close();
-      const log = join(dir.path, "strace.log");
-      const child = spawn(
-        "strace",
-        ["-f", "-qq", "-y", "-e", "trace=pwrite64,fdatasync,kill", "-o", log].concat([
-          process.execPath,
-          CHILD_SCRIPT,
-          ws.configFile,
-        ]),
-        {
-          env: {
-            ...process.env,
-            IDEM_LOG_LEVEL: "warn",
-            IDEM_FAULT: `${FAULT_POINTS.INTERPRETER_AFTER_INTENT}:2`,
-          },
-          stdio: "ignore",
+  it("has fsynced the WAL after the intent's commit when a SIGKILL at interpreter.after-intent comes, and the reopened ledger holds the intent", {
+    timeout: 120_000,
+    ...skipUnless(hasStrace, "needs strace: the interpreter's fsyncs are read off it"),
+  }, async () => {
+    await using dir = await tempDir("idem-durable-intent-");
+    const ws = await createWorkspace(dir.path, { leaseMs: 800 });
+    const outputs = chainOutputs("intent", 3);
+    const journal = await openWorkspaceJournal(ws);
+    await recordAll(journal, ws.config, outputs);
+    await journal.close();
+    const log = join(dir.path, "strace.log");
+    const child = spawn(
+      "strace",
+      ["-f", "-qq", "-y", "-e", "trace=pwrite64,fdatasync,kill", "-o", log].concat([
+        process.execPath,
+        CHILD_SCRIPT,
+        ws.configFile,
+      ]),
+      {
+        env: {
+          ...process.env,
+          IDEM_LOG_LEVEL: "warn",
+          IDEM_FAULT: `${FAULT_POINTS.INTERPRETER_AFTER_INTENT}:2`,
         },
-      );
-      const exit = await new Promise<{ code: number | null; signal: string | null }>((res) =>
-        child.on("exit", (code, signal) => res({ code, signal })),
-      );
-      // strace dies of its child's signal: SIGKILL, or exit code 137 where it cannot.
-      expect(exit.signal === "SIGKILL" || exit.code === 137, JSON.stringify(exit)).toBe(true);
-      const traced = walSyncedBeforeKill(readFileSync(log, "utf8"));
-      expect(traced.walWrites).toBeGreaterThan(0);
-      expect(traced.synced, "the WAL was not fsynced after the intent's commit").toBe(true);
-      const reopened = await openWorkspaceJournal(ws);
-      try {
-        const second = outputs[1]?.jobId ?? "";
-        expect((await reopened.ledger.forJob(second)).map((r) => r.state)).toEqual(["intended"]);
-        expect((await reopened.ledger.forJob(outputs[0]?.jobId ?? "")).map((r) => r.state)).toEqual(
-          ["applied"],
-        );
-      } finally {
-        await reopened.close();
-      }
-    },
-    120_000,
-  );
+        stdio: "ignore",
+      },
+    );
+    const exit = await new Promise<{ code: number | null; signal: string | null }>((res) =>
+      child.on("exit", (code, signal) => res({ code, signal })),
+    );
+    // strace dies of its child's signal: SIGKILL, or exit code 137 where it cannot.
+    expect(exit.signal === "SIGKILL" || exit.code === 137, JSON.stringify(exit)).toBe(true);
+    const traced = walSyncedBeforeKill(readFileSync(log, "utf8"));
+    expect(traced.walWrites).toBeGreaterThan(0);
+    expect(traced.synced, "the WAL was not fsynced after the intent's commit").toBe(true);
+    const reopened = await openWorkspaceJournal(ws);
+    try {
+      const second = outputs[1]?.jobId ?? "";
+      expect((await reopened.ledger.forJob(second)).map((r) => r.state)).toEqual(["intended"]);
+      expect((await reopened.ledger.forJob(outputs[0]?.jobId ?? "")).map((r) => r.state)).toEqual([
+        "applied",
+      ]);
+    } finally {
+      await reopened.close();
+    }
+  });
 });
