@@ -25,3 +25,15 @@ export async function leaseLost(client: pg.PoolClient, lease: Lease): Promise<Er
   ]);
   return runLeaseLost(lease, rows[0]?.state);
 }
+
+/** A job's state, for the LEASE_LOST a stale holder of a job's claim is told. */
+export async function jobStateOf(
+  client: pg.PoolClient,
+  jobId: string,
+): Promise<string | undefined> {
+  const { rows } = await client.query<{ state: string }>(
+    "SELECT state FROM jobs WHERE job_id = $1",
+    [jobId],
+  );
+  return rows[0]?.state;
+}

@@ -22,6 +22,7 @@ import {
   UNIQUE_VIOLATION,
 } from "./connection.js";
 import { deadLetterRow, type JobRow } from "./dead-letters.js";
+import { jobStateOf } from "./held.js";
 import { postgresLeaseHolders } from "./lease-holders.js";
 import { announceWork } from "./notify.js";
 import type { RowOf } from "./rows.js";
@@ -299,7 +300,7 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
           [leaseMs, c.clock.now(), lease.jobId, lease.token],
         );
         const until = rows[0]?.lease_until;
-        if (until === undefined) throw jobLeaseLost(lease, await stateOf(client, lease.jobId));
+        if (until === undefined) throw jobLeaseLost(lease, await jobStateOf(client, lease.jobId));
         return { ...lease, until };
       }, SOON);
     },
@@ -319,7 +320,7 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
           [delay, failure.error, failure.class, now, lease.jobId, lease.token],
         );
         const nextAt = rows[0]?.next_at;
-        if (nextAt === undefined) throw jobLeaseLost(lease, await stateOf(client, lease.jobId));
+        if (nextAt === undefined) throw jobLeaseLost(lease, await jobStateOf(client, lease.jobId));
         await c.event(client, {
           jobId: lease.jobId,
           type: E.JOB_FAILED,
@@ -341,7 +342,7 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
            WHERE job_id = $2 AND state = 'running' AND lease_token = $3 RETURNING seq`,
           [c.clock.now(), lease.jobId, lease.token],
         );
-        if (rows.length === 0) throw jobLeaseLost(lease, await stateOf(client, lease.jobId));
+        if (rows.length === 0) throw jobLeaseLost(lease, await jobStateOf(client, lease.jobId));
         await c.event(client, {
           jobId: lease.jobId,
           type: E.JOB_RELEASED,
@@ -392,13 +393,4 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
       return row?.n ?? 0;
     },
   };
-}
-
-/** A job's state, for the LEASE_LOST a stale holder is told. */
-async function stateOf(client: pg.PoolClient, jobId: string): Promise<string | undefined> {
-  const { rows } = await client.query<{ state: string }>(
-    "SELECT state FROM jobs WHERE job_id = $1",
-    [jobId],
-  );
-  return rows[0]?.state;
 }

@@ -1,6 +1,6 @@
 import { IdemError } from "@idem/schema";
 import type pg from "pg";
-import { LATER_RUNS_NAMED, laterRunsNote, runClaimDecision } from "../../domain/decisions.js";
+import { runClaimDecision } from "../../domain/decisions.js";
 import { JOURNAL_EVENTS as E, replayedEvent } from "../../domain/events.js";
 import {
   replayColumns,
@@ -15,9 +15,9 @@ import {
   SETTLED_EFFECT_STATES,
   sqlStateList,
 } from "../../domain/states.js";
-import type { RunDeath } from "../../domain/writes.js";
 import type { JournalRuns, LatestRun, Lease, RunRecord } from "../../port/runs.js";
 import { durableAtCommit, NOW_MS, type PostgresConnection, SOON } from "./connection.js";
+import { deactivate, markDeadRow, UNLEASED } from "./dead-runs.js";
 import { HOLDS, leaseLost } from "./held.js";
 import { postgresLeaseHolders } from "./lease-holders.js";
 import { announceWork } from "./notify.js";
@@ -27,49 +27,8 @@ import { selectOutputs } from "./select.js";
 
 const ACTIVE = sqlStateList(ACTIVE_RUN_STATES);
 const SETTLED = sqlStateList(SETTLED_EFFECT_STATES);
-/** The lease fields a run leaves behind when it is no longer held. */
-const UNLEASED = "lease_owner = NULL, lease_token = NULL, lease_until = NULL";
 /** Milliseconds as a whole number, as the bigint columns hold them. */
 const ms = (n: number): number => Math.max(0, Math.round(n));
-
-/** A run that is done or dead leaves the per-target order. */
-const deactivate = (client: pg.PoolClient, runId: number) =>
-  client.query("DELETE FROM active_targets WHERE run_id = $1", [runId]);
-
-/** Dead releases the run's targets; its error and event name the later runs that go ahead of it. */
-async function markDeadRow(
-  c: PostgresConnection,
-  client: pg.PoolClient,
-  row: RunRow,
-  death: RunDeath,
-): Promise<void> {
-  const { class: cls, error, actor } = death;
-  const { rows } = await client.query<{ job_id: string }>(
-    `SELECT r.job_id FROM runs r WHERE r.id IN (
-       SELECT other.run_id FROM active_targets other
-       WHERE other.target = ANY($1::text[]) AND other.run_id > $2)
-     ORDER BY r.id LIMIT ${LATER_RUNS_NAMED + 1}`,
-    [JSON.parse(row.targets) as string[], row.id],
-  );
-  const later = rows.map((r) => r.job_id);
-  await client.query(
-    `UPDATE runs SET state = 'dead', ${UNLEASED}, due_at = NULL, last_error = $1, class = $2,
-     updated_at = $3 WHERE id = $4`,
-    [`${error}${laterRunsNote(later)}`, cls, c.clock.now(), row.id],
-  );
-  await deactivate(client, row.id);
-  await c.event(client, {
-    jobId: row.job_id,
-    type: E.RUN_DEAD,
-    actor,
-    data: {
-      generation: row.generation,
-      class: cls,
-      error,
-      wentAhead: later.slice(0, LATER_RUNS_NAMED),
-    },
-  });
-}
 
 /**
  * The next due run whose targets have no earlier active run (with `follow`, also or only one whose
