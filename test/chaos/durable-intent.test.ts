@@ -70,7 +70,10 @@ describe("the intent is durable before the apply (SQLite, synchronous FULL)", ()
     ...skipUnless(hasStrace, "needs strace: the interpreter's fsyncs are read off it"),
   }, async () => {
     await using dir = await tempDir("idem-durable-intent-");
-    const ws = await createWorkspace(dir.path, { leaseMs: 800 });
+    // Nothing else writes between the intent's commit and the kill, so the last WAL write the
+    // trace shows is the intent's: one run at a time (a follower's claim is a WAL write with no
+    // fsync of its own) and a lease no renewal of which falls inside the test.
+    const ws = await createWorkspace(dir.path, { leaseMs: 60_000, pipeline: 1 });
     const outputs = chainOutputs("intent", 3);
     const journal = await openWorkspaceJournal(ws);
     await recordAll(journal, ws.config, outputs);
