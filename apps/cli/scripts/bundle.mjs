@@ -81,7 +81,8 @@ const plugin = {
     b.onLoad({ filter: /.*/, namespace: "idem-named-exports" }, async (args) => {
       const { file } = args.pluginData;
       const names = Object.keys(await import(pathToFileURL(file).href));
-      const named = names.filter((n) => n !== "default");
+      // Node 23 and later also name the CommonJS module itself "module.exports": not an export.
+      const named = names.filter((n) => n !== "default" && n !== "module.exports");
       const odd = named.filter((n) => !IDENTIFIER.test(n));
       if (odd.length > 0) throw new Error(`${file}: exports ${odd.join(", ")} are not identifiers`);
       const from = JSON.stringify(file);
