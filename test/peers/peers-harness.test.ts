@@ -71,6 +71,7 @@ describe(`the peers harness, ${N} jobs a system`, PEERS, () => {
     expect(systems).toEqual([
       "idem-sqlite",
       "idem-postgres",
+      "idem-sqlite-command",
       "dbos-git",
       "dbos-iso",
       "restate-git",
@@ -86,7 +87,7 @@ describe(`the peers harness, ${N} jobs a system`, PEERS, () => {
       expect(first?.audit.fsck, name).toBe("ok");
     }
     expect(Object.keys(r.crash)).toEqual(systems.filter((s) => s !== "plain"));
-    for (const name of ["idem-sqlite", "idem-postgres"]) {
+    for (const name of ["idem-sqlite", "idem-postgres", "idem-sqlite-command"]) {
       const c = r.crash[name];
       expect(c?.error, name).toBeNull();
       expect(c?.kills, name).toBe(1);
@@ -95,7 +96,8 @@ describe(`the peers harness, ${N} jobs a system`, PEERS, () => {
     const text = readFileSync(page, "utf8");
     expect(text.startsWith("# Benchmarks\n\nthe rest of the page\n")).toBe(true);
     expect(peersSection(text)).toContain("| idem, SQLite journal |");
-    // Seven systems, each started afresh twice (a PostgreSQL, a Restate server): 2-3 minutes on a
+    expect(peersSection(text)).toContain("| idem, SQLite journal, command agent |");
+    // Eight systems, each started afresh twice (a PostgreSQL, a Restate server): 2-3 minutes on a
     // quiet machine, more than vitest's 5 when CI shares it.
   }, 900_000);
 });

@@ -66,6 +66,7 @@ const log = (m) => process.stderr.write(`peers: ${m}\n`);
 const ALL = [
   "idem-sqlite",
   "idem-postgres",
+  "idem-sqlite-command",
   "dbos-git",
   "dbos-iso",
   "restate-git",
@@ -109,6 +110,8 @@ const make = {
       random,
       leaseMs: LEASE_MS,
     }),
+  "idem-sqlite-command": async (dir, random) =>
+    idemSystem({ dir, journal: "sqlite", logFile, random, leaseMs: LEASE_MS, agent: "command" }),
   "dbos-git": async (dir, random) =>
     dbosSystem({
       dir,

@@ -1,12 +1,13 @@
 // idem's side of the peers bench, driven through its own built CLI as a user runs it: a workspace
-// (idem.config.json, the repository, a command agent), `idem executor --no-api` and `idem
-// interpreter` under the chaos drill's supervisor (test/chaos/lib/supervisor.mjs: each started again
+// (idem.config.json, the repository, an agent), an executor and `idem interpreter` under the chaos
+// drill's supervisor (test/chaos/lib/supervisor.mjs: each started again
 // 50-250 ms after it exits, no fault point armed), the jobs handed in with `idem enqueue FILE` on the
 // embedded queue, the final state read with `idem status --json`. The journal is SQLite (FULL, the
 // default) or PostgreSQL (a database of its own on the bench's server).
 import { execFile, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { createSupervisor } from "../../../chaos/lib/supervisor.mjs";
 import { ROOT } from "../../lib/plain.mjs";
@@ -15,6 +16,8 @@ import { fileOf, messageOf, OUTPUT, seedRepo } from "../lib/workload.mjs";
 
 const run = promisify(execFile);
 const IDEM = join(ROOT, "apps/cli/bin/idem.js");
+/** The executor with the agent step in process (idem-executor.mjs), as the peers' steps are. */
+const IN_PROCESS_EXECUTOR = fileURLToPath(new URL("./idem-executor.mjs", import.meta.url));
 
 /** The idem settings the bench states with its tables (the rest are idem's defaults). */
 export const IDEM_SETTINGS = { maxAckPending: 16 };
@@ -43,8 +46,19 @@ function agentScript() {
  * @param {string} o.logFile
  * @param {() => number} o.random the run's seeded generator (restart delays, the process killed)
  * @param {number} [o.leaseMs] queue.ackWaitMs and interpreter.leaseMs instead of idem's defaults
+ * @param {"in-process" | "command"} [o.agent] the agent step: a function in the executor's
+ *   process (idem-executor.mjs, like the peers' steps; the default) or a command agent that
+ *   `idem executor --no-api` spawns per job (`sh ./agent.sh`)
  */
-export function idemSystem({ dir, journal, pgUrl, logFile, random, leaseMs }) {
+export function idemSystem({
+  dir,
+  journal,
+  pgUrl,
+  logFile,
+  random,
+  leaseMs,
+  agent = "in-process",
+}) {
   const repo = join(dir, "repo");
   const configFile = join(dir, "idem.config.json");
   let sup;
@@ -64,7 +78,7 @@ export function idemSystem({ dir, journal, pgUrl, logFile, random, leaseMs }) {
   };
   return {
     repo,
-    label: journal === "sqlite" ? "idem, SQLite journal" : "idem, PostgreSQL journal",
+    label: `${journal === "sqlite" ? "idem, SQLite journal" : "idem, PostgreSQL journal"}${agent === "command" ? ", command agent" : ""}`,
     workers: () => ["executor", "interpreter"],
     async start() {
       seedRepo(repo);
@@ -89,7 +103,12 @@ export function idemSystem({ dir, journal, pgUrl, logFile, random, leaseMs }) {
         kills: 0,
         children,
         log: (m) => process.stderr.write(`peers: ${m}\n`),
-        spawn: (_host, argv, options) => spawn(process.execPath, argv, options),
+        spawn: (_host, argv, options) => {
+          // argv: [idem, "executor", "--no-api", "--config", FILE]
+          const inProcess = agent === "in-process" && argv[1] === "executor";
+          const args = inProcess ? [IN_PROCESS_EXECUTOR, ...argv.slice(-2)] : argv;
+          return spawn(process.execPath, args, options);
+        },
       });
       sup.startAll([{ name: "idem", dir, configFile }]);
     },
