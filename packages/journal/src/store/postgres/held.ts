@@ -19,7 +19,7 @@ export const HOLDS = "id = $1 AND state = 'running' AND lease_token = $2";
  * The error of a write whose fence matched nothing (LEASE_LOST, as on SQLite), naming the run's
  * state as it is now.
  */
-export async function leaseLost(client: pg.PoolClient, lease: Lease): Promise<Error> {
+export async function leaseLost(client: pg.PoolClient | pg.Pool, lease: Lease): Promise<Error> {
   const { rows } = await client.query<{ state: string }>("SELECT state FROM runs WHERE id = $1", [
     lease.runId,
   ]);

@@ -1,4 +1,3 @@
-import { IdemError } from "@idem/schema";
 import {
   assertResolutionReason,
   assertResolvableEffect,
@@ -6,7 +5,7 @@ import {
   assertTargetsFree,
   resolvedDetail,
 } from "../../domain/decisions.js";
-import { JOURNAL_EVENTS as E, effectEvent } from "../../domain/events.js";
+import { JOURNAL_EVENTS as E } from "../../domain/events.js";
 import { toEffect } from "../../domain/records.js";
 import {
   BLOCKING_EFFECT_STATES,
@@ -18,6 +17,7 @@ import {
 import type { JournalLedger, LedgerEntry } from "../../port/ledger.js";
 import { NOW_MS, type PostgresConnection } from "./connection.js";
 import { HELD_CTE, leaseLost } from "./held.js";
+import { intendInOneTrip, settleInOneTrip } from "./one-trip.js";
 import { lockTargets } from "./record.js";
 import type { RowOf, RunRow } from "./rows.js";
 import type * as tables from "./tables.js";
@@ -33,6 +33,9 @@ const json = (v: unknown) => (v === undefined || v === null ? null : JSON.string
 export function postgresLedger(c: PostgresConnection): JournalLedger {
   return {
     async intend(lease, effect) {
+      // The first intent of an effect in a generation, the case of every run: one statement.
+      const first = await intendInOneTrip(c, lease, effect);
+      if (first) return first;
       return c.tx(async (client) => {
         const now = c.clock.now();
         const first = await client.query<{ held: number } & Partial<EffectRow>>(
@@ -105,34 +108,7 @@ export function postgresLedger(c: PostgresConnection): JournalLedger {
     },
 
     async settle(lease, key, state, detail, durability) {
-      await c.tx(async (client) => {
-        const { rows } = await client.query<{ held: number; updated: number }>(
-          `WITH ${HELD_CTE},
-           upd AS (
-             UPDATE effects SET state = $3, detail = COALESCE($4, detail), updated_at = $5
-             WHERE key = $6 AND generation = $7 AND EXISTS (SELECT 1 FROM held) RETURNING 1)
-           SELECT (SELECT count(*) FROM held)::int AS held, (SELECT count(*) FROM upd)::int AS updated`,
-          [lease.runId, lease.token, state, json(detail), c.clock.now(), key, lease.generation],
-        );
-        const r = rows[0] as { held: number; updated: number };
-        if (r.held === 0) throw await leaseLost(client, lease);
-        if (r.updated === 0) {
-          throw new IdemError(
-            "INVALID_STATE",
-            `effect ${key} has no intent in generation ${lease.generation}`,
-          );
-        }
-        await c.event(client, {
-          jobId: lease.jobId,
-          type: effectEvent(state),
-          actor: lease.owner,
-          data: {
-            key,
-            generation: lease.generation,
-            detail,
-          },
-        });
-      }, durability);
+      await settleInOneTrip(c, lease, key, state, detail, durability);
     },
 
     async forJob(jobId, generation) {

@@ -1,4 +1,3 @@
-import { IdemError } from "@idem/schema";
 import type pg from "pg";
 import { runClaimDecision } from "../../domain/decisions.js";
 import { JOURNAL_EVENTS as E, replayedEvent } from "../../domain/events.js";
@@ -9,24 +8,19 @@ import {
   toOutput,
   toRun,
 } from "../../domain/records.js";
-import {
-  ACTIVE_RUN_STATES,
-  isActiveRun,
-  SETTLED_EFFECT_STATES,
-  sqlStateList,
-} from "../../domain/states.js";
+import { ACTIVE_RUN_STATES, isActiveRun, sqlStateList } from "../../domain/states.js";
 import type { JournalRuns, LatestRun, Lease, RunRecord } from "../../port/runs.js";
 import { durableAtCommit, NOW_MS, type PostgresConnection, SOON } from "./connection.js";
-import { deactivate, markDeadRow, UNLEASED } from "./dead-runs.js";
+import { markDeadRow, UNLEASED } from "./dead-runs.js";
 import { HOLDS, leaseLost } from "./held.js";
 import { postgresLeaseHolders } from "./lease-holders.js";
 import { announceWork } from "./notify.js";
+import { completeInOneTrip } from "./one-trip.js";
 import { insertRun, lockKey } from "./outputs.js";
 import type { OutputRow, RunRow } from "./rows.js";
 import { selectOutputs } from "./select.js";
 
 const ACTIVE = sqlStateList(ACTIVE_RUN_STATES);
-const SETTLED = sqlStateList(SETTLED_EFFECT_STATES);
 /** Milliseconds as a whole number, as the bigint columns hold them. */
 const ms = (n: number): number => Math.max(0, Math.round(n));
 
@@ -197,35 +191,7 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
     },
 
     async complete(lease, durability) {
-      await c.tx(async (client) => {
-        await heldUpdate(
-          client,
-          lease,
-          `state = 'done', ${UNLEASED}, due_at = NULL, last_error = NULL, class = NULL, updated_at = $3`,
-          [c.clock.now()],
-        );
-        // Under the run's row lock, taken by the update above: no ledger write of this lease is
-        // under way. An open effect refuses it all (the transaction rolls back).
-        const open = await client.query<{ key: string; state: string }>(
-          `SELECT key, state FROM effects WHERE job_id = $1 AND generation = $2
-           AND state NOT IN ${SETTLED} ORDER BY idx LIMIT 1`,
-          [lease.jobId, lease.generation],
-        );
-        const o = open.rows[0];
-        if (o) {
-          throw new IdemError(
-            "INVALID_STATE",
-            `run ${lease.jobId}#${lease.generation} cannot be done: effect ${o.key} is ${o.state}`,
-          );
-        }
-        await deactivate(client, lease.runId);
-        await c.event(client, {
-          jobId: lease.jobId,
-          type: E.RUN_DONE,
-          actor: lease.owner,
-          data: { generation: lease.generation },
-        });
-      }, durability);
+      await completeInOneTrip(c, lease, durability);
     },
 
     async fail(lease, failure) {

@@ -1,0 +1,174 @@
+import { IdemError } from "@idem/schema";
+import { JOURNAL_EVENTS as E, effectEvent } from "../../domain/events.js";
+import { toEffect } from "../../domain/records.js";
+import { SETTLED_EFFECT_STATES, sqlStateList } from "../../domain/states.js";
+import type { WriteDurability } from "../../port/durability.js";
+import type { EffectRecord, IntendInput } from "../../port/ledger.js";
+import type { Lease } from "../../port/runs.js";
+import type { PostgresConnection } from "./connection.js";
+import { UNLEASED } from "./dead-runs.js";
+import { HELD_CTE, HOLDS, leaseLost } from "./held.js";
+import type { RowOf } from "./rows.js";
+import type * as tables from "./tables.js";
+
+type EffectRow = RowOf<typeof tables.effects>;
+
+// The writes an interpreter makes for every effect and run (an intent, a settle, a completion),
+// each one statement: its own implicit transaction, one round trip instead of BEGIN, the writes,
+// the event and COMMIT (four to six). Fenced as every write under a lease is (HELD_CTE, or the
+// token in the UPDATE's own WHERE), the event written by the same statement or not at all.
+
+const SETTLED = sqlStateList(SETTLED_EFFECT_STATES);
+/** A value as stored in a JSON text column: null for none. */
+const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
+
+/**
+ * The select-list item that makes a statement's own transaction `soon` (see `PostgresConnection
+ * .tx`): `set_config(..., true)` holds until the end of the statement's implicit transaction, and
+ * its COMMIT then returns before the server flushed its WAL. Nothing for a durable statement.
+ */
+function soonItem(durability: WriteDurability | undefined): string {
+  return durability?.soon ? ", set_config('synchronous_commit', 'off', true) AS soon" : "";
+}
+
+/**
+ * An effect's first intent in this generation, with its event, in one statement; undefined when
+ * the effect already has a row in the generation (the caller's transaction re-intends it).
+ * @throws LEASE_LOST
+ */
+export async function intendInOneTrip(
+  c: PostgresConnection,
+  lease: Lease,
+  effect: IntendInput,
+): Promise<EffectRecord | undefined> {
+  const now = c.clock.now();
+  const data = { key: effect.key, generation: lease.generation };
+  const rows = await c.statement<{ held: number } & Partial<EffectRow>>({
+    text: `WITH ${HELD_CTE},
+     ins AS (
+       INSERT INTO effects (key, generation, job_id, idx, kind, spec_hash, state, detail, attempts, updated_at)
+       SELECT $3, $4, $5, $6, $7, $8, 'intended', $9, 1, $10 FROM held
+       ON CONFLICT (key, generation) DO NOTHING RETURNING *),
+     ev AS (
+       INSERT INTO events (at, job_id, type, data, actor)
+       SELECT $10, $5, $11, $12, $13 FROM ins)
+     SELECT (SELECT count(*) FROM held)::int AS held, ins.* FROM (SELECT 1) one LEFT JOIN ins ON true`,
+    values: [
+      lease.runId,
+      lease.token,
+      effect.key,
+      lease.generation,
+      lease.jobId,
+      effect.idx,
+      effect.kind,
+      effect.specHash,
+      json(effect.detail),
+      now,
+      E.EFFECT_INTENDED,
+      JSON.stringify(data),
+      lease.owner,
+    ],
+  });
+  const { held, ...inserted } = rows[0] as { held: number } & Partial<EffectRow>;
+  if (held === 0) throw await leaseLost(c.pool, lease);
+  return inserted.key == null ? undefined : toEffect(inserted as EffectRow);
+}
+
+/**
+ * An intended effect settled, with its event, in one statement.
+ * @throws LEASE_LOST; INVALID_STATE when the effect has no intent in the lease's generation.
+ */
+export async function settleInOneTrip(
+  c: PostgresConnection,
+  lease: Lease,
+  key: string,
+  state: string,
+  detail: Record<string, unknown> | undefined,
+  durability: WriteDurability | undefined,
+): Promise<void> {
+  const data = { key, generation: lease.generation, detail };
+  const rows = await c.statement<{ held: number; updated: number }>({
+    text: `WITH ${HELD_CTE},
+     upd AS (
+       UPDATE effects SET state = $3, detail = COALESCE($4, detail), updated_at = $5
+       WHERE key = $6 AND generation = $7 AND EXISTS (SELECT 1 FROM held) RETURNING 1),
+     ev AS (
+       INSERT INTO events (at, job_id, type, data, actor)
+       SELECT $5, $8, $9, $10, $11 WHERE EXISTS (SELECT 1 FROM upd))
+     SELECT (SELECT count(*) FROM held)::int AS held,
+       (SELECT count(*) FROM upd)::int AS updated${soonItem(durability)}`,
+    values: [
+      lease.runId,
+      lease.token,
+      state,
+      json(detail),
+      c.clock.now(),
+      key,
+      lease.generation,
+      lease.jobId,
+      effectEvent(state as Parameters<typeof effectEvent>[0]),
+      JSON.stringify(data),
+      lease.owner,
+    ],
+  });
+  const r = rows[0] as { held: number; updated: number };
+  if (r.held === 0) throw await leaseLost(c.pool, lease);
+  if (r.updated === 0) {
+    throw new IdemError(
+      "INVALID_STATE",
+      `effect ${key} has no intent in generation ${lease.generation}`,
+    );
+  }
+}
+
+/**
+ * The run done, its ordering targets released and its event written, in one statement; refused
+ * while an effect of its generation is not settled (nothing written then).
+ * @throws LEASE_LOST; INVALID_STATE for an open effect.
+ */
+export async function completeInOneTrip(
+  c: PostgresConnection,
+  lease: Lease,
+  durability: WriteDurability | undefined,
+): Promise<void> {
+  const rows = await c.statement<{
+    held: number;
+    done: number;
+    key: string | null;
+    state: string | null;
+  }>({
+    text: `WITH open AS (
+       SELECT key, state FROM effects WHERE job_id = $3 AND generation = $4
+       AND state NOT IN ${SETTLED} ORDER BY idx LIMIT 1),
+     upd AS (
+       UPDATE runs SET state = 'done', ${UNLEASED}, due_at = NULL, last_error = NULL, class = NULL,
+         updated_at = $5
+       WHERE ${HOLDS} AND NOT EXISTS (SELECT 1 FROM open)
+       RETURNING id),
+     del AS (DELETE FROM active_targets WHERE run_id IN (SELECT id FROM upd)),
+     ev AS (
+       INSERT INTO events (at, job_id, type, data, actor)
+       SELECT $5, $3, $6, $7, $8 FROM upd)
+     SELECT (SELECT count(*) FROM runs WHERE ${HOLDS})::int AS held,
+       (SELECT count(*) FROM upd)::int AS done,
+       (SELECT key FROM open) AS key, (SELECT state FROM open) AS state${soonItem(durability)}`,
+    values: [
+      lease.runId,
+      lease.token,
+      lease.jobId,
+      lease.generation,
+      c.clock.now(),
+      E.RUN_DONE,
+      JSON.stringify({ generation: lease.generation }),
+      lease.owner,
+    ],
+  });
+  const r = rows[0] as { held: number; done: number; key: string | null; state: string | null };
+  if (r.done === 1) return;
+  // Held when the statement began but not updated, with nothing open: taken over meanwhile.
+  if (r.held === 0 || r.key === null) throw await leaseLost(c.pool, lease);
+  throw new IdemError(
+    "INVALID_STATE",
+    `run ${lease.jobId}#${lease.generation} cannot be done: effect ${r.key} is ${r.state}`,
+  );
+}
