@@ -50,20 +50,21 @@ interface NewJobRow {
 }
 
 /** Inserts a queued job due at the database's now, with its input; the job key may be taken. */
-async function insertJob(client: pg.PoolClient, fresh: NewJobRow): Promise<JobRow> {
+/**
+ * The job and its input, in one statement (its own transaction: one round trip, durable at its
+ * COMMIT). @throws the unique violation of the job key when the job ID is taken (nothing written).
+ */
+async function insertJob(c: PostgresConnection, fresh: NewJobRow): Promise<JobRow> {
   const { job, hash, input, created, now, traceparent } = fresh;
-  const { rows } = await client.query<JobRow>(
-    `INSERT INTO jobs (job_id, agent, input_hash, state, due_at, created_at, updated_at)
-     VALUES ($1, $2, $3, 'queued', ${NOW_MS}, $4, $5) RETURNING *`,
-    [job.jobId, job.agent, hash, created, now],
-  );
-  const row = rows[0] as JobRow;
-  await client.query("INSERT INTO job_inputs (seq, input, traceparent) VALUES ($1, $2, $3)", [
-    row.seq,
-    input,
-    traceparent ?? null,
-  ]);
-  return row;
+  const rows = await c.statement<JobRow>({
+    text: `WITH j AS (
+       INSERT INTO jobs (job_id, agent, input_hash, state, due_at, created_at, updated_at)
+       VALUES ($1, $2, $3, 'queued', ${NOW_MS}, $4, $5) RETURNING *),
+     i AS (INSERT INTO job_inputs (seq, input, traceparent) SELECT seq, $6, $7 FROM j)
+     SELECT * FROM j`,
+    values: [job.jobId, job.agent, hash, created, now, input, traceparent ?? null],
+  });
+  return rows[0] as JobRow;
 }
 
 /**
@@ -149,19 +150,17 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
     async enqueue(job, options = {}) {
       const { input, hash } = jobInput(job);
       try {
-        const enqueued = await c.tx(async (client): Promise<EnqueueResult> => {
-          const now = c.clock.now();
-          const created = job.createdAt === undefined ? now : Date.parse(job.createdAt);
-          const row = await insertJob(client, {
-            job,
-            hash,
-            input,
-            created,
-            now,
-            traceparent: options.traceparent,
-          });
-          return { status: "enqueued", jobId: job.jobId, seq: row.seq };
+        const now = c.clock.now();
+        const created = job.createdAt === undefined ? now : Date.parse(job.createdAt);
+        const row = await insertJob(c, {
+          job,
+          hash,
+          input,
+          created,
+          now,
+          traceparent: options.traceparent,
         });
+        const enqueued: EnqueueResult = { status: "enqueued", jobId: job.jobId, seq: row.seq };
         await announceWork(c, "jobs");
         return enqueued;
       } catch (e) {
@@ -211,13 +210,17 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
       const claimed = await c.tx(async (client) => {
         deadLettered.length = 0; // a retried transaction starts over
         for (;;) {
-          const { rows } = await client.query<JobRowWithInput>(
-            `${JOB_WITH_INPUT} WHERE ${due} ORDER BY due_at, jobs.seq LIMIT 1 FOR UPDATE OF jobs SKIP LOCKED`,
+          // Whether its output is recorded is read with it: one round trip.
+          const { rows } = await client.query<JobRowWithInput & { recorded: boolean }>(
+            `SELECT jobs.*, job_inputs.input, job_inputs.traceparent,
+               EXISTS (SELECT 1 FROM outputs WHERE outputs.job_id = jobs.job_id) AS recorded
+             FROM jobs JOIN job_inputs ON job_inputs.seq = jobs.seq
+             WHERE ${due} ORDER BY due_at, jobs.seq LIMIT 1 FOR UPDATE OF jobs SKIP LOCKED`,
             [agents],
           );
           const row = rows[0];
           if (!row) return undefined;
-          if (await recorded(client, row.job_id)) {
+          if (row.recorded) {
             await client.query(
               "UPDATE jobs SET state = 'done', due_at = NULL, updated_at = $1 WHERE seq = $2",
               [c.clock.now(), row.seq],

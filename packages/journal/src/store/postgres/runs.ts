@@ -119,24 +119,35 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
           }
           const { takeover } = decision;
           const token = c.ids();
+          // The lease and its event in one statement.
+          const now = c.clock.now();
+          const event = {
+            generation: row.generation,
+            previousOwner: row.lease_owner,
+            attempts: row.attempts,
+          };
           const { rows } = await client.query<RunRow>(
-            `UPDATE runs SET state = 'running', lease_owner = $1, lease_token = $2,
-               lease_until = ${NOW_MS} + $3, due_at = ${NOW_MS} + $3,
-               lease_expiries = lease_expiries + $4, updated_at = $5
-             WHERE id = $6 RETURNING *`,
-            [options.owner, token, ms(options.leaseMs), takeover ? 1 : 0, c.clock.now(), row.id],
+            `WITH upd AS (
+               UPDATE runs SET state = 'running', lease_owner = $1, lease_token = $2,
+                 lease_until = ${NOW_MS} + $3, due_at = ${NOW_MS} + $3,
+                 lease_expiries = lease_expiries + $4, updated_at = $5
+               WHERE id = $6 RETURNING *),
+             ev AS (
+               INSERT INTO events (at, job_id, type, data, actor)
+               SELECT $5, job_id, $7, $8, $1 FROM upd)
+             SELECT * FROM upd`,
+            [
+              options.owner,
+              token,
+              ms(options.leaseMs),
+              takeover ? 1 : 0,
+              now,
+              row.id,
+              takeover ? E.RUN_TAKEOVER : E.RUN_CLAIMED,
+              JSON.stringify(event),
+            ],
           );
           const updated = rows[0] as RunRow;
-          await c.event(client, {
-            jobId: row.job_id,
-            type: takeover ? E.RUN_TAKEOVER : E.RUN_CLAIMED,
-            actor: options.owner,
-            data: {
-              generation: row.generation,
-              previousOwner: row.lease_owner,
-              attempts: row.attempts,
-            },
-          });
           const out = await client.query<OutputRow>("SELECT * FROM outputs WHERE job_id = $1", [
             row.job_id,
           ]);
