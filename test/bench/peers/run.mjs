@@ -26,6 +26,7 @@ import { rng } from "../../chaos/lib/drill-kit.mjs";
 import { interleave } from "../lib/measure.mjs";
 import { ROOT } from "../lib/plain.mjs";
 import { installPeers, peersInstalled } from "./lib/install.mjs";
+import { children, kill } from "./lib/procs.mjs";
 import { section } from "./lib/report.mjs";
 import { crashRun, throughputRun } from "./lib/runs.mjs";
 import { withPeersSection } from "./lib/section.mjs";
@@ -203,6 +204,9 @@ try {
   if (opt.json) writeFileSync(opt.json, `${JSON.stringify(results, null, 2)}\n`);
   writeSection(results);
 } finally {
+  // A process a system left behind (a child of a stopped one) must not outlive the folder its
+  // output goes to.
+  await Promise.all([...children].map((c) => kill(c)));
   await pg.stop();
   if (opt.keep) log(`kept ${B}`);
   else rmSync(B, { recursive: true, force: true });

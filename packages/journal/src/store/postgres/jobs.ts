@@ -25,6 +25,7 @@ import { deadLetterRow, type JobRow } from "./dead-letters.js";
 import { jobStateOf } from "./held.js";
 import { postgresLeaseHolders } from "./lease-holders.js";
 import { announceWork } from "./notify.js";
+import { insertJob } from "./one-trip.js";
 import type { RowOf } from "./rows.js";
 import type * as tables from "./tables.js";
 
@@ -38,34 +39,6 @@ const JOB_WITH_INPUT =
   "SELECT jobs.*, job_inputs.input, job_inputs.traceparent FROM jobs JOIN job_inputs ON job_inputs.seq = jobs.seq";
 /** The unique constraint on `jobs.job_id`: the one 23505 an enqueue answers as duplicate/conflict. */
 const JOB_KEY = "jobs_job_id_unique";
-
-/** A queued job to insert: the job, its input's canonical JSON and hash, its times and trace. */
-interface NewJobRow {
-  job: Job;
-  hash: string;
-  input: string;
-  created: number;
-  now: number;
-  traceparent: string | undefined;
-}
-
-/** Inserts a queued job due at the database's now, with its input; the job key may be taken. */
-/**
- * The job and its input, in one statement (its own transaction: one round trip, durable at its
- * COMMIT). @throws the unique violation of the job key when the job ID is taken (nothing written).
- */
-async function insertJob(c: PostgresConnection, fresh: NewJobRow): Promise<JobRow> {
-  const { job, hash, input, created, now, traceparent } = fresh;
-  const rows = await c.statement<JobRow>({
-    text: `WITH j AS (
-       INSERT INTO jobs (job_id, agent, input_hash, state, due_at, created_at, updated_at)
-       VALUES ($1, $2, $3, 'queued', ${NOW_MS}, $4, $5) RETURNING *),
-     i AS (INSERT INTO job_inputs (seq, input, traceparent) SELECT seq, $6, $7 FROM j)
-     SELECT * FROM j`,
-    values: [job.jobId, job.agent, hash, created, now, input, traceparent ?? null],
-  });
-  return rows[0] as JobRow;
-}
 
 /**
  * Leases `row` (locked by the caller) to `owner` until the database's now + `leaseMs`: a fresh
@@ -120,6 +93,8 @@ async function recorded(client: pg.PoolClient, jobId: string): Promise<boolean> 
 
 /** The job queue/outbox of a PostgreSQL journal: a queue several hosts' executors claim from. */
 export function postgresJobs(c: PostgresConnection): JournalJobs {
+  /** The last `claimNext` took a job: the next goes straight to its transaction. */
+  let flowing = false;
   /** The answer to an enqueue whose insert lost to the job key: the first job decides. */
   const existingJob = (job: Job, hash: string, actor: string) =>
     c.tx(async (client): Promise<EnqueueResult> => {
@@ -199,7 +174,12 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
     async claimNext(options) {
       const agents = options.agents === undefined ? null : [...options.agents];
       const due = `state IN ${UNFINISHED} AND due_at <= ${NOW_MS} AND ($1::text[] IS NULL OR agent = ANY($1))`;
-      if ((await c.query(`SELECT 1 FROM jobs WHERE ${due} LIMIT 1`, [agents])).length === 0) {
+      // Look before locking: an idle poller opens no transaction. While claims find jobs the look
+      // would only cost a round trip: it is made again once one finds nothing.
+      if (
+        !flowing &&
+        (await c.query(`SELECT 1 FROM jobs WHERE ${due} LIMIT 1`, [agents])).length === 0
+      ) {
         return undefined;
       }
       const deadLettered: string[] = [];
@@ -245,6 +225,7 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
           });
         }
       }, SOON);
+      flowing = claimed !== undefined;
       if (deadLettered.length > 0) options.onDeadLettered?.(deadLettered);
       return claimed;
     },

@@ -1,11 +1,12 @@
-import { IdemError } from "@idem/schema";
+import { IdemError, type Job } from "@idem/schema";
 import { JOURNAL_EVENTS as E, effectEvent } from "../../domain/events.js";
 import { toEffect } from "../../domain/records.js";
 import { SETTLED_EFFECT_STATES, sqlStateList } from "../../domain/states.js";
 import type { WriteDurability } from "../../port/durability.js";
 import type { EffectRecord, IntendInput } from "../../port/ledger.js";
 import type { Lease } from "../../port/runs.js";
-import type { PostgresConnection } from "./connection.js";
+import { NOW_MS, type PostgresConnection } from "./connection.js";
+import type { JobRow } from "./dead-letters.js";
 import { UNLEASED } from "./dead-runs.js";
 import { HELD_CTE, HOLDS, leaseLost } from "./held.js";
 import type { RowOf } from "./rows.js";
@@ -13,7 +14,7 @@ import type * as tables from "./tables.js";
 
 type EffectRow = RowOf<typeof tables.effects>;
 
-// The writes an interpreter makes for every effect and run (an intent, a settle, a completion),
+// The writes made for every job, effect and run (an enqueue, an intent, a settle, a completion),
 // each one statement: its own implicit transaction, one round trip instead of BEGIN, the writes,
 // the event and COMMIT (four to six). Fenced as every write under a lease is (HELD_CTE, or the
 // token in the UPDATE's own WHERE), the event written by the same statement or not at all.
@@ -171,4 +172,31 @@ export async function completeInOneTrip(
     "INVALID_STATE",
     `run ${lease.jobId}#${lease.generation} cannot be done: effect ${r.key} is ${r.state}`,
   );
+}
+
+/** A queued job to insert: the job, its input's canonical JSON and hash, its times and trace. */
+export interface NewJobRow {
+  job: Job;
+  hash: string;
+  input: string;
+  created: number;
+  now: number;
+  traceparent: string | undefined;
+}
+
+/**
+ * A queued job due at the database's now, with its input: one statement, durable at its COMMIT.
+ * @throws the unique violation of the job key when the job ID is taken (nothing written).
+ */
+export async function insertJob(c: PostgresConnection, fresh: NewJobRow): Promise<JobRow> {
+  const { job, hash, input, created, now, traceparent } = fresh;
+  const rows = await c.statement<JobRow>({
+    text: `WITH j AS (
+       INSERT INTO jobs (job_id, agent, input_hash, state, due_at, created_at, updated_at)
+       VALUES ($1, $2, $3, 'queued', ${NOW_MS}, $4, $5) RETURNING *),
+     i AS (INSERT INTO job_inputs (seq, input, traceparent) SELECT seq, $6, $7 FROM j)
+     SELECT * FROM j`,
+    values: [job.jobId, job.agent, hash, created, now, input, traceparent ?? null],
+  });
+  return rows[0] as JobRow;
 }

@@ -9,7 +9,14 @@ import {
   toRun,
 } from "../../domain/records.js";
 import { ACTIVE_RUN_STATES, isActiveRun, sqlStateList } from "../../domain/states.js";
-import type { JournalRuns, LatestRun, Lease, RunRecord } from "../../port/runs.js";
+import type {
+  Claim,
+  ClaimOptions,
+  JournalRuns,
+  LatestRun,
+  Lease,
+  RunRecord,
+} from "../../port/runs.js";
 import { durableAtCommit, NOW_MS, type PostgresConnection, SOON } from "./connection.js";
 import { markDeadRow, UNLEASED } from "./dead-runs.js";
 import { HOLDS, leaseLost } from "./held.js";
@@ -84,50 +91,45 @@ async function fullTargets(client: pg.PoolClient, run: RunRow): Promise<string |
 
 /** The runs of a PostgreSQL journal: leases and due times by the server's clock. */
 export function postgresRuns(c: PostgresConnection): JournalRuns {
-  return {
-    ...postgresLeaseHolders(c, "runs"),
-
-    async claim(options) {
-      // Look before locking: an idle poller opens no transaction.
-      const due = await c.query(
-        `SELECT 1 FROM runs WHERE state IN ${ACTIVE} AND due_at <= ${NOW_MS} LIMIT 1`,
-      );
-      if (due.length === 0) return undefined;
-      // Durable soon, not now (docs/reliability.md, "What is durable when"): a claim only
-      // coordinates live processes. A crash of the server that loses it loses a lease: the run is
-      // due again as before and is claimed again (its holder's next write under the lost token is
-      // LEASE_LOST). The holder's first durable write, the intent, comes after it in the WAL, so
-      // no effect is applied under a claim a crash can take back.
-      return c.tx(async (client) => {
-        for (;;) {
-          const row = (
-            options.follow
-              ? await client.query<RunRow>(NEXT_DUE[options.follow], [options.owner])
-              : await client.query<RunRow>(NEXT_DUE.none)
-          ).rows[0];
-          if (!row) return undefined;
-          const decision = runClaimDecision(row, options.maxLeaseExpiries);
-          if (decision.action === "dead") {
-            // A run marked dead waits for a person: durable before it is answered.
-            await durableAtCommit(client);
-            await markDeadRow(c, client, row, {
-              class: "infrastructure",
-              error: decision.error,
-              actor: options.owner,
-            });
-            continue;
-          }
-          const { takeover } = decision;
-          const token = c.ids();
-          // The lease and its event in one statement.
-          const now = c.clock.now();
-          const event = {
-            generation: row.generation,
-            previousOwner: row.lease_owner,
-            attempts: row.attempts,
-          };
-          const { rows } = await client.query<RunRow>(
-            `WITH upd AS (
+  /** The last claim took a run: the next goes straight to its transaction (work is flowing). */
+  let flowing = false;
+  /** The next due run leased to `options.owner` (or marked dead on the way), in one transaction. */
+  const claimDue = (options: ClaimOptions): Promise<Claim | undefined> =>
+    // Durable soon, not now (docs/reliability.md, "What is durable when"): a claim only
+    // coordinates live processes. A crash of the server that loses it loses a lease: the run is
+    // due again as before and is claimed again (its holder's next write under the lost token is
+    // LEASE_LOST). The holder's first durable write, the intent, comes after it in the WAL, so
+    // no effect is applied under a claim a crash can take back.
+    c.tx(async (client) => {
+      for (;;) {
+        const row = (
+          options.follow
+            ? await client.query<RunRow>(NEXT_DUE[options.follow], [options.owner])
+            : await client.query<RunRow>(NEXT_DUE.none)
+        ).rows[0];
+        if (!row) return undefined;
+        const decision = runClaimDecision(row, options.maxLeaseExpiries);
+        if (decision.action === "dead") {
+          // A run marked dead waits for a person: durable before it is answered.
+          await durableAtCommit(client);
+          await markDeadRow(c, client, row, {
+            class: "infrastructure",
+            error: decision.error,
+            actor: options.owner,
+          });
+          continue;
+        }
+        const { takeover } = decision;
+        const token = c.ids();
+        // The lease and its event in one statement.
+        const now = c.clock.now();
+        const event = {
+          generation: row.generation,
+          previousOwner: row.lease_owner,
+          attempts: row.attempts,
+        };
+        const { rows } = await client.query<RunRow>(
+          `WITH upd AS (
                UPDATE runs SET state = 'running', lease_owner = $1, lease_token = $2,
                  lease_until = ${NOW_MS} + $3, due_at = ${NOW_MS} + $3,
                  lease_expiries = lease_expiries + $4, updated_at = $5
@@ -136,37 +138,53 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
                INSERT INTO events (at, job_id, type, data, actor)
                SELECT $5, job_id, $7, $8, $1 FROM upd)
              SELECT * FROM upd`,
-            [
-              options.owner,
-              token,
-              ms(options.leaseMs),
-              takeover ? 1 : 0,
-              now,
-              row.id,
-              takeover ? E.RUN_TAKEOVER : E.RUN_CLAIMED,
-              JSON.stringify(event),
-            ],
-          );
-          const updated = rows[0] as RunRow;
-          const out = await client.query<OutputRow>("SELECT * FROM outputs WHERE job_id = $1", [
-            row.job_id,
-          ]);
-          const lease: Lease = {
-            runId: row.id,
-            jobId: row.job_id,
-            generation: row.generation,
+          [
+            options.owner,
             token,
-            owner: options.owner,
-            until: updated.lease_until as number,
-          };
-          return {
-            run: toRun(updated),
-            output: toOutput(out.rows[0] as OutputRow),
-            lease,
-            takeover,
-          };
-        }
-      }, SOON);
+            ms(options.leaseMs),
+            takeover ? 1 : 0,
+            now,
+            row.id,
+            takeover ? E.RUN_TAKEOVER : E.RUN_CLAIMED,
+            JSON.stringify(event),
+          ],
+        );
+        const updated = rows[0] as RunRow;
+        const out = await client.query<OutputRow>("SELECT * FROM outputs WHERE job_id = $1", [
+          row.job_id,
+        ]);
+        const lease: Lease = {
+          runId: row.id,
+          jobId: row.job_id,
+          generation: row.generation,
+          token,
+          owner: options.owner,
+          until: updated.lease_until as number,
+        };
+        return {
+          run: toRun(updated),
+          output: toOutput(out.rows[0] as OutputRow),
+          lease,
+          takeover,
+        };
+      }
+    }, SOON);
+
+  return {
+    ...postgresLeaseHolders(c, "runs"),
+
+    async claim(options) {
+      // Look before locking: an idle poller opens no transaction. While claims find runs the look
+      // would only cost a round trip: it is made again once one finds nothing.
+      if (!flowing) {
+        const due = await c.query(
+          `SELECT 1 FROM runs WHERE state IN ${ACTIVE} AND due_at <= ${NOW_MS} LIMIT 1`,
+        );
+        if (due.length === 0) return undefined;
+      }
+      const claimed = await claimDue(options);
+      flowing = claimed !== undefined;
+      return claimed;
     },
 
     async extendLease(lease, leaseMs) {
