@@ -19,7 +19,7 @@ import { NOW_MS, type PostgresConnection } from "./connection.js";
 import { HELD_CTE, leaseLost } from "./held.js";
 import { intendInOneTrip, settleInOneTrip } from "./one-trip.js";
 import { lockTargets } from "./record.js";
-import type { RowOf, RunRow } from "./rows.js";
+import { json, type RowOf, type RunRow } from "./rows.js";
 import type * as tables from "./tables.js";
 
 type EffectRow = RowOf<typeof tables.effects>;
@@ -27,7 +27,6 @@ type EffectRow = RowOf<typeof tables.effects>;
 const BLOCKING = sqlStateList(BLOCKING_EFFECT_STATES);
 const REINTENDABLE = sqlStateList(REINTENDABLE_EFFECT_STATES);
 /** A value as stored in a JSON text column: null for none. */
-const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
 
 /** The effects ledger of a PostgreSQL journal; every write under a lease is fenced in its statement. */
 export function postgresLedger(c: PostgresConnection): JournalLedger {
@@ -36,42 +35,14 @@ export function postgresLedger(c: PostgresConnection): JournalLedger {
       // The first intent of an effect in a generation, the case of every run: one statement.
       const first = await intendInOneTrip(c, lease, effect);
       if (first) return first;
+      // It has a row in this generation already: re-intended, or answered as it stands.
       return c.tx(async (client) => {
         const now = c.clock.now();
-        const first = await client.query<{ held: number } & Partial<EffectRow>>(
-          `WITH ${HELD_CTE},
-           ins AS (
-             INSERT INTO effects (key, generation, job_id, idx, kind, spec_hash, state, detail, attempts, updated_at)
-             SELECT $3, $4, $5, $6, $7, $8, 'intended', $9, 1, $10 FROM held
-             ON CONFLICT (key, generation) DO NOTHING RETURNING *)
-           SELECT (SELECT count(*) FROM held)::int AS held, ins.* FROM (SELECT 1) one LEFT JOIN ins ON true`,
-          [
-            lease.runId,
-            lease.token,
-            effect.key,
-            lease.generation,
-            lease.jobId,
-            effect.idx,
-            effect.kind,
-            effect.specHash,
-            json(effect.detail),
-            now,
-          ],
+        const lock = await client.query<{ held: number }>(
+          `WITH ${HELD_CTE} SELECT count(*)::int AS held FROM held`,
+          [lease.runId, lease.token],
         );
-        const { held, ...inserted } = first.rows[0] as { held: number } & Partial<EffectRow>;
-        if (held === 0) throw await leaseLost(client, lease);
-        if (inserted.key != null) {
-          await c.event(client, {
-            jobId: lease.jobId,
-            type: E.EFFECT_INTENDED,
-            actor: lease.owner,
-            data: {
-              key: effect.key,
-              generation: lease.generation,
-            },
-          });
-          return toEffect(inserted as EffectRow);
-        }
+        if (lock.rows[0]?.held === 0) throw await leaseLost(client, lease);
         // The run's row stays locked by the statement above: the lease holds until COMMIT.
         const again = await client.query<EffectRow & { previous: EffectState }>(
           `WITH ${HELD_CTE},

@@ -9,7 +9,7 @@ import { NOW_MS, type PostgresConnection } from "./connection.js";
 import type { JobRow } from "./dead-letters.js";
 import { UNLEASED } from "./dead-runs.js";
 import { HELD_CTE, HOLDS, leaseLost } from "./held.js";
-import type { RowOf } from "./rows.js";
+import { json, type RowOf } from "./rows.js";
 import type * as tables from "./tables.js";
 
 type EffectRow = RowOf<typeof tables.effects>;
@@ -20,8 +20,6 @@ type EffectRow = RowOf<typeof tables.effects>;
 // token in the UPDATE's own WHERE), the event written by the same statement or not at all.
 
 const SETTLED = sqlStateList(SETTLED_EFFECT_STATES);
-/** A value as stored in a JSON text column: null for none. */
-const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
 
 /**
  * The select-list item that makes a statement's own transaction `soon` (see `PostgresConnection

@@ -7,6 +7,9 @@ export type RowOf<T extends Table> = {
     keyof T["$inferSelect"]];
 };
 
+/** A value as stored in a JSON text column: null for none. */
+export const json = (v: unknown) => (v === undefined || v === null ? null : JSON.stringify(v));
+
 /** An `outputs` row. */
 export type OutputRow = RowOf<typeof tables.outputs>;
 /** A `runs` row. */
