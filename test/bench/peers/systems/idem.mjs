@@ -1,9 +1,9 @@
 // idem's side of the peers bench, driven through its own built CLI as a user runs it: a workspace
 // (idem.config.json, the repository, an agent), an executor and `idem interpreter` under the chaos
-// drill's supervisor (test/chaos/lib/supervisor.mjs: each started again
-// 50-250 ms after it exits, no fault point armed), the jobs handed in with `idem enqueue FILE` on the
-// embedded queue, the final state read with `idem status --json`. The journal is SQLite (FULL, the
-// default) or PostgreSQL (a database of its own on the bench's server).
+// drill's supervisor (test/chaos/lib/supervisor.mjs: each started again 50-250 ms after it exits,
+// no fault point armed), the jobs handed in with `idem enqueue FILE` on the embedded queue, the
+// final state read with `idem status --json`. The journal is SQLite (FULL, the default) or
+// PostgreSQL (a database of its own on the bench's server).
 import { execFile, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";

@@ -26,7 +26,6 @@ type EffectRow = RowOf<typeof tables.effects>;
 
 const BLOCKING = sqlStateList(BLOCKING_EFFECT_STATES);
 const REINTENDABLE = sqlStateList(REINTENDABLE_EFFECT_STATES);
-/** A value as stored in a JSON text column: null for none. */
 
 /** The effects ledger of a PostgreSQL journal; every write under a lease is fenced in its statement. */
 export function postgresLedger(c: PostgresConnection): JournalLedger {

@@ -1,7 +1,7 @@
 import { IdemError, type Job } from "@idem/schema";
 import { JOURNAL_EVENTS as E, effectEvent } from "../../domain/events.js";
 import { toEffect } from "../../domain/records.js";
-import { SETTLED_EFFECT_STATES, sqlStateList } from "../../domain/states.js";
+import { type EffectState, SETTLED_EFFECT_STATES, sqlStateList } from "../../domain/states.js";
 import type { WriteDurability } from "../../port/durability.js";
 import type { EffectRecord, IntendInput } from "../../port/ledger.js";
 import type { Lease } from "../../port/runs.js";
@@ -81,7 +81,7 @@ export async function settleInOneTrip(
   c: PostgresConnection,
   lease: Lease,
   key: string,
-  state: string,
+  state: EffectState,
   detail: Record<string, unknown> | undefined,
   durability: WriteDurability | undefined,
 ): Promise<void> {
@@ -105,7 +105,7 @@ export async function settleInOneTrip(
       key,
       lease.generation,
       lease.jobId,
-      effectEvent(state as Parameters<typeof effectEvent>[0]),
+      effectEvent(state),
       JSON.stringify(data),
       lease.owner,
     ],
@@ -130,12 +130,8 @@ export async function completeInOneTrip(
   lease: Lease,
   durability: WriteDurability | undefined,
 ): Promise<void> {
-  const rows = await c.statement<{
-    held: number;
-    done: number;
-    key: string | null;
-    state: string | null;
-  }>({
+  type Done = { held: number; done: number; key: string | null; state: string | null };
+  const rows = await c.statement<Done>({
     text: `WITH open AS (
        SELECT key, state FROM effects WHERE job_id = $3 AND generation = $4
        AND state NOT IN ${SETTLED} ORDER BY idx LIMIT 1),
@@ -162,7 +158,7 @@ export async function completeInOneTrip(
       lease.owner,
     ],
   });
-  const r = rows[0] as { held: number; done: number; key: string | null; state: string | null };
+  const r = rows[0] as Done;
   if (r.done === 1) return;
   // Held when the statement began but not updated, with nothing open: taken over meanwhile.
   if (r.held === 0 || r.key === null) throw await leaseLost(c.pool, lease);
