@@ -172,7 +172,7 @@ try {
       `Each round: ${N} effects per side, each side on a fresh checked-out repo (one seed commit, branch main). idem: probe + apply per effect in one Node process (\`createEffects\` from packages/effects/dist), the loop timed in Node. Plain tool: the bash loop printed as the baseline, timed inside bash with $EPOCHREALTIME (no process start counted on either side).`,
       "git.commit writes f<i>.txt holding `<i>\\n` in a new commit; git.patch applies a patch that creates p/f<i>.txt (PATCHES holds one file per patch, written before the rounds).",
       "The plain loops run git with `-c maintenance.auto=false`, as idem does: otherwise every `git commit` starts a `git maintenance run --auto` process that has nothing to do at this size.",
-      `Durable (the default, see docs/reliability.md, "Power loss"): idem fsyncs the loose objects of an effect together before any ref points at them and moves refs with \`git -c core.fsync=reference update-ref\`; the plain side is the same loop under git's own \`${fsync}\` (\`core.fsyncMethod=batch\` is not used: git documents it as safe on macOS and Windows only).`,
+      `Durable (the default, see docs/reliability.md, "Power loss"): idem fsyncs the loose objects of an effect and the lock files of the refs it moves together before any ref is renamed into place (git's ref transaction, in process); the plain side is the same loop under git's own \`${fsync}\` (\`core.fsyncMethod=batch\` is not used: git documents it as safe on macOS and Windows only).`,
     ],
   });
 } finally {

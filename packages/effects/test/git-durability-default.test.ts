@@ -1,87 +1,133 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+// What an apply makes durable before it returns, read off the system calls of a real process
+// (strace -f -y): every loose object of the effect and every ref's lock file are fsynced before the
+// first ref is renamed into place, so a power loss never leaves a ref pointing at a missing object
+// or a torn ref file. `durable: false` fsyncs none of them, as git does by default.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { GitCommitSpec } from "@idem/effects";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
+import { skipUnless } from "../../../test/support/skip.js";
 import { GIT_DURABLE_DEFAULT } from "../src/create-effects.js";
-import { createEffects, type Effects } from "../src/index.js";
-import { addRepo, clock, type Sandbox, sandbox } from "./helpers.js";
+import { addRepo, git, type Sandbox, sandbox } from "./helpers.js";
 
-// git's trace2 reports how many fsyncs a git process made ("fsync/hardware-flush"). Every git
-// child idem starts in this file writes its trace here (set before idem builds its git
-// environment), so the test sees whether the ref moves of an apply were fsynced.
-const traces = mkdtempSync(join(tmpdir(), "idem-trace2-"));
-process.env.GIT_TRACE2_EVENT = traces;
+const APPLY_TWO = join(import.meta.dirname, "fixtures", "apply-two.mjs");
 
-/** The fsyncs of the `git update-ref --stdin` processes that traced into `traces` since `seen`. */
-function updateRefFsyncs(seen: Set<string>): number[] {
-  const counts: number[] = [];
-  for (const f of readdirSync(traces)) {
-    if (seen.has(f)) continue;
-    const events = readFileSync(join(traces, f), "utf8")
-      .split("\n")
-      .filter((l) => l.endsWith("}"))
-      .map(
-        (l) => JSON.parse(l) as { event: string; argv?: string[]; key?: string; value?: string },
+const hasStrace = (() => {
+  try {
+    execFileSync("strace", ["-V"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+interface RefMove {
+  ref: string;
+  /** The lock file was fsynced (a completed fsync or fdatasync on it) before this rename. */
+  lockSynced: boolean;
+  /** Loose objects fsynced before this rename. */
+  objectsSynced: number;
+}
+
+/** The ref renames (`<ref>.lock` onto `<ref>`) of an `strace -f -y` log, in order. */
+function refMoves(log: string): RefMove[] {
+  const synced = new Set<string>();
+  const moves: RefMove[] = [];
+  let objectsSynced = 0;
+  /** Per thread: the file its fsync in progress is on. */
+  const open = new Map<string, string>();
+  const done = (file: string) => {
+    synced.add(file);
+    if (/\/objects\/[0-9a-f]{2}\/[0-9a-f]+$/.test(file)) objectsSynced += 1;
+  };
+  for (const line of log.split("\n")) {
+    const pid = line.split(" ", 1)[0] ?? "";
+    const sync = /f(?:data)?sync\(\d+<([^>]+)>/.exec(line);
+    if (sync) {
+      if (/\) += 0$/.test(line)) done(sync[1] as string);
+      else if (/<unfinished \.\.\.>$/.test(line)) open.set(pid, sync[1] as string);
+      continue;
+    }
+    if (/<\.\.\. f(?:data)?sync resumed>\) += 0$/.test(line) && open.has(pid)) {
+      done(open.get(pid) as string);
+      open.delete(pid);
+      continue;
+    }
+    const rename = /rename\("([^"]+)\.lock", "([^"]+)"\) = 0/.exec(line);
+    if (rename && /\/refs\//.test(rename[2] as string)) {
+      const ref = (rename[2] as string).slice((rename[2] as string).indexOf("/refs/") + 1);
+      moves.push({ ref, lockSynced: synced.has(`${rename[1]}.lock`), objectsSynced });
+    }
+  }
+  return moves;
+}
+
+/** Applies two git.commit effects in a process of their own under strace; answers the log. */
+async function traceApplyTwo(repo: string, durable: "default" | "false"): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), "idem-git-durable-"));
+  const log = join(dir, "strace.log");
+  try {
+    execFileSync(
+      "strace",
+      [
+        "-f",
+        "-y",
+        "-qq",
+        "-o",
+        log,
+        "-e",
+        "trace=fsync,fdatasync,rename",
+        process.execPath,
+        APPLY_TWO,
+        repo,
+        durable,
+      ],
+      { stdio: "pipe" },
+    );
+    return readFileSync(log, "utf8");
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe(
+  "git effects durability",
+  skipUnless(hasStrace, "needs strace: an apply's fsyncs are read off it"),
+  () => {
+    let sb: Sandbox;
+    afterEach(() => sb?.cleanup());
+
+    it("is on by default: the objects and every ref's lock file are fsynced before a ref moves", async () => {
+      expect(GIT_DURABLE_DEFAULT).toBe(true);
+      sb = sandbox();
+      const repo = addRepo(sb);
+      const moves = refMoves(await traceApplyTwo(repo, "default"));
+      // Two applies, each moving the branch, its key ref and the watermark.
+      expect(moves.map((m) => m.ref).sort()).toEqual(
+        [
+          "refs/heads/main",
+          "refs/heads/main",
+          "refs/idem/b/main/k/job-1%2F0",
+          "refs/idem/b/main/k/job-2%2F0",
+          "refs/idem/b/main/w",
+          "refs/idem/b/main/w",
+        ].sort(),
       );
-    // The fsync counts are written as the process exits: read a trace once it is complete.
-    if (!events.some((e) => e.event === "atexit")) continue;
-    seen.add(f);
-    const argv = events.find((e) => e.event === "start")?.argv ?? [];
-    if (!argv.includes("update-ref") || !argv.includes("--stdin")) continue;
-    const flush = events.find((e) => e.key === "fsync/hardware-flush");
-    counts.push(Number(flush?.value ?? 0));
-  }
-  return counts;
-}
+      for (const m of moves) expect(m).toMatchObject({ lockSynced: true });
+      // A blob, a tree and a commit per effect, all on disk before its first ref moves.
+      expect(moves[0]?.objectsSynced).toBeGreaterThanOrEqual(3);
+      expect(moves[3]?.objectsSynced).toBeGreaterThanOrEqual(6);
+      expect(git(repo, "log", "--format=%s", "-2")).toBe("write f2\nwrite f1");
+    });
 
-const spec = (i: number): GitCommitSpec => ({
-  kind: "git.commit",
-  repo: "site",
-  message: `write f${i}`,
-  files: [{ path: `f${i}.txt`, content: `${i}\n` }],
-});
-
-async function applyTwo(fx: Effects): Promise<void> {
-  for (const i of [1, 2]) {
-    const key = `job-${i}/0`;
-    await fx.apply(spec(i), key, { probed: await fx.probe(spec(i), key) });
-  }
-  // Closing ends the long-lived update-ref, which writes its trace as it exits.
-  await fx.close();
-}
-
-async function waitForUpdateRef(seen: Set<string>): Promise<number[]> {
-  for (let i = 0; i < 1200; i++) {
-    const got = updateRefFsyncs(seen);
-    if (got.length > 0) return got;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error("no trace of git update-ref --stdin");
-}
-
-describe("git effects durability", () => {
-  let sb: Sandbox;
-  afterEach(() => sb?.cleanup());
-  afterAll(() => rmSync(traces, { recursive: true, force: true }));
-
-  it("is on by default: the refs an apply moves are fsynced by git before apply returns", async () => {
-    expect(GIT_DURABLE_DEFAULT).toBe(true);
-    sb = sandbox();
-    addRepo(sb);
-    const seen = new Set(readdirSync(traces));
-    await applyTwo(createEffects(sb.config, { clock: clock() }));
-    const fsyncs = await waitForUpdateRef(seen);
-    // Two transactions of at least the branch, the key ref and the watermark each.
-    expect(fsyncs.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(6);
-  });
-
-  it("durable: false leaves the refs to the page cache, as git does by default", async () => {
-    sb = sandbox();
-    addRepo(sb);
-    const seen = new Set(readdirSync(traces));
-    await applyTwo(createEffects(sb.config, { clock: clock(), durable: false }));
-    const fsyncs = await waitForUpdateRef(seen);
-    expect(fsyncs.reduce((a, b) => a + b, 0)).toBe(0);
-  });
-});
+    it("durable: false leaves the objects and refs to the page cache, as git does by default", async () => {
+      sb = sandbox();
+      const repo = addRepo(sb);
+      const moves = refMoves(await traceApplyTwo(repo, "false"));
+      expect(moves).toHaveLength(6);
+      for (const m of moves) expect(m).toMatchObject({ lockSynced: false, objectsSynced: 0 });
+      expect(git(repo, "log", "--format=%s", "-2")).toBe("write f2\nwrite f1");
+    });
+  },
+);

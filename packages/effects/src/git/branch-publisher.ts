@@ -5,7 +5,9 @@ import { IdemError } from "@idem/schema";
 import { refuse } from "../sandbox.js";
 import { type KeyIndex, keyRef, watermarkRef } from "./key-index.js";
 import { markerPath, type PendingMarker, writeMarker } from "./pending-marker.js";
+import type { Signature } from "./plumbing/git-objects.js";
 import type { PreparedSync } from "./plumbing/prepared-sync.js";
+import { moveRefsInProcess } from "./plumbing/ref-transaction.js";
 import type { RepoObjects } from "./plumbing/repo-objects.js";
 import { GitError, runGit } from "./plumbing/run-git.js";
 import type { WorktreeSync } from "./plumbing/worktree-sync.js";
@@ -21,6 +23,8 @@ export interface BranchMove {
   sync: boolean;
   /** Every path the commit changes. */
   paths: string[];
+  /** Who moves it, and when: the reflog's line. */
+  mover: Signature;
 }
 
 /**
@@ -67,9 +71,14 @@ export class BranchPublisher {
    * tree brought along for `paths`: checked first and written in process when it can
    * (WorktreeSync), else checked with `git status` and moved with `read-tree -m -u`; if git then
    * refuses, the branch is moved back and DIRTY_WORKTREE thrown.
-   * @throws IdemError DIRTY_WORKTREE with nothing moved; TARGET_MOVED; LOCKED.
+   * `objectsDurable`: the fsync of the commit's objects, awaited before the first ref moves (the
+   * checks and the working tree's preparation run meanwhile).
+   * @throws IdemError DIRTY_WORKTREE with nothing moved; TARGET_MOVED; LOCKED; the fsync's error
+   * with nothing moved.
    */
-  async publish(move: BranchMove): Promise<void> {
+  async publish(move: BranchMove, objectsDurable: Promise<void>): Promise<void> {
+    // Awaited below before any ref moves; a check that fails first must not leave it unhandled.
+    objectsDurable.catch(() => {});
     const { branch, base, commit, key, sync, paths } = move;
     const { gitDir } = await this.objects.layout();
     const pending = markerPath(gitDir);
@@ -103,7 +112,14 @@ export class BranchPublisher {
     // The in-process sync wrote it already; nothing it names has changed since.
     if (!fast) writeMarker(gitDir, marker);
     try {
-      await this.lock.updateRefs(lines);
+      const inProcess = await this.objects.inProcessRefs();
+      const moved =
+        inProcess !== undefined &&
+        (await moveRefsInProcess(inProcess, lines, objectsDurable, move.mover));
+      if (!moved) {
+        await objectsDurable;
+        await this.lock.updateRefs(lines);
+      }
     } catch (e) {
       await fast?.abort();
       await fs.rm(pending, { force: true });

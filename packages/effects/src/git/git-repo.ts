@@ -312,16 +312,21 @@ export class GitRepo {
     const { name, email } = this.config.author;
     if (/[<>\n\0]/.test(name + email))
       refuse("author", "of the repo config may not contain <, >, NUL or a line break");
+    const mover = { name, email, at: this.options.clock.now() };
     const body = serializeCommit(
       effect.tree,
       base ? [base] : [],
-      { name, email, at: this.options.clock.now() },
+      mover,
       messageWithTrailer(effect.message, key),
     );
     const commit = await this.objects.writeObject("commit", body);
-    // Durable: every object of the effect is on disk before a ref points at it.
-    await this.objects.syncObjects();
-    await this.publisher.publish({ branch, base, commit, key, sync, paths: effect.paths });
+    // Durable: every object of the effect is on disk before a ref points at it. The fsyncs run
+    // while the publisher checks and prepares the working tree; it waits for them before any ref.
+    const objectsDurable = this.objects.syncObjects();
+    await this.publisher.publish(
+      { branch, base, commit, key, sync, paths: effect.paths, mover },
+      objectsDurable,
+    );
     return commit;
   }
 

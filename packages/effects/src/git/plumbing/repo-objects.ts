@@ -11,6 +11,7 @@ import {
   writeLooseObject,
 } from "./git-objects.js";
 import { RefFiles } from "./ref-files.js";
+import type { InProcessRefs } from "./ref-transaction.js";
 import { runGit } from "./run-git.js";
 
 /** Objects are immutable: each cache is cleared whole when it grows past this many entries. */
@@ -121,6 +122,14 @@ export class RepoObjects {
     const format: ObjectFormat = formatText === "sha256" ? "sha256" : "sha1";
     this.refFiles = new RefFiles(gitDir as string, format === "sha1" ? 40 : 64);
     return { gitDir: gitDir as string, bare, format, workTree };
+  }
+
+  /** What `moveRefsInProcess` needs of this repository (its refs read as files). */
+  async inProcessRefs(): Promise<InProcessRefs | undefined> {
+    const { gitDir, format } = await this.layout();
+    if (!this.refFiles) return undefined;
+    const hexLength = format === "sha1" ? 40 : 64;
+    return { alias: this.alias, gitDir, refs: this.refFiles, hexLength, durable: this.durable };
   }
 
   /**
