@@ -1,5 +1,13 @@
 import { spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import type { GitCommitSpec } from "@idem/effects";
 import { classifyError } from "@idem/schema";
@@ -71,6 +79,35 @@ describe("checked-out branch sync without git processes", () => {
       git(repo, "fsck", "--strict");
     });
   }
+
+  it("takes back what it staged when the branch then cannot move: no temporary file, the index as it was", async () => {
+    sb = sandbox();
+    const repo = addRepo(sb, "site");
+    fx = createEffects(sb.config, { clock: clock() });
+    const first = spec([{ path: "a/one.txt", content: "1\n" }]);
+    await fx.apply(first, "stage/0", { probed: await fx.probe(first, "stage/0") });
+    const index = readFileSync(join(repo, ".git", "index"));
+    // A human's git holds the watermark's lock: the ref transaction fails after the staging.
+    const held = join(repo, ".git", "refs", "idem", "b", "main", "w.lock");
+    writeFileSync(held, "");
+    const next = spec([
+      { path: "a/one.txt", content: "changed\n" },
+      { path: "README.md", content: "new\n" },
+    ]);
+    const err = await fx
+      .apply(next, "stage/1", { probed: await fx.probe(next, "stage/1") })
+      .catch((e) => e);
+    expect(classifyError(err)).toBe("transient");
+    expect(readdirSync(join(repo, "a"))).toEqual(["one.txt"]);
+    expect(readdirSync(repo).filter((f) => f.includes(".idem-"))).toEqual([]);
+    expect(readFileSync(join(repo, ".git", "index")).equals(index)).toBe(true);
+    expect(existsSync(join(repo, ".git", "index.lock"))).toBe(false);
+    expectInStep(repo);
+    rmSync(held);
+    await fx.apply(next, "stage/1", { probed: await fx.probe(next, "stage/1") });
+    expect(readFileSync(join(repo, "a/one.txt"), "utf8")).toBe("changed\n");
+    expectInStep(repo);
+  });
 
   it("leaves a human's unrelated unstaged change alone and still sees it as changed", async () => {
     sb = sandbox();

@@ -113,10 +113,13 @@ export class BranchPublisher {
     if (!fast) writeMarker(gitDir, marker);
     try {
       const inProcess = await this.objects.inProcessRefs();
+      // The working tree's new files and index are written (not in place) while the fsyncs run.
+      const stage = async () => fast?.stage(nonce);
       const moved =
         inProcess !== undefined &&
-        (await moveRefsInProcess(inProcess, lines, objectsDurable, move.mover));
+        (await moveRefsInProcess(inProcess, lines, objectsDurable, move.mover, stage));
       if (!moved) {
+        await stage();
         await objectsDurable;
         await this.lock.updateRefs(lines);
       }

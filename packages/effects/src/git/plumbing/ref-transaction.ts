@@ -74,7 +74,8 @@ function parseMoves(lines: string[], p: InProcessRefs): RefMove[] | undefined {
  * value written, every lock file fsynced at once (git fsyncs them one after the other), then each
  * lock renamed onto its ref and the reflogs git keeps appended: the ref's own when it has one, and
  * HEAD's when HEAD points at a branch moved (under HEAD.lock, as git takes it). `objectsDurable`
- * is awaited before the first rename, so no ref points at an object that is not on disk.
+ * is awaited before the first rename, so no ref points at an object that is not on disk, and
+ * `meanwhile` (the working tree's staging) runs while the fsyncs do; its failure moves nothing.
  *
  * Answers false, having changed nothing, when the lines are not ones it does exactly as git would
  * (see parseMoves) or a ref's folder cannot be made: the caller runs git then. Runs under idem's
@@ -90,6 +91,7 @@ export async function moveRefsInProcess(
   lines: string[],
   objectsDurable: Promise<void>,
   mover: Signature,
+  meanwhile: () => Promise<void> = async () => {},
 ): Promise<boolean> {
   const moves = parseMoves(lines, p);
   if (!moves) return false;
@@ -139,9 +141,15 @@ export async function moveRefsInProcess(
       writeSync(fd, `${move.next}\n`);
     }
     const syncs = p.durable ? held.map((h) => fdatasync(h.fd)) : [];
+    const staged = meanwhile().then(
+      () => undefined,
+      (e: unknown) => new Passed(e),
+    );
     // Every fsync ends before a descriptor is closed, whichever fails.
     const [objects, ...refs] = await Promise.allSettled([objectsDurable, ...syncs]);
+    const stageFailed = await staged;
     if (objects?.status === "rejected") throw new Passed(objects.reason);
+    if (stageFailed) throw stageFailed;
     const failed = refs.find((r) => r.status === "rejected");
     if (failed) throw ioError(p, "a ref's lock file could not be fsynced", failed.reason);
   } catch (e) {
