@@ -7,7 +7,7 @@ import { type InProcessRefs, moveRefsInProcess } from "../src/git/plumbing/ref-t
 import { addRepo, git, gitRaw, type Sandbox, sandbox } from "./helpers.js";
 
 const mover = { name: "idem", email: "idem@x", at: 1_700_000_000_000 };
-const done = Promise.resolve();
+const steps = { syncObjects: async () => {}, stage: async () => {}, mover };
 
 function setup(sb: Sandbox, alias = "site") {
   const repo = addRepo(sb, alias);
@@ -53,7 +53,7 @@ describe("moveRefsInProcess", () => {
     sb = sandbox();
     const mine = setup(sb, "mine");
     const theirs = setup(sb, "theirs");
-    expect(await moveRefsInProcess(mine.p, linesFor(mine.base, mine.next), done, mover)).toBe(true);
+    expect(await moveRefsInProcess(mine.p, linesFor(mine.base, mine.next), steps)).toBe(true);
     gitRaw(
       theirs.repo,
       ["update-ref", "--stdin"],
@@ -82,7 +82,7 @@ describe("moveRefsInProcess", () => {
     sb = sandbox();
     const { repo, gitDir, p, base, next } = setup(sb);
     git(repo, "update-ref", "refs/idem/b/main/w", base);
-    const err = await moveRefsInProcess(p, linesFor(base, next), done, mover).catch((e) => e);
+    const err = await moveRefsInProcess(p, linesFor(base, next), steps).catch((e) => e);
     expect(isIdemError(err, "TARGET_MOVED")).toBe(true);
     expect(err.message).toContain("refs/idem/b/main/w");
     expect(git(repo, "rev-parse", "refs/heads/main")).toBe(base);
@@ -96,7 +96,7 @@ describe("moveRefsInProcess", () => {
     const theirs = join(gitDir, "refs/idem/b/main/w.lock");
     git(repo, "update-ref", "refs/idem/b/main/k/other", base); // makes the folder
     writeFileSync(theirs, "in progress\n");
-    const err = await moveRefsInProcess(p, linesFor(base, next), done, mover).catch((e) => e);
+    const err = await moveRefsInProcess(p, linesFor(base, next), steps).catch((e) => e);
     expect(isIdemError(err, "LOCKED")).toBe(true);
     expect(readFileSync(theirs, "utf8")).toBe("in progress\n");
     expect(git(repo, "rev-parse", "refs/heads/main")).toBe(base);
@@ -105,7 +105,7 @@ describe("moveRefsInProcess", () => {
     rmSync(theirs);
     const head = join(gitDir, "HEAD.lock");
     writeFileSync(head, "");
-    const err2 = await moveRefsInProcess(p, linesFor(base, next).slice(0, 2), done, mover).catch(
+    const err2 = await moveRefsInProcess(p, linesFor(base, next).slice(0, 2), steps).catch(
       (e) => e,
     );
     expect(isIdemError(err2, "LOCKED")).toBe(true);
@@ -116,9 +116,10 @@ describe("moveRefsInProcess", () => {
   it("moves nothing when the objects could not be made durable", async () => {
     sb = sandbox();
     const { repo, gitDir, p, base, next } = setup(sb);
-    const failed = Promise.reject(new Error("EIO on an object"));
-    failed.catch(() => {});
-    const err = await moveRefsInProcess(p, linesFor(base, next), failed, mover).catch((e) => e);
+    const syncObjects = () => Promise.reject(new Error("EIO on an object"));
+    const err = await moveRefsInProcess(p, linesFor(base, next), { ...steps, syncObjects }).catch(
+      (e) => e,
+    );
     expect(err.message).toBe("EIO on an object");
     expect(git(repo, "rev-parse", "refs/heads/main")).toBe(base);
     expect(locks(gitDir)).toEqual([]);
@@ -128,7 +129,7 @@ describe("moveRefsInProcess", () => {
     sb = sandbox();
     const { repo, p, base, next } = setup(sb);
     git(repo, "pack-refs", "--all", "--prune");
-    expect(await moveRefsInProcess(p, linesFor(base, next), done, mover)).toBe(true);
+    expect(await moveRefsInProcess(p, linesFor(base, next), steps)).toBe(true);
     expect(git(repo, "rev-parse", "refs/heads/main")).toBe(next);
     git(repo, "fsck", "--strict");
   });
@@ -138,17 +139,15 @@ describe("moveRefsInProcess", () => {
     const { repo, gitDir, p, base, next } = setup(sb);
     const head = readFileSync(join(gitDir, "logs/HEAD"), "utf8");
     // A delete (the key index's catch-up after a rewrite).
-    expect(await moveRefsInProcess(p, [`delete refs/idem/b/main/k/x ${base}`], done, mover)).toBe(
-      false,
-    );
+    expect(await moveRefsInProcess(p, [`delete refs/idem/b/main/k/x ${base}`], steps)).toBe(false);
     // A symbolic ref.
     git(repo, "symbolic-ref", "refs/heads/alias", "refs/heads/main");
-    expect(
-      await moveRefsInProcess(p, [`update refs/heads/alias ${next} ${base}`], done, mover),
-    ).toBe(false);
+    expect(await moveRefsInProcess(p, [`update refs/heads/alias ${next} ${base}`], steps)).toBe(
+      false,
+    );
     // A ref whose folder is a ref (a file) already.
     git(repo, "update-ref", "refs/idem/b/main/k", base);
-    expect(await moveRefsInProcess(p, linesFor(base, next), done, mover)).toBe(false);
+    expect(await moveRefsInProcess(p, linesFor(base, next), steps)).toBe(false);
     expect(git(repo, "rev-parse", "refs/heads/main")).toBe(base);
     expect(readFileSync(join(gitDir, "logs/HEAD"), "utf8")).toBe(head);
     expect(locks(gitDir)).toEqual([]);

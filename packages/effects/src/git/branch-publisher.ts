@@ -71,14 +71,11 @@ export class BranchPublisher {
    * tree brought along for `paths`: checked first and written in process when it can
    * (WorktreeSync), else checked with `git status` and moved with `read-tree -m -u`; if git then
    * refuses, the branch is moved back and DIRTY_WORKTREE thrown.
-   * `objectsDurable`: the fsync of the commit's objects, awaited before the first ref moves (the
-   * checks and the working tree's preparation run meanwhile).
+   * `syncObjects`: the fsync of the commit's objects, run with the refs' own before any ref moves.
    * @throws IdemError DIRTY_WORKTREE with nothing moved; TARGET_MOVED; LOCKED; the fsync's error
    * with nothing moved.
    */
-  async publish(move: BranchMove, objectsDurable: Promise<void>): Promise<void> {
-    // Awaited below before any ref moves; a check that fails first must not leave it unhandled.
-    objectsDurable.catch(() => {});
+  async publish(move: BranchMove, syncObjects: () => Promise<void>): Promise<void> {
     const { branch, base, commit, key, sync, paths } = move;
     const { gitDir } = await this.objects.layout();
     const pending = markerPath(gitDir);
@@ -113,14 +110,14 @@ export class BranchPublisher {
     if (!fast) writeMarker(gitDir, marker);
     try {
       const inProcess = await this.objects.inProcessRefs();
-      // The working tree's new files and index are written (not in place) while the fsyncs run.
+      // The working tree's new files and index are written (not in place) before the fsyncs.
       const stage = async () => fast?.stage(nonce);
       const moved =
         inProcess !== undefined &&
-        (await moveRefsInProcess(inProcess, lines, objectsDurable, move.mover, stage));
+        (await moveRefsInProcess(inProcess, lines, { syncObjects, stage, mover: move.mover }));
       if (!moved) {
         await stage();
-        await objectsDurable;
+        await syncObjects();
         await this.lock.updateRefs(lines);
       }
     } catch (e) {

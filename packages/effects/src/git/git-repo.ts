@@ -320,12 +320,11 @@ export class GitRepo {
       messageWithTrailer(effect.message, key),
     );
     const commit = await this.objects.writeObject("commit", body);
-    // Durable: every object of the effect is on disk before a ref points at it. The fsyncs run
-    // while the publisher checks and prepares the working tree; it waits for them before any ref.
-    const objectsDurable = this.objects.syncObjects();
+    // Durable: every object of the effect is on disk before a ref points at it (the publisher
+    // fsyncs them with the refs' lock files).
     await this.publisher.publish(
       { branch, base, commit, key, sync, paths: effect.paths, mover },
-      objectsDurable,
+      () => this.objects.syncObjects(),
     );
     return commit;
   }

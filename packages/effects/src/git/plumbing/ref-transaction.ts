@@ -73,9 +73,12 @@ function parseMoves(lines: string[], p: InProcessRefs): RefMove[] | undefined {
  * other as two gits do), its value read under the lock and compared with the expected one, the new
  * value written, every lock file fsynced at once (git fsyncs them one after the other), then each
  * lock renamed onto its ref and the reflogs git keeps appended: the ref's own when it has one, and
- * HEAD's when HEAD points at a branch moved (under HEAD.lock, as git takes it). `objectsDurable`
- * is awaited before the first rename, so no ref points at an object that is not on disk, and
- * `meanwhile` (the working tree's staging) runs while the fsyncs do; its failure moves nothing.
+ * HEAD's when HEAD points at a branch moved (under HEAD.lock, as git takes it).
+ *
+ * Every file is created first (the locks, then what `steps.stage` writes), and only then is
+ * everything fsynced at once: the lock files and, by `steps.syncObjects`, the effect's objects, so
+ * no ref points at an object that is not on disk. (A file created while an fsync of the same file
+ * system runs waits for that fsync's journal commit: creating after fsyncing would pay for each.)
  *
  * Answers false, having changed nothing, when the lines are not ones it does exactly as git would
  * (see parseMoves) or a ref's folder cannot be made: the caller runs git then. Runs under idem's
@@ -83,15 +86,13 @@ function parseMoves(lines: string[], p: InProcessRefs): RefMove[] | undefined {
  * (the pending marker names the refs, and HEAD.lock goes too), the refs renamed so far moved: the
  * same as a git killed in its commit phase, which the key index and the probe are built for.
  * @throws IdemError LOCKED when a git lock file is held; TARGET_MOVED when a ref is not where the
- * transaction expects it; IO when a write, an fsync or a rename fails; the error of
- * `objectsDurable`. Nothing has moved after any of them but IO in a rename.
+ * transaction expects it; IO when a write, an fsync or a rename fails; the error of a step. Nothing
+ * has moved after any of them but IO in a rename.
  */
 export async function moveRefsInProcess(
   p: InProcessRefs,
   lines: string[],
-  objectsDurable: Promise<void>,
-  mover: Signature,
-  meanwhile: () => Promise<void> = async () => {},
+  steps: { syncObjects: () => Promise<void>; stage: () => Promise<void>; mover: Signature },
 ): Promise<boolean> {
   const moves = parseMoves(lines, p);
   if (!moves) return false;
@@ -140,16 +141,11 @@ export async function moveRefsInProcess(
       }
       writeSync(fd, `${move.next}\n`);
     }
+    await steps.stage().catch((e: unknown) => Promise.reject(new Passed(e)));
     const syncs = p.durable ? held.map((h) => fdatasync(h.fd)) : [];
-    const staged = meanwhile().then(
-      () => undefined,
-      (e: unknown) => new Passed(e),
-    );
     // Every fsync ends before a descriptor is closed, whichever fails.
-    const [objects, ...refs] = await Promise.allSettled([objectsDurable, ...syncs]);
-    const stageFailed = await staged;
+    const [objects, ...refs] = await Promise.allSettled([steps.syncObjects(), ...syncs]);
     if (objects?.status === "rejected") throw new Passed(objects.reason);
-    if (stageFailed) throw stageFailed;
     const failed = refs.find((r) => r.status === "rejected");
     if (failed) throw ioError(p, "a ref's lock file could not be fsynced", failed.reason);
   } catch (e) {
@@ -166,7 +162,7 @@ export async function moveRefsInProcess(
     }
     for (const h of held) renameSync(h.lock, join(p.gitDir, h.move.ref));
     for (const h of held) {
-      const line = logLine(h.current ?? zero, h.move.next, mover);
+      const line = logLine(h.current ?? zero, h.move.next, steps.mover);
       appendLog(join(p.gitDir, "logs", h.move.ref), line);
       if (headLock && headBranch === h.move.ref) appendLog(join(p.gitDir, "logs", "HEAD"), line);
     }
@@ -222,7 +218,7 @@ function logLine(old: string, next: string, mover: Signature): string {
   return `${old} ${next} ${mover.name} <${mover.email}> ${Math.floor(mover.at / 1000)} +0000\n`;
 }
 
-/** The objects' own fsync error, passed on as it came. */
+/** A step's own error, passed on as it came. */
 class Passed {
   constructor(readonly error: unknown) {}
 }
