@@ -138,15 +138,29 @@ export function parseTree(content: Buffer, format: ObjectFormat): TreeEntry[] {
   return out;
 }
 
-/** Serializes tree entries in git's order (a directory sorts as if its name ended with "/"). */
-export function serializeTree(entries: TreeEntry[]): Buffer {
-  const key = (e: TreeEntry) => Buffer.from(e.mode === TREE_MODE ? `${e.name}/` : e.name, "utf8");
-  const sorted = [...entries].sort((a, b) => Buffer.compare(key(a), key(b)));
+/** Tree entries in git's order (a directory sorts as if its name ended with "/"). Pure. */
+export function sortTree(entries: TreeEntry[]): TreeEntry[] {
+  // Each entry's sort key made once (a tree of an agent's repo can hold thousands of entries).
+  const keyed = entries.map((e) => ({
+    e,
+    k: Buffer.from(e.mode === TREE_MODE ? `${e.name}/` : e.name, "utf8"),
+  }));
+  keyed.sort((a, b) => Buffer.compare(a.k, b.k));
+  return keyed.map((x) => x.e);
+}
+
+/** Serializes tree entries already in git's order (`sortTree`). Pure. */
+export function serializeSortedTree(sorted: TreeEntry[]): Buffer {
   const parts: Buffer[] = [];
   for (const e of sorted) {
     parts.push(Buffer.from(`${e.mode} ${e.name}\0`, "utf8"), Buffer.from(e.oid, "hex"));
   }
   return Buffer.concat(parts);
+}
+
+/** Serializes tree entries in git's order. Pure. */
+export function serializeTree(entries: TreeEntry[]): Buffer {
+  return serializeSortedTree(sortTree(entries));
 }
 
 /** The parts of a commit object idem reads. */

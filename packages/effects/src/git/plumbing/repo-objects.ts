@@ -1,5 +1,6 @@
-import { promises as fs } from "node:fs";
+import { closeSync, fdatasync as fdatasyncCb, promises as fs, openSync } from "node:fs";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { IdemError } from "@idem/schema";
 import { CatFileProcess } from "./cat-file-process.js";
 import {
@@ -7,12 +8,16 @@ import {
   type ObjectFormat,
   parseCommit,
   parseTree,
+  serializeSortedTree,
+  sortTree,
   type TreeEntry,
   writeLooseObject,
 } from "./git-objects.js";
 import { RefFiles } from "./ref-files.js";
 import type { InProcessRefs } from "./ref-transaction.js";
 import { runGit } from "./run-git.js";
+
+const fdatasync = promisify(fdatasyncCb);
 
 /** Objects are immutable: each cache is cleared whole when it grows past this many entries. */
 const CACHE_ENTRIES = 5000;
@@ -224,13 +229,23 @@ export class RepoObjects {
    * and so is a small blob until later blobs push it out.
    */
   async writeObject(type: string, body: Uint8Array): Promise<string> {
+    const { format } = await this.layout();
+    return this.write(type, body, () => parseTree(Buffer.from(body), format));
+  }
+
+  /** Writes a tree object of `entries` (in any order) as `writeObject` does, and returns its id. */
+  async writeTree(entries: TreeEntry[]): Promise<string> {
+    const sorted = sortTree(entries);
+    return this.write("tree", serializeSortedTree(sorted), () => sorted);
+  }
+
+  private async write(type: string, body: Uint8Array, tree: () => TreeEntry[]): Promise<string> {
     const { gitDir, format } = await this.layout();
     const objectsDir = join(gitDir, "objects");
     const oid = await writeLooseObject({ objectsDir, format, type, body, durable: false });
     if (this.durable) this.unsynced.add(join(objectsDir, oid.slice(0, 2), oid.slice(2)));
     if (type === "commit") this.remember(this.commitCache, oid, parseCommit(Buffer.from(body)));
-    else if (type === "tree")
-      this.remember(this.treeCache, oid, parseTree(Buffer.from(body), format));
+    else if (type === "tree") this.remember(this.treeCache, oid, tree());
     else if (type === "blob" && body.length <= BLOB_CACHE_ONE && !this.blobCache.has(oid)) {
       this.blobCache.set(oid, Buffer.from(body));
       this.blobBytes += body.length;
@@ -272,18 +287,22 @@ export class RepoObjects {
   }
 }
 
-/** fdatasync of one file; a file that is gone is nothing to sync. */
+/**
+ * fdatasync of one file; a file that is gone is nothing to sync. Opened and closed synchronously
+ * (a few microseconds each): only the fdatasync goes to libuv's thread pool, whose four threads an
+ * effect's fsyncs (its objects and its refs' lock files) share.
+ */
 async function syncFile(path: string): Promise<void> {
-  let fh: fs.FileHandle;
+  let fd: number;
   try {
-    fh = await fs.open(path, "r");
+    fd = openSync(path, "r");
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "ENOENT") return;
     throw e;
   }
   try {
-    await fh.datasync();
+    await fdatasync(fd);
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }

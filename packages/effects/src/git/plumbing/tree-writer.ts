@@ -1,5 +1,5 @@
 import { refuse } from "../../sandbox.js";
-import { GITLINK_MODE, serializeTree, TREE_MODE, type TreeEntry } from "./git-objects.js";
+import { GITLINK_MODE, TREE_MODE, type TreeEntry } from "./git-objects.js";
 import type { RepoObjects } from "./repo-objects.js";
 
 /** A file change: new bytes, an object already in the repo (with its mode), or null to delete. */
@@ -64,7 +64,7 @@ export async function rewriteTree(
     if (next) entries.push(next);
   }
   if (entries.length === 0) return null;
-  return objects.writeObject("tree", serializeTree(entries));
+  return objects.writeTree(entries);
 }
 
 /** `rewriteTree`, with the empty tree written when nothing is left: a commit always has a tree. */
