@@ -78,6 +78,11 @@ const sides = opt.only ? opt.only.split(",") : ALL;
 for (const s of sides) if (!ALL.includes(s)) throw new Error(`--only: unknown system ${s}`);
 
 const STARTED = new Date().toISOString();
+// The commit the run builds and measures (a commit made while it runs is not in its figures).
+const REV = execFileSync("git", ["rev-parse", "--short", "HEAD"], {
+  cwd: ROOT,
+  encoding: "utf8",
+}).trim();
 if (opt["from-json"]) {
   writeSection(JSON.parse(readFileSync(opt["from-json"], "utf8")));
   process.exit(0);
@@ -184,10 +189,7 @@ try {
   }
   const results = {
     date: STARTED,
-    rev: execFileSync("git", ["rev-parse", "--short", "HEAD"], {
-      cwd: ROOT,
-      encoding: "utf8",
-    }).trim(),
+    rev: REV,
     seed: SEED,
     jobs: N,
     rounds: ROUNDS,
