@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { FAULT_POINTS } from "@idem/schema";
 import { tempDir } from "@idem/testing";
 import { beforeAll, describe, expect, it } from "vitest";
-import { skipUnless } from "../support/skip.js";
+import { runs, skipUnless } from "../support/skip.js";
 import {
   CHILD_SCRIPT,
   chainOutputs,
@@ -21,14 +21,7 @@ import {
   recordAll,
 } from "./interpreter-fixture.js";
 
-const hasStrace = (() => {
-  try {
-    execFileSync("strace", ["-V"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const hasStrace = runs("strace", "-V");
 
 beforeAll(() => {
   execFileSync("npx", ["tsc", "-b", "apps/interpreter"], { cwd: REPO_ROOT, stdio: "ignore" });

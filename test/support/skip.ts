@@ -3,6 +3,8 @@
 // network namespaces"), () => …)` runs the suite where the condition holds and skips it elsewhere
 // with that reason. Prefer it to `describe.skipIf`, whose skips say nothing.
 
+import { execFileSync } from "node:child_process";
+
 declare module "vitest" {
   interface TaskMeta {
     /** Why this suite or test was skipped on this machine (see skipUnless). */
@@ -16,4 +18,14 @@ export function skipUnless(
   reason: string,
 ): { skip?: boolean; meta?: { skipReason: string } } {
   return condition ? {} : { skip: true, meta: { skipReason: reason } };
+}
+
+/** Whether `command` runs here (`<command> <versionFlag>` exits 0): a condition for `skipUnless`. */
+export function runs(command: string, versionFlag = "--version"): boolean {
+  try {
+    execFileSync(command, [versionFlag], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -7,20 +7,13 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { skipUnless } from "../../../test/support/skip.js";
+import { runs, skipUnless } from "../../../test/support/skip.js";
 import { GIT_DURABLE_DEFAULT } from "../src/create-effects.js";
 import { addRepo, git, type Sandbox, sandbox } from "./helpers.js";
 
 const APPLY_TWO = join(import.meta.dirname, "fixtures", "apply-two.mjs");
 
-const hasStrace = (() => {
-  try {
-    execFileSync("strace", ["-V"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const hasStrace = runs("strace", "-V");
 
 interface RefMove {
   ref: string;
