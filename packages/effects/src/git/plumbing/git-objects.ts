@@ -1,13 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import {
-  existsSync,
-  promises as fs,
-  linkSync,
-  mkdirSync,
-  renameSync,
-  unlinkSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, promises as fs, mkdirSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { deflateSync } from "node:zlib";
 
@@ -50,7 +42,7 @@ export interface LooseObject {
 
 /**
  * Writes a loose object the way git does (deflated `type size\0body` in objects/xx/rest, through a
- * temporary file and a hard link so a crash never leaves a torn object), fsynced when `durable`.
+ * temporary file, so a crash never leaves a torn object), fsynced when `durable`.
  * Idempotent: an object that exists is left alone. Returns the oid.
  */
 export async function writeLooseObject(object: LooseObject): Promise<string> {
@@ -106,19 +98,10 @@ function writeLooseObjectNow(dir: string, file: string, type: string, body: Uint
     level: 1,
   });
   writeFileSync(tmp, data, { flag: "wx", mode: 0o444 });
-  try {
-    linkSync(tmp, file);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "EEXIST") {
-      renameSync(tmp, file);
-      return;
-    }
-  }
-  try {
-    unlinkSync(tmp);
-  } catch {
-    // already gone
-  }
+  // Renamed into place, as git does with core.createObject=rename: one metadata change where a
+  // hard link and an unlink make two (an effect writes three objects). An object another writer
+  // put there meanwhile has the same bytes.
+  renameSync(tmp, file);
 }
 
 /** Parses a raw tree object. */
