@@ -107,11 +107,15 @@ export async function crashPhase(
     const a = await journal.runs.active();
     return a.pending + a.running + a.failed;
   };
+  /** Per job: its run's lease, and its effect's ledger rows, as a start found them. */
   const leases = async () => {
-    const out = new Map<string, string>();
+    const out = new Map<string, { lease: string; ledger: string }>();
     for (const o of outputs) {
       const run = await journal.runs.latest(o.jobId);
-      out.set(o.jobId, `${run?.generation}:${run?.leaseOwner}:${run?.leaseUntil}`);
+      out.set(o.jobId, {
+        lease: `${run?.generation}:${run?.leaseOwner}:${run?.leaseUntil}`,
+        ledger: JSON.stringify(await journal.ledger.history(o.key)),
+      });
     }
     return out;
   };
@@ -137,12 +141,16 @@ export async function crashPhase(
       if (after.has(o.jobId)) continue;
       const run = await journal.runs.latest(o.jobId);
       if (run?.state === "dead") after.set(o.jobId, killedIn.get(o.jobId) ?? null);
-      // Running under a lease this start took: the kill left it half done.
+      // Running under a lease this start took: the kill left it half done. A start that took it
+      // over and was killed before it wrote anything of it (killed at another run's point) leaves
+      // it as the earlier kill did, and that one keeps the blame.
       else if (
         killed &&
         point !== null &&
         run?.state === "running" &&
-        before.get(o.jobId) !== `${run.generation}:${run.leaseOwner}:${run.leaseUntil}`
+        before.get(o.jobId)?.lease !== `${run.generation}:${run.leaseOwner}:${run.leaseUntil}` &&
+        (!killedIn.has(o.jobId) ||
+          before.get(o.jobId)?.ledger !== JSON.stringify(await journal.ledger.history(o.key)))
       )
         killedIn.set(o.jobId, point);
     }
