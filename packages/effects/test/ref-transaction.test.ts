@@ -151,5 +151,16 @@ describe("moveRefsInProcess", () => {
     expect(git(repo, "rev-parse", "refs/heads/main")).toBe(base);
     expect(readFileSync(join(gitDir, "logs/HEAD"), "utf8")).toBe(head);
     expect(locks(gitDir)).toEqual([]);
+    // A linked worktree keeps its refs elsewhere: nothing is made in its own git folder.
+    const wt = join(sb.dir, "wt");
+    git(repo, "worktree", "add", "-q", "-b", "side", wt);
+    const wtGitDir = git(wt, "rev-parse", "--absolute-git-dir");
+    const linked = { ...p, gitDir: wtGitDir, refs: new RefFiles(wtGitDir, 40) };
+    const side = git(wt, "rev-parse", "HEAD");
+    expect(await moveRefsInProcess(linked, [`update refs/heads/side ${next} ${side}`], steps)).toBe(
+      false,
+    );
+    expect(existsSync(join(wtGitDir, "refs"))).toBe(false);
+    expect(existsSync(join(wtGitDir, "HEAD.lock"))).toBe(false);
   });
 });

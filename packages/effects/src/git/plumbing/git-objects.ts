@@ -72,15 +72,8 @@ export async function writeLooseObject(object: LooseObject): Promise<string> {
   } finally {
     await fh.close();
   }
-  try {
-    await fs.link(tmp, file);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "EEXIST") {
-      await fs.rename(tmp, file);
-      return oid;
-    }
-  }
-  await fs.unlink(tmp).catch(() => {});
+  // Renamed into place as the small writes are (writeLooseObjectNow).
+  await fs.rename(tmp, file);
   return oid;
 }
 

@@ -93,6 +93,12 @@ export class PreparedSync {
   async stage(nonce: string): Promise<void> {
     const { changes, workTree } = this.parts;
     if (changes.some((c) => c.next && !isDir(dirname(join(workTree, c.path))))) return;
+    await this.stageAll(nonce);
+  }
+
+  /** `stage`, every changed file's folder being there. */
+  private async stageAll(nonce: string): Promise<void> {
+    const { changes, workTree } = this.parts;
     const staged: Staged[] = [];
     try {
       const entries = this.smudgedEntries();
@@ -126,11 +132,18 @@ export class PreparedSync {
    */
   async commit(nonce: string): Promise<void> {
     try {
-      if (this.staged) {
-        this.removeDeleted();
-        for (const s of this.staged) renameSync(s.tmp, s.file);
-        this.placeIndex();
-      } else await this.write(nonce);
+      let staged = this.staged;
+      if (!staged) {
+        for (const c of this.parts.changes) {
+          if (c.next) mkdirSync(dirname(join(this.parts.workTree, c.path)), { recursive: true });
+        }
+        await this.stageAll(nonce);
+        staged = this.staged as Staged[];
+      }
+      this.removeDeleted();
+      for (const s of staged) renameSync(s.tmp, s.file);
+      this.parts.files.close();
+      renameSync(this.parts.files.lockPath, this.parts.files.indexPath);
     } catch (e) {
       await this.parts.files.release();
       throw e;
@@ -183,33 +196,6 @@ export class PreparedSync {
   private writeIndex(entries: IndexEntry[]): void {
     if (this.parts.index.tree) updateCacheTree(this.parts.index.tree, this.parts.dirs, entries);
     writeSync(this.parts.files.fd, serializeIndex(this.parts.index, this.parts.format));
-  }
-
-  /** index.lock renamed onto the index. */
-  private placeIndex(): void {
-    this.parts.files.close();
-    renameSync(this.parts.files.lockPath, this.parts.files.indexPath);
-  }
-
-  private async write(nonce: string): Promise<void> {
-    const entries = this.smudgedEntries();
-    this.removeDeleted();
-    for (const c of this.parts.changes) {
-      const pathBytes = Buffer.from(c.path, "utf8");
-      if (!c.next) {
-        const at = findEntry(entries, pathBytes);
-        if (at >= 0) entries.splice(at, 1);
-        continue;
-      }
-      const file = join(this.parts.workTree, c.path);
-      const tmp = tempName(file, nonce);
-      mkdirSync(dirname(file), { recursive: true });
-      await this.writeTemp(c, tmp);
-      renameSync(tmp, file);
-      setEntry(entries, c, pathBytes, file);
-    }
-    this.writeIndex(entries);
-    this.placeIndex();
   }
 }
 

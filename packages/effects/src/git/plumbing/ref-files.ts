@@ -16,7 +16,8 @@ export type RefFileAnswer = string | null | undefined;
  * backend, a symbolic ref, a file that is not one oid, an unreadable file.
  */
 export class RefFiles {
-  private readonly usable: boolean;
+  /** False where git keeps refs elsewhere (a linked worktree, the reftable backend): ask git. */
+  readonly usable: boolean;
   private packed: { ino: number; size: number; mtimeNs: bigint; refs: Map<string, string> } | null =
     null;
 

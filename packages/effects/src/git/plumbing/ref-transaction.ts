@@ -45,11 +45,13 @@ interface Held {
 
 /**
  * The moves of `update-ref --stdin` lines, when every line is one this module does exactly as git
- * would: `update <ref> <new> [<old>]` or `create <ref> <new>` of a ref under refs/ that reads as a
- * plain oid or is absent. Undefined otherwise (a delete, a symbolic ref, a linked worktree, the
- * reftable backend, anything RefFiles leaves to git): the caller runs git.
+ * would: `update <ref> <new> [<old>]` or `create <ref> <new>` of a ref under refs/, in a repository
+ * whose refs are files. Undefined otherwise (a delete, a linked worktree, the reftable backend):
+ * the caller runs git. A ref RefFiles cannot read as git would (a symbolic ref) is found under its
+ * lock, and goes to git too.
  */
 function parseMoves(lines: string[], p: InProcessRefs): RefMove[] | undefined {
+  if (!p.refs.usable) return undefined;
   const zero = "0".repeat(p.hexLength);
   const oid = new RegExp(`^[0-9a-f]{${p.hexLength}}$`);
   const moves: RefMove[] = [];
@@ -62,7 +64,6 @@ function parseMoves(lines: string[], p: InProcessRefs): RefMove[] | undefined {
     else if (op === "update" && old !== undefined && oid.test(old))
       moves.push({ ref, next, old: old === zero ? null : old });
     else return undefined;
-    if (p.refs.read(ref) === undefined) return undefined;
   }
   return new Set(moves.map((m) => m.ref)).size === moves.length ? moves : undefined;
 }
@@ -117,8 +118,10 @@ export async function moveRefsInProcess(
       const path = join(p.gitDir, move.ref);
       try {
         mkdirSync(dirname(path), { recursive: true });
-      } catch {
+      } catch (e) {
         // A file where a folder should be (a ref named like this one's folder): git says why.
+        const code = (e as NodeJS.ErrnoException).code;
+        if (code !== "ENOTDIR" && code !== "EEXIST") throw e;
         release();
         return false;
       }
@@ -164,7 +167,7 @@ export async function moveRefsInProcess(
     for (const h of held) {
       const line = logLine(h.current ?? zero, h.move.next, steps.mover);
       appendLog(join(p.gitDir, "logs", h.move.ref), line);
-      if (headLock && headBranch === h.move.ref) appendLog(join(p.gitDir, "logs", "HEAD"), line);
+      if (h.move.ref === headBranch) appendLog(join(p.gitDir, "logs", "HEAD"), line);
     }
   } catch (e) {
     for (const h of held) {
