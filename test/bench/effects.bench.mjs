@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { defaultConfig } from "@idem/schema";
-import { createEffects } from "../../packages/effects/dist/index.js";
+import { builtInKinds, createEffects, kindRegistryOf } from "../../packages/effects/dist/index.js";
 import { interleave, perSec, report, row, size } from "./lib/measure.mjs";
 import { bash, GIT_ENV, GIT_FSYNC, script } from "./lib/plain.mjs";
 
@@ -34,15 +34,18 @@ const patchDir = join(root, "patches");
 mkdirSync(patchDir);
 for (let i = 0; i < N; i++) writeFileSync(join(patchDir, `${i}.patch`), newFilePatch(i));
 
-function effectsFor(repo, options = {}) {
+/** The effects of a config whose repo `site` is `repo`, its git kinds built with `git` (`{ durable }`). */
+function effectsFor(repo, git = {}) {
   const config = defaultConfig(root);
-  config.repos.site = {
-    path: repo,
-    branch: "main",
-    branches: [],
-    author: { name: "idem", email: "idem@localhost" },
+  config.sections.repos = {
+    site: {
+      path: repo,
+      branch: "main",
+      branches: [],
+      author: { name: "idem", email: "idem@localhost" },
+    },
   };
-  return createEffects(config, options);
+  return createEffects(config, { kinds: kindRegistryOf(config, builtInKinds({ git })) });
 }
 
 /** idem: N git.commit effects (probe, then apply) on a fresh repo; answers effects/s. */

@@ -38,11 +38,13 @@ function historyRepo(n) {
 
 function effectsFor(repo) {
   const config = defaultConfig(root);
-  config.repos.site = {
-    path: repo,
-    branch: "main",
-    branches: [],
-    author: { name: "idem", email: "idem@localhost" },
+  config.sections.repos = {
+    site: {
+      path: repo,
+      branch: "main",
+      branches: [],
+      author: { name: "idem", email: "idem@localhost" },
+    },
   };
   return createEffects(config);
 }

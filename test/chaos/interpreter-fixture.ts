@@ -5,12 +5,11 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { effectTargetsOf } from "@idem/effects";
+import { EFFECT_TRAILER, effectTargetsOf } from "@idem/effects";
 import { type JournalStore, openSqliteJournal } from "@idem/journal";
 import {
   type AgentOutput,
   type Config,
-  EFFECT_TRAILER,
   type EffectSpec,
   effectKey,
   parseConfig,

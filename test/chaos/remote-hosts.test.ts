@@ -137,7 +137,7 @@ describe("remote git targets from several hosts", () => {
       }
       // Both hosts made their own mirror.
       for (const ws of [one, two]) {
-        const mirror = ws.config.repos.site?.path as string;
+        const mirror = join(ws.dir, ".idem/mirrors/site.git");
         expect(await git(mirror, "rev-parse", "--is-bare-repository")).toBe("true\n");
       }
     } finally {

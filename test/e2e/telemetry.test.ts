@@ -181,7 +181,6 @@ describe("OpenTelemetry traces of one job", () => {
         const effectsFacade = openEffects(config);
         try {
           const plan = await buildReplayPlan({
-            config,
             journal: p3.journal,
             effects: effectsFacade,
             selection: { jobIds: [job.jobId] },

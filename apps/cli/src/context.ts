@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
+import { parseIdemConfig } from "@idem/core";
 import { type JournalStore, openJournalStore } from "@idem/journal";
 import {
   type Config,
@@ -8,7 +9,6 @@ import {
   exitCodeOfError,
   isIdemError,
   journalLocationOf,
-  parseConfig,
   redactUrl,
 } from "@idem/schema";
 import type CliTable from "cli-table3";
@@ -46,7 +46,8 @@ export function configPath(options: GlobalOptions): string {
  * Loads and validates the config of a command that needs a journal. No config at all (no
  * `--config`, no `IDEM_CONFIG`, no ./idem.config.json) exits 2 saying where it looked and to run
  * `idem init`, before anything is created: a journal is never made silently in whatever directory
- * a command runs in. A missing explicit config, bad JSON or an invalid key exits 2 naming it.
+ * a command runs in. A missing explicit config, bad JSON or an invalid key (of idem's own
+ * sections, or of a section an effect kind owns) exits 2 naming it.
  */
 export function loadConfig(options: GlobalOptions): Config {
   const file = configPath(options);
@@ -60,7 +61,7 @@ export function loadConfig(options: GlobalOptions): Config {
     );
   }
   const raw = parseJsonText(readText(file, "config"), file, EXIT.USAGE);
-  const r = parseConfig(raw, {
+  const r = parseIdemConfig(raw, {
     dir: dirname(file),
     file,
     natsUrl: process.env.NATS_URL,

@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { openEffects } from "@idem/core";
+import { kindsOf, openEffects } from "@idem/core";
 import { effectTargetsOf } from "@idem/effects";
 import { createInterpreter, type DrainResult } from "@idem/interpreter";
 import { type JournalStore, openSqliteJournal } from "@idem/journal";
@@ -59,7 +59,7 @@ export async function opsFixture(extra: Record<string, unknown> = {}): Promise<O
       if (r.status !== "recorded") throw new Error(`record ${jobId}: ${r.status}`);
     },
     async interpret() {
-      effects ??= openEffects(config, { durable: false });
+      effects ??= openEffects(config, { kinds: kindsOf(config, { durable: false }) });
       const interpreter = createInterpreter({
         config,
         journal,

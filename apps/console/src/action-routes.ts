@@ -102,7 +102,6 @@ function filterOf(q: ReplayQuery, d: ConsoleDeps): EffectFilter | null {
   try {
     return checkEffectFilter(
       { kinds: q.kind, repos: q.repo, roots: q.root, targets: q.target },
-      d.config,
       d.effects.kinds,
     );
   } catch (e) {
@@ -113,7 +112,7 @@ function filterOf(q: ReplayQuery, d: ConsoleDeps): EffectFilter | null {
 
 /** What the filter's checkboxes offer: every effect kind and the config's names. */
 function choicesOf(d: ConsoleDeps): FilterChoices {
-  const c = filterChoices(d.config, d.effects.kinds);
+  const c = filterChoices(d.effects.kinds);
   return {
     kind: c.kind,
     repo: c.repo,
@@ -219,7 +218,6 @@ export function actionRoutes(app: Hono, d: ConsoleDeps): void {
     const only = filterOf(q, d);
     const plan = selection
       ? await buildReplayPlan({
-          config: d.config,
           journal: d.journal,
           effects: d.effects,
           selection,
@@ -263,7 +261,6 @@ export function actionRoutes(app: Hono, d: ConsoleDeps): void {
     }
     const actor = required(form, "actor", "who replays is recorded");
     const plan = await buildReplayPlan({
-      config: d.config,
       journal: d.journal,
       effects: d.effects,
       selection,

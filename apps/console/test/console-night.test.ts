@@ -4,7 +4,7 @@
 // state; the overview shows the jobs under a lease; /favicon.ico answers; times are ISO UTC.
 import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { openEffects } from "@idem/core";
+import { kindsOf, openEffects } from "@idem/core";
 import { effectTargetsOf } from "@idem/effects";
 import { createInterpreter } from "@idem/interpreter";
 import { silentLogger } from "@idem/runtime";
@@ -26,7 +26,7 @@ describe("the console at 3 a.m.", () => {
     );
     if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
     const config = parsed.config;
-    const effects = openEffects(config, { durable: false });
+    const effects = openEffects(config, { kinds: kindsOf(config, { durable: false }) });
     const c = createConsole({ config, journal: t.journal, effects, actor: "night (console)" });
     // One browser: the session cookie the console hands out comes back with every request (its
     // forms' CSRF token is that session's).

@@ -120,7 +120,6 @@ describe("the console on PostgreSQL", WITH_PG, () => {
       busy: string[];
     };
     const direct = await buildReplayPlan({
-      config,
       journal,
       effects,
       selection: { jobIds: ["pg-0", "pg-1", "pg-2"] },
@@ -137,7 +136,6 @@ describe("the console on PostgreSQL", WITH_PG, () => {
     expect(filtered).toEqual(
       replayPlanJson(
         await buildReplayPlan({
-          config,
           journal,
           effects,
           selection: { jobIds: ["pg-0", "pg-1"] },

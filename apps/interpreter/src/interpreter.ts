@@ -141,7 +141,7 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
     supersede: new SupersedeIndex(journal, options.effects.kinds),
     stopSignal,
     tracing: options.tracing ?? noopTracing,
-    targetOf: (spec) => targetsOfEffect(spec, config, options.effects.kinds)[0],
+    targetOf: (spec) => targetsOfEffect(spec, options.effects.kinds)[0],
   };
 
   const deadHolders = createDeadHolderSweep({ holders: journal.runs, clock, self: owner });

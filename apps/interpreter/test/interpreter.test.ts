@@ -3,7 +3,7 @@ import { existsSync, fdatasync, mkdirSync, rmSync, writeFileSync } from "node:fs
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { openEffects } from "@idem/core";
+import { kindsOf, openEffects } from "@idem/core";
 import type { Effects } from "@idem/effects";
 import { type JournalStore, openSqliteJournal } from "@idem/journal";
 import { tempDir } from "@idem/testing";
@@ -163,10 +163,13 @@ describe("createInterpreter", () => {
   it("retries a transient failure with backoff, then goes dead after maxAttempts", async () => {
     const { ws, journal } = await setup({ maxAttempts: 3, backoffMs: [10] });
     // A repo alias whose path does not exist: TARGET_MISSING, class infrastructure (retryable).
-    const site = ws.config.repos.site as (typeof ws.config.repos)[string];
+    const repos = ws.config.sections.repos as Record<string, object>;
     const parsed = {
       ...ws.config,
-      repos: { ...ws.config.repos, gone: { ...site, path: `${ws.dir}/nope` } },
+      sections: {
+        ...ws.config.sections,
+        repos: { ...repos, gone: { ...repos.site, path: `${ws.dir}/nope` } },
+      },
     };
     const out = {
       jobId: "missing",
@@ -200,7 +203,7 @@ describe("createInterpreter", () => {
   it("retries a repo locked by another process (transient), then succeeds once the lock is free", async () => {
     // maxAttempts: the run retries until the lock is free, however slowly tries come.
     const { ws, journal } = await setup({ maxAttempts: 1_000, backoffMs: [100] });
-    const effects = openEffects(ws.config, { lockTimeoutMs: 150 });
+    const effects = openEffects(ws.config, { kinds: kindsOf(ws.config, { lockTimeoutMs: 150 }) });
     cleanup.push(() => effects.close());
     // Another process holds the repo's lock until the test has seen an apply fail LOCKED.
     mkdirSync(join(ws.repoPath, ".git/idem"), { recursive: true });

@@ -6,7 +6,7 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { openEffects } from "@idem/core";
+import { kindsOf, openEffects } from "@idem/core";
 import type { AgentOutput } from "@idem/schema";
 import { tempDir } from "@idem/testing";
 import { pino } from "pino";
@@ -57,7 +57,7 @@ describe("a repository lock held by a stopped process", () => {
     await using dir = await tempDir("idem-stopped-holder-");
     const ws = await createWorkspace(dir.path, { leaseMs: 120_000, maxAttempts: 1 });
     const journal = await openWorkspaceJournal(ws);
-    const effects = openEffects(ws.config, { lockTimeoutMs: 300 });
+    const effects = openEffects(ws.config, { kinds: kindsOf(ws.config, { lockTimeoutMs: 300 }) });
     const gitDir = execFileSync("git", ["rev-parse", "--absolute-git-dir"], {
       cwd: ws.repoPath,
       encoding: "utf8",

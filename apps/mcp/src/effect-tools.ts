@@ -1,5 +1,5 @@
 import type { kindsOf } from "@idem/core";
-import { type Config, IdemError } from "@idem/schema";
+import { IdemError } from "@idem/schema";
 import { z } from "zod";
 
 /** The effect kinds of one config, as core's registry answers them (`loadKinds`, `kindsOf`). */
@@ -79,11 +79,11 @@ function inputSchemaOf(kind: Kind): EffectTool["inputSchema"] {
   return { ...input, type: "object" };
 }
 
-/** The aliases the config defines for a kind (its `knownAliases`), as "root outbox; repo site". */
-function configuredAliases(kind: Kind, registry: KindRegistry, config: Config): string {
+/** The places the config defines for a kind (its `knownAliases`), as "root outbox; repo site". */
+function configuredAliases(kind: Kind, registry: KindRegistry): string {
   let aliases: readonly { type: string; name: string }[] = [];
   try {
-    aliases = kind.knownAliases?.({ config, options: registry.options(kind.name) }) ?? [];
+    aliases = kind.knownAliases?.(registry.context(kind.name)) ?? [];
   } catch {
     return "";
   }
@@ -93,8 +93,8 @@ function configuredAliases(kind: Kind, registry: KindRegistry, config: Config): 
 }
 
 /** The description a model reads: what the effect does, what the call does, and what is promised. */
-function descriptionOf(kind: Kind, registry: KindRegistry, config: Config): string {
-  const aliases = configuredAliases(kind, registry, config);
+function descriptionOf(kind: Kind, registry: KindRegistry): string {
+  const aliases = configuredAliases(kind, registry);
   return [
     kind.description,
     `Stages one ${kind.name} effect in this job's draft output and answers its key (<jobId>/<index>); nothing happens at the target now.`,
@@ -111,7 +111,7 @@ function descriptionOf(kind: Kind, registry: KindRegistry, config: Config): stri
  * @throws IdemError INVALID_CONFIG when two kinds would have the same tool name (`a.b_c` and
  * `a_b.c`), naming both.
  */
-export function effectToolsOf(registry: KindRegistry, config: Config): EffectTool[] {
+export function effectToolsOf(registry: KindRegistry): EffectTool[] {
   const seen = new Map<string, string>();
   return registry.kinds.map((kind) => {
     const name = effectToolName(kind.name);
@@ -127,7 +127,7 @@ export function effectToolsOf(registry: KindRegistry, config: Config): EffectToo
       name,
       kind: kind.name,
       title: `Stage a ${kind.name} effect`,
-      description: descriptionOf(kind, registry, config),
+      description: descriptionOf(kind, registry),
       inputSchema: inputSchemaOf(kind),
       // Staging changes nothing at the target; the recorded output will.
       annotations: { readOnlyHint: false, idempotentHint: false, openWorldHint: true },

@@ -92,7 +92,6 @@ function requestOf(ctx: McpContext, a: Replay) {
       ...(a.roots && { roots: a.roots }),
       ...(a.targets && { targets: a.targets }),
     },
-    ctx.config,
     ctx.kinds,
   );
   return { selection, only, forceUnprobeable: a.forceUnprobeable ?? false };
@@ -145,7 +144,6 @@ function replayPlanTool(ctx: McpContext, effects: Effects): SessionTool {
         if (!parsed.ok) return parsed.result;
         const r = requestOf(ctx, parsed.value);
         const plan = await buildReplayPlan({
-          config: ctx.config,
           journal: ctx.journal,
           effects,
           ...r,
@@ -205,7 +203,6 @@ function replayTool(ctx: McpContext, effects: Effects): SessionTool {
         if (!parsed.ok) return parsed.result;
         const r = requestOf(ctx, parsed.value);
         const plan = await buildReplayPlan({
-          config: ctx.config,
           journal: ctx.journal,
           effects,
           ...r,

@@ -96,7 +96,7 @@ export function createSessionServer(ctx: McpContext, options: SessionOptions): M
   const binding: JobBinding | undefined =
     job && draft ? { job, draft, finish: options.finish } : undefined;
   const tools = new Map<string, SessionTool>();
-  for (const t of effectToolsOf(ctx.kinds, ctx.config)) tools.set(t.name, stagingTool(t, binding));
+  for (const t of effectToolsOf(ctx.kinds)) tools.set(t.name, stagingTool(t, binding));
   for (const t of [...jobTools(ctx, binding), ...operatorTools(ctx)])
     tools.set(t.definition.name, t);
 

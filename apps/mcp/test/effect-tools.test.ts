@@ -42,7 +42,7 @@ async function configWith(kinds: string[], extra: Record<string, unknown> = {}):
 describe("effectToolsOf", () => {
   it("names each kind's tool effect_<kind> with dots as _, and gives it the kind's schema without kind", async () => {
     const config = await configWith(["acme.ticket"]);
-    const tools = effectToolsOf(kindsOf(config), config);
+    const tools = effectToolsOf(kindsOf(config));
     expect(effectToolName("git.commit")).toBe("effect_git_commit");
     const ticket = tools.find((t) => t.kind === "acme.ticket");
     expect(ticket?.name).toBe("effect_acme_ticket");
@@ -58,7 +58,7 @@ describe("effectToolsOf", () => {
 
   it("refuses two kinds whose tool names would be the same, naming both", async () => {
     const config = await configWith(["ab.c_d", "ab_c.d"]);
-    expect(() => effectToolsOf(kindsOf(config), config)).toThrow(
+    expect(() => effectToolsOf(kindsOf(config))).toThrow(
       expect.objectContaining({
         code: "INVALID_CONFIG",
         message: expect.stringContaining("ab.c_d"),

@@ -149,4 +149,11 @@ export {
   submitOutputs,
   submitText,
 } from "./submit/index.js";
-export { assertConfigInvariants, checkRecordable, kindsOf, loadKinds } from "./validate/index.js";
+export {
+  assertConfigInvariants,
+  checkRecordable,
+  IDEM_KINDS,
+  kindsOf,
+  loadKinds,
+  parseIdemConfig,
+} from "./validate/index.js";

@@ -60,10 +60,10 @@ describe("doctor and provisioning on a JetStream cluster of three", () => {
       await jsm.streams.add({ name: "CL_EVENTS", subjects: ["clev.>"], num_replicas: 1 });
       const withTarget = (): Config => {
         const c = config(3);
-        c.publish = {
-          events: { subjectPrefix: "clev", stream: "CL_EVENTS", url: null },
+        return {
+          ...c,
+          sections: { publish: { events: { subjectPrefix: "clev", stream: "CL_EVENTS" } } },
         };
-        return c;
       };
       const found = (await runDoctor(withTarget())).findings.filter(
         (f) => f.severity === "violation" && f.key === "publish.events.stream",

@@ -1,10 +1,17 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { parseConfig } from "@idem/schema";
 import { tempDir } from "@idem/testing";
 import { describe, expect, it } from "vitest";
-import { drillConfigOf, listKinds, loadKindModule, loadKinds, verdictOf } from "../src/index.js";
+import {
+  drillConfigOf,
+  kindsOf,
+  listKinds,
+  loadKindModule,
+  loadKinds,
+  parseIdemConfig,
+  verdictOf,
+} from "../src/index.js";
 
 const FIXTURES = fileURLToPath(new URL("../../../test/fixtures/kinds/", import.meta.url));
 const ITEM = join(FIXTURES, "item-kind.mjs");
@@ -13,7 +20,7 @@ describe("drillConfigOf", () => {
   it("keeps every target of the base config, paths absolute, and gives the drill its own journal", async () => {
     await using base = await tempDir("idem-drill-base-");
     await using drill = await tempDir("idem-drill-ws-");
-    const parsed = parseConfig(
+    const parsed = parseIdemConfig(
       {
         journal: { url: "postgres://u@db/idem" },
         repos: {
@@ -34,12 +41,20 @@ describe("drillConfigOf", () => {
       { name: "fixture.item", module: ITEM, options: { dir: "items" } },
       drill.path,
     );
-    const again = parseConfig(raw, { dir: drill.path, file: join(drill.path, "idem.config.json") });
+    const again = parseIdemConfig(raw, {
+      dir: drill.path,
+      file: join(drill.path, "idem.config.json"),
+    });
     if (!again.ok) throw new Error(JSON.stringify(again.issues));
     const c = again.config;
-    expect(c.repos).toEqual(parsed.config.repos);
-    expect(c.roots).toEqual(parsed.config.roots);
-    expect(c.http).toEqual(parsed.config.http);
+    // Each kind's options read from the drill's folder are those of the base config.
+    const [before, after] = [kindsOf(parsed.config), await loadKinds(c)];
+    for (const kind of ["git.commit", "file.write", "http.request"])
+      expect(after.options(kind), kind).toEqual(before.options(kind));
+    expect(after.options("git.commit")).toMatchObject({
+      site: { path: join(base.path, "repos/site") },
+      remote: { cacheDir: join(base.path, ".idem/mirrors/remote.git") },
+    });
     expect(c.journal).toMatchObject({ path: join(drill.path, "journal.db"), url: null });
     expect(c.agents).toEqual({});
     expect(c.alerts.webhook).toBeNull();
@@ -52,7 +67,7 @@ describe("drillConfigOf", () => {
 describe("listKinds", () => {
   it("lists idem's own kinds and the config's, each described by itself", async () => {
     await using dir = await tempDir("idem-kinds-");
-    const parsed = parseConfig(
+    const parsed = parseIdemConfig(
       { kinds: { "fixture.item": { module: ITEM, options: { dir: "items" } } } },
       { dir: dir.path, file: join(dir.path, "idem.config.json") },
     );

@@ -8,6 +8,7 @@ import { type Config, contentHash, type EffectSpec, effectKey, parseConfig } fro
 import { decideEffect } from "../src/decide/decide-effect.js";
 import { SupersedeIndex } from "../src/decide/supersede-index.js";
 import { openEffects } from "../src/effects/open-effects.js";
+import { kindsOf } from "../src/validate/load-kinds.js";
 
 /**
  * A workspace with one git repo (`site`, branch main), one root (`outbox`) and its journal open,
@@ -39,7 +40,7 @@ export async function opsFixture(): Promise<OpsFixture> {
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
   const config = parsed.config;
   const journal = await openSqliteJournal(config.journal.path);
-  const effects = openEffects(config, { durable: false });
+  const effects = openEffects(config, { kinds: kindsOf(config, { durable: false }) });
   const files = new SupersedeIndex(journal, effects.kinds);
   return {
     dir,

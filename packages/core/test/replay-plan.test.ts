@@ -17,7 +17,6 @@ afterEach(async () => {
 
 function plan(f: OpsFixture, selection: ReplaySelection) {
   return buildReplayPlan({
-    config: f.config,
     journal: f.journal,
     effects: f.effects,
     selection,

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { buildAudit, isAuditClean } from "../src/audit/audit-report.js";
 import { resolveUncertain } from "../src/dead-letters/resolve-uncertain.js";
 import { openEffects } from "../src/effects/open-effects.js";
+import { kindsOf } from "../src/validate/load-kinds.js";
 
 const git = (cwd: string, ...args: string[]) =>
   execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
@@ -33,7 +34,7 @@ async function setup() {
   );
   if (!r.ok) throw new Error(JSON.stringify(r.issues));
   const config: Config = r.config;
-  const effects = openEffects(config, { durable: false });
+  const effects = openEffects(config, { kinds: kindsOf(config, { durable: false }) });
   return {
     ...t,
     config,

@@ -1,79 +1,52 @@
-import { promises as fs } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type { AnyEffectKind, OpenContext, ProbeResult } from "@idem/kit";
+import {
+  type AnyEffectKind,
+  createKindHost,
+  type KindProgress,
+  type OpenedKind,
+  openKind,
+  type ProbeResult,
+} from "@idem/kit";
 import {
   type Clock,
   type Config,
   type EffectSpec,
   type FaultHook,
-  IdemError,
+  type FaultPoint,
   isIdemError,
-  systemClock,
 } from "@idem/schema";
-import type { Effects } from "./effect-handler.js";
-import { GitTargets } from "./git/git-targets.js";
-import { ScratchIndexes } from "./git/patch/scratch-indexes.js";
-import type { CloneProgress } from "./git/remote/remote-git.js";
+import type { Effects } from "./effects.js";
 import { BUILT_IN_KINDS } from "./kinds/index.js";
-import { PublishStreamChecks } from "./kinds/nats-publish/nats-publish-effect.js";
-import { EFFECTS_SERVICES, type EffectsServices } from "./kinds/services.js";
-import type { PublishTransport } from "./publish-transport.js";
-import { kindContext, kindOf } from "./registry/check-effects.js";
+import { kindOf } from "./registry/check-effects.js";
 import { type KindRegistry, kindRegistryOf } from "./registry/kind-registry.js";
 
-/**
- * git effects are durable unless told otherwise: chosen from BENCHMARKS.md, where a durable
- * git.commit stays above the plain `git add` + `git commit` loop run with git's own fsync.
- */
-export const GIT_DURABLE_DEFAULT = true;
-
-/** How `createEffects` reaches its targets; every field has a default. */
+/** How `createEffects` hosts its kinds; every field has a default. */
 export interface CreateEffectsOptions {
   /**
    * The kinds to serve (`loadKindRegistry`: idem's own and the config's `kinds`); default idem's
-   * own (a config that adds kinds must pass its loaded registry).
+   * own built with their defaults (a config that adds kinds must pass its loaded registry).
    */
   kinds?: KindRegistry;
-  /** NATS URL used when neither the publish target nor the config's `nats` section names one. */
-  natsUrl?: string;
-  /**
-   * How nats.publish reaches its broker (@idem/nats implements it; `openEffects` of @idem/core
-   * wires it). Without one, applying a nats.publish fails with INVALID_STATE after validation.
-   * Not closed by `Effects.close()`: whoever created it closes it.
-   */
-  publishTransport?: PublishTransport;
-  /** fetch for http.request and the kinds that call HTTP APIs (tests pass their own). */
+  /** fetch for the kinds that call HTTP APIs (tests pass their own). */
   fetch?: typeof fetch;
-  /** Time for commit author dates. */
   clock?: Clock;
   /**
-   * fsync the git objects and refs of an effect before apply returns (default true): the ledger,
-   * fsynced too, then never says `applied` for a commit a power loss can take back. false is git's
-   * own default (no fsync of loose objects or refs); see docs/reliability.md, "Power loss".
-   */
-  durable?: boolean;
-  /** How long to wait for another process's repo lock before LOCKED (default 30 s). */
-  lockTimeoutMs?: number;
-  /** Keep a repo's OS lock this long after an apply so a burst pays for it once (default 200 ms). */
-  lockLingerMs?: number;
-  /**
-   * Called at the fault points inside an apply (`interpreter.after-push`: a remote git target's
-   * push succeeded, nothing is recorded yet; a kind's own named points). The apps pass their
-   * `IDEM_FAULT` hook; a no-op by default.
+   * Called at the fault points inside an apply (a kind's own named points, and idem's own a
+   * built-in kind reaches: `interpreter.after-push`). The apps pass their `IDEM_FAULT` hook; a
+   * no-op by default.
    */
   fault?: FaultHook;
-  /** Progress of a first clone of a remote repo's mirror, e.g. for a line on a terminal. */
-  onCloneProgress?: (progress: CloneProgress) => void;
+  /** The progress of a kind's long preparation (a first clone of a remote's mirror), e.g. for a terminal. */
+  onProgress?: (kind: string, progress: KindProgress) => void;
   /** The environment credentials are read from (default `process.env`). */
   env?: Readonly<Record<string, string | undefined>>;
 }
 
 /**
- * The effect kinds of one config behind the interface the interpreter calls. Opens nothing until
- * first use: each kind's `open` runs once, when one of its effects is first probed or applied (the
- * built-in git kinds then hold long-lived git processes and repo locks): call `close()` when done.
- * Front ends call `openEffects` of @idem/core instead, which wires the NATS transport in.
+ * The effect kinds of one config behind the interface the interpreter calls: one kind host (the
+ * kit's, as a kind's own tests use) on which each kind is opened with `openKind` on first use (its
+ * `open` runs then, once; the built-in git kinds then hold long-lived git processes and repo
+ * locks): call `close()` when done. Front ends call `openEffects` of @idem/core, which loads the
+ * kinds with their NATS transport.
  *
  * Every apply is safe to repeat with the same key (probe first, or target dedup); validation
  * errors (SANDBOX_VIOLATION, INVALID_INPUT, UNKNOWN_ALIAS) are never worth a retry, transient ones
@@ -81,80 +54,34 @@ export interface CreateEffectsOptions {
  */
 export function createEffects(config: Config, options: CreateEffectsOptions = {}): Effects {
   const registry = options.kinds ?? kindRegistryOf(config, BUILT_IN_KINDS);
-  const clock = options.clock ?? systemClock;
-  let tmp: Promise<string> | undefined;
-  const tmpDir = () => {
-    tmp ??= fs.mkdtemp(join(tmpdir(), "idem-effects-"));
-    return tmp;
-  };
-  const services: EffectsServices = {
-    git: new GitTargets(config, {
-      clock,
-      durable: options.durable ?? GIT_DURABLE_DEFAULT,
-      lockTimeoutMs: options.lockTimeoutMs ?? 30_000,
-      lockLingerMs: options.lockLingerMs ?? 200,
-      tmpDir,
-      ...(options.fault ? { fault: options.fault } : {}),
-      ...(options.onCloneProgress ? { onCloneProgress: options.onCloneProgress } : {}),
-    }),
-    scratch: new ScratchIndexes(),
-    publishTransport: options.publishTransport,
-    publishChecks: new PublishStreamChecks(),
-    natsUrl: options.natsUrl,
-  };
-  const shared = new Map<string, unknown>();
-  const env = options.env ?? process.env;
-  const opened = new Map<string, Promise<unknown>>();
-  const resourceOf = (kind: AnyEffectKind): Promise<unknown> => {
-    let r = opened.get(kind.name);
-    if (!r) {
-      const ctx: OpenContext<unknown> = {
-        ...kindContext(registry, config, kind.name),
-        clock,
-        fetch: options.fetch ?? globalThis.fetch,
-        services: { [EFFECTS_SERVICES]: services },
-        fault: (point) => options.fault?.(point as never),
-        env(variable) {
-          const value = env[variable];
-          if (value === undefined || value === "")
-            throw new IdemError(
-              "INVALID_CONFIG",
-              `the environment variable ${variable} is not set`,
-              {
-                details: { variable },
-              },
-            );
-          return value;
-        },
-        shared<T>(id: string, create: () => T): T {
-          if (!shared.has(id)) shared.set(id, create());
-          return shared.get(id) as T;
-        },
-      };
-      r = Promise.resolve().then(() => (kind.open ? kind.open(ctx) : undefined));
-      // A kind that failed to open is opened again next time (a credential set meanwhile).
-      r.catch(() => opened.delete(kind.name));
-      opened.set(kind.name, r);
-    }
-    return r;
-  };
-  const ctxOf = (kind: AnyEffectKind) => kindContext(registry, config, kind.name);
-  const call = async (
-    kind: AnyEffectKind,
-    key: string,
-    since: number | undefined,
-    hint?: unknown,
-  ) => ({
-    ...ctxOf(kind),
-    key,
-    resource: await resourceOf(kind),
-    since: since ?? 0,
-    hint: hint as never,
-    clock,
+  const host = createKindHost({
+    ...(options.env ? { env: options.env } : {}),
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    fault: (point) => options.fault?.(point as FaultPoint),
   });
+  const opened = new Map<string, OpenedKind>();
+  const openedOf = (kind: AnyEffectKind): OpenedKind => {
+    let k = opened.get(kind.name);
+    if (!k) {
+      const source = registry.source(kind.name);
+      k = openKind(kind, {
+        host,
+        options: source?.raw,
+        ...(source?.at ? { optionsAt: source.at } : {}),
+        dir: registry.dir,
+        limits: registry.limits,
+        ...(registry.nats ? { nats: registry.nats } : {}),
+      });
+      opened.set(kind.name, k);
+    }
+    return k;
+  };
+  const ctxOf = (kind: AnyEffectKind) => registry.context(kind.name);
   const probe: Effects["probe"] = async (spec, key, o = {}) => {
     const kind = kindOf(registry, spec);
-    return kind.probe(spec, await call(kind, key, o.since, o.hint));
+    return openedOf(kind).probe(spec, key, { since: o.since ?? 0, hint: o.hint });
   };
 
   return {
@@ -162,8 +89,9 @@ export function createEffects(config: Config, options: CreateEffectsOptions = {}
     probe,
     async apply(spec, key, o = {}) {
       const kind = kindOf(registry, spec);
-      return kind.apply(spec, {
-        ...(await call(kind, key, o.since, o.hint)),
+      return openedOf(kind).apply(spec, key, {
+        since: o.since ?? 0,
+        hint: o.hint,
         probed: o.probed,
         order: o.order,
       });
@@ -205,27 +133,19 @@ export function createEffects(config: Config, options: CreateEffectsOptions = {}
         g.items.push({ spec, key, since: since ?? 0 });
       }
       for (const { kind, items: group } of groups.values()) {
-        const probeOne = (spec: EffectSpec, key: string, since: number) =>
-          probe(spec, key, { since });
-        if (!kind.probeBatch) {
-          for (const it of group) {
-            try {
-              out.set(it.key, await probeOne(it.spec, it.key, it.since));
-            } catch (e) {
-              if (!isIdemError(e) || e.class !== "validation") throw e;
-              out.set(it.key, { status: "conflict", reason: `${e.code}: ${e.message}` });
-            }
-          }
+        const answered = await openedOf(kind).probeBatch(group, simulate);
+        if (answered) {
+          for (const [k, r] of answered) out.set(k, r);
           continue;
         }
-        const answered = await kind.probeBatch(group, {
-          ...ctxOf(kind),
-          resource: await resourceOf(kind),
-          simulate,
-          probeOne,
-          clock,
-        });
-        for (const [k, r] of answered) out.set(k, r);
+        for (const it of group) {
+          try {
+            out.set(it.key, await probe(it.spec, it.key, { since: it.since }));
+          } catch (e) {
+            if (!isIdemError(e) || e.class !== "validation") throw e;
+            out.set(it.key, { status: "conflict", reason: `${e.code}: ${e.message}` });
+          }
+        }
       }
       return out;
     },
@@ -241,26 +161,15 @@ export function createEffects(config: Config, options: CreateEffectsOptions = {}
       const kind = kindOf(registry, spec);
       return kind.scan?.target(spec, ctxOf(kind));
     },
-    async scan(spec) {
-      const kind = kindOf(registry, spec);
-      if (!kind.scan) return undefined;
-      return kind.scan.keys(spec, { ...ctxOf(kind), resource: await resourceOf(kind), clock });
-    },
+    scan: (spec) => openedOf(kindOf(registry, spec)).scan(spec),
 
     async close() {
-      const resources = [...opened.entries()];
+      const all = [...opened.values()];
       opened.clear();
-      for (const [name, r] of resources) {
-        const kind = registry.get(name);
-        const resource = await r.catch(() => undefined);
-        if (resource !== undefined) await kind?.close?.(resource);
-      }
-      services.git.close();
-      services.publishChecks.clear();
-      if (tmp) {
-        const dir = await tmp.catch(() => undefined);
-        tmp = undefined;
-        if (dir) await fs.rm(dir, { recursive: true, force: true });
+      try {
+        for (const k of all) await k.close();
+      } finally {
+        await host.close();
       }
     },
   };

@@ -1,19 +1,15 @@
+export type { ApplyOrder, ApplyTicket, ProbeHint, ProbeResult } from "@idem/kit";
 export type { CreateEffectsOptions } from "./create-effects.js";
-export { createEffects, GIT_DURABLE_DEFAULT } from "./create-effects.js";
-export type {
-  ApplyOptions,
-  ApplyOrder,
-  ApplyTicket,
-  EffectHandler,
-  Effects,
-  ProbeHint,
-  ProbeOptions,
-  ProbeResult,
-} from "./effect-handler.js";
+export { createEffects } from "./create-effects.js";
+export type { ApplyOptions, Effects, ProbeOptions } from "./effects.js";
+export { EFFECT_TRAILER } from "./git/git-names.js";
+export type { GitKindSettings } from "./git/git-resource.js";
+export { GIT_DURABLE_DEFAULT } from "./git/git-resource.js";
 export { keyRef } from "./git/key-index.js";
 export { parsePatchFiles } from "./git/patch/patch-paths.js";
 export type { CloneProgress } from "./git/remote/remote-git.js";
 export type {
+  BuiltInKindParts,
   FileWriteSpec,
   GitCommitSpec,
   GitPatchSpec,
@@ -23,6 +19,7 @@ export type {
 } from "./kinds/index.js";
 export {
   BUILT_IN_KINDS,
+  builtInKinds,
   fileWriteKind,
   gitCommitKind,
   githubCommentKind,
@@ -47,9 +44,15 @@ export {
   effectTargetsOf,
   kindOf,
   knownAliasesOf,
+  knownAliasesOfKind,
   supersedeKeyOf,
   targetsOfEffect,
 } from "./registry/check-effects.js";
 export type { KindRegistry, LoadKindRegistryOptions } from "./registry/kind-registry.js";
-export { kindRegistryOf, loadKindRegistry } from "./registry/kind-registry.js";
+export {
+  kindRegistryOf,
+  kindSectionIssues,
+  kindSectionNames,
+  loadKindRegistry,
+} from "./registry/kind-registry.js";
 export { staticEffectIssues } from "./static-checks.js";

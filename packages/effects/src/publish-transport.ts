@@ -16,6 +16,14 @@ export interface TransportPubAck {
   duplicate: boolean;
 }
 
+/** A publish target's stream as its server holds it (`inspectStream`). */
+export interface TransportStreamState {
+  subjects: string[];
+  /** Whether the subjects capture `<subjectPrefix>.>`. */
+  captures: boolean;
+  replicas: number;
+}
+
 /** What a publish target's stream is on its server. */
 export type TransportStreamCheck =
   | { status: "ok" }
@@ -25,7 +33,8 @@ export type TransportStreamCheck =
 /**
  * The port through which the nats.publish effect reaches a broker (kinds are independent of the
  * transport package): @idem/nats implements it (`createJetStreamPublishTransport`) and @idem/core
- * wires it in (`openEffects`). Whoever creates it closes it; `Effects.close()` does not.
+ * hands its factory to the catalog (`loadKinds`). The kind makes one per host in its `open` and
+ * closes it in its `close`.
  */
 export interface PublishTransport {
   /**
@@ -44,4 +53,18 @@ export interface PublishTransport {
    * is safe), TARGET_CONFLICT (it landed in another stream).
    */
   publish(url: string, message: TransportMessage): Promise<TransportPubAck>;
+  /**
+   * Reads the target's stream back for `idem doctor` on a connection bounded by `timeoutMs`:
+   * `"missing"`, or its subjects, whether they capture `<subjectPrefix>.>` and its replicas.
+   * Read-only.
+   * @throws IdemError UNAVAILABLE (its cause the client's error) when the server cannot be reached;
+   *   the client's error when the stream cannot be read for another reason.
+   */
+  inspectStream(
+    url: string,
+    target: { stream: string; subjectPrefix: string },
+    options: { timeoutMs: number },
+  ): Promise<TransportStreamState | "missing">;
+  /** Drains every connection it opened. */
+  close?(): Promise<void>;
 }

@@ -1,5 +1,4 @@
 import {
-  EFFECT_TRAILER,
   gitAttributesIssue,
   IdemError,
   isGitAttributesPath,
@@ -7,6 +6,7 @@ import {
   unsafeHttpHeaderValue,
   unsafeRelativePath,
 } from "@idem/schema";
+import { EFFECT_TRAILER } from "./git/git-names.js";
 
 /** Throws SANDBOX_VIOLATION with the field it is about. */
 export function refuse(field: string, why: string): never {

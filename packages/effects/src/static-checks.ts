@@ -12,6 +12,6 @@ export function staticEffectIssues(
   config: Config,
   registry: KindRegistry = kindRegistryOf(config, BUILT_IN_KINDS),
 ): ValidationIssue[] {
-  const r = checkEffects(specs, config, registry);
+  const r = checkEffects(specs, registry);
   return r.ok ? [] : r.issues;
 }

@@ -69,7 +69,6 @@ describe("git.commit", () => {
     expect(again.commit).toBe(git(repo, "rev-parse", "main"));
     expect(commitsWithKey(repo, "job-2/0")).toHaveLength(1);
     // a stale absent probe taken before the first apply cannot commit again
-    sb.config.repos.site; // same repo
   });
 
   it("works on a bare repo and on a branch that is not checked out", async () => {

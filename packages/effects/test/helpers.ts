@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { GitPatchSpec } from "@idem/effects";
 import { type Config, defaultConfig, ManualClock } from "@idem/schema";
+import { configSection } from "@idem/testing";
 
 /** Runs git synchronously with stdin and returns stdout untrimmed (patches keep their last newline). */
 export function gitRaw(cwd: string, args: string[], input?: string): string {
@@ -84,7 +85,7 @@ export function addRepo(
       git(path, "commit", "-q", "-m", "seed");
     }
   }
-  sb.config.repos[alias] = {
+  configSection(sb.config, "repos")[alias] = {
     path,
     branch: opts.branch ?? "main",
     branches: opts.branches ?? [],
@@ -96,7 +97,7 @@ export function addRepo(
 export function addRoot(sb: Sandbox, alias = "outbox"): string {
   const path = join(sb.dir, `root-${alias}`);
   mkdirSync(path, { recursive: true });
-  sb.config.roots[alias] = { path };
+  configSection(sb.config, "roots")[alias] = { path };
   return path;
 }
 

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { HttpRequestSpec } from "@idem/effects";
 import { isIdemError } from "@idem/schema";
+import { configSection } from "@idem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEffects } from "../src/index.js";
 import { sandbox } from "./helpers.js";
@@ -68,7 +69,9 @@ describe("http.request (local node:http server)", () => {
     }> = {},
   ) {
     const sb = sandbox();
-    sb.config.http.targets.hooks = {
+    configSection(sb.config, "http", () => ({
+      targets: {} as Record<string, unknown>,
+    })).targets.hooks = {
       baseUrl: `${base}/hooks`,
       idempotencyKeys: false,
       probeUrl: null,

@@ -1,11 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { closeNats, connectNats, createJetStreamPublishTransport } from "@idem/nats";
-import { isIdemError } from "@idem/schema";
+import { isIdemError, NatsConfigSchema } from "@idem/schema";
+import { configSection } from "@idem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createEffects } from "../src/index.js";
-import { sandbox } from "./helpers.js";
+import { builtInKinds, createEffects, kindRegistryOf } from "../src/index.js";
+import { type Sandbox, sandbox } from "./helpers.js";
 
 const URL = "nats://127.0.0.1:4222";
+const defaultNats = NatsConfigSchema.parse({});
 
 type Connection = Awaited<ReturnType<typeof connectNats>>;
 
@@ -24,7 +26,12 @@ async function jsApi(nc: Connection, subject: string, body: unknown): Promise<Ap
 
 describe("nats.publish (shared nats-server at 127.0.0.1:4222, through the @idem/nats transport)", () => {
   let nc: Connection;
-  const transport = createJetStreamPublishTransport();
+  /** The effects of the sandbox with nats.publish reaching the shared server through @idem/nats. */
+  const effectsOf = (sb: Sandbox) => {
+    const config = { ...sb.config, nats: { ...defaultNats, url: URL } };
+    const kinds = builtInKinds({ publishTransport: createJetStreamPublishTransport });
+    return createEffects(config, { kinds: kindRegistryOf(config, kinds) });
+  };
   const stream = `EFFECTS_TEST_${randomBytes(4).toString("hex").toUpperCase()}`;
   const prefix = `efx${randomBytes(3).toString("hex")}`;
   beforeAll(async () => {
@@ -38,15 +45,14 @@ describe("nats.publish (shared nats-server at 127.0.0.1:4222, through the @idem/
     });
   });
   afterAll(async () => {
-    await transport.close();
     await jsApi(nc, `STREAM.DELETE.${stream}`, {}).catch(() => {});
     await closeNats(nc);
   });
 
   it("publishes with the key as Nats-Msg-Id; a repeat is deduplicated by the stream", async () => {
     const sb = sandbox();
-    sb.config.publish.events = { subjectPrefix: prefix, stream, url: null };
-    const fx = createEffects(sb.config, { natsUrl: URL, publishTransport: transport });
+    configSection(sb.config, "publish").events = { subjectPrefix: prefix, stream, url: null };
+    const fx = effectsOf(sb);
     try {
       const s = {
         kind: "nats.publish" as const,
@@ -74,9 +80,9 @@ describe("nats.publish (shared nats-server at 127.0.0.1:4222, through the @idem/
 
   it("refuses a target whose stream does not capture its prefix, and reserved headers", async () => {
     const sb = sandbox();
-    sb.config.publish.wrong = { subjectPrefix: "elsewhere", stream, url: null };
-    sb.config.publish.events = { subjectPrefix: prefix, stream, url: null };
-    const fx = createEffects(sb.config, { natsUrl: URL, publishTransport: transport });
+    configSection(sb.config, "publish").wrong = { subjectPrefix: "elsewhere", stream, url: null };
+    configSection(sb.config, "publish").events = { subjectPrefix: prefix, stream, url: null };
+    const fx = effectsOf(sb);
     try {
       await expect(
         fx.apply({ kind: "nats.publish", target: "wrong", subject: "x", data: 1 }, "n-2/0"),
@@ -101,8 +107,12 @@ describe("nats.publish (shared nats-server at 127.0.0.1:4222, through the @idem/
 
   it("refuses a target whose stream is missing with TARGET_MISSING", async () => {
     const sb = sandbox();
-    sb.config.publish.gone = { subjectPrefix: prefix, stream: `${stream}_GONE`, url: null };
-    const fx = createEffects(sb.config, { natsUrl: URL, publishTransport: transport });
+    configSection(sb.config, "publish").gone = {
+      subjectPrefix: prefix,
+      stream: `${stream}_GONE`,
+      url: null,
+    };
+    const fx = effectsOf(sb);
     try {
       await expect(
         fx.apply({ kind: "nats.publish", target: "gone", subject: "x", data: 1 }, "n-3/0"),

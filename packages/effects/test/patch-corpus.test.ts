@@ -1,5 +1,6 @@
 import { chmodSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { configSection } from "@idem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEffects, type Effects } from "../src/index.js";
 import { clock, git, gitRaw, patchSpec, type Sandbox, sandbox } from "./helpers.js";
@@ -202,7 +203,7 @@ describe("a corpus of real-world patches", () => {
 });
 
 function addRepoConfig(sb: Sandbox, path: string, branches: string[]): void {
-  sb.config.repos.site = {
+  configSection(sb.config, "repos").site = {
     path,
     branch: "main",
     branches,

@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { join, relative } from "node:path";
 import type { EffectSpec } from "@idem/schema";
 import { isIdemError } from "@idem/schema";
+import { configSection } from "@idem/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEffects, type Effects } from "../src/index.js";
 import { addRepo, addRoot, clock, diffOf, git, type Sandbox, sandbox } from "./helpers.js";
@@ -74,18 +75,24 @@ describe("the sandbox refuses hostile specs and leaves every target unchanged", 
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     const port = (server.address() as AddressInfo).port;
-    sb.config.http.targets.hooks = {
+    configSection(sb.config, "http", () => ({
+      targets: {} as Record<string, unknown>,
+    })).targets.hooks = {
       baseUrl: `http://127.0.0.1:${port}/api`,
       idempotencyKeys: false,
       probeUrl: null,
       timeoutMs: 1000,
     };
-    sb.config.publish.events = {
+    configSection(sb.config, "publish").events = {
       subjectPrefix: "events",
       stream: "EVENTS",
       url: "nats://127.0.0.1:1",
     };
-    sb.config.publish.own = { subjectPrefix: "idem", stream: "EVENTS", url: "nats://127.0.0.1:1" };
+    configSection(sb.config, "publish").own = {
+      subjectPrefix: "idem",
+      stream: "EVENTS",
+      url: "nats://127.0.0.1:1",
+    };
     sb.config.limits.maxFileBytes = 1024;
     fx = createEffects(sb.config, { clock: clock() });
     snapshot = () =>

@@ -1,5 +1,6 @@
-import type { Clock, Config } from "@idem/schema";
+import type { Clock } from "@idem/schema";
 import type { z } from "zod";
+import type { PlaceType } from "./kind-places.js";
 
 /**
  * Every effect spec names its kind; the rest is the kind's own. What an agent sends in an output's
@@ -11,19 +12,23 @@ export interface EffectSpecBase {
 
 /**
  * Where an effect stands at its target. `present` and `absent` carry a detail to store with the
- * intent or result (for git, `absent.detail.base` is the branch head that was probed, and apply
- * moves the branch from exactly that commit). `conflict`: the target moved so that the effect
- * cannot be applied as written; idem never forces it (the run ends dead, class `conflict`).
+ * intent or result (what the kind needs to find its way after a crash: git stores the branch head
+ * it probed, and apply moves the branch from exactly that commit). `conflict`: the target moved
+ * so that the effect cannot be applied as written; idem never forces it (the run ends dead, class
+ * `conflict`).
  */
 export type ProbeResult =
   | { status: "present"; detail: Record<string, unknown> }
   | { status: "absent"; detail: Record<string, unknown> }
   | { status: "conflict"; reason: string };
 
-/** What an earlier probe recorded with the intent (a git probe's `base`): a crash probe starts there. */
-export interface ProbeHint {
-  base?: string;
-}
+/**
+ * What an earlier probe of the same effect stored with the intent (the `detail` of its `absent`
+ * answer), handed back after a crash as it was stored: the kind's own, opaque to idem. A kind reads
+ * what it wrote there (a git probe, the branch head it probed) and checks it, as it would any
+ * stored bytes.
+ */
+export type ProbeHint = Readonly<Record<string, unknown>>;
 
 /** Where a queued apply stands: waiting in its target's queue, succeeded, or failed. */
 export interface ApplyTicket {
@@ -58,11 +63,52 @@ export type KindGuarantee =
   | "target-dedup"
   | "uncertain-window";
 
-/** What a kind's pure parts see: the config (aliases, limits) and the kind's own options. */
+/** The limits of the config that every kind honours (`limits` in the config). */
+export interface KindLimits {
+  /** The largest file (or patch, or body) an effect may carry, in bytes (`limits.maxFileBytes`). */
+  readonly maxFileBytes: number;
+}
+
+/**
+ * The NATS servers idem's own jobs go through (the config's `nats` section), for a kind that talks
+ * to NATS too: it may default to these servers, and it keeps out of idem's own subjects.
+ */
+export interface HostNats {
+  /** The servers, as one comma-separated list (`nats://a:4222,nats://b:4222`). */
+  readonly servers: string;
+  /** The prefix of idem's own subjects (`idem`): no effect may publish under it. */
+  readonly subjectPrefix: string;
+  /** The replicas of idem's jobs stream: a stream beside it on that cluster should keep as many. */
+  readonly replicas: number;
+}
+
+/** What a kind's pure parts see: its own options and the few facts of the host every kind may use. */
 export interface KindContext<O> {
-  readonly config: Config;
-  /** The kind's options, parsed by its `options` schema (`kinds.<name>.options` in the config). */
+  /**
+   * The kind's options, parsed by its `options` schema (and `resolveOptions`): `kinds.<name>.options`
+   * in the config, or the config section of one of idem's own kinds.
+   */
   readonly options: O;
+  readonly limits: KindLimits;
+  /** idem's own NATS servers, when the config has a `nats` section. */
+  readonly nats?: HostNats | undefined;
+}
+
+/** Where a kind's options come from: what `resolveOptions` resolves them against. */
+export interface OptionsSource {
+  /** The config file's folder: a relative path in the options is relative to it. */
+  readonly dir: string;
+  /** Where the options are in the config (`kinds.acme.ticket.options`, `repos`), for messages. */
+  readonly at: string;
+}
+
+/** The progress of a long preparation a kind makes on first use (a first clone of a mirror). */
+export interface KindProgress {
+  /** What is being prepared (`cloning site`). */
+  readonly what: string;
+  /** Its stage as the tool reports it (`Receiving objects`). */
+  readonly stage: string;
+  readonly percent: number;
 }
 
 /** What `check` sees: the kind's context, and a way to report more than one problem. */
@@ -71,9 +117,13 @@ export interface CheckContext<O> extends KindContext<O> {
   issue(field: string, message: string): void;
 }
 
-/** An alias a spec names, by what it names: `repo`, `root` or `target` (replay's filters), or another word. */
+/**
+ * A place an effect acts on, by its alias in the config and the filter that selects it: `repo`,
+ * `root` or `target` (`idem replay --repo/--root/--target`, see PLACE_TYPES). A kind chooses the
+ * word that fits its places (a GitHub repository is a `repo`, an SQL database a `target`).
+ */
 export interface KindAlias {
-  type: string;
+  type: PlaceType;
   name: string;
 }
 
@@ -84,8 +134,12 @@ export interface OpenContext<O> extends KindContext<O> {
    * @throws IdemError INVALID_CONFIG naming the variable (never its value) when it is unset.
    */
   env(variable: string): string;
-  /** One value per process for every kind that asks with the same id (a client two kinds share). */
-  shared<T>(id: string, create: () => T): T;
+  /**
+   * One value per host for every kind that asks with the same id (a client two kinds share), made
+   * by the first that asks; `dispose` (the first asker's) runs once when the host closes, after
+   * every kind's `close`.
+   */
+  shared<T>(id: string, create: () => T, dispose?: (value: T) => void | Promise<void>): T;
   readonly clock: Clock;
   readonly fetch: typeof fetch;
   /**
@@ -93,8 +147,8 @@ export interface OpenContext<O> extends KindContext<O> {
    * told to (`IDEM_FAULT`), so the conformance drill can crash inside the kind's own apply too.
    */
   fault(point: string): void;
-  /** What the host passes to idem's own kinds (their process settings); a user kind needs none. */
-  readonly services: Readonly<Record<string, unknown>>;
+  /** Reports the progress of a long preparation (shown on a terminal; ignored elsewhere). */
+  progress(p: KindProgress): void;
 }
 
 /** One probe of one effect. */
@@ -161,6 +215,11 @@ export interface DoctorContext<O> extends KindContext<O> {
   /** How long any one network check may take (`idem doctor --timeout`). */
   readonly timeoutMs: number;
   /**
+   * Names what the check covers (`repo site`), for doctor's summary of what it checked; a kind of
+   * the config's own (options under `kinds.<name>`) that names nothing is listed as `kind <name>`.
+   */
+  checking(what: string): void;
+  /**
    * `idem doctor --network`: the operator asked for checks over the network too. A kind whose
    * target is a service of the operator's own (a database) checks it either way, as doctor checks
    * the journal.
@@ -197,11 +256,24 @@ export interface EffectKind<S extends EffectSpecBase = EffectSpecBase, O = unkno
   /** The schema of `kinds.<name>.options` in the config; parsed once at load. */
   readonly options?: z.ZodType<O> | undefined;
   /**
-   * idem's own kinds only: the config section their options come from (`github`, shared by the
-   * three GitHub kinds). Without that section the kind is not available in that config. A kind
-   * of the config's own takes `kinds.<name>.options`.
+   * idem's own kinds only: the top-level config section their options come from (`github`, shared
+   * by the three GitHub kinds; `repos`, shared by the two git kinds). Without that section the kind
+   * is not available in that config, unless `configSectionOptional`. A kind of the config's own
+   * takes `kinds.<name>.options`.
    */
   readonly configSection?: string;
+  /**
+   * With `configSection`: the kind is available without its section too, its options then parsed
+   * from `{}`; `idem init` writes the section so.
+   */
+  readonly configSectionOptional?: boolean;
+  /**
+   * Makes the parsed options independent of where the config file is (a relative path made
+   * absolute against `source.dir`), once, when the kinds are loaded. What it answers must parse
+   * and resolve again to itself: a drill writes it into a config of its own in another folder.
+   * @throws IdemError INVALID_CONFIG naming the key under `source.at`.
+   */
+  resolveOptions?(options: O, source: OptionsSource): O;
   /**
    * Checks of the spec beyond its schema (aliases configured, sizes, paths, the text a target
    * would refuse), run before record: pure, no I/O. Report with `ctx.issue(field, message)` or
@@ -211,11 +283,11 @@ export interface EffectKind<S extends EffectSpecBase = EffectSpecBase, O = unkno
   check?(spec: S, ctx: CheckContext<O>): void;
   /** The ordering targets it acts on (`repo:site@main`): runs sharing one apply in recording order. */
   targets?(spec: S, ctx: KindContext<O>): readonly string[];
-  /** The aliases it names (replay's `--repo`, `--root`, `--target` filters; doctor). */
+  /** The places it acts on (replay's `--repo`, `--root`, `--target` filters select by them). */
   aliases?(spec: S): readonly KindAlias[];
   /**
-   * The aliases the config (or the kind's options) defines for this kind, by type: what replay's
-   * `--repo`, `--root` and `--target` accept and doctor checks.
+   * The places the kind's options define, by type: what replay's `--repo`, `--root` and `--target`
+   * accept, `idem kinds` lists and the MCP tools describe.
    */
   knownAliases?(ctx: KindContext<O>): readonly KindAlias[];
   /**
@@ -292,7 +364,8 @@ export interface EffectKind<S extends EffectSpecBase = EffectSpecBase, O = unkno
   /**
    * `idem doctor`'s check of what the kind's options configure (a target reachable, its tables,
    * its statements): reads, never changes the target. Answers what it found (nothing: all well);
-   * a throw is shown as a violation of the kind.
+   * a throw is shown as a violation of the kind. Kinds that share one `doctor` function (the two
+   * git kinds, one config section) are checked once.
    */
   doctor?(ctx: DoctorContext<O>): Promise<readonly KindFinding[]>;
 }

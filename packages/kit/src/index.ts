@@ -1,5 +1,27 @@
 // @idem/kit: write an effect kind of your own (docs/effect-kinds.md). idem's built-in kinds are
-// written with the same API.
+// written with the same API, and import nothing of idem but this package.
+
+// What of idem's vocabulary a kind needs: its errors and their codes, time, the parts specs are
+// built from, and the scrubbing of credentials from what it says.
+export type { Clock, ErrorCode, IdemErrorOptions } from "@idem/schema";
+export {
+  ALIAS_PATTERN,
+  AliasSchema,
+  aliasOf,
+  ERROR_CODES,
+  HeadersSchema,
+  HttpHeadersSchema,
+  IdemError,
+  isIdemError,
+  JsonValueSchema,
+  ManualClock,
+  RelativePathSchema,
+  redactUrl,
+  systemClock,
+  unsafeHttpHeaderValue,
+  unsafeRelativePath,
+  unsafeUrlPath,
+} from "@idem/schema";
 export { defineEffectKind, isKindName, KIND_NAME_PATTERN } from "./define-effect-kind.js";
 export type {
   DrillCheck,
@@ -22,12 +44,16 @@ export type {
   DoctorContext,
   EffectKind,
   EffectSpecBase,
+  HostNats,
   KindAlias,
   KindContext,
   KindFinding,
   KindGuarantee,
+  KindLimits,
+  KindProgress,
   KindSamples,
   OpenContext,
+  OptionsSource,
   ProbeCall,
   ProbeHint,
   ProbeResult,
@@ -40,7 +66,22 @@ export {
   refuseKeyMarkers,
   withKeyMarker,
 } from "./key-marker.js";
+export type {
+  KindHost,
+  KindHostOptions,
+  KindOptionsIssue,
+  KindOptionsSource,
+} from "./kind-host.js";
+export {
+  createKindHost,
+  DEFAULT_KIND_LIMITS,
+  kindContextOf,
+  parseKindOptions,
+  safeParseKindOptions,
+} from "./kind-host.js";
 export { kindJsonSchema } from "./kind-json-schema.js";
+export type { PlaceType } from "./kind-places.js";
+export { isPlaceType, PLACE_TYPES } from "./kind-places.js";
 export type { OpenedKind, OpenKindOptions } from "./open-kind.js";
 export { openKind } from "./open-kind.js";
 export type { TransientOptions } from "./outcomes.js";

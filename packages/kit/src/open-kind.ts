@@ -1,28 +1,40 @@
-import { type Clock, type Config, defaultConfig, IdemError, systemClock } from "@idem/schema";
+import { IdemError } from "@idem/schema";
 import type {
   AnyEffectKind,
   ApplyOrder,
   EffectSpecBase,
+  HostNats,
   KindContext,
-  OpenContext,
+  KindLimits,
   ProbeHint,
   ProbeResult,
 } from "./effect-kind.js";
+import {
+  createKindHost,
+  type KindHost,
+  type KindHostOptions,
+  kindContextOf,
+  parseKindOptions,
+} from "./kind-host.js";
 
-/** How `openKind` hosts a kind outside idem's interpreter (a kind's own tests, the drill). */
-export interface OpenKindOptions {
-  /** The config its pure parts see (default: idem's defaults rooted at the current folder). */
-  config?: Config;
-  /** Its options as the config would give them; parsed by the kind's `options` schema. */
+/** How `openKind` hosts a kind: as idem's interpreter does, or in a kind's own tests. */
+export interface OpenKindOptions extends KindHostOptions {
+  /** Its options as the config would give them: parsed by the kind's `options` and `resolveOptions`. */
   options?: unknown;
-  /** The environment credentials are read from (default `process.env`). */
-  env?: Readonly<Record<string, string | undefined>>;
-  fetch?: typeof fetch;
-  clock?: Clock;
-  /** Called at the kind's named fault points (default: nothing). */
-  fault?: (point: string) => void;
-  /** What the host passes to idem's own kinds (see `OpenContext.services`). */
-  services?: Readonly<Record<string, unknown>>;
+  /** Where the options are in the config, for messages (default `kinds.<name>.options`). */
+  optionsAt?: string;
+  /** The config file's folder, relative paths in the options are resolved against (default cwd). */
+  dir?: string;
+  /** The config's limits (default idem's). */
+  limits?: KindLimits;
+  /** idem's own NATS servers, as the config's `nats` section gives them (default none). */
+  nats?: HostNats;
+  /**
+   * The host the kind shares with others (idem's effects host opens every kind of a config on one);
+   * the host's own options above are then ignored, and `close()` leaves the host open. Default: a
+   * host of its own, closed with the kind.
+   */
+  host?: KindHost;
 }
 
 /** One kind, opened: its probe and apply with the calls idem would make, and `close`. */
@@ -34,64 +46,59 @@ export interface OpenedKind {
   probe(
     spec: EffectSpecBase,
     key: string,
-    call?: { since?: number; hint?: ProbeHint },
+    call?: { since?: number | undefined; hint?: ProbeHint | undefined },
   ): Promise<ProbeResult>;
   apply(
     spec: EffectSpecBase,
     key: string,
-    call?: { since?: number; probed?: ProbeResult; order?: ApplyOrder; hint?: ProbeHint },
+    call?: {
+      since?: number | undefined;
+      probed?: ProbeResult | undefined;
+      order?: ApplyOrder | undefined;
+      hint?: ProbeHint | undefined;
+    },
   ): Promise<Record<string, unknown>>;
+  /**
+   * The kind's `probeBatch` over items of one batch target, in recording order (`simulate`: as if
+   * the earlier absent ones had been applied); undefined for a kind without one.
+   */
+  probeBatch(
+    items: readonly { spec: EffectSpecBase; key: string; since: number }[],
+    simulate: boolean,
+  ): Promise<Map<string, ProbeResult> | undefined>;
   /** The keys present at the spec's target (the kind's `scan`), or undefined without one. */
   scan(spec: EffectSpecBase): Promise<Map<string, string[]> | undefined>;
+  /** Closes what `open` built (and the host, when it is the kind's own). */
   close(): Promise<void>;
 }
 
 /**
- * Hosts one kind as idem's interpreter does, for its tests and the conformance drill: options
- * parsed, its resource opened on first use (once), probe and apply called with the key, the
- * output's recording time (`since`, default now) and its resource. Never retries.
- * @throws IdemError INVALID_CONFIG when the options do not parse, or a credential is unset.
+ * Hosts one kind as idem's interpreter does, for its tests, the conformance drill and idem's own
+ * effects host (one host, every kind of a config): options parsed, its resource opened on first
+ * use (once; a failed `open` is tried again next time, a credential set meanwhile), probe and
+ * apply called with the key, the output's recording time (`since`, default now) and its resource.
+ * Never retries a probe or an apply.
+ * @throws IdemError INVALID_CONFIG when the options do not parse; a credential unset, at first use.
  */
 export function openKind(kind: AnyEffectKind, options: OpenKindOptions = {}): OpenedKind {
-  const config = options.config ?? defaultConfig(process.cwd());
-  const clock = options.clock ?? systemClock;
-  let parsed: unknown = options.options;
-  if (kind.options) {
-    const r = kind.options.safeParse(options.options ?? {});
-    if (!r.success) {
-      const first = r.error.issues[0];
-      throw new IdemError(
-        "INVALID_CONFIG",
-        `kinds.${kind.name}.options${first?.path.length ? `.${first.path.join(".")}` : ""}: ${first?.message ?? "is invalid"}`,
-      );
-    }
-    parsed = r.data;
-  }
-  const context: KindContext<unknown> = { config, options: parsed };
-  const shared = new Map<string, unknown>();
-  const env = options.env ?? process.env;
-  const open: OpenContext<unknown> = {
-    ...context,
-    clock,
-    fetch: options.fetch ?? globalThis.fetch,
-    services: options.services ?? {},
-    fault: options.fault ?? (() => {}),
-    env(variable) {
-      const value = env[variable];
-      if (value === undefined || value === "")
-        throw new IdemError("INVALID_CONFIG", `the environment variable ${variable} is not set`, {
-          details: { variable },
-        });
-      return value;
-    },
-    shared<T>(id: string, create: () => T): T {
-      if (!shared.has(id)) shared.set(id, create());
-      return shared.get(id) as T;
-    },
-  };
+  const parsed = parseKindOptions(kind, options.options, {
+    ...(options.dir === undefined ? {} : { dir: options.dir }),
+    ...(options.optionsAt === undefined ? {} : { at: options.optionsAt }),
+  });
+  const context = kindContextOf(parsed, options);
+  const host = options.host ?? createKindHost(options);
+  const { clock } = host;
   let resource: Promise<unknown> | undefined;
-  const opened = () => {
-    resource ??= Promise.resolve(kind.open ? kind.open(open) : undefined);
+  const opened = (): Promise<unknown> => {
+    if (!resource) {
+      const r = Promise.resolve().then(() =>
+        kind.open ? kind.open(host.openContext(kind, context)) : undefined,
+      );
+      r.catch(() => {
+        if (resource === r) resource = undefined;
+      });
+      resource = r;
+    }
     return resource;
   };
   const base = async (key: string, since: number | undefined, hint: ProbeHint | undefined) => ({
@@ -102,6 +109,8 @@ export function openKind(kind: AnyEffectKind, options: OpenKindOptions = {}): Op
     hint,
     clock,
   });
+  const probe: OpenedKind["probe"] = async (spec, key, call = {}) =>
+    kind.probe(spec, await base(key, call.since, call.hint));
   return {
     kind,
     context,
@@ -126,9 +135,7 @@ export function openKind(kind: AnyEffectKind, options: OpenKindOptions = {}): Op
         });
       return r.data as EffectSpecBase;
     },
-    async probe(spec, key, call = {}) {
-      return kind.probe(spec, await base(key, call.since, call.hint));
-    },
+    probe,
     async apply(spec, key, call = {}) {
       return kind.apply(spec, {
         ...(await base(key, call.since, call.hint)),
@@ -136,15 +143,29 @@ export function openKind(kind: AnyEffectKind, options: OpenKindOptions = {}): Op
         order: call.order,
       });
     },
+    async probeBatch(items, simulate) {
+      if (!kind.probeBatch) return undefined;
+      return kind.probeBatch(items, {
+        ...context,
+        resource: await opened(),
+        simulate,
+        probeOne: (spec, key, since) => probe(spec, key, { since }),
+        clock,
+      });
+    },
     async scan(spec) {
       if (!kind.scan) return undefined;
       return kind.scan.keys(spec, { ...context, resource: await opened(), clock });
     },
     async close() {
-      if (resource === undefined) return;
-      const r = await resource;
+      const r = resource;
       resource = undefined;
-      await kind.close?.(r);
+      const value = r === undefined ? undefined : await r.catch(() => undefined);
+      try {
+        if (r !== undefined && value !== undefined) await kind.close?.(value);
+      } finally {
+        if (!options.host) await host.close();
+      }
     },
   };
 }

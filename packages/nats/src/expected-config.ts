@@ -1,7 +1,14 @@
 // The one statement of what idem expects JetStream to hold: provisioning creates and compares
 // against it, doctor reads the server and compares against it, the publish effect checks a
 // target's stream against it.
-import type { Config, NatsConfig, PublishTarget } from "@idem/schema";
+import type { Config, NatsConfig } from "@idem/schema";
+
+/** The stream a publish target names and the subject prefix it must capture. */
+export interface PublishStreamTarget {
+  stream: string;
+  subjectPrefix: string;
+}
+
 import {
   agentConsumerName,
   deadLetterAdvisorySubjects,
@@ -187,9 +194,7 @@ export function expectedAgentConsumer(
 }
 
 /** What the stream of a publish target must be (it is the user's stream; idem never creates it). */
-export function expectedPublishStream(
-  target: Pick<PublishTarget, "stream" | "subjectPrefix">,
-): ExpectedPublishStream {
+export function expectedPublishStream(target: PublishStreamTarget): ExpectedPublishStream {
   return {
     name: target.stream,
     captures: `${target.subjectPrefix}.>`,

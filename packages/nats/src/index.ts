@@ -8,6 +8,7 @@ export type {
   ExpectedPublishStream,
   ExpectedStream,
   FieldDifference,
+  PublishStreamTarget,
 } from "./expected-config.js";
 export {
   differences,

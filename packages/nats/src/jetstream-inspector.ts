@@ -1,4 +1,4 @@
-import type { Config, NatsConfig, PublishTarget } from "@idem/schema";
+import type { Config, NatsConfig } from "@idem/schema";
 import type { JetStreamManager } from "@nats-io/jetstream";
 import { connectNats } from "./connect.js";
 import {
@@ -7,6 +7,7 @@ import {
   expectedJobsStream,
   expectedPublishStream,
   type FieldDifference,
+  type PublishStreamTarget,
   streamCaptures,
 } from "./expected-config.js";
 import { loadJetStream } from "./nats-client.js";
@@ -162,7 +163,7 @@ export interface PublishStreamState {
  */
 export async function inspectPublishStream(
   inspector: JetStreamInspector,
-  target: Pick<PublishTarget, "stream" | "subjectPrefix">,
+  target: PublishStreamTarget,
 ): Promise<PublishStreamState | "missing"> {
   const expected = expectedPublishStream(target);
   const actual = await inspector.streamConfig(expected.name);

@@ -1,7 +1,17 @@
-import { IdemError, type PublishTarget, redactUrl } from "@idem/schema";
+import { IdemError, redactUrl } from "@idem/schema";
 import type { NatsConnection } from "@nats-io/transport-node";
 import { natsConnectOptions } from "./connect.js";
-import { expectedPublishStream, streamCaptures } from "./expected-config.js";
+import {
+  expectedPublishStream,
+  type PublishStreamTarget,
+  streamCaptures,
+} from "./expected-config.js";
+import {
+  inspectPublishStream,
+  type JetStreamInspector,
+  openJetStreamInspector,
+  type PublishStreamState,
+} from "./jetstream-inspector.js";
 import { loadJetStream, loadTransport } from "./nats-client.js";
 
 /** One message for a publish target's stream. */
@@ -39,10 +49,19 @@ export interface JetStreamPublishTransport {
    * `missing` when it cannot be read, `uncovered` with its subjects otherwise. Read-only; not cached.
    * @throws IdemError UNAVAILABLE when it cannot connect to `url`.
    */
-  checkStream(
+  checkStream(url: string, target: PublishStreamTarget): Promise<TargetStreamCheck>;
+  /**
+   * Reads the target's stream back for `idem doctor`, on a connection of its own bounded by
+   * `timeoutMs` (one per URL, closed by `close()`): `"missing"`, or its subjects, whether they
+   * capture `<subjectPrefix>.>` and its replicas. Read-only.
+   * @throws IdemError UNAVAILABLE (its cause the client's error) when the server cannot be
+   *   reached; the client's error when the stream cannot be read for another reason.
+   */
+  inspectStream(
     url: string,
-    target: Pick<PublishTarget, "stream" | "subjectPrefix">,
-  ): Promise<TargetStreamCheck>;
+    target: PublishStreamTarget,
+    options: { timeoutMs: number },
+  ): Promise<PublishStreamState | "missing">;
   /**
    * Publishes once with `Nats-Msg-Id` and awaits the PubAck (10 s). A retry with the same msg id
    * inside the stream's duplicate window answers `duplicate: true` instead of storing it again.
@@ -58,6 +77,7 @@ export interface JetStreamPublishTransport {
 /** Opens nothing until first use; see `JetStreamPublishTransport`. */
 export function createJetStreamPublishTransport(): JetStreamPublishTransport {
   const conns = new Map<string, Promise<NatsConnection>>();
+  const inspectors = new Map<string, Promise<JetStreamInspector>>();
   const get = (url: string): Promise<NatsConnection> => {
     let c = conns.get(url);
     if (!c) {
@@ -100,6 +120,25 @@ export function createJetStreamPublishTransport(): JetStreamPublishTransport {
         : { status: "uncovered", subjects };
     },
 
+    async inspectStream(url, target, options) {
+      let inspector = inspectors.get(url);
+      if (!inspector) {
+        inspector = openJetStreamInspector(url, {
+          timeoutMs: options.timeoutMs,
+          name: "idem-doctor",
+        }).catch((e: unknown) => {
+          inspectors.delete(url);
+          throw new IdemError(
+            "UNAVAILABLE",
+            `cannot connect to NATS at ${redactUrl(url)}: ${(e as Error).message}`,
+            { cause: e },
+          );
+        });
+        inspectors.set(url, inspector);
+      }
+      return inspectPublishStream(await inspector, target);
+    },
+
     async publish(url, message) {
       const nc = await get(url);
       const [{ headers }, { jetstream }] = await Promise.all([loadTransport(), loadJetStream()]);
@@ -130,6 +169,9 @@ export function createJetStreamPublishTransport(): JetStreamPublishTransport {
     },
 
     async close() {
+      const opened = [...inspectors.values()];
+      inspectors.clear();
+      for (const i of opened) await (await i.catch(() => undefined))?.close();
       const all = [...conns.values()];
       conns.clear();
       for (const c of all) {

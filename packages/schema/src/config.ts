@@ -1,21 +1,12 @@
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
-import {
-  aliasMap,
-  HttpTargetSchema,
-  ms,
-  PublishTargetSchema,
-  positiveMs,
-  RepoConfigSchema,
-  RootConfigSchema,
-} from "./config-targets.js";
+import { ms, positiveMs } from "./config-parts.js";
 import { AGENT_PATTERN } from "./ids.js";
 import { JournalUrlSchema, journalUrlOf } from "./journal-url.js";
-import { KIND_SECTIONS, KindConfigSchema } from "./kinds-config.js";
+import { KindConfigSchema } from "./kinds-config.js";
 import { McpConfigSchema } from "./mcp-config.js";
 import { NatsConfigSchema } from "./nats-config.js";
 import { urlHasCredentials } from "./redact-url.js";
-import { isRepoPath, repoUrlIssue } from "./repo-url.js";
 
 /**
  * `agents.<name>`: the command the executor runs for a job of that agent, and its timeout. With
@@ -74,10 +65,11 @@ export const TelemetryConfigSchema = z.strictObject({
 });
 
 /**
- * The whole `idem.config.json` as written by a person.
+ * The sections of `idem.config.json` that idem's own processes read, as written by a person.
  *
- * Every field optional with its default, unknown keys refused. Use `parseConfig`, which also
- * resolves paths and checks what zod cannot.
+ * Every field optional with its default, unknown keys refused. The effect kinds' own sections
+ * (their targets) are not here: each kind parses its own (`Config.sections`). Use `parseConfig`,
+ * which also resolves paths and checks what zod cannot.
  */
 export const ConfigFileSchema = z.strictObject({
   journal: z
@@ -89,11 +81,6 @@ export const ConfigFileSchema = z.strictObject({
       archiveDir: z.string().min(1).default(journalDefaults.archiveDir),
     })
     .default(journalDefaults),
-  repos: aliasMap(RepoConfigSchema),
-  roots: aliasMap(RootConfigSchema),
-  publish: aliasMap(PublishTargetSchema),
-  http: z.strictObject({ targets: aliasMap(HttpTargetSchema) }).default({ targets: {} }),
-  ...KIND_SECTIONS,
   kinds: z
     .record(
       z
@@ -170,27 +157,23 @@ export const ConfigFileSchema = z.strictObject({
   mcp: McpConfigSchema,
 });
 
-type ParsedConfig = Omit<z.infer<typeof ConfigFileSchema>, "repos"> & {
-  repos: Record<string, RepoConfig>;
-};
-/**
- * A parsed `repos.<alias>`, its path absolute. For a remote (`url` set), `path` and `cacheDir` are
- * both the absolute path of this host's mirror (a bare repository idem builds commits in).
- */
-export type RepoConfig = Omit<z.infer<typeof RepoConfigSchema>, "path"> & { path: string };
-/** A parsed `roots.<alias>`, its path absolute. */
-export type RootConfig = z.infer<typeof RootConfigSchema>;
-/** A parsed `publish.<alias>`. */
-export type PublishTarget = z.infer<typeof PublishTargetSchema>;
-/** A parsed `http.targets.<alias>`. */
-export type HttpTarget = z.infer<typeof HttpTargetSchema>;
+type ParsedConfig = z.infer<typeof ConfigFileSchema>;
 /** A parsed `agents.<name>`. */
 export type AgentConfig = z.infer<typeof AgentConfigSchema>;
 /** A parsed `telemetry` section, defaults filled. */
 export type TelemetryConfig = z.infer<typeof TelemetryConfigSchema>;
 
-/** A loaded config: defaults filled, paths absolute, `dir` the folder of the config file. */
-export type Config = ParsedConfig & { dir: string; file: string | null };
+/**
+ * A loaded config: defaults filled, paths absolute, `dir` the folder of the config file. The
+ * effect kinds' sections (`sections`: every other top-level key, as written) are parsed by the
+ * kinds that own them when the kinds are loaded.
+ */
+export type Config = ParsedConfig & {
+  dir: string;
+  file: string | null;
+  /** The top-level sections that belong to effect kinds, by name, as written (JSON). */
+  sections: Readonly<Record<string, unknown>>;
+};
 
 /** One problem with a config, named by its key path (`repos.site.branch`). */
 export interface ConfigIssue {
@@ -216,6 +199,12 @@ export interface ParseConfigOptions {
   natsUrl?: string | undefined;
   /** `IDEM_JOURNAL_URL`: when set, it overrides `journal.url` (the environment wins). */
   journalUrl?: string | undefined;
+  /**
+   * The names of the top-level sections the effect kinds own (`loadKinds` parses each with its
+   * kind): any other unknown key is refused. Without it, every unknown top-level key is kept as a
+   * kind's section, refused later when no kind owns it.
+   */
+  sections?: readonly string[] | undefined;
 }
 
 /**
@@ -229,31 +218,23 @@ export interface ParseConfigOptions {
  * invariants between keys are `checkConfigInvariants`, a separate step.
  */
 export function parseConfig(raw: unknown, options: ParseConfigOptions): ConfigResult {
-  const parsed = ConfigFileSchema.safeParse(raw ?? {});
+  const { own, sections, unknown } = splitSections(raw ?? {}, options.sections);
+  const parsed = ConfigFileSchema.safeParse(own);
+  const issues: ConfigIssue[] = [];
+  if (unknown.length > 0)
+    issues.push({
+      path: "",
+      message: `Unrecognized key${unknown.length > 1 ? "s" : ""}: ${unknown.map((k) => JSON.stringify(k)).join(", ")}`,
+    });
   if (!parsed.success) {
-    return {
-      ok: false,
-      issues: parsed.error.issues.map((i) => ({ path: issuePath(i.path), message: i.message })),
-    };
+    issues.push(
+      ...parsed.error.issues.map((i) => ({ path: issuePath(i.path), message: i.message })),
+    );
   }
+  if (!parsed.success || issues.length > 0) return { ok: false, issues };
   const c = parsed.data;
   const dir = options.dir;
   const abs = (p: string) => (isAbsolute(p) ? p : resolve(dir, p));
-  const issues: ConfigIssue[] = [];
-  const repos: Record<string, RepoConfig> = {};
-  for (const [alias, repo] of Object.entries(c.repos)) {
-    const resolved = resolveRepo(alias, repo, abs, issues);
-    if (resolved) repos[alias] = resolved;
-    for (const [i, b] of [repo.branch, ...repo.branches].entries()) {
-      if (!isSafeBranchName(b)) {
-        issues.push({
-          path: i === 0 ? `repos.${alias}.branch` : `repos.${alias}.branches.${i - 1}`,
-          message: `"${b}" is not a safe branch name`,
-        });
-      }
-    }
-  }
-  for (const root of Object.values(c.roots)) root.path = abs(root.path);
   for (const kind of Object.values(c.kinds))
     if (kind.module.startsWith(".") || isAbsolute(kind.module)) kind.module = abs(kind.module);
   c.journal.path = abs(c.journal.path);
@@ -263,19 +244,6 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions): ConfigRe
   c.journal.archiveDir = abs(c.journal.archiveDir);
   if (c.nats === undefined && options.natsUrl)
     c.nats = NatsConfigSchema.parse({ url: options.natsUrl });
-  for (const [alias, t] of Object.entries(c.http.targets)) {
-    if (t.probeUrl !== null && !/^https?:\/\//.test(t.probeUrl) && !t.probeUrl.startsWith("/")) {
-      issues.push({
-        path: `http.targets.${alias}.probeUrl`,
-        message: "must be an http(s) URL or a path under baseUrl",
-      });
-    }
-    for (const key of ["baseUrl", "probeUrl"] as const) {
-      const url = t[key];
-      if (url !== null && urlHasCredentials(url))
-        issues.push({ path: `http.targets.${alias}.${key}`, message: NO_CREDENTIALS });
-    }
-  }
   if (c.alerts.webhook !== null && urlHasCredentials(c.alerts.webhook))
     issues.push({ path: "alerts.webhook", message: NO_CREDENTIALS });
   for (const [name, agent] of Object.entries(c.agents)) {
@@ -286,7 +254,29 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions): ConfigRe
     }
   }
   if (issues.length > 0) return { ok: false, issues };
-  return { ok: true, config: { ...c, repos, dir, file: options.file ?? null } };
+  return { ok: true, config: { ...c, dir, file: options.file ?? null, sections } };
+}
+
+/**
+ * The keys of a config object that idem's own sections have (`own`), the others as the kinds'
+ * sections, and those of them that no kind owns when `known` names the kinds' sections.
+ */
+function splitSections(
+  raw: unknown,
+  known: readonly string[] | undefined,
+): { own: unknown; sections: Record<string, unknown>; unknown: string[] } {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw))
+    return { own: raw, sections: {}, unknown: [] };
+  const shape = ConfigFileSchema.shape as Record<string, unknown>;
+  const own: Record<string, unknown> = {};
+  const sections: Record<string, unknown> = {};
+  const unknown: string[] = [];
+  for (const [key, value] of Object.entries(raw)) {
+    if (Object.hasOwn(shape, key)) own[key] = value;
+    else if (known === undefined || known.includes(key)) sections[key] = value;
+    else unknown.push(key);
+  }
+  return { own, sections, unknown };
 }
 
 /**
@@ -294,54 +284,8 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions): ConfigRe
  * (or idem builds the request from its origin and drops them), so they can never work, and every
  * message naming the URL would have to hide them. Never repeats the URL.
  */
-const NO_CREDENTIALS =
+export const NO_CREDENTIALS =
   "carries credentials (user:password@ or token@), which idem can never send from this URL: remove them (docs/security.md, Credentials)";
-
-/** Where a remote repo's mirror goes by default, relative to the config file. */
-export const MIRROR_DIR = ".idem/mirrors";
-
-/**
- * Exactly one of `path` and `url`; a `url` git can reach without idem holding a credential (a
- * relative repository path resolved like every path); `cacheDir` only beside `url`. Pushes the
- * issues it finds; answers the repo with `path` absolute (the mirror, for a remote).
- */
-function resolveRepo(
-  alias: string,
-  repo: z.infer<typeof RepoConfigSchema>,
-  abs: (p: string) => string,
-  issues: ConfigIssue[],
-): RepoConfig | undefined {
-  const key = `repos.${alias}`;
-  if (repo.url === undefined) {
-    if (repo.path === undefined) {
-      issues.push({
-        path: key,
-        message: "needs path (a repository on this host) or url (one on a server)",
-      });
-      return undefined;
-    }
-    if (repo.cacheDir !== undefined) {
-      issues.push({
-        path: `${key}.cacheDir`,
-        message: "is the mirror of a url; a path needs none",
-      });
-      return undefined;
-    }
-    return { ...repo, path: abs(repo.path) };
-  }
-  if (repo.path !== undefined) {
-    issues.push({ path: key, message: "has both path and url; give exactly one of the two" });
-    return undefined;
-  }
-  const issue = repoUrlIssue(repo.url);
-  if (issue) {
-    issues.push({ path: `${key}.url`, message: issue });
-    return undefined;
-  }
-  const url = isRepoPath(repo.url) ? abs(repo.url) : repo.url;
-  const cacheDir = abs(repo.cacheDir ?? `${MIRROR_DIR}/${alias}.git`);
-  return { ...repo, url, cacheDir, path: cacheDir };
-}
 
 /**
  * A default config (every default filled) rooted at `dir`, as `idem init` writes it.
@@ -351,28 +295,4 @@ export function defaultConfig(dir: string): Config {
   const r = parseConfig({}, { dir });
   if (!r.ok) throw new Error("the default config is invalid");
   return r.config;
-}
-
-/**
- * Whether a branch name is safe for git and for idem.
- *
- * A static approximation of `git check-ref-format --branch`, plus idem's own rule that a branch may
- * not look like an option (`-x`). The effects package also asks git itself before writing. Never
- * throws.
- */
-export function isSafeBranchName(b: string): boolean {
-  if (b.length === 0 || b.length > 200) return false;
-  if (
-    b.startsWith("-") ||
-    b.startsWith("/") ||
-    b.endsWith("/") ||
-    b.endsWith(".") ||
-    b.endsWith(".lock")
-  )
-    return false;
-  if (b === "@" || b === "HEAD") return false;
-  if (/\.\.|@\{|\/\/|[\x00-\x20\x7f~^:?*[\\]/.test(b)) return false;
-  return b
-    .split("/")
-    .every((part) => part.length > 0 && !part.startsWith(".") && !part.endsWith(".lock"));
 }

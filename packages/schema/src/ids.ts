@@ -39,13 +39,6 @@ export function parseEffectKey(key: string): { jobId: string; index: number } | 
 }
 
 /**
- * The trailer of a git effect's commit message: `Idem-Effect: <key>`.
- *
- * Probes find an effect on its branch by this trailer.
- */
-export const EFFECT_TRAILER = "Idem-Effect";
-
-/**
  * The Nats-Msg-Id under which a dead-lettered job is re-enqueued the n-th time.
  *
  * `<jobId>#retry-<n>`: `#` never occurs in a job ID, so it cannot collide with a first enqueue, and

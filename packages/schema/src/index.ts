@@ -6,21 +6,18 @@ export type {
   Config,
   ConfigIssue,
   ConfigResult,
-  HttpTarget,
   ParseConfigOptions,
-  PublishTarget,
-  RepoConfig,
-  RootConfig,
 } from "./config.js";
 export {
   ConfigFileSchema,
   defaultConfig,
-  isSafeBranchName,
   issuePath,
+  NO_CREDENTIALS,
   parseConfig,
 } from "./config.js";
 export type { InvariantViolation } from "./config-invariants.js";
 export { checkConfigInvariants, redeliveryHorizonMs } from "./config-invariants.js";
+export { aliasMap, ms, positiveMs } from "./config-parts.js";
 export type {
   ErrorCode,
   ErrorHttpStatus,
@@ -73,7 +70,6 @@ export { unsafeHttpHeaderValue } from "./http-header-value.js";
 export {
   AGENT_PATTERN,
   ALIAS_PATTERN,
-  EFFECT_TRAILER,
   effectKey,
   isJobId,
   JOB_ID_PATTERN,
@@ -110,8 +106,6 @@ export { createBackoff, retry, retryAfter, scheduledDelay } from "./retry.js";
 export { sleep } from "./sleep.js";
 export {
   AliasSchema,
-  BranchNameSchema,
-  CommitMessageSchema,
   HeadersSchema,
   HttpHeadersSchema,
   RESERVED_HEADERS,

@@ -12,20 +12,3 @@ export const KindConfigSchema = z.strictObject({
 });
 /** A parsed `kinds.<name>` entry. */
 export type KindConfig = z.infer<typeof KindConfigSchema>;
-
-/**
- * The config sections of idem's own kinds that need options (docs/kinds/): parsed by the kinds'
- * own schemas when the registry is built, an error naming `<section>.<key>`. Without its section a
- * kind is not available.
- */
-export const KIND_SECTIONS = {
-  /** The github.* kinds: `{ baseUrl?, tokenEnv?, repos: { <alias>: { owner, name } }, ... }`. */
-  github: z.json().optional(),
-  /** slack.message: `{ tokenEnv?, channels: { <alias>: "C..." }, ... }`. */
-  slack: z.json().optional(),
-  /**
-   * sql.exec: `{ targets: { <alias>: { dialect, url? | urlEnv?, keyTable?, statements: { <name>:
-   * { sql, params } }, ... } } }` (docs/kinds/sql.md).
-   */
-  sql: z.json().optional(),
-};

@@ -1,13 +1,11 @@
 import { z } from "zod";
-import { isSafeBranchName } from "./config.js";
 import { unsafeHttpHeaderValue } from "./http-header-value.js";
-import { EFFECT_TRAILER } from "./ids.js";
 import { unsafeRelativePath } from "./unsafe-relative-path.js";
 
 // The pieces effect kinds build their spec schemas from (@idem/effects' kinds/<kind>/spec.ts):
 // vocabulary every kind checks the same way. Pure zod, no I/O.
 
-/** A target alias: a key of a config section (`repos`, `roots`, `http.targets`, ...). */
+/** A target alias: a key of a kind's config section. */
 export const AliasSchema = z.string().min(1).max(64);
 
 /**
@@ -22,23 +20,6 @@ export const RelativePathSchema = z
     const why = unsafeRelativePath(p);
     if (why) ctx.addIssue({ code: "custom", message: why });
   });
-
-/** A branch name that `git check-ref-format` takes and that cannot be read as an option. */
-export const BranchNameSchema = z
-  .string()
-  .min(1)
-  .max(200)
-  .refine(isSafeBranchName, "is not a safe branch name (git check-ref-format, no leading -)");
-
-/** A commit message without an `Idem-Effect:` line of its own (idem adds the effect's). */
-export const CommitMessageSchema = z
-  .string()
-  .min(1)
-  .max(65_536)
-  .refine(
-    (m) => !new RegExp(`^\\s*${EFFECT_TRAILER}\\s*:`, "im").test(m),
-    `may not contain an ${EFFECT_TRAILER}: line of its own`,
-  );
 
 /** Headers idem sets itself, which an effect may not name. */
 export const RESERVED_HEADERS = ["idempotency-key", "nats-msg-id", "host", "authorization"];

@@ -3,12 +3,11 @@ import { checkConfigInvariants, parseConfig } from "../src/index.js";
 
 describe("parseConfig", () => {
   it("fills every default and resolves paths relative to the config folder", () => {
-    const r = parseConfig({ repos: { site: { path: "repos/site" } } }, { dir: "/srv/idem" });
+    const r = parseConfig({ journal: { archiveDir: "old" } }, { dir: "/srv/idem" });
     expect(r.ok).toBe(true);
     if (!r.ok) return;
     expect(r.config.journal.path).toBe("/srv/idem/.idem/journal.db");
-    expect(r.config.repos.site?.path).toBe("/srv/idem/repos/site");
-    expect(r.config.repos.site?.branch).toBe("main");
+    expect(r.config.journal.archiveDir).toBe("/srv/idem/old");
     expect(r.config.queue.maxDeliver).toBe(3);
     expect(r.config.interpreter.backoffMs).toEqual([1000, 5000, 30000]);
     expect(r.config.nats).toBeUndefined();
@@ -31,76 +30,14 @@ describe("parseConfig", () => {
     expect(r.issues[0]?.message).toMatch(/pth/);
   });
 
-  it("refuses an option-like branch", () => {
-    const r = parseConfig({ repos: { a: { path: "a", branch: "--upload-pack=x" } } }, { dir: "/" });
-    expect(r.ok).toBe(false);
-    if (!r.ok) expect(r.issues[0]?.path).toBe("repos.a.branch");
-  });
-
-  it("takes a repo on a server by url, with a per-host mirror inside .idem by default", () => {
-    const r = parseConfig(
-      {
-        repos: {
-          site: { url: "ssh://git@example.com/org/site.git" },
-          docs: { url: "../shared/docs.git", cacheDir: "/var/cache/idem/docs" },
-        },
-      },
-      { dir: "/srv/idem" },
-    );
-    expect(r.ok).toBe(true);
-    if (!r.ok) return;
-    expect(r.config.repos.site?.url).toBe("ssh://git@example.com/org/site.git");
-    expect(r.config.repos.site?.cacheDir).toBe("/srv/idem/.idem/mirrors/site.git");
-    expect(r.config.repos.site?.path).toBe("/srv/idem/.idem/mirrors/site.git");
-    expect(r.config.repos.docs?.url).toBe("/srv/shared/docs.git");
-    expect(r.config.repos.docs?.path).toBe("/var/cache/idem/docs");
-  });
-
-  it("wants exactly one of path and url, and a cacheDir only beside a url", () => {
-    const r = parseConfig(
-      {
-        repos: {
-          both: { path: "a", url: "git://h/a.git" },
-          none: { branch: "main" },
-          odd: { path: "a", cacheDir: "c" },
-        },
-      },
-      { dir: "/" },
-    );
-    expect(r.ok).toBe(false);
-    if (r.ok) return;
-    expect(r.issues.map((i) => i.path).sort()).toEqual([
-      "repos.both",
-      "repos.none",
-      "repos.odd.cacheDir",
-    ]);
-  });
-
-  it("refuses a url with a password and never repeats it", () => {
-    const r = parseConfig(
-      { repos: { a: { url: "https://bob:s3cret@example.com/a.git" } } },
-      { dir: "/" },
-    );
-    expect(r.ok).toBe(false);
-    if (r.ok) return;
-    expect(r.issues[0]?.path).toBe("repos.a.url");
-    expect(r.issues[0]?.message).toMatch(/password/);
-    expect(JSON.stringify(r.issues)).not.toContain("s3cret");
-  });
-
-  it("refuses an option-like url and an unknown scheme", () => {
-    for (const url of ["--upload-pack=touch /tmp/x", "ftp://example.com/a.git", "https://"]) {
-      const r = parseConfig({ repos: { a: { url } } }, { dir: "/" });
-      expect(r.ok, url).toBe(false);
-      if (!r.ok) expect(r.issues[0]?.path).toBe("repos.a.url");
-    }
-    for (const url of [
-      "git@example.com:org/a.git",
-      "file:///srv/a.git",
-      "git://127.0.0.1:9418/a",
-    ]) {
-      expect(parseConfig({ repos: { a: { url } } }, { dir: "/" }).ok, url).toBe(true);
-    }
+  it("keeps the effect kinds' sections as written, refusing those no kind owns when told which", () => {
+    const raw = { repos: { site: { path: "repos/site" } }, widgets: { a: 1 } };
+    const kept = parseConfig(raw, { dir: "/srv/idem" });
+    expect(kept.ok && kept.config.sections).toEqual(raw);
+    const told = parseConfig(raw, { dir: "/srv/idem", sections: ["repos"] });
+    expect(told.ok).toBe(false);
+    if (told.ok) return;
+    expect(told.issues).toEqual([{ path: "", message: 'Unrecognized key: "widgets"' }]);
   });
 
   it("turns NATS_URL into a nats section when the config has none", () => {

@@ -1,3 +1,4 @@
+export { configSection } from "./config-section.js";
 export type { GitDaemonHandle } from "./git-daemon.js";
 export { createBareRepo, startGitDaemon } from "./git-daemon.js";
 export type { GitHubCreate } from "./github/github-answers.js";

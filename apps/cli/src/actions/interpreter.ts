@@ -63,8 +63,8 @@ export async function runInterpreter(
     fault,
     ...(process.stderr.isTTY
       ? {
-          onCloneProgress: (p) =>
-            process.stderr.write(`\rcloning ${p.alias}: ${p.stage} ${p.percent}%   `),
+          onProgress: (_kind, p) =>
+            process.stderr.write(`\r${p.what}: ${p.stage} ${p.percent}%   `),
         }
       : {}),
   });

@@ -66,7 +66,7 @@ export async function runReplay(opts: ReplayOptions, cmd: Command): Promise<void
   try {
     if (opts.dryRun) {
       const plan = await withReadonlyJournal(config, (journal) =>
-        buildReplayPlan({ config, journal, effects, selection, forceUnprobeable: force, only }),
+        buildReplayPlan({ journal, effects, selection, forceUnprobeable: force, only }),
       );
       if (opts.json) printJson(planJson(plan));
       else process.stdout.write(printPlan(plan, true));
@@ -106,7 +106,6 @@ function requestOf(opts: ReplayOptions, config: Config): ReplayRequest {
         ...(opts.root && { roots: opts.root }),
         ...(opts.target && { targets: opts.target }),
       },
-      config,
       kindsOf(config),
     );
     const reason = opts.dryRun ? opts.reason : replayReason(opts.reason);
@@ -147,10 +146,9 @@ async function replay(
   request: ReplayRequest,
   opts: ReplayOptions,
 ): Promise<void> {
-  const { config, journal, effects, tracing } = session;
+  const { journal, effects, tracing } = session;
   const force = opts.forceUnprobeable ?? false;
   const plan = await buildReplayPlan({
-    config,
     journal,
     effects,
     selection: request.selection,

@@ -1,11 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { openJournalStore } from "@idem/journal";
+import { parseKindOptions } from "@idem/kit";
 import { type Config, defaultConfig, journalLocationOf } from "@idem/schema";
+import { IDEM_KINDS } from "../validate/load-kinds.js";
 
 /**
  * The config `idem init` writes: every section with its defaults, paths relative to the file
- * (`.idem/journal.db`, `.idem/archive`), durability FULL, no retention, no targets or agents, and
+ * (`.idem/journal.db`, `.idem/archive`), durability FULL, no retention, no agents, the sections of
+ * idem's own kinds that need none written empty (no targets: each as its kind parses `{}`), and
  * a new random `api.token` (256 bits, base64url): the API and the console of a new workspace
  * need it from the start (docs/security.md). Plain JSON ready to serialize; a new token each call.
  */
@@ -18,10 +21,7 @@ export function initialConfig(): Record<string, unknown> {
       retentionDays: null,
       archiveDir: ".idem/archive",
     },
-    repos: {},
-    roots: {},
-    publish: {},
-    http: { targets: {} },
+    ...emptyKindSections(),
     limits: d.limits,
     agents: {},
     queue: d.queue,
@@ -29,6 +29,17 @@ export function initialConfig(): Record<string, unknown> {
     api: { ...d.api, token: randomBytes(32).toString("base64url") },
     alerts: d.alerts,
   };
+}
+
+/** The optional sections of idem's own kinds, each once, as its kind parses `{}`. */
+function emptyKindSections(): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const kind of IDEM_KINDS) {
+    const at = kind.configSection;
+    if (at === undefined || kind.configSectionOptional !== true || at in out) continue;
+    out[at] = parseKindOptions(kind, {}, { at });
+  }
+  return out;
 }
 
 /**

@@ -3,8 +3,8 @@ import { dirname } from "node:path";
 import { type JournalStore, openJournalStore } from "@idem/journal";
 import { type Config, isIdemError, journalLocationOf, redactUrl } from "@idem/schema";
 import type { AddFinding } from "./finding.js";
+import { checkWritableDir, nearestExisting } from "./local-checks.js";
 import { checkQueuedAgents } from "./queued-agents-check.js";
-import { checkWritableDir, nearestExisting } from "./target-checks.js";
 
 /**
  * The journal's part of doctor: that it exists (a missing one is a warning, not created), that it

@@ -1,5 +1,6 @@
 import type { KindRegistry } from "@idem/effects";
-import { type Config, IdemError, systemClock } from "@idem/schema";
+import { createKindHost } from "@idem/kit";
+import { type Config, systemClock } from "@idem/schema";
 import { kindsOf } from "../validate/load-kinds.js";
 import type { AddFinding } from "./finding.js";
 
@@ -15,10 +16,12 @@ export interface KindChecksOptions {
 }
 
 /**
- * Runs the `doctor` check of every registered kind that has one (the sql.exec targets, a user
- * kind's service): each finding added as it is, a throw or a check that does not answer within
- * `max(30 s, 6 × timeoutMs)` a violation keyed by the kind. Never throws. Answers the names of the
- * kinds checked, for doctor's summary.
+ * Runs the `doctor` check of every registered kind that has one (the targets each kind's options
+ * configure: repositories, folders, services, databases), in the registry's order, once for kinds
+ * that share one check (the two git kinds): each finding added as it is, a throw or a check that
+ * does not answer within `max(30 s, 6 × timeoutMs)` a violation keyed by the kind. Never throws.
+ * Answers what was checked, for doctor's summary: what each check names (`repo site`); a kind of
+ * the config's own (no config section) that names nothing is listed as `kind <name>`.
  */
 export async function checkKinds(
   config: Config,
@@ -32,26 +35,21 @@ export async function checkKinds(
     add("violation", "kinds", (e as Error).message, "fix the config's kinds section");
     return [];
   }
-  const env = options.env ?? process.env;
+  const host = createKindHost(options.env ? { env: options.env } : {});
   const checked: string[] = [];
+  const ran = new Set<unknown>();
   for (const kind of registry.kinds) {
-    if (!kind.doctor) continue;
-    checked.push(`kind ${kind.name}`);
+    if (!kind.doctor || ran.has(kind.doctor)) continue;
+    ran.add(kind.doctor);
+    const named: string[] = [];
     const ctx: DoctorContext = {
-      config,
-      options: registry.options(kind.name),
+      ...registry.context(kind.name),
       clock: systemClock,
       fetch: globalThis.fetch,
       timeoutMs: options.timeoutMs,
       network: options.network,
-      env(variable) {
-        const value = env[variable];
-        if (value === undefined || value === "")
-          throw new IdemError("INVALID_CONFIG", `the environment variable ${variable} is not set`, {
-            details: { variable },
-          });
-        return value;
-      },
+      checking: (what) => named.push(what),
+      env: (variable) => host.env(variable),
     };
     const bound = Math.max(30_000, 6 * options.timeoutMs);
     let timer: NodeJS.Timeout | undefined;
@@ -76,6 +74,8 @@ export async function checkKinds(
       );
     } finally {
       clearTimeout(timer);
+      const unnamed = named.length === 0 && kind.configSection === undefined;
+      checked.push(...(unnamed ? [`kind ${kind.name}`] : named));
     }
   }
   return checked;

@@ -3,7 +3,6 @@ import {
   type FieldDifference,
   inspectAgentConsumer,
   inspectJobsStream,
-  inspectPublishStream,
   type JetStreamInspector,
   openJetStreamInspector,
 } from "@idem/nats";
@@ -11,108 +10,38 @@ import { type Config, type NatsConfig, natsServers } from "@idem/schema";
 import type { Finding } from "./finding.js";
 
 /**
- * Reads the jobs stream, each agent's consumer and every publish target's stream back from the
- * server and compares them with what @idem/nats provisions for this config (`expectedJobsStream`,
- * `expectedAgentConsumer`, `expectedPublishStream`). Read-only: it never creates or updates
- * anything (the executor and `idem enqueue` do that). A stream or consumer not created yet is a
+ * Reads the jobs stream and each agent's consumer back from the server and compares them with
+ * what @idem/nats provisions for this config (`expectedJobsStream`, `expectedAgentConsumer`); the
+ * publish targets' streams are nats.publish's own check (its `doctor`). Read-only: it never
+ * creates or updates anything (the executor and `idem enqueue` do that). A stream or consumer not created yet is a
  * warning; an unreachable server, an unreadable or differing stream or consumer is a violation.
- * Never throws: every failure is a finding. One connection per server, each bounded by `timeoutMs`.
+ * Never throws: every failure is a finding. One connection, bounded by `timeoutMs`.
  */
 export async function checkNats(
   config: Config,
   options: { timeoutMs: number },
 ): Promise<Finding[]> {
   const findings: Finding[] = [];
-  const inspectors = new Map<string, JetStreamInspector | Error>();
-  const inspector = async (url: string): Promise<JetStreamInspector | Error> => {
-    let c = inspectors.get(url);
-    if (!c) {
-      c = await openJetStreamInspector(url, {
-        timeoutMs: options.timeoutMs,
-        name: "idem-doctor",
-      }).catch((e: unknown) => e as Error);
-      inspectors.set(url, c);
-    }
-    return c;
-  };
+  const nats = config.nats;
+  if (!nats) return findings;
+  const servers = natsServers(nats);
+  const c = await openJetStreamInspector(servers, {
+    timeoutMs: options.timeoutMs,
+    name: "idem-doctor",
+  }).catch((e: unknown) => e as Error);
+  if (c instanceof Error) {
+    findings.push({
+      severity: "violation",
+      key: nats.servers.length > 0 ? "nats.servers" : "nats.url",
+      finding: `cannot reach NATS at ${servers}: ${c.message}`,
+      fix: "start nats-server with JetStream (-js), or fix nats.url / NATS_URL; enqueue and the executor wait for it (docs/runbook.md, NATS outage)",
+    });
+    return findings;
+  }
   try {
-    const nats = config.nats;
-    const servers = nats && natsServers(nats);
-    if (nats && servers) {
-      const c = await inspector(servers);
-      if (c instanceof Error) {
-        findings.push({
-          severity: "violation",
-          key: nats.servers.length > 0 ? "nats.servers" : "nats.url",
-          finding: `cannot reach NATS at ${servers}: ${c.message}`,
-          fix: "start nats-server with JetStream (-js), or fix nats.url / NATS_URL; enqueue and the executor wait for it (docs/runbook.md, NATS outage)",
-        });
-      } else {
-        await checkJobsStream(c, config, nats, findings);
-      }
-    }
-    for (const [alias, t] of Object.entries(config.publish)) {
-      const url = t.url ?? servers;
-      const key = `publish.${alias}`;
-      if (!url) {
-        findings.push({
-          severity: "violation",
-          key: `${key}.url`,
-          finding: "no NATS server: the target has no url and there is no nats section or NATS_URL",
-          fix: `set ${key}.url or configure nats`,
-        });
-        continue;
-      }
-      const c = await inspector(url);
-      if (c instanceof Error) {
-        if (url !== servers) {
-          findings.push({
-            severity: "violation",
-            key: `${key}.url`,
-            finding: `cannot reach NATS at ${url}: ${c.message}`,
-            fix: "start that server or fix the url; its publishes fail and retry until it answers",
-          });
-        }
-        continue;
-      }
-      const fix = `create it: nats stream add ${t.stream} --subjects '${t.subjectPrefix}.>'`;
-      try {
-        const state = await inspectPublishStream(c, t);
-        if (state === "missing") {
-          findings.push({
-            severity: "violation",
-            key: `${key}.stream`,
-            finding: `stream ${t.stream} does not exist on ${url}`,
-            fix,
-          });
-        } else if (!state.captures) {
-          findings.push({
-            severity: "violation",
-            key: `${key}.stream`,
-            finding: `stream ${t.stream} does not capture ${t.subjectPrefix}.> (it has ${JSON.stringify(state.subjects)})`,
-            fix: `add ${t.subjectPrefix}.> to the stream's subjects or fix ${key}.subjectPrefix`,
-          });
-        } else if (nats && url === servers && state.replicas < nats.replicas) {
-          // On the cluster of the nats section, a target's stream keeps as many copies as the
-          // jobs stream: fewer, and the loss of a node can lose what idem published.
-          findings.push({
-            severity: "violation",
-            key: `${key}.stream`,
-            finding: `stream ${t.stream} has ${state.replicas} replica(s), fewer than nats.replicas ${nats.replicas}`,
-            fix: `nats stream edit ${t.stream} --replicas ${nats.replicas}`,
-          });
-        }
-      } catch (e) {
-        findings.push({
-          severity: "violation",
-          key: `${key}.stream`,
-          finding: `cannot read stream ${t.stream}: ${(e as Error).message}`,
-          fix,
-        });
-      }
-    }
+    await checkJobsStream(c, config, nats, findings);
   } finally {
-    for (const c of inspectors.values()) if (!(c instanceof Error)) await c.close();
+    await c.close();
   }
   return findings;
 }

@@ -2,13 +2,8 @@ import { type Config, checkConfigInvariants, redactUrl } from "@idem/schema";
 import type { AddFinding, Finding } from "./finding.js";
 import { checkJournal } from "./journal-check.js";
 import { checkKinds } from "./kind-checks.js";
+import { checkAgentProgram } from "./local-checks.js";
 import { checkNats } from "./nats-check.js";
-import {
-  checkAgentProgram,
-  checkHttpTarget,
-  checkRepo,
-  checkWritableDir,
-} from "./target-checks.js";
 
 /** What `idem doctor` found, as plain data (its `--json` shape, with the config file added). */
 export interface DoctorReport {
@@ -21,17 +16,21 @@ export interface DoctorReport {
 
 /** Options of {@link runDoctor}. */
 export interface DoctorOptions {
-  /** Also contact http targets (a GET of each baseUrl); otherwise they are checked syntactically. */
+  /**
+   * Also contact the kinds' targets on the network (a GET of each http target's baseUrl);
+   * otherwise they are checked syntactically. A kind whose target is the operator's own service
+   * (a database) checks it either way.
+   */
   network?: boolean;
   /** How long any one network check may take (default 5,000 ms). */
   timeoutMs?: number;
 }
 
 /**
- * Everything `idem doctor` checks: the config invariants (docs/configuration.md, "Invariants"), the journal's integrity,
- * that every target exists and is usable, each kind's own check of what it configures (its
- * `doctor`: the sql.exec targets, docs/kinds/sql.md), and the NATS stream and consumers when NATS is
- * configured. Changes nothing: a missing journal is reported, not created; NATS is only read.
+ * Everything `idem doctor` checks: the config invariants (docs/configuration.md, "Invariants"), the
+ * journal's integrity, the agents' programs, each kind's own check of what its options configure
+ * (its `doctor`: every target exists and is usable), and the NATS stream and consumers when NATS
+ * is configured. Changes nothing: a missing journal is reported, not created; NATS is only read.
  * Safe to run at any time, beside running processes, as often as wanted. No finding shows a URL's
  * credentials (`redactUrl`, docs/security.md).
  * Never throws for what it finds: an unopenable journal or unreachable server is a violation.
@@ -51,14 +50,6 @@ export async function runDoctor(
   checked.push("journal");
   await checkJournal(config, add);
 
-  for (const [alias, repo] of Object.entries(config.repos)) {
-    checked.push(`repo ${alias}`);
-    await checkRepo(alias, repo, add);
-  }
-  for (const [alias, root] of Object.entries(config.roots)) {
-    checked.push(`root ${alias}`);
-    checkWritableDir(`roots.${alias}`, root.path, "root", add);
-  }
   if (Object.keys(config.agents).length === 0) {
     add(
       "warning",
@@ -71,10 +62,6 @@ export async function runDoctor(
     checked.push(`agent ${name}`);
     checkAgentProgram(name, agent, config.dir, add);
   }
-  for (const [alias, t] of Object.entries(config.http.targets)) {
-    checked.push(`http target ${alias}`);
-    await checkHttpTarget(alias, t, options, add);
-  }
   checked.push(
     ...(await checkKinds(
       config,
@@ -82,8 +69,8 @@ export async function runDoctor(
       add,
     )),
   );
-  if (config.nats || Object.keys(config.publish).length > 0) {
-    checked.push(config.nats ? "NATS stream and consumers" : "NATS publish targets");
+  if (config.nats) {
+    checked.push("NATS stream and consumers");
     for (const f of await checkNats(config, { timeoutMs: options.timeoutMs ?? 5_000 })) {
       findings.push(f);
     }

@@ -215,7 +215,7 @@ export async function interpretEffect(
             !scope.lost()
           ) {
             elog.info({ event: "effect.moved", attempt: moved + 1 }, "target moved; probing again");
-            hint = hintOf({ detail: probed.detail }) ?? hint;
+            hint = probed.detail;
             continue;
           }
           throw e;
@@ -258,8 +258,11 @@ export async function interpretEffect(
   }
 }
 
-/** The bounded-probe hint stored with an unfinished intent (the git base it probed), if any. */
+/**
+ * What an earlier probe stored with an unfinished intent (its `absent` detail), handed back to the
+ * kind as its hint: the kind's own, read by the kind alone.
+ */
 function hintOf(r: Pick<EffectRecord, "detail"> | undefined): ProbeHint | undefined {
-  const b = r?.detail?.base;
-  return typeof b === "string" ? { base: b } : undefined;
+  const d = r?.detail;
+  return d && typeof d === "object" && !Array.isArray(d) ? d : undefined;
 }

@@ -33,9 +33,9 @@ export function checkSamples(
   base: number,
   findings: DrillFinding[],
 ): { invalid: KindDrillReport["samples"]["invalid"]; samples: DrillSamples } {
-  const { config, registry } = ws;
+  const { registry } = ws;
   const invalid = (kind.samples?.invalid ?? []).map(({ spec, field }, i) => {
-    const r = checkEffects([spec as EffectSpec], config, registry);
+    const r = checkEffects([spec as EffectSpec], registry);
     if (r.ok) {
       findings.push({
         code: DRILL_FINDINGS.INVALID_SAMPLE_ACCEPTED,
@@ -77,9 +77,8 @@ function validSample(
   n: number,
   findings: DrillFinding[],
 ): EffectSpec | undefined {
-  const ctx = { config: ws.config, options: ws.registry.options(kind.name) };
-  const spec = kind.samples?.valid(n, ctx) as EffectSpec;
-  const r = checkEffects([spec], ws.config, ws.registry);
+  const spec = kind.samples?.valid(n, ws.registry.context(kind.name)) as EffectSpec;
+  const r = checkEffects([spec], ws.registry);
   if (r.ok) return r.specs[0];
   findings.push({
     code: DRILL_FINDINGS.VALID_SAMPLE_REFUSED,

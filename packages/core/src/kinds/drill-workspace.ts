@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { KindRegistry } from "@idem/effects";
 import { type JournalStore, openJournalStore } from "@idem/journal";
-import { type Config, IdemError, parseConfig } from "@idem/schema";
-import { loadKinds } from "../validate/load-kinds.js";
+import { type Config, IdemError } from "@idem/schema";
+import { kindsOf, loadKinds, parseIdemConfig } from "../validate/load-kinds.js";
 import { resolveKindModule } from "./kind-module.js";
 
 /** The kind the drill registers in its workspace: a module of the operator's, or one of idem's own. */
@@ -38,10 +38,11 @@ const DRILL_INTERPRETER = {
 };
 
 /**
- * The config file of a drill: the targets of `base` (its roots, repos, http targets, publish
- * targets, kind sections, limits, NATS and the modules of its kinds, every path absolute), the kind
- * under test registered, and its own journal and archive in `dir`; no agents, alerts or telemetry,
- * and the interpreter settings of a drill. Pure.
+ * The config file of a drill: the targets of `base` (every kind's section as its kind resolved it,
+ * every path absolute; limits, NATS and the modules of its kinds), the kind under test registered,
+ * and its own journal and archive in `dir`; no agents, alerts or telemetry, and the interpreter
+ * settings of a drill. Pure but for the kinds' own `resolveOptions`, which the loaded kinds of
+ * `base` have run already.
  */
 export function drillConfigOf(
   base: Config,
@@ -56,10 +57,19 @@ export function drillConfigOf(
     alerts: _alerts,
     telemetry: _telemetry,
     interpreter,
-    repos,
     kinds,
+    sections,
     ...rest
   } = base;
+  // A section whose kind resolves it (paths made absolute) is written as resolved, so it means
+  // the same from `dir`; the others as written.
+  const registry = kindsOf(base);
+  const resolved: Record<string, unknown> = {};
+  for (const k of registry.kinds) {
+    const at = k.configSection;
+    if (at !== undefined && k.resolveOptions && Object.hasOwn(sections, at))
+      resolved[at] = registry.options(k.name);
+  }
   const moduleOf = (module: string) => {
     try {
       return resolveKindModule(module, base.dir);
@@ -78,14 +88,8 @@ export function drillConfigOf(
   }
   return {
     ...rest,
-    // A remote repo's parsed `path` is its mirror, which the config states as `cacheDir` alone.
-    repos: Object.fromEntries(
-      Object.entries(repos).map(([alias, r]) => {
-        if (r.url === undefined) return [alias, r];
-        const { path: _path, ...remote } = r;
-        return [alias, remote];
-      }),
-    ),
+    ...sections,
+    ...resolved,
     kinds: kindEntries,
     journal: {
       path: join(dir, "journal.db"),
@@ -113,7 +117,7 @@ export async function createDrillWorkspace(
     const raw = drillConfigOf(base, kind, dir);
     const configFile = join(dir, "idem.config.json");
     await writeFile(configFile, `${JSON.stringify(raw, null, 2)}\n`);
-    const parsed = parseConfig(raw, { dir, file: configFile });
+    const parsed = parseIdemConfig(raw, { dir, file: configFile });
     if (!parsed.ok) {
       const first = parsed.issues[0];
       throw new IdemError(

@@ -1,4 +1,4 @@
-import { BUILT_IN_KINDS, type KindRegistry } from "@idem/effects";
+import { BUILT_IN_KINDS, type KindRegistry, knownAliasesOfKind } from "@idem/effects";
 import { type AnyEffectKind, type KindAlias, type KindGuarantee, kindJsonSchema } from "@idem/kit";
 import type { Config } from "@idem/schema";
 import { kindsOf } from "../validate/load-kinds.js";
@@ -37,7 +37,7 @@ export interface KindListing {
 /**
  * The kinds registered for `config` (idem's own, then the config's, as `loadKinds` loaded them),
  * each described by the kind itself; with `withSchemas`, each with the JSON Schema of its spec.
- * Pure but for the kinds' own `knownAliases`.
+ * Pure but for the kinds' own `knownAliases` (a kind that cannot say lists none).
  * @throws IdemError INVALID_STATE when the config adds kinds this process has not loaded.
  */
 export function listKinds(
@@ -62,12 +62,7 @@ function listedKind(
   withSchema: boolean,
 ): ListedKind {
   const builtIn = registry.isBuiltIn(kind.name);
-  let aliases: KindAlias[] = [];
-  try {
-    aliases = [...(kind.knownAliases?.({ config, options: registry.options(kind.name) }) ?? [])];
-  } catch {
-    // A kind that cannot say (options it does not expect) lists none: the listing still shows it.
-  }
+  const aliases: KindAlias[] = [...knownAliasesOfKind(registry, kind)];
   return {
     name: kind.name,
     builtIn,

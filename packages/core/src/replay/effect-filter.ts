@@ -1,15 +1,21 @@
 import { aliasesOfEffect, type KindRegistry, knownAliasesOf, targetsOfEffect } from "@idem/effects";
 import type { RunRecord } from "@idem/journal";
-import { type Config, type EffectSpec, IdemError } from "@idem/schema";
+import { PLACE_TYPES, type PlaceType } from "@idem/kit";
+import { type EffectSpec, IdemError } from "@idem/schema";
 
 /**
- * Which effects of the selected outputs a replay takes (`--kind`, `--repo`, `--root`, `--target`).
- * An effect is in the filter when its kind is one of `kinds` (or `kinds` is absent) and an alias
- * it names (its kind's `aliases`) is one of `repos`, `roots` or `targets` by type (git effects
- * name a repo, file.write a root, nats.publish and http.request a target), or none of those three
- * is given: `--kind` narrows, the places add up. Names are config aliases. The run record carries it (`RunRecord.only`), so every interpreter honours it.
+ * Which effects of the selected outputs a replay takes (`--kind`, and one option per place type
+ * the kinds call their places by: `--repo`, `--root`, `--target`, see PLACE_TYPES of @idem/kit).
+ * An effect is in the filter when its kind is one of `kinds` (or `kinds` is absent) and a place it
+ * acts on (its kind's `aliases`) is in the list of its type, or no place list is given: `--kind`
+ * narrows, the places add up. Names are config aliases. The run record carries it
+ * (`RunRecord.only`), so every interpreter honours it.
  */
 export type EffectFilter = NonNullable<RunRecord["only"]>;
+
+/** The filter field of a place type: its plural (a place type `t` is `--t`, stored as `ts`). */
+type PlaceField = `${PlaceType}s`;
+const fieldOf = (type: PlaceType): PlaceField => `${type}s`;
 
 /** Who made a replayed generation, why, of what, and which generation it replays (`RunRecord.replay`). */
 export type ReplayLineage = NonNullable<RunRecord["replay"]>;
@@ -17,17 +23,8 @@ export type ReplayLineage = NonNullable<RunRecord["replay"]>;
 /** The replay option each filter field comes from, as errors name it. */
 export const FILTER_OPTIONS = {
   kinds: "kind",
-  repos: "repo",
-  roots: "root",
-  targets: "target",
+  ...(Object.fromEntries(PLACE_TYPES.map((t) => [fieldOf(t), t])) as Record<PlaceField, PlaceType>),
 } as const satisfies Record<keyof EffectFilter, string>;
-
-/** The filter field of each alias type a kind names. */
-const FIELD_OF_ALIAS: Record<string, "repos" | "roots" | "targets"> = {
-  repo: "repos",
-  root: "roots",
-  target: "targets",
-};
 
 /** Whether one effect is in the filter; null or undefined: every effect is. */
 export function effectInFilter(
@@ -37,40 +34,40 @@ export function effectInFilter(
 ): boolean {
   if (!only) return true;
   if (only.kinds?.length && !only.kinds.includes(spec.kind)) return false;
-  const { repos, roots, targets } = only;
-  if (!repos?.length && !roots?.length && !targets?.length) return true;
-  return aliasesOfEffect(spec, kinds).some((a) => {
-    const field = FIELD_OF_ALIAS[a.type];
-    return field !== undefined && (only[field]?.includes(a.name) ?? false);
-  });
+  if (!PLACE_TYPES.some((t) => only[fieldOf(t)]?.length)) return true;
+  return aliasesOfEffect(spec, kinds).some(
+    (a) => PLACE_TYPES.includes(a.type) && (only[fieldOf(a.type)]?.includes(a.name) ?? false),
+  );
 }
 
 /** The ordering targets of the effects in the filter, sorted (as `effectTargetsOf` gives them). */
 export function targetsInFilter(
   specs: readonly EffectSpec[],
   only: EffectFilter,
-  config: Config,
   kinds: KindRegistry,
 ): string[] {
   const set = new Set<string>();
   for (const spec of specs) {
     if (!effectInFilter(spec, only, kinds)) continue;
-    for (const t of targetsOfEffect(spec, config, kinds)) set.add(t);
+    for (const t of targetsOfEffect(spec, kinds)) set.add(t);
   }
   return [...set].sort();
 }
 
-/** What a filter may name in this config: every registered kind and every alias the kinds know. */
+/**
+ * What a filter may name in this config: every registered kind, and by place type every place
+ * the kinds know (`repo: ["site"]`).
+ */
 export function filterChoices(
-  config: Config,
   kinds: KindRegistry,
-): { kind: string[]; repo: string[]; root: string[]; target: string[] } {
-  const aliases = knownAliasesOf(kinds, config);
+): { kind: string[] } & Record<PlaceType, string[]> {
+  const aliases = knownAliasesOf(kinds);
   return {
     kind: kinds.names(),
-    repo: aliases.get("repo") ?? [],
-    root: aliases.get("root") ?? [],
-    target: aliases.get("target") ?? [],
+    ...(Object.fromEntries(PLACE_TYPES.map((t) => [t, aliases.get(t) ?? []])) as Record<
+      PlaceType,
+      string[]
+    >),
   };
 }
 
@@ -79,21 +76,17 @@ export function filterChoices(
  * (every effect). What can never match is refused before anything is read or recorded.
  * @throws INVALID_INPUT naming the option (`--kind`, `--repo`, `--root`, `--target`) and the
  *   unknown name, with `details: { option, value, known }`: a kind that is not registered, or a
- *   repo, root or target no registered kind knows in the config.
+ *   place no registered kind knows in the config.
  */
 export function checkEffectFilter(
   only: EffectFilter | null | undefined,
-  config: Config,
   kinds: KindRegistry,
 ): EffectFilter | null {
   if (!only) return null;
-  const choices = filterChoices(config, kinds);
-  const known: Record<keyof EffectFilter, readonly string[]> = {
-    kinds: choices.kind,
-    repos: choices.repo,
-    roots: choices.root,
-    targets: choices.target,
-  };
+  const choices = filterChoices(kinds);
+  const known = Object.fromEntries(
+    Object.entries(FILTER_OPTIONS).map(([field, option]) => [field, choices[option]]),
+  ) as unknown as Record<keyof EffectFilter, readonly string[]>;
   const out: EffectFilter = {};
   for (const field of Object.keys(FILTER_OPTIONS) as (keyof EffectFilter)[]) {
     const list = only[field];

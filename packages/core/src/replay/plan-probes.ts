@@ -1,6 +1,6 @@
 import { type Effects, type ProbeResult, supersedeKeyOf, targetsOfEffect } from "@idem/effects";
 import type { OutputRecord } from "@idem/journal";
-import { type Config, type EffectSpec, effectKey } from "@idem/schema";
+import { type EffectSpec, effectKey } from "@idem/schema";
 import { type EffectFilter, effectInFilter } from "./effect-filter.js";
 
 /** One effect a replay plan asks its target about. */
@@ -9,28 +9,11 @@ export type ProbeItem = { spec: EffectSpec; key: string; since: number };
 export type BatchOutcome = { results: Map<string, ProbeResult> } | { error: unknown };
 
 /**
- * The ordering target of an effect (its kind's first `targets`) for the many effects of a plan: a
- * kind's answer is kept per spec shape it depends on, so a plan of 10,000 commits to one branch
- * asks the kind a few times, not 10,000.
+ * The ordering target of an effect: its kind's first `targets`, asked of the kind for each effect
+ * (a kind's target may depend on any field of its spec: a GitHub comment's issue number).
  */
-export function targetNames(
-  config: Config,
-  effects: Effects,
-): (spec: EffectSpec) => string | undefined {
-  const memo = new Map<string, string | undefined>();
-  return (spec) => {
-    // Every built-in kind's target follows from the alias and branch it names.
-    const id = `${spec.kind}\n${String(spec.repo ?? spec.root ?? spec.target ?? "")}\n${String(spec.branch ?? "")}`;
-    if (memo.has(id)) return memo.get(id);
-    const target = targetsOfEffect(spec, config, effects.kinds)[0];
-    if (
-      typeof spec.repo === "string" ||
-      typeof spec.root === "string" ||
-      typeof spec.target === "string"
-    )
-      memo.set(id, target);
-    return target;
-  };
+export function targetNames(effects: Effects): (spec: EffectSpec) => string | undefined {
+  return (spec) => targetsOfEffect(spec, effects.kinds)[0];
 }
 
 /**

@@ -6,7 +6,7 @@ import {
   type OutputRecord,
   type ReplaySelection,
 } from "@idem/journal";
-import { type Config, describeError, type EffectSpec, effectKey, IdemError } from "@idem/schema";
+import { describeError, type EffectSpec, effectKey, IdemError } from "@idem/schema";
 import { decideEffect } from "../decide/decide-effect.js";
 import { SupersedeIndex } from "../decide/supersede-index.js";
 import { type EffectFilter, effectInFilter, targetsInFilter } from "./effect-filter.js";
@@ -110,7 +110,6 @@ type ProbeGroup = { items: ProbeItem[]; entries: PlanEntry[] };
  * alone (`dead`), since a filtered run that ends done would hide its open or unreached effects.
  */
 export async function buildReplayPlan(options: {
-  config: Config;
   journal: JournalStore;
   effects: Effects;
   selection: ReplaySelection;
@@ -121,9 +120,9 @@ export async function buildReplayPlan(options: {
    */
   only?: EffectFilter | null;
 }): Promise<ReplayPlan> {
-  const { config, journal, effects } = options;
+  const { journal, effects } = options;
   const only = options.only ?? null;
-  const targetOf = targetNames(config, effects);
+  const targetOf = targetNames(effects);
   const warm = new BatchWarmUp(effects, only);
   try {
     // Only the parts of each output the plan reads are kept (not its record, body or hash): what
@@ -185,7 +184,7 @@ export async function buildReplayPlan(options: {
         continue;
       }
       jobIds.push(jobId);
-      if (only) runTargets[jobId] = targetsInFilter(specs, only, config, effects.kinds);
+      if (only) runTargets[jobId] = targetsInFilter(specs, only, effects.kinds);
       const generation = (latest?.generation ?? 0) + 1;
       for (let i = 0; i < specs.length; i++) {
         const spec = specs[i] as EffectSpec;

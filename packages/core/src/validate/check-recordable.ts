@@ -1,5 +1,6 @@
-import { BUILT_IN_KINDS, checkEffects, type KindRegistry, kindRegistryOf } from "@idem/effects";
+import { checkEffects, type KindRegistry } from "@idem/effects";
 import { type AgentOutput, type Config, type Validated, validateOutput } from "@idem/schema";
+import { kindsOf } from "./load-kinds.js";
 
 /**
  * Whether an output may be recorded: `validateOutput` (its JSON shape, the envelope, the limits),
@@ -19,11 +20,11 @@ import { type AgentOutput, type Config, type Validated, validateOutput } from "@
 export function checkRecordable(
   raw: unknown,
   config: Config,
-  kinds: KindRegistry = kindRegistryOf(config, BUILT_IN_KINDS),
+  kinds: KindRegistry = kindsOf(config),
 ): Validated<AgentOutput> {
   const v = validateOutput(raw, config);
   if (!v.ok) return v;
-  const checked = checkEffects(v.value.effects, config, kinds);
+  const checked = checkEffects(v.value.effects, kinds);
   if (!checked.ok) return checked;
   return { ok: true, value: { ...v.value, effects: checked.specs } };
 }

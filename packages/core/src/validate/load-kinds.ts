@@ -1,29 +1,61 @@
 import {
-  BUILT_IN_KINDS,
+  builtInKinds,
+  type GitKindSettings,
   type KindRegistry,
   kindRegistryOf,
+  kindSectionIssues,
+  kindSectionNames,
   type LoadKindRegistryOptions,
   loadKindRegistry,
 } from "@idem/effects";
-import type { Config } from "@idem/schema";
+import { createJetStreamPublishTransport } from "@idem/nats";
+import { type Config, type ConfigResult, type ParseConfigOptions, parseConfig } from "@idem/schema";
+
+/**
+ * idem's own kinds as its processes run them: nats.publish reaching JetStream through @idem/nats
+ * (a transport per host, made by the kind's `open`).
+ */
+export const IDEM_KINDS = builtInKinds({ publishTransport: createJetStreamPublishTransport });
+
+/**
+ * A config file's JSON as idem's processes load it: `parseConfig` of @idem/schema knowing the
+ * sections idem's own kinds own, each parsed by its kind (`repos.site.branch` named as any other
+ * key). Never throws: every problem is an issue.
+ */
+export function parseIdemConfig(
+  raw: unknown,
+  options: Omit<ParseConfigOptions, "sections">,
+): ConfigResult {
+  const r = parseConfig(raw, { ...options, sections: kindSectionNames(IDEM_KINDS) });
+  if (!r.ok) return r;
+  const issues = kindSectionIssues(r.config, IDEM_KINDS);
+  return issues.length > 0 ? { ok: false, issues } : r;
+}
 
 /**
  * The effect kinds a config can use: idem's own and those its `kinds` section adds (each module
  * loaded, its options parsed). Every front end and process loads it once at start and hands it to
  * `checkOutput`/`recordOutput` and `openEffects`, so they all know the same kinds.
- * @throws IdemError INVALID_CONFIG naming `kinds.<name>` (see `loadKindRegistry`).
+ * @throws IdemError INVALID_CONFIG naming `kinds.<name>` (see `loadKindRegistry`), or the key of a
+ *   kind's section.
  */
 export function loadKinds(
   config: Config,
   options: LoadKindRegistryOptions = {},
 ): Promise<KindRegistry> {
-  return loadKindRegistry(config, BUILT_IN_KINDS, options);
+  return loadKindRegistry(config, IDEM_KINDS, options);
 }
 
 /**
- * The kinds `loadKinds` loaded for this config object, else idem's own (a config without `kinds`).
+ * The kinds `loadKinds` loaded for this config object, else idem's own (a config without `kinds`),
+ * built with `git` as the git kinds' settings when given (an embedder's or a test's choice:
+ * `{ durable: false }`, a shorter lock wait; idem itself runs the defaults).
  * @throws IdemError INVALID_STATE when the config adds kinds this process has not loaded.
  */
-export function kindsOf(config: Config): KindRegistry {
-  return kindRegistryOf(config, BUILT_IN_KINDS);
+export function kindsOf(config: Config, git?: GitKindSettings): KindRegistry {
+  if (git === undefined) return kindRegistryOf(config, IDEM_KINDS);
+  return kindRegistryOf(
+    config,
+    builtInKinds({ publishTransport: createJetStreamPublishTransport, git }),
+  );
 }

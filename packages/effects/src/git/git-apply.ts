@@ -1,5 +1,5 @@
+import type { ApplyOrder, ProbeHint, ProbeResult } from "@idem/kit";
 import { IdemError } from "@idem/schema";
-import type { ApplyOrder, ProbeHint, ProbeResult } from "../effect-handler.js";
 import type { GitRepo } from "./git-repo.js";
 import type { GitTargets } from "./git-targets.js";
 

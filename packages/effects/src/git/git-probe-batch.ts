@@ -1,9 +1,10 @@
-import { type IdemError, isIdemError, isSafeBranchName } from "@idem/schema";
-import type { ProbeResult } from "../effect-handler.js";
+import type { ProbeResult } from "@idem/kit";
+import { type IdemError, isIdemError } from "@idem/schema";
 import { gitCommitChanges } from "../kinds/git-commit/git-commit-effect.js";
 import type { GitCommitSpec } from "../kinds/git-commit/spec.js";
 import { checkPatchSpec } from "../kinds/git-patch/git-patch-effect.js";
 import type { GitPatchSpec } from "../kinds/git-patch/spec.js";
+import { isSafeBranchName } from "./git-names.js";
 import type { GitRepo } from "./git-repo.js";
 import { appliedInReverse, modeChangesDone, patchApplies } from "./patch/patch-checks.js";
 import { writeTree } from "./patch/patch-trees.js";

@@ -1,17 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
-import {
-  type Clock,
-  type FaultHook,
-  IdemError,
-  isSafeBranchName,
-  noFault,
-  type RepoConfig,
-} from "@idem/schema";
-import type { ProbeHint, ProbeResult } from "../effect-handler.js";
+import type { ProbeHint, ProbeResult } from "@idem/kit";
+import { type Clock, type FaultHook, IdemError, noFault } from "@idem/schema";
 import { messageWithTrailer, refComponent, refuse } from "../sandbox.js";
 import { BranchPublisher } from "./branch-publisher.js";
 import { recover } from "./crash-recovery.js";
+import type { RepoConfig } from "./git-config.js";
+import { isSafeBranchName } from "./git-names.js";
 import { KeyIndex } from "./key-index.js";
 import { serializeCommit } from "./plumbing/git-objects.js";
 import { type RepoLayout, RepoObjects } from "./plumbing/repo-objects.js";
@@ -22,7 +17,10 @@ import { RemoteMirror } from "./remote/remote-mirror.js";
 import { type PushEntry, RemotePusher } from "./remote/remote-pusher.js";
 import { RepoLock } from "./repo-lock.js";
 
-/** How the repositories of one `createEffects` behave. */
+/** A configured repository with the folder idem works in (`path`: its own, or a remote's mirror). */
+export type RepoTarget = RepoConfig & { path: string };
+
+/** How the repositories of one host behave (the git kinds' settings). */
 export interface GitRepoOptions {
   clock: Clock;
   /**
@@ -75,7 +73,7 @@ export class GitRepo {
 
   constructor(
     readonly alias: string,
-    readonly config: RepoConfig,
+    readonly config: RepoTarget,
     readonly options: GitRepoOptions,
   ) {
     // A mirror's durability is the server's: the remote, not the mirror, holds what was applied.
@@ -161,7 +159,9 @@ export class GitRepo {
 
   /** The key on the branch as this repository (or the mirror, brought to the remote tip) has it. */
   private async probeHere(branch: string, key: string, hint?: ProbeHint): Promise<ProbeResult> {
-    const found = await this.keys.lookupKey(branch, key, hint?.base);
+    // The hint is what an earlier probe of this effect stored: the head it probed.
+    const base = typeof hint?.base === "string" ? hint.base : undefined;
+    const found = await this.keys.lookupKey(branch, key, base);
     if (found.found) return { status: "present", detail: { commit: found.commit } };
     if (found.head === null && !(await this.isEmpty())) {
       throw new IdemError("TARGET_MISSING", `repo "${this.alias}" has no branch "${branch}"`);

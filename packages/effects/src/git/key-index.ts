@@ -1,8 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { EFFECT_TRAILER } from "@idem/schema";
 import { refComponent } from "../sandbox.js";
+import { EFFECT_TRAILER } from "./git-names.js";
 import type { ObjectFormat } from "./plumbing/git-objects.js";
 import type { RepoObjects } from "./plumbing/repo-objects.js";
 import { runGit } from "./plumbing/run-git.js";

@@ -1,4 +1,4 @@
-import type { AnyEffectKind, KindContext } from "@idem/kit";
+import type { AnyEffectKind, KindAlias } from "@idem/kit";
 import {
   type AgentOutput,
   type Config,
@@ -32,15 +32,6 @@ function unregistered(registry: KindRegistry, name: string): string {
     : `kind ${JSON.stringify(name)} is not registered (registered: ${registry.names().join(", ")})`;
 }
 
-/** The context a kind's pure parts see for `config`. */
-export function kindContext(
-  registry: KindRegistry,
-  config: Config,
-  name: string,
-): KindContext<unknown> {
-  return { config, options: registry.options(name) };
-}
-
 /**
  * Every check an output's effects pass before it is recorded, each by its kind: the kind is
  * registered (else the issue names it and the registered ones), the spec parses with the kind's
@@ -52,7 +43,6 @@ export function kindContext(
  */
 export function checkEffects(
   specs: readonly EffectSpec[],
-  config: Config,
   registry: KindRegistry,
 ): { ok: true; specs: EffectSpec[] } | { ok: false; issues: ValidationIssue[] } {
   const issues: ValidationIssue[] = [];
@@ -76,7 +66,7 @@ export function checkEffects(
   });
   if (issues.length > 0) return { ok: false, issues };
   parsed.forEach(({ spec, kind }, i) => {
-    const ctx = kindContext(registry, config, kind.name);
+    const ctx = registry.context(kind.name);
     const at = (field: string) => (field ? `effects.${i}.${field}` : `effects.${i}`);
     try {
       kind.check?.(spec, {
@@ -107,25 +97,18 @@ export function effectTargetsOf(
   registry: KindRegistry = kindRegistryOf(config, BUILT_IN_KINDS),
 ): string[] {
   const set = new Set<string>();
-  for (const e of output.effects) for (const t of targetsOfEffect(e, config, registry)) set.add(t);
+  for (const e of output.effects) for (const t of targetsOfEffect(e, registry)) set.add(t);
   return [...set].sort();
 }
 
 /** The ordering targets of one effect (its kind's `targets`), none for an unregistered kind. */
-export function targetsOfEffect(
-  spec: EffectSpec,
-  config: Config,
-  registry: KindRegistry,
-): readonly string[] {
+export function targetsOfEffect(spec: EffectSpec, registry: KindRegistry): readonly string[] {
   const kind = registry.get(spec.kind);
-  return kind?.targets?.(spec, kindContext(registry, config, kind.name)) ?? [];
+  return kind?.targets?.(spec, registry.context(kind.name)) ?? [];
 }
 
-/** The aliases an effect names (its kind's `aliases`), by type (`repo`, `root`, `target`). */
-export function aliasesOfEffect(
-  spec: EffectSpec,
-  registry: KindRegistry,
-): readonly { type: string; name: string }[] {
+/** The places an effect acts on (its kind's `aliases`), by type (`repo`, `root`, `target`). */
+export function aliasesOfEffect(spec: EffectSpec, registry: KindRegistry): readonly KindAlias[] {
   return registry.get(spec.kind)?.aliases?.(spec) ?? [];
 }
 
@@ -148,15 +131,30 @@ export function describeEffect(spec: EffectSpec, registry: KindRegistry): string
   }
 }
 
-/** Every alias the registered kinds know in this config, by type (`repo`, `root`, `target`). */
-export function knownAliasesOf(registry: KindRegistry, config: Config): Map<string, string[]> {
+/** Every place the registered kinds know in this config, by type (`repo`, `root`, `target`). */
+export function knownAliasesOf(registry: KindRegistry): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const kind of registry.kinds) {
-    for (const a of kind.knownAliases?.(kindContext(registry, config, kind.name)) ?? []) {
+    for (const a of knownAliasesOfKind(registry, kind)) {
       const list = out.get(a.type) ?? [];
       if (!list.includes(a.name)) list.push(a.name);
       out.set(a.type, list);
     }
   }
   return out;
+}
+
+/**
+ * The places one kind knows in this config (its `knownAliases`), none when it cannot say (options
+ * it does not expect): a listing still shows the kind.
+ */
+export function knownAliasesOfKind(
+  registry: KindRegistry,
+  kind: AnyEffectKind,
+): readonly KindAlias[] {
+  try {
+    return kind.knownAliases?.(registry.context(kind.name)) ?? [];
+  } catch {
+    return [];
+  }
 }

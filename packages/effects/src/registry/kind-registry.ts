@@ -1,8 +1,17 @@
 import { createRequire } from "node:module";
 import { isAbsolute, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { type AnyEffectKind, isKindName } from "@idem/kit";
-import { type Config, IdemError, issuePath } from "@idem/schema";
+import {
+  type AnyEffectKind,
+  type HostNats,
+  isKindName,
+  type KindContext,
+  type KindLimits,
+  kindContextOf,
+  parseKindOptions,
+  safeParseKindOptions,
+} from "@idem/kit";
+import { type Config, type ConfigIssue, IdemError, natsServers } from "@idem/schema";
 
 /**
  * The effect kinds one config can use: idem's built-in kinds and the ones its `kinds` section adds,
@@ -13,8 +22,22 @@ export interface KindRegistry {
   readonly kinds: readonly AnyEffectKind[];
   /** The kind of that name, or undefined (own names only: `constructor` is no kind). */
   get(name: string): AnyEffectKind | undefined;
-  /** The options `kinds.<name>.options` parsed by the kind's schema (undefined for a built-in). */
+  /**
+   * The kind's options parsed by its schema (and resolved): `kinds.<name>.options`, or the config
+   * section of one of idem's own kinds.
+   */
   options(name: string): unknown;
+  /** What the kind's pure parts see: its options, the config's limits, idem's NATS servers. */
+  context(name: string): KindContext<unknown>;
+  /**
+   * Where the kind's options are in the config (`repos`, `kinds.acme.ticket.options`) and what is
+   * written there, for a host that opens the kind (`openKind` parses them as the registry did).
+   */
+  source(name: string): { at: string; raw: unknown } | undefined;
+  /** The config's folder, the config's limits and idem's NATS servers: what every kind is told. */
+  readonly dir: string;
+  readonly limits: KindLimits;
+  readonly nats: HostNats | undefined;
   /** Whether the kind is one of idem's own. */
   isBuiltIn(name: string): boolean;
   /** The registered names, in order. */
@@ -71,7 +94,7 @@ export async function loadKindRegistry(
 ): Promise<KindRegistry> {
   const load = options.importModule ?? ((s: string) => import(s));
   const builtInNames = new Set(builtIns.map((k) => k.name));
-  const added: { kind: AnyEffectKind; options: unknown }[] = [];
+  const added: Entry[] = [];
   for (const [name, entry] of Object.entries(config.kinds ?? {})) {
     const at = `kinds.${name}`;
     const bad = (message: string, cause?: unknown): never => {
@@ -96,62 +119,132 @@ export async function loadKindRegistry(
       );
     }
     const k = kind as AnyEffectKind;
-    const parsedOptions = parseOptions(k, entry.options, `${at}.options`);
-    added.push({ kind: k, options: parsedOptions });
+    const source = { at: `${at}.options`, raw: entry.options };
+    const parsed = parseKindOptions(k, source.raw, { at: source.at, dir: config.dir });
+    added.push({ kind: k, options: parsed, source, builtIn: false });
   }
   const r = registry(config, builtIns, added);
   loaded.set(config, r);
   return r;
 }
 
+/** One registered kind: its options parsed, and where they come from. */
+interface Entry {
+  kind: AnyEffectKind;
+  options: unknown;
+  source: { at: string; raw: unknown };
+  builtIn: boolean;
+}
+
+/** The config's facts every kind is told: its limits, and idem's NATS servers when it has them. */
+function hostFacts(config: Config): { limits: KindLimits; nats: HostNats | undefined } {
+  const nats = config.nats && {
+    servers: natsServers(config.nats),
+    subjectPrefix: config.nats.subjectPrefix,
+    replicas: config.nats.replicas,
+  };
+  return { limits: { maxFileBytes: config.limits.maxFileBytes }, nats };
+}
+
+/** The names of the config sections idem's own kinds own, each once (`repos`, `github`, ...). */
+export function kindSectionNames(builtIns: readonly AnyEffectKind[]): string[] {
+  return [...new Set(builtIns.flatMap((k) => (k.configSection ? [k.configSection] : [])))];
+}
+
+/**
+ * The built-in kinds' entries for `config`: each kind with a config section takes its options
+ * from it (a kind whose section is missing and not optional is unavailable); a section no
+ * built-in kind owns is refused.
+ * @throws IdemError INVALID_CONFIG naming the section's key of the first problem.
+ */
+function builtInEntries(
+  config: Config,
+  builtIns: readonly AnyEffectKind[],
+): { entries: Entry[]; unconfigured: Map<string, string> } {
+  const owned = kindSectionNames(builtIns);
+  for (const section of Object.keys(config.sections)) {
+    if (!owned.includes(section))
+      throw new IdemError("INVALID_CONFIG", `Unrecognized key: ${JSON.stringify(section)}`, {
+        details: { key: section },
+      });
+  }
+  const entries: Entry[] = [];
+  const unconfigured = new Map<string, string>();
+  for (const kind of builtIns) {
+    const at = kind.configSection;
+    if (at === undefined) {
+      entries.push({ kind, options: undefined, source: { at: "", raw: undefined }, builtIn: true });
+      continue;
+    }
+    const raw = Object.hasOwn(config.sections, at) ? config.sections[at] : undefined;
+    if (raw === undefined && kind.configSectionOptional !== true) {
+      unconfigured.set(kind.name, at);
+      continue;
+    }
+    const options = parseKindOptions(kind, raw, { at, dir: config.dir });
+    entries.push({ kind, options, source: { at, raw }, builtIn: true });
+  }
+  return { entries, unconfigured };
+}
+
+/**
+ * Every problem with the sections of `config` that idem's own kinds own (each parsed by its
+ * kind, as the registry will), and every top-level key no kind owns: the issues a config loader
+ * reports with its own. Never throws for a bad section.
+ */
+export function kindSectionIssues(
+  config: Config,
+  builtIns: readonly AnyEffectKind[],
+): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  const owned = kindSectionNames(builtIns);
+  const unknown = Object.keys(config.sections).filter((s) => !owned.includes(s));
+  if (unknown.length > 0)
+    issues.push({
+      path: "",
+      message: `Unrecognized key${unknown.length > 1 ? "s" : ""}: ${unknown.map((k) => JSON.stringify(k)).join(", ")}`,
+    });
+  for (const at of owned) {
+    const kind = builtIns.find((k) => k.configSection === at) as AnyEffectKind;
+    if (!Object.hasOwn(config.sections, at)) continue;
+    const r = safeParseKindOptions(kind, config.sections[at], { at, dir: config.dir });
+    if (!r.ok) for (const i of r.issues) issues.push({ path: i.key, message: i.message });
+  }
+  return issues;
+}
+
 function registry(
   config: Config,
   builtIns: readonly AnyEffectKind[],
-  added: readonly { kind: AnyEffectKind; options: unknown }[],
+  added: readonly Entry[],
 ): KindRegistry {
-  const byName = new Map<string, { kind: AnyEffectKind; options: unknown; builtIn: boolean }>();
-  const unconfigured = new Map<string, string>();
-  for (const k of builtIns) {
-    if (k.configSection === undefined) {
-      byName.set(k.name, { kind: k, options: undefined, builtIn: true });
-      continue;
-    }
-    // A kind whose options are a config section of its own is there only with that section.
-    const section = (config as unknown as Record<string, unknown>)[k.configSection];
-    if (section === undefined) unconfigured.set(k.name, k.configSection);
-    else
-      byName.set(k.name, {
-        kind: k,
-        options: parseOptions(k, section, k.configSection),
-        builtIn: true,
-      });
-  }
-  for (const a of added) byName.set(a.kind.name, { ...a, builtIn: false });
+  const byName = new Map<string, Entry>();
+  const { entries, unconfigured } = builtInEntries(config, builtIns);
+  for (const e of entries) byName.set(e.kind.name, e);
+  for (const a of added) byName.set(a.kind.name, a);
   const kinds = [...byName.values()].map((e) => e.kind);
+  const facts = hostFacts(config);
+  const contexts = new Map<string, KindContext<unknown>>();
   return {
     kinds,
     get: (name) => (typeof name === "string" ? byName.get(name)?.kind : undefined),
     options: (name) => byName.get(name)?.options,
+    context(name) {
+      let c = contexts.get(name);
+      if (!c) {
+        c = kindContextOf(byName.get(name)?.options, facts);
+        contexts.set(name, c);
+      }
+      return c;
+    },
+    source: (name) => byName.get(name)?.source,
+    dir: config.dir,
+    limits: facts.limits,
+    nats: facts.nats,
     isBuiltIn: (name) => byName.get(name)?.builtIn === true,
     names: () => kinds.map((k) => k.name),
     sectionMissing: (name) => unconfigured.get(name),
   };
-}
-
-/**
- * A kind's options parsed by its schema.
- * @throws IdemError INVALID_CONFIG naming `<at>.<path>` of the first problem.
- */
-function parseOptions(kind: AnyEffectKind, raw: unknown, at: string): unknown {
-  if (!kind.options) return raw;
-  const r = kind.options.safeParse(raw ?? {});
-  if (r.success) return r.data;
-  const first = r.error.issues[0];
-  const path = issuePath([...(first?.path ?? [])] as (string | number)[]);
-  const key = `${at}${path ? `.${path}` : ""}`;
-  throw new IdemError("INVALID_CONFIG", `${key}: ${first?.message ?? "is invalid"}`, {
-    details: { key },
-  });
 }
 
 /** A module path of the config (absolute once parsed) as a file URL; a package name as it is, resolved from the config's folder. */

@@ -3,7 +3,7 @@
 // is opened from it after.
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { createBareRepo } from "@idem/testing";
+import { configSection, createBareRepo } from "@idem/testing";
 import { describe, expect, it } from "vitest";
 import { createEffects } from "../../src/index.js";
 import { githubPullRequestKind } from "../../src/kinds/github-pull-request/github-pull-request-kind.js";
@@ -19,10 +19,9 @@ describe("github.pull_request after a git.commit of the same output", () => {
     // idem's git effects commit onto a branch the remote has (they create one only in an empty
     // repository): the head branch is made once, here at main's commit, as an operator would.
     execFileSync("git", ["--git-dir", bare, "update-ref", "refs/heads/release-notes", "main"]);
-    sb.config.repos["app-git"] = {
+    configSection(sb.config, "repos")["app-git"] = {
       url: `file://${bare}`,
       cacheDir: join(sb.dir, "mirror.git"),
-      path: join(sb.dir, "mirror.git"),
       branch: "main",
       branches: ["release-notes"],
       author: { name: "idem", email: "idem@localhost" },

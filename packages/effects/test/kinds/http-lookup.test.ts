@@ -1,8 +1,7 @@
 // http.request on a target with a lookup (docs/kinds/http.md): the request carries the key where a
 // ticket service keeps an external id, and the probe finds it by the service's search, so a create
 // whose answer was lost is found instead of made twice. Against a local service of the test's own.
-import { openKind } from "@idem/kit";
-import { parseConfig } from "@idem/schema";
+import { openKind, safeParseKindOptions } from "@idem/kit";
 import { describe, expect, it } from "vitest";
 import { httpRequestKind } from "../../src/kinds/http-request/http-request-kind.js";
 import { expectIdemError, fieldOf, interpret, rejection } from "./kind-calls.js";
@@ -19,12 +18,11 @@ function kindOn(
   target: Record<string, unknown>,
   env: Record<string, string> = {},
 ) {
-  const r = parseConfig(
-    { http: { targets: { tickets: { baseUrl: `${svc.url}/api`, timeoutMs: 30_000, ...target } } } },
-    { dir: "/tmp" },
-  );
-  if (!r.ok) throw new Error(JSON.stringify(r.issues));
-  return openKind(httpRequestKind, { config: r.config, env });
+  return openKind(httpRequestKind, {
+    options: { targets: { tickets: { baseUrl: `${svc.url}/api`, timeoutMs: 30_000, ...target } } },
+    optionsAt: "http",
+    env,
+  });
 }
 
 const create = (title: string, extra: Record<string, unknown> = {}) => ({
@@ -173,11 +171,12 @@ describe("http.request with a lookup", () => {
 
   it("is refused in the config with both probeUrl and lookup, or a lookup path without {key}", () => {
     const issues = (lookup: Record<string, unknown>, extra: Record<string, unknown> = {}) => {
-      const r = parseConfig(
-        { http: { targets: { t: { baseUrl: "http://127.0.0.1:1", lookup, ...extra } } } },
-        { dir: "/tmp" },
+      const r = safeParseKindOptions(
+        httpRequestKind,
+        { targets: { t: { baseUrl: "http://127.0.0.1:1", lookup, ...extra } } },
+        { at: "http", dir: "/tmp" },
       );
-      return r.ok ? [] : r.issues.map((i) => i.path);
+      return r.ok ? [] : r.issues.map((i) => i.key);
     };
     expect(issues(SEARCH)).toEqual([]);
     expect(issues(SEARCH, { probeUrl: "/status/{key}" })).toEqual(["http.targets.t.lookup"]);

@@ -1,7 +1,7 @@
 // `idem doctor`'s check of sql targets (the kind's doctor hook) against the real databases: what
 // it finds, keyed by the config key at fault, and that it changes nothing at the target.
-import type { DoctorContext } from "@idem/kit";
-import { defaultConfig, IdemError, systemClock } from "@idem/schema";
+import { DEFAULT_KIND_LIMITS, type DoctorContext } from "@idem/kit";
+import { IdemError, systemClock } from "@idem/schema";
 import { afterAll, describe, expect, it } from "vitest";
 import { sqlExecKind } from "../../src/kinds/sql-exec/sql-exec-kind.js";
 import type { SqlOptions } from "../../src/kinds/sql-exec/sql-options.js";
@@ -18,8 +18,9 @@ afterAll(stopPostgres, 60_000);
 
 function doctor(raw: unknown, env: Record<string, string> = {}) {
   const ctx: DoctorContext<SqlOptions> = {
-    config: defaultConfig("/tmp"),
     options: SqlOptionsSchema.parse(raw),
+    limits: DEFAULT_KIND_LIMITS,
+    checking: () => {},
     clock: systemClock,
     fetch: globalThis.fetch,
     timeoutMs: 5000,

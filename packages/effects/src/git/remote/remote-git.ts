@@ -142,11 +142,13 @@ export class RemoteGit {
           onProgress({ alias: this.alias, stage: e.stage, percent: e.progress })
       : undefined;
     try {
+      // With a listener, `--progress` before `--` (simple-git's progress plugin would otherwise
+      // append it after the repository and folder, where git takes it for a third argument).
       await (await this.git(dirname(this.mirror), progress)).raw([
         "clone",
         "--bare",
         "--no-tags",
-        "-q",
+        progress ? "--progress" : "-q",
         "--",
         this.url,
         tmp,

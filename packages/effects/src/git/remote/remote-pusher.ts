@@ -1,5 +1,5 @@
+import type { ApplyOrder, ApplyTicket } from "@idem/kit";
 import { FAULT_POINTS, IdemError, isIdemError } from "@idem/schema";
-import type { ApplyOrder, ApplyTicket } from "../../effect-handler.js";
 import { type KeyIndex, keyRef } from "../key-index.js";
 import type { RepoObjects } from "../plumbing/repo-objects.js";
 import type { MirrorParts, RemoteMirror } from "./remote-mirror.js";

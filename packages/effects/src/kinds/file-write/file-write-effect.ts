@@ -2,12 +2,18 @@ import { createHash } from "node:crypto";
 import { promises as fs } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, sep } from "node:path";
-import { aliasOf, type Config, IdemError } from "@idem/schema";
-import type { EffectHandler, ProbeResult } from "../../effect-handler.js";
+import { aliasOf, IdemError, type ProbeResult } from "@idem/kit";
 import { FileLock } from "../../fs/file-lock.js";
 import { checkKey, checkRelativePath, refuse } from "../../sandbox.js";
+import type { FileRoots } from "./file-roots.js";
 import { StaleTemps, tempName } from "./file-write-temps.js";
 import type { FileWriteSpec } from "./spec.js";
+
+/** The probe and apply of file.write over the configured roots, with their locks: its resource. */
+export interface FileWriter {
+  probe(spec: FileWriteSpec, key: string): Promise<ProbeResult>;
+  apply(spec: FileWriteSpec, key: string, probed?: ProbeResult): Promise<Record<string, unknown>>;
+}
 
 /** The bytes a file.write spec asks for. @throws IdemError SANDBOX_VIOLATION */
 export function fileWriteBytes(spec: FileWriteSpec, maxFileBytes: number): Buffer {
@@ -119,12 +125,11 @@ export async function resolveInRoot(
  * lock in the temp folder, keyed by the root's real path). Present: the file holds exactly the bytes.
  * Temporary files a killed writer left in the folder are removed before the next write there.
  */
-export function createFileWriteHandler(config: Config): EffectHandler<FileWriteSpec> {
-  const maxFileBytes = config.limits.maxFileBytes;
+export function createFileWriter(roots: FileRoots, maxFileBytes: number): FileWriter {
   const locks = new Map<string, FileLock>();
   const staleTemps = new StaleTemps();
   const rootOf = (alias: string) => {
-    const r = aliasOf(config.roots, alias);
+    const r = aliasOf(roots, alias);
     if (!r)
       throw new IdemError("UNKNOWN_ALIAS", `unknown root alias "${alias}"`, {
         details: { field: "root" },
@@ -153,8 +158,6 @@ export function createFileWriteHandler(config: Config): EffectHandler<FileWriteS
     return { status: "absent", detail: { size: current.length, version } };
   };
   return {
-    probeable: () => true,
-    targetDedup: () => true,
     probe,
     async apply(spec, key, probed) {
       checkKey(key);

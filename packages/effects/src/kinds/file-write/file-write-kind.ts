@@ -1,25 +1,32 @@
 import { posix } from "node:path";
-import { defineEffectKind } from "@idem/kit";
-import { aliasOf } from "@idem/schema";
+import { aliasOf, defineEffectKind, type ProbeResult } from "@idem/kit";
 import { checkFullPath, checkingField, checkRelativePath } from "../../sandbox.js";
-import { createFileWriteHandler, fileWriteBytes } from "./file-write-effect.js";
-import { FileWriteSpecSchema } from "./spec.js";
+import { type FileRoots, FileRootsSchema, resolveFileRoots } from "./file-roots.js";
+import { fileWriteDoctor } from "./file-write-doctor.js";
+import { createFileWriter, type FileWriter, fileWriteBytes } from "./file-write-effect.js";
+import { type FileWriteSpec, FileWriteSpecSchema } from "./spec.js";
 
 /**
  * `file.write`: exactly these bytes at a path under a configured root, written atomically. Present
  * when the file holds exactly the bytes; a later recorded write to the same root and path
- * supersedes an earlier one, which is then skipped, never rolled back.
+ * supersedes an earlier one, which is then skipped, never rolled back. Its options are the
+ * config's `roots` section.
  */
-export const fileWriteKind = defineEffectKind({
+export const fileWriteKind = defineEffectKind<FileWriteSpec, FileRoots, FileWriter>({
   name: "file.write",
   description:
     "Writes the whole content of one file (utf8 or base64) at a path under a configured root, atomically; a later recorded write to the same path supersedes it.",
   guarantee: "exactly-once-in-effect",
   spec: FileWriteSpecSchema,
+  configSection: "roots",
+  configSectionOptional: true,
+  options: FileRootsSchema,
+  resolveOptions: resolveFileRoots,
+  doctor: fileWriteDoctor,
   check(spec, ctx) {
-    const root = aliasOf(ctx.config.roots, spec.root);
+    const root = aliasOf(ctx.options, spec.root);
     if (!root) ctx.issue("root", `unknown root alias "${spec.root}"`);
-    const max = ctx.config.limits.maxFileBytes;
+    const max = ctx.limits.maxFileBytes;
     const bytes =
       spec.encoding === "base64"
         ? decodedBase64Length(spec.content)
@@ -35,19 +42,19 @@ export const fileWriteKind = defineEffectKind({
   },
   targets: (spec) => [`root:${spec.root}`],
   aliases: (spec) => [{ type: "root", name: spec.root }],
-  knownAliases: (ctx) => Object.keys(ctx.config.roots).map((name) => ({ type: "root", name })),
+  knownAliases: (ctx) => Object.keys(ctx.options).map((name) => ({ type: "root", name })),
   supersedeKey: (spec) => `${spec.root}\0${posix.normalize(spec.path.replace(/\\/g, "/"))}`,
   describe: (spec) => `${spec.root}:${spec.path}`,
   probeable: () => true,
   targetDedup: () => true,
-  open: (ctx) => createFileWriteHandler(ctx.config),
-  probe: (spec, call) => call.resource.probe(spec, call.key, call.hint),
-  apply: (spec, call) => call.resource.apply(spec, call.key, call.probed, call.order),
+  open: (ctx) => createFileWriter(ctx.options, ctx.limits.maxFileBytes),
+  probe: (spec, call) => call.resource.probe(spec, call.key),
+  apply: (spec, call) => call.resource.apply(spec, call.key, call.probed),
   async probeBatch(items, call) {
     // A simulation probes each write as if the earlier absent ones to the same path had landed.
-    const out = new Map<string, import("@idem/kit").ProbeResult>();
+    const out = new Map<string, ProbeResult>();
     const written = new Map<string, Buffer>();
-    const max = call.config.limits.maxFileBytes;
+    const max = call.limits.maxFileBytes;
     for (const { spec, key, since } of items) {
       try {
         if (!call.simulate) {
@@ -75,7 +82,7 @@ export const fileWriteKind = defineEffectKind({
   samples: {
     valid: (i, ctx) => ({
       kind: "file.write" as const,
-      root: Object.keys(ctx.config.roots)[0] ?? "root",
+      root: Object.keys(ctx.options as FileRoots)[0] ?? "root",
       path: `idem-drill/${i}.txt`,
       content: `drill ${i}\n`,
     }),

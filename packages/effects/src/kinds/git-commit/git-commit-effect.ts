@@ -1,6 +1,6 @@
-import type { EffectHandler, ProbeHint, ProbeResult } from "../../effect-handler.js";
+import type { ApplyOrder, ProbeHint, ProbeResult } from "@idem/kit";
 import { applyOnBranch, gitTarget, probeOnBranch } from "../../git/git-apply.js";
-import type { GitTargets } from "../../git/git-targets.js";
+import type { GitResource } from "../../git/git-resource.js";
 import { type FileChange, treeWith } from "../../git/plumbing/tree-writer.js";
 import {
   checkGitFileContent,
@@ -36,45 +36,51 @@ export function gitCommitChanges(spec: GitCommitSpec, maxFileBytes: number): Fil
   });
 }
 
+const pathsOf = (spec: GitCommitSpec) => spec.files.map((f) => f.path);
+
 /**
- * git.commit: writes and deletes files and commits them on the branch with `Idem-Effect: <key>`.
- * The commit is built in the object database from the probed base tree, then the branch moves by
- * compare-and-swap together with the key's index ref; a checked-out working tree follows.
+ * git.commit's probe: the key on the branch (`hint`: what an earlier probe stored, the head it
+ * probed), and when it is absent, the probed head's tree checked for the spec's paths.
+ * @throws IdemError SANDBOX_VIOLATION, UNKNOWN_ALIAS, TARGET_MISSING
  */
-export function createGitCommitHandler(
-  targets: GitTargets,
-  maxFileBytes: number,
-): EffectHandler<GitCommitSpec> {
-  const pathsOf = (spec: GitCommitSpec) => spec.files.map((f) => f.path);
-  const probe = async (
-    spec: GitCommitSpec,
-    key: string,
-    hint?: ProbeHint,
-  ): Promise<ProbeResult> => {
-    checkKey(key);
-    gitCommitChanges(spec, maxFileBytes);
-    const target = await gitTarget(targets, spec);
-    return (await probeOnBranch(target, key, hint, pathsOf(spec))).result;
-  };
-  return {
-    probeable: () => true,
-    targetDedup: () => true,
-    probe,
-    async apply(spec, key, probed, order) {
-      checkKey(key);
-      const changes = gitCommitChanges(spec, maxFileBytes);
-      const target = await gitTarget(targets, spec);
-      return applyOnBranch(target, {
-        key,
-        probed,
-        probeNow: () => probe(spec, key),
-        change: {
-          message: spec.message,
-          paths: pathsOf(spec),
-          tree: (baseTree) => treeWith(target.repo.objects, baseTree, changes),
-          order,
-        },
-      });
+export async function probeGitCommit(
+  git: GitResource,
+  spec: GitCommitSpec,
+  call: { key: string; hint?: ProbeHint | undefined; maxFileBytes: number },
+): Promise<ProbeResult> {
+  checkKey(call.key);
+  gitCommitChanges(spec, call.maxFileBytes);
+  const target = await gitTarget(git.targets, spec);
+  return (await probeOnBranch(target, call.key, call.hint, pathsOf(spec))).result;
+}
+
+/**
+ * git.commit's apply: writes and deletes files and commits them on the branch with `Idem-Effect:
+ * <key>`. The commit is built in the object database from the probed base tree, then the branch
+ * moves by compare-and-swap together with the key's index ref; a checked-out working tree follows.
+ */
+export async function applyGitCommit(
+  git: GitResource,
+  spec: GitCommitSpec,
+  call: {
+    key: string;
+    probed?: ProbeResult | undefined;
+    order?: ApplyOrder | undefined;
+    maxFileBytes: number;
+  },
+): Promise<Record<string, unknown>> {
+  checkKey(call.key);
+  const changes = gitCommitChanges(spec, call.maxFileBytes);
+  const target = await gitTarget(git.targets, spec);
+  return applyOnBranch(target, {
+    key: call.key,
+    probed: call.probed,
+    probeNow: () => probeGitCommit(git, spec, { key: call.key, maxFileBytes: call.maxFileBytes }),
+    change: {
+      message: spec.message,
+      paths: pathsOf(spec),
+      tree: (baseTree) => treeWith(target.repo.objects, baseTree, changes),
+      order: call.order,
     },
-  };
+  });
 }

@@ -1,8 +1,9 @@
-import { defineEffectKind } from "@idem/kit";
-import { aliasOf, isGitAttributesPath } from "@idem/schema";
+import { type AnyEffectKind, defineEffectKind } from "@idem/kit";
+import { isGitAttributesPath } from "@idem/schema";
+import { type GitRepos, repoDir, repoOf } from "../../git/git-config.js";
 import {
   checkGitTarget,
-  type GitResource,
+  GIT_CONFIG,
   gitAliases,
   gitBatchTarget,
   gitConfiguredBranches,
@@ -12,6 +13,7 @@ import {
   gitScan,
   probeGitBatch,
 } from "../../git/git-kind-parts.js";
+import { type GitKindSettings, type GitResource, openGitResource } from "../../git/git-resource.js";
 import {
   checkFullPath,
   checkGitFileContent,
@@ -20,98 +22,99 @@ import {
   checkRelativePath,
   refuse,
 } from "../../sandbox.js";
-import { effectsServices } from "../services.js";
-import { createGitCommitHandler } from "./git-commit-effect.js";
+import { applyGitCommit, probeGitCommit } from "./git-commit-effect.js";
 import { type GitCommitSpec, GitCommitSpecSchema } from "./spec.js";
-
-type Handler = ReturnType<typeof createGitCommitHandler>;
 
 /**
  * `git.commit`: whole files committed onto a configured repository's branch with the effect key
  * as the commit's `Idem-Effect:` trailer. Probed by the key on the branch (an index of keys, never
  * a scan of history), applied by compare-and-swap from the probed head: exactly once in effect.
+ * Its options are the config's `repos` section, shared with git.patch.
  */
-export const gitCommitKind = defineEffectKind<GitCommitSpec, undefined, GitResource<Handler>>({
-  name: "git.commit",
-  description:
-    "Commits whole files (content, or delete: true) onto a configured repository's branch, one commit carrying the effect key as its Idem-Effect trailer.",
-  guarantee: "exactly-once-in-effect",
-  spec: GitCommitSpecSchema,
-  check(spec, ctx) {
-    if (!checkGitTarget(spec, ctx)) return;
-    const max = ctx.config.limits.maxFileBytes;
-    const seen = new Set<string>();
-    let sized = true;
-    spec.files.forEach((f, j) => {
-      if ("content" in f && Buffer.byteLength(f.content, "utf8") > max) {
-        ctx.issue(`files.${j}.content`, `is larger than limits.maxFileBytes (${max})`);
-        sized = false;
-      }
-      if (seen.has(f.path)) {
-        ctx.issue(`files.${j}.path`, `"${f.path}" appears twice`);
-        sized = false;
-      }
-      seen.add(f.path);
-    });
-    if (!sized) return;
-    // What the commit's build checks on the spec's text alone, without copying the contents.
-    checkingField("files", () => {
-      checkMessage(spec.message);
-      if (spec.files.length === 0) refuse("files", "must change at least one file");
-      const repoPath = aliasOf(ctx.config.repos, spec.repo)?.path;
+export function createGitCommitKind(settings: GitKindSettings = {}): AnyEffectKind {
+  return defineEffectKind<GitCommitSpec, GitRepos, GitResource>({
+    name: "git.commit",
+    description:
+      "Commits whole files (content, or delete: true) onto a configured repository's branch, one commit carrying the effect key as its Idem-Effect trailer.",
+    guarantee: "exactly-once-in-effect",
+    spec: GitCommitSpecSchema,
+    ...GIT_CONFIG,
+    check(spec, ctx) {
+      if (!checkGitTarget(spec, ctx)) return;
+      const max = ctx.limits.maxFileBytes;
+      const seen = new Set<string>();
+      let sized = true;
       spec.files.forEach((f, j) => {
-        checkRelativePath(`files.${j}.path`, f.path);
-        checkFullPath(`files.${j}.path`, repoPath, f.path);
-        if ("content" in f && isGitAttributesPath(f.path))
-          checkGitFileContent(`files.${j}.content`, f.path, Buffer.from(f.content, "utf8"));
+        if ("content" in f && Buffer.byteLength(f.content, "utf8") > max) {
+          ctx.issue(`files.${j}.content`, `is larger than limits.maxFileBytes (${max})`);
+          sized = false;
+        }
+        if (seen.has(f.path)) {
+          ctx.issue(`files.${j}.path`, `"${f.path}" appears twice`);
+          sized = false;
+        }
+        seen.add(f.path);
       });
-      fileAndFolder(spec.files.map((f) => f.path));
-    });
-  },
-  targets: gitOrderingTargets,
-  aliases: gitAliases,
-  knownAliases: gitKnownAliases,
-  describe: (spec) =>
-    `${spec.repo}@${spec.branch ?? "(default branch)"}: ${firstLine(spec.message)} (${spec.files.length} file${spec.files.length === 1 ? "" : "s"})`,
-  probeable: () => true,
-  targetDedup: () => true,
-  queuedApplies: gitQueuedApplies,
-  open(ctx): GitResource<Handler> {
-    const services = effectsServices(ctx);
-    return {
-      services,
-      handler: createGitCommitHandler(services.git, ctx.config.limits.maxFileBytes),
-    };
-  },
-  probe: (spec, call) => call.resource.handler.probe(spec, call.key, call.hint),
-  apply: (spec, call) => call.resource.handler.apply(spec, call.key, call.probed, call.order),
-  batchTarget: gitBatchTarget,
-  probeBatch: probeGitBatch,
-  scan: {
-    ...gitScan,
-    configured: (ctx) => gitConfiguredBranches<GitCommitSpec>("git.commit", ctx),
-  },
-  samples: {
-    valid: (i, ctx) => ({
-      kind: "git.commit" as const,
-      repo: Object.keys(ctx.config.repos)[0] ?? "repo",
-      message: `idem drill ${i}`,
-      files: [{ path: `idem-drill/${i}.txt`, content: `drill ${i}\n` }],
-    }),
-    invalid: [
-      { spec: { kind: "git.commit", repo: "r", message: "m", files: [] }, field: "files" },
-      {
-        spec: {
-          kind: "git.commit",
-          repo: "r",
-          message: "m",
-          files: [{ path: "../x", content: "" }],
+      if (!sized) return;
+      // What the commit's build checks on the spec's text alone, without copying the contents.
+      checkingField("files", () => {
+        checkMessage(spec.message);
+        if (spec.files.length === 0) refuse("files", "must change at least one file");
+        const repo = repoOf(ctx.options, spec.repo);
+        const repoPath = repo && repoDir(repo);
+        spec.files.forEach((f, j) => {
+          checkRelativePath(`files.${j}.path`, f.path);
+          checkFullPath(`files.${j}.path`, repoPath, f.path);
+          if ("content" in f && isGitAttributesPath(f.path))
+            checkGitFileContent(`files.${j}.content`, f.path, Buffer.from(f.content, "utf8"));
+        });
+        fileAndFolder(spec.files.map((f) => f.path));
+      });
+    },
+    targets: gitOrderingTargets,
+    aliases: gitAliases,
+    knownAliases: gitKnownAliases,
+    describe: (spec) =>
+      `${spec.repo}@${spec.branch ?? "(default branch)"}: ${firstLine(spec.message)} (${spec.files.length} file${spec.files.length === 1 ? "" : "s"})`,
+    probeable: () => true,
+    targetDedup: () => true,
+    queuedApplies: gitQueuedApplies,
+    open: (ctx) => openGitResource(ctx, settings),
+    probe: (spec, call) =>
+      probeGitCommit(call.resource, spec, { ...call, maxFileBytes: call.limits.maxFileBytes }),
+    apply: (spec, call) =>
+      applyGitCommit(call.resource, spec, { ...call, maxFileBytes: call.limits.maxFileBytes }),
+    batchTarget: gitBatchTarget,
+    probeBatch: probeGitBatch,
+    scan: {
+      ...gitScan,
+      configured: (ctx) => gitConfiguredBranches<GitCommitSpec>("git.commit", ctx),
+    },
+    samples: {
+      valid: (i, ctx) => ({
+        kind: "git.commit" as const,
+        repo: Object.keys(ctx.options as GitRepos)[0] ?? "repo",
+        message: `idem drill ${i}`,
+        files: [{ path: `idem-drill/${i}.txt`, content: `drill ${i}\n` }],
+      }),
+      invalid: [
+        { spec: { kind: "git.commit", repo: "r", message: "m", files: [] }, field: "files" },
+        {
+          spec: {
+            kind: "git.commit",
+            repo: "r",
+            message: "m",
+            files: [{ path: "../x", content: "" }],
+          },
+          field: "files.0.path",
         },
-        field: "files.0.path",
-      },
-    ],
-  },
-});
+      ],
+    },
+  });
+}
+
+/** idem's git.commit, with the default settings. */
+export const gitCommitKind = createGitCommitKind();
 
 /** The first line of a commit message, for one-line listings. */
 export function firstLine(message: string): string {

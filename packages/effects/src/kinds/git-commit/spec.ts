@@ -1,10 +1,6 @@
-import {
-  AliasSchema,
-  BranchNameSchema,
-  CommitMessageSchema,
-  RelativePathSchema,
-} from "@idem/schema";
+import { AliasSchema, RelativePathSchema } from "@idem/kit";
 import { z } from "zod";
+import { BranchNameSchema, CommitMessageSchema } from "../../git/git-names.js";
 
 const GitFileSchema = z.union([
   z.strictObject({ path: RelativePathSchema, content: z.string() }),

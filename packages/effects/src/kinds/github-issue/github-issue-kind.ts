@@ -88,7 +88,8 @@ export const githubIssueKind = defineEffectKind({
   options: GitHubOptionsSchema,
   configSection: "github",
   check: (spec, ctx) => checkGitHubSpec(spec, ctx.options),
-  aliases: (spec) => [{ type: "github", name: spec.repo }],
+  aliases: (spec) => [{ type: "repo", name: spec.repo }],
+  knownAliases: (ctx) => Object.keys(ctx.options.repos).map((name) => ({ type: "repo", name })),
   describe: (spec) =>
     `${spec.repo}: issue ${JSON.stringify(spec.title)}${spec.labels?.length ? ` [${spec.labels.join(", ")}]` : ""}`,
   open: openGitHubClient,

@@ -173,7 +173,8 @@ export const githubPullRequestKind = defineEffectKind({
       invalid("head", "is the base branch: a pull request needs two branches");
   },
   targets: (spec) => [`github:${spec.repo}@${spec.head}`],
-  aliases: (spec) => [{ type: "github", name: spec.repo }],
+  aliases: (spec) => [{ type: "repo", name: spec.repo }],
+  knownAliases: (ctx) => Object.keys(ctx.options.repos).map((name) => ({ type: "repo", name })),
   describe: (spec) =>
     `${spec.repo}: pull request ${JSON.stringify(spec.title)} ${spec.head} -> ${spec.base ?? "(default branch)"}${spec.draft ? " (draft)" : ""}`,
   open: openGitHubClient,

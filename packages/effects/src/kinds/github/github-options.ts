@@ -1,6 +1,7 @@
 import { invalid, refuseKeyMarkers } from "@idem/kit";
-import { aliasOf, isSafeBranchName } from "@idem/schema";
+import { aliasOf } from "@idem/schema";
 import { z } from "zod";
+import { isSafeBranchName } from "../../git/git-names.js";
 
 /**
  * The options of the `github.*` kinds (the config's `github` section, shared by

@@ -1,8 +1,14 @@
-import { aliasOf, type Config, type HttpTarget, IdemError, unsafeUrlPath } from "@idem/schema";
-import type { EffectHandler, ProbeResult } from "../../effect-handler.js";
+import { aliasOf, IdemError, type ProbeResult, unsafeUrlPath } from "@idem/kit";
 import { checkHeaders, checkKey, refuse } from "../../sandbox.js";
 import { keyFieldProblem, lookupResult, readLookup, withKeyField } from "./http-lookup.js";
+import type { HttpSection, HttpTarget } from "./http-targets.js";
 import type { HttpRequestSpec } from "./spec.js";
+
+/** The probe and apply of http.request over the configured targets: its resource. */
+export interface HttpRequester {
+  probe(spec: HttpRequestSpec, key: string): Promise<ProbeResult>;
+  apply(spec: HttpRequestSpec, key: string, probed?: ProbeResult): Promise<Record<string, unknown>>;
+}
 
 /**
  * What a target's lookup and headersEnv ask of a spec, checked before record and again at apply:
@@ -188,12 +194,12 @@ const noEnv = (variable: string): string => {
  * where the target keeps an external id, and a GET finds it there.
  */
 export function createHttpRequestHandler(
-  config: Config,
+  section: HttpSection,
   fetchImpl: typeof fetch,
   env: (variable: string) => string = noEnv,
-): EffectHandler<HttpRequestSpec> {
+): HttpRequester {
   const targetOf = (alias: string) => {
-    const t = aliasOf(config.http.targets, alias);
+    const t = aliasOf(section.targets, alias);
     if (!t)
       throw new IdemError("UNKNOWN_ALIAS", `unknown http target "${alias}"`, {
         details: { field: "target" },
@@ -242,11 +248,6 @@ export function createHttpRequestHandler(
     throw statusError(res.status, url, body);
   };
   return {
-    probeable: (spec) => {
-      const t = targetOf(spec.target);
-      return t.probeUrl !== null || t.lookup !== undefined;
-    },
-    targetDedup: (spec) => targetOf(spec.target).idempotencyKeys,
     probe,
     async apply(spec, key, probed) {
       checkKey(key);

@@ -1,11 +1,15 @@
-import { aliasOf, type Config, IdemError, natsServers, type PublishTarget } from "@idem/schema";
-import type { EffectHandler } from "../../effect-handler.js";
+import { aliasOf, type HostNats, IdemError } from "@idem/kit";
 import type { PublishTransport } from "../../publish-transport.js";
 import { checkHeaders, checkKey, refuse } from "../../sandbox.js";
+import type { PublishTarget, PublishTargets } from "./publish-targets.js";
 import type { NatsPublishSpec } from "./spec.js";
 
 /** The full subject of a publish, checked token by token. @throws IdemError SANDBOX_VIOLATION */
-export function publishSubject(config: Config, target: PublishTarget, subject: string): string {
+export function publishSubject(
+  nats: HostNats | undefined,
+  target: PublishTarget,
+  subject: string,
+): string {
   if (
     typeof subject !== "string" ||
     !/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(subject) ||
@@ -17,7 +21,7 @@ export function publishSubject(config: Config, target: PublishTarget, subject: s
     );
   }
   const full = `${target.subjectPrefix}.${subject}`;
-  const own = config.nats?.subjectPrefix ?? "idem";
+  const own = nats?.subjectPrefix ?? "idem";
   if (full === own || full.startsWith(`${own}.`))
     refuse("subject", `"${full}" is one of idem's own subjects`);
   return full;
@@ -67,58 +71,55 @@ export class PublishStreamChecks {
   }
 }
 
+/** What nats.publish reaches its targets with: the targets, the transport and the checked streams. */
+export interface NatsPublisher {
+  readonly targets: PublishTargets;
+  /** idem's own NATS servers, the URL of a target that names none. */
+  readonly nats: HostNats | undefined;
+  readonly transport: PublishTransport | undefined;
+  readonly checks: PublishStreamChecks;
+}
+
 /**
  * nats.publish: publishes JSON to `<prefix>.<subject>` on JetStream with `Nats-Msg-Id: <key>`, and
- * expects the target's stream to store it. Not probeable; the stream drops a repeat of the key within
- * its duplicate window (target dedup), so a retry after a lost PubAck is safe inside that window.
+ * expects the target's stream to store it. Not probeable; the stream drops a repeat of the key
+ * within its duplicate window (target dedup), so a retry after a lost PubAck is safe inside that
+ * window.
+ * @throws IdemError UNKNOWN_ALIAS, SANDBOX_VIOLATION, INVALID_STATE (no transport), the
+ *   transport's UNAVAILABLE, TIMEOUT, TARGET_CONFLICT; the stream check's TARGET_MISSING.
  */
-export function createNatsPublishHandler(
-  config: Config,
-  transport: PublishTransport | undefined,
-  checks: PublishStreamChecks,
-  defaultUrl: string | undefined,
-): EffectHandler<NatsPublishSpec> {
-  const targetOf = (alias: string) => {
-    const t = aliasOf(config.publish, alias);
-    if (!t)
-      throw new IdemError("UNKNOWN_ALIAS", `unknown publish target "${alias}"`, {
-        details: { field: "target" },
-      });
-    return t;
-  };
-  return {
-    probeable: () => false,
-    targetDedup: () => true,
-    probe() {
-      return Promise.reject(
-        new IdemError(
-          "INVALID_STATE",
-          "nats.publish cannot be probed; it is deduplicated by its stream",
-        ),
-      );
-    },
-    async apply(spec, key) {
-      checkKey(key);
-      const t = targetOf(spec.target);
-      const subject = publishSubject(config, t, spec.subject);
-      checkHeaders(spec.headers, true);
-      const url =
-        t.url ?? (config.nats && natsServers(config.nats)) ?? defaultUrl ?? "nats://127.0.0.1:4222";
-      if (!transport) {
-        throw new IdemError(
-          "INVALID_STATE",
-          "nats.publish has no transport: create the effects with a publishTransport (openEffects in @idem/core does)",
-        );
-      }
-      await checks.check(transport, url, spec.target, t);
-      const ack = await transport.publish(url, {
-        subject,
-        data: new TextEncoder().encode(JSON.stringify(spec.data ?? null)),
-        msgId: key,
-        headers: spec.headers ?? {},
-        stream: t.stream,
-      });
-      return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
-    },
-  };
+export async function publishEffect(
+  p: NatsPublisher,
+  spec: NatsPublishSpec,
+  key: string,
+): Promise<Record<string, unknown>> {
+  checkKey(key);
+  const t = aliasOf(p.targets, spec.target);
+  if (!t)
+    throw new IdemError("UNKNOWN_ALIAS", `unknown publish target "${spec.target}"`, {
+      details: { field: "target" },
+    });
+  const subject = publishSubject(p.nats, t, spec.subject);
+  checkHeaders(spec.headers, true);
+  const url = publishUrl(t, p.nats);
+  if (!p.transport) {
+    throw new IdemError(
+      "INVALID_STATE",
+      "nats.publish has no transport: build the kinds with a publishTransport (builtInKinds; @idem/core's loadKinds does)",
+    );
+  }
+  await p.checks.check(p.transport, url, spec.target, t);
+  const ack = await p.transport.publish(url, {
+    subject,
+    data: new TextEncoder().encode(JSON.stringify(spec.data ?? null)),
+    msgId: key,
+    headers: spec.headers ?? {},
+    stream: t.stream,
+  });
+  return { stream: ack.stream, seq: ack.seq, duplicate: ack.duplicate };
+}
+
+/** Where a target's stream is: its own url, else idem's NATS servers, else the local default. */
+export function publishUrl(t: PublishTarget, nats: HostNats | undefined): string {
+  return t.url ?? nats?.servers ?? "nats://127.0.0.1:4222";
 }

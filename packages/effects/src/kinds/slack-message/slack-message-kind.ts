@@ -90,7 +90,9 @@ export const slackMessageKind = defineEffectKind({
     slackChannel(ctx.options, spec.channel);
   },
   targets: (spec) => [`slack:${spec.channel}`],
-  aliases: (spec) => [{ type: "slack", name: spec.channel }],
+  aliases: (spec) => [{ type: "target", name: spec.channel }],
+  knownAliases: (ctx) =>
+    Object.keys(ctx.options.channels).map((name) => ({ type: "target", name })),
   describe: (spec) => `${spec.channel}: message (${spec.text.length} characters)`,
   open: openSlackClient,
   probe,

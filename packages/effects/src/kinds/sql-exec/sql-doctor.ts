@@ -17,6 +17,7 @@ const said = (driver: SqlDriver, e: unknown) => {
  */
 export async function sqlDoctor(ctx: DoctorContext<SqlOptions>): Promise<KindFinding[]> {
   const findings: KindFinding[] = [];
+  ctx.checking("kind sql.exec");
   for (const [alias, t] of Object.entries(ctx.options.targets))
     findings.push(...(await checkTarget(alias, t, ctx)));
   return findings;

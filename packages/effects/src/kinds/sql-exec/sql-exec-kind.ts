@@ -33,8 +33,8 @@ export const sqlExecKind = defineEffectKind({
   },
   // Effects on one database apply in recording order (a later row may need an earlier one).
   targets: (spec) => [`sql:${spec.target}`],
-  aliases: (spec) => [{ type: "sql", name: spec.target }],
-  knownAliases: (ctx) => Object.keys(ctx.options.targets).map((name) => ({ type: "sql", name })),
+  aliases: (spec) => [{ type: "target", name: spec.target }],
+  knownAliases: (ctx) => Object.keys(ctx.options.targets).map((name) => ({ type: "target", name })),
   describe: (spec) => `${spec.target}: ${spec.statements.map((s) => s.name).join(", ")}`,
   open: (ctx) =>
     new SqlTargets(

@@ -1,8 +1,9 @@
 import { execFile } from "node:child_process";
 import { accessSync, constants, existsSync } from "node:fs";
 import { dirname } from "node:path";
-import { type RepoConfig, redactUrl } from "@idem/schema";
-import type { AddFinding } from "./finding.js";
+import { redactUrl } from "@idem/schema";
+import type { RepoConfig } from "../git-config.js";
+import type { AddFinding } from "./add-finding.js";
 
 interface Answer {
   code: number;
@@ -95,7 +96,7 @@ export async function checkRemoteRepo(
       );
     }
   }
-  await checkMirror(key, repo.path, add);
+  await checkMirror(key, repo.cacheDir as string, add);
 }
 
 /** The mirror: absent is fine (made on first use); present, a bare repository whose objects are whole. */

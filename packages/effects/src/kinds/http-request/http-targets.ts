@@ -1,48 +1,9 @@
-// The targets a config names by alias (repos, roots, publish and http targets), and the small
-// pieces every config section is built from.
+// The `http` section of the config, owned by http.request: its targets by alias, each a base URL
+// with how it deduplicates, how it is probed, and the headers whose values come from the
+// environment.
+import { ALIAS_PATTERN, unsafeUrlPath } from "@idem/kit";
+import { NO_CREDENTIALS, positiveMs, urlHasCredentials } from "@idem/schema";
 import { z } from "zod";
-import { ALIAS_PATTERN } from "./ids.js";
-import { unsafeUrlPath } from "./unsafe-relative-path.js";
-
-export const ms = z.number().int().nonnegative();
-export const positiveMs = z.number().int().positive();
-export const aliasMap = <T extends z.ZodType>(value: T) =>
-  z
-    .record(z.string().regex(ALIAS_PATTERN, "must be an alias: letters, digits, _ and -"), value)
-    .default({} as never);
-
-const AuthorSchema = z.strictObject({
-  name: z.string().min(1).default("idem"),
-  email: z.string().min(1).default("idem@localhost"),
-});
-
-/**
- * `repos.<alias>`: the git repository that git effects commit to: a working tree or bare repo on
- * this host (`path`), or a repository on a server (`url`, pushed from a per-host mirror kept in
- * `cacheDir`); exactly one of `path` and `url`.
- *
- * Its default branch, the other branches agents may name, the commit author.
- */
-export const RepoConfigSchema = z.strictObject({
-  path: z.string().min(1).optional(),
-  url: z.string().min(1).optional(),
-  cacheDir: z.string().min(1).optional(),
-  branch: z.string().min(1).default("main"),
-  branches: z.array(z.string().min(1)).default([]),
-  author: AuthorSchema.default({ name: "idem", email: "idem@localhost" }),
-});
-
-/** `roots.<alias>`: a folder that `file.write` effects write under. */
-export const RootConfigSchema = z.strictObject({ path: z.string().min(1) });
-
-/** `publish.<alias>`: a subject prefix and the stream that must capture it, for `nats.publish`. */
-export const PublishTargetSchema = z.strictObject({
-  subjectPrefix: z
-    .string()
-    .regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, "must be dot-separated tokens without wildcards"),
-  stream: z.string().regex(/^[A-Za-z0-9_-]+$/, "must be a stream name"),
-  url: z.string().nullable().default(null),
-});
 
 /** A JSON pointer (RFC 6901): empty for the whole document, else `/`-separated tokens. */
 const jsonPointer = z
@@ -141,3 +102,33 @@ export const HttpTargetSchema = z
         message: "is also in headersEnv",
       });
   });
+/** A parsed `http.targets.<alias>`. */
+export type HttpTarget = z.infer<typeof HttpTargetSchema>;
+
+/**
+ * The `http` section: http.request's options. A `probeUrl` is an http(s) URL or a path under the
+ * target's `baseUrl`; neither URL may carry credentials (they come from `headersEnv`).
+ */
+export const HttpSectionSchema = z.strictObject({
+  targets: z
+    .record(
+      z.string().regex(ALIAS_PATTERN, "must be an alias: letters, digits, _ and -"),
+      HttpTargetSchema.superRefine((t, ctx) => {
+        if (t.probeUrl !== null && !/^https?:\/\//.test(t.probeUrl) && !t.probeUrl.startsWith("/"))
+          ctx.addIssue({
+            code: "custom",
+            path: ["probeUrl"],
+            message: "must be an http(s) URL or a path under baseUrl",
+          });
+        for (const key of ["baseUrl", "probeUrl"] as const) {
+          const url = t[key];
+          if (url !== null && urlHasCredentials(url))
+            ctx.addIssue({ code: "custom", path: [key], message: NO_CREDENTIALS });
+        }
+      }),
+    )
+    .default({}),
+});
+
+/** http.request's options: `{ targets }`. */
+export type HttpSection = z.infer<typeof HttpSectionSchema>;

@@ -2,38 +2,6 @@ import type { ApplyOrder, ProbeHint, ProbeResult } from "@idem/kit";
 import type { EffectSpec } from "@idem/schema";
 import type { KindRegistry } from "./registry/kind-registry.js";
 
-export type { ApplyOrder, ApplyTicket, ProbeHint, ProbeResult } from "@idem/kit";
-
-/**
- * The probe and apply of one of idem's built-in kinds, bound to one config and process (its git
- * processes, locks, transport): what each built-in kind's `open` builds (`kinds/<kind>/`).
- */
-export interface EffectHandler<S> {
-  /** True when `probe` can tell whether the effect happened (git, file, http with probeUrl). */
-  probeable(spec: S): boolean;
-  /** True when the target itself absorbs a repeat under the same key (NATS msg id, idempotent http). */
-  targetDedup(spec: S): boolean;
-  /**
-   * Asks the target whether the effect with `key` happened. Never changes the target.
-   * @throws IdemError SANDBOX_VIOLATION for a spec outside its target; TARGET_MISSING; UNAVAILABLE.
-   */
-  probe(spec: S, key: string, hint?: ProbeHint): Promise<ProbeResult>;
-  /**
-   * Makes the effect happen once and returns the detail to store (e.g. `{ commit }`). With an
-   * `absent` probe result, git effects move the branch from exactly the probed base and fail with
-   * TARGET_MOVED if it moved. Without one, apply probes first under the target's lock and returns the
-   * present detail without writing. Safe to call again after a crash at any point inside it.
-   * `order` keeps it behind another run's queued apply on the same target (see ApplyOrder).
-   * @throws IdemError ORDER_BLOCKED when `order.after` failed (nothing changed).
-   */
-  apply(
-    spec: S,
-    key: string,
-    probed?: ProbeResult,
-    order?: ApplyOrder,
-  ): Promise<Record<string, unknown>>;
-}
-
 /** How a probe of one effect is made: what an earlier probe stored, and when idem could first have applied it. */
 export interface ProbeOptions {
   hint?: ProbeHint | undefined;
@@ -44,7 +12,7 @@ export interface ProbeOptions {
   since?: number | undefined;
 }
 
-/** How an apply of one effect is made (see EffectHandler.apply). */
+/** How an apply of one effect is made (see `EffectKind.apply` of @idem/kit). */
 export interface ApplyOptions extends ProbeOptions {
   probed?: ProbeResult | undefined;
   order?: ApplyOrder | undefined;

@@ -1,21 +1,19 @@
 import { execFile } from "node:child_process";
-import { accessSync, constants, existsSync, realpathSync, statSync } from "node:fs";
-import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
-import type { Config } from "@idem/schema";
-import type { AddFinding } from "./finding.js";
-import { checkRemoteRepo } from "./remote-repo-check.js";
+import { existsSync, realpathSync } from "node:fs";
+import { join } from "node:path";
+import type { RepoConfig } from "../git-config.js";
+import type { AddFinding } from "./add-finding.js";
 
 /**
- * A configured git repo as doctor checks it (a remote one: `checkRemoteRepo`): the path exists and is the top of a repository, the
- * branch (a violation) and extra branches (warnings) exist, and no index or HEAD lock is left.
+ * A git repo on this host as doctor checks it: the path exists and is the top of a repository,
+ * the branch (a violation) and extra branches (warnings) exist, and no index or HEAD lock is left.
  * Read-only; never throws (git that cannot run is a violation).
  */
-export async function checkRepo(
+export async function checkLocalRepo(
   alias: string,
-  repo: Config["repos"][string],
+  repo: RepoConfig & { path: string },
   add: AddFinding,
 ): Promise<void> {
-  if (repo.url) return checkRemoteRepo(alias, repo, add);
   const key = `repos.${alias}`;
   if (!existsSync(repo.path)) {
     add(
@@ -115,110 +113,6 @@ async function missingBranchFix(
     finding: `branch ${branch} does not exist in ${path}; the repository is on branch ${head}${headCommits ? "" : " (no commit yet)"}`,
     fix: `set repos.${alias}.branch to "${head}"${headCommits ? "" : ` and make its first commit (\`${commit}\`)`}, or rename ${head} to ${branch}: \`${rename}${headCommits ? "" : ` && ${commit}`}\``,
   };
-}
-
-/** That `path` (named by config `key`, described as `what`) is an existing directory this user can write. */
-export function checkWritableDir(key: string, path: string, what: string, add: AddFinding): void {
-  if (!existsSync(path)) {
-    add("violation", key, `${what} ${path} does not exist`, `mkdir -p ${path}, or fix ${key}`);
-    return;
-  }
-  if (!statSync(path).isDirectory()) {
-    add("violation", key, `${what} ${path} is not a directory`, `fix ${key}`);
-    return;
-  }
-  try {
-    accessSync(path, constants.W_OK);
-  } catch {
-    add(
-      "violation",
-      key,
-      `${what} ${path} is not writable by this user`,
-      `chown or chmod it for the user idem runs as`,
-    );
-  }
-}
-
-/** A path inside the nearest existing ancestor of `path` (its `dirname` is that ancestor). */
-export function nearestExisting(path: string): string {
-  let p = path;
-  while (!existsSync(p) && dirname(p) !== p) p = dirname(p);
-  return join(p, "x");
-}
-
-/**
- * That an agent's program can be found: an absolute path, a path relative to the config's folder
- * `dir`, or a name on PATH.
- */
-export function checkAgentProgram(
-  name: string,
-  agent: Config["agents"][string],
-  dir: string,
-  add: AddFinding,
-): void {
-  const program = agent.command[0] as string;
-  if (!findProgram(program, dir)) {
-    add(
-      "violation",
-      `agents.${name}.command`,
-      `program "${program}" is not found${isAbsolute(program) || program.includes("/") ? "" : " on PATH"}`,
-      `install it or fix agents.${name}.command (a relative path is relative to the config file)`,
-    );
-  }
-}
-
-function findProgram(program: string, dir: string): boolean {
-  if (isAbsolute(program)) return existsSync(program);
-  if (program.includes("/")) return existsSync(resolve(dir, program));
-  for (const d of (process.env.PATH ?? "").split(delimiter)) {
-    if (d !== "" && existsSync(join(d, program))) return true;
-  }
-  return false;
-}
-
-/**
- * An http target: a warning when an interrupted request could not be resolved (neither
- * idempotency keys nor a probe URL); with `network`, a GET of its baseUrl (unreachable is a
- * violation).
- */
-export async function checkHttpTarget(
-  alias: string,
-  t: Config["http"]["targets"][string],
-  options: { network?: boolean; timeoutMs?: number },
-  add: AddFinding,
-): Promise<void> {
-  const key = `http.targets.${alias}`;
-  if (!t.idempotencyKeys && t.probeUrl === null && t.lookup === undefined) {
-    add(
-      "warning",
-      key,
-      "neither idempotencyKeys nor probeUrl nor lookup: an effect interrupted mid-request becomes uncertain and waits for a human",
-      `set ${key}.idempotencyKeys if the service honours Idempotency-Key, or give it a probeUrl or a lookup (docs/kinds/http.md)`,
-    );
-  }
-  for (const [header, variable] of Object.entries(t.headersEnv ?? {}))
-    if (!process.env[variable])
-      add(
-        "violation",
-        `${key}.headersEnv.${header}`,
-        `the environment variable ${variable} is not set: every request to ${alias} would fail`,
-        `set ${variable} in the environment of idem's processes`,
-      );
-  if (!options.network) return;
-  try {
-    const res = await fetch(t.baseUrl, {
-      method: "GET",
-      signal: AbortSignal.timeout(options.timeoutMs ?? 5_000),
-    });
-    await res.body?.cancel();
-  } catch (e) {
-    add(
-      "violation",
-      `${key}.baseUrl`,
-      `${t.baseUrl} is not reachable: ${(e as Error).message}`,
-      "start the service or fix the URL; its effects fail and retry until it answers",
-    );
-  }
 }
 
 interface GitAnswer {
