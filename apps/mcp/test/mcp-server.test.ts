@@ -3,9 +3,6 @@
 // error naming its field, a finished output is recorded once, and a second finish is a duplicate.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { loadKinds } from "@idem/core";
-import { effectToolName } from "@idem/mcp";
-import { parseConfig } from "@idem/schema";
 import { tempDir } from "@idem/testing";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -22,14 +19,12 @@ beforeAll(() => {
     throw new Error("build the CLI first (npm run build)");
 });
 
-/** The tool names the registry of the config in `dir` gives: one per kind, then the job's tools. */
-async function expectedTools(dir: string): Promise<string[]> {
-  const raw = JSON.parse(readFileSync(join(dir, "idem.config.json"), "utf8")) as unknown;
-  const parsed = parseConfig(raw, { dir });
-  if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
-  const kinds = await loadKinds(parsed.config);
-  return [...kinds.names().map(effectToolName), ...JOB_TOOLS].sort();
-}
+/**
+ * The tools of the helpers' config: a tool per kind it gives something to act on (the `outbox`
+ * root; `test.note` names no aliases), none for git, NATS or HTTP (no repo, publish or HTTP
+ * target), then the job's tools.
+ */
+const EXPECTED_TOOLS = ["effect_file_write", "effect_test_note", ...JOB_TOOLS].sort();
 
 const call = async (client: Client, name: string, args: Record<string, unknown>) =>
   (await client.callTool({ name, arguments: args })) as CallToolResult;
@@ -47,7 +42,7 @@ const childEnv = (): Record<string, string> =>
  */
 async function exercise(client: Client, dir: string, jobId: string): Promise<void> {
   const { tools } = await client.listTools();
-  expect(tools.map((t) => t.name).sort()).toEqual(await expectedTools(dir));
+  expect(tools.map((t) => t.name).sort()).toEqual(EXPECTED_TOOLS);
   const note = tools.find((t) => t.name === "effect_test_note");
   expect(note?.description).toContain("Keeps a short note in the test's folder.");
   expect(note?.description).toContain("exactly once in effect");
@@ -100,7 +95,7 @@ async function exercise(client: Client, dir: string, jobId: string): Promise<voi
   const output = await call(client, "job_output", {});
   expect(output.structuredContent).toMatchObject({
     recorded: { output: { jobId, source: "mcp" } },
-    draft: { keys: [`${jobId}/0`, `${jobId}/1`], finished: true },
+    draft: { keys: [], finished: true, recorded: true },
   });
 }
 
@@ -161,7 +156,7 @@ describe("idem mcp over stdio", () => {
 });
 
 describe("idem mcp --http", () => {
-  it("serves each session's job behind api.token: the same tools and records, a second session's other output a conflict", async () => {
+  it("serves each session's job behind api.token: the same tools and records, and a recorded job's staging refused at once", async () => {
     await using dir = await tempDir("idem-mcp-http-");
     writeConfig(dir.path, { api: { token: TOKEN } });
     await using server = startIdem(dir.path, ["mcp", "--http", "--port", "0"]);
@@ -183,10 +178,15 @@ describe("idem mcp --http", () => {
     } finally {
       await client.close();
     }
-    // Another session on the same job stages another output: first write wins.
+    // Another session on the recorded job: staging is refused at once (first write wins), a
+    // finish with the same summary is a duplicate and with another a conflict.
     const other = await connect("?job=page-2&agent=writer");
     try {
-      await call(other, "effect_test_note", { text: "another note" });
+      const late = await call(other, "effect_test_note", { text: "another note" });
+      expect(late.isError).toBe(true);
+      expect(late.structuredContent).toMatchObject({ status: "conflict", code: "OUTPUT_CONFLICT" });
+      const same = await call(other, "finish", { summary: "a page and a note" });
+      expect(same.structuredContent).toMatchObject({ status: "duplicate", jobId: "page-2" });
       const conflict = await call(other, "finish", { summary: "something else" });
       expect(conflict.isError).toBe(true);
       expect(conflict.structuredContent).toMatchObject({ status: "conflict", jobId: "page-2" });
@@ -201,12 +201,12 @@ describe("idem mcp --http", () => {
       expect(r.structuredContent).toMatchObject({ code: "INVALID_STATE" });
       expect((await call(unbound, "journal_status", {})).structuredContent).toMatchObject({
         outputs: 1,
-        rejections: 1,
+        rejections: 0,
       });
     } finally {
       await unbound.close();
     }
-    await recordedOnce(dir.path, "page-2", 1);
+    await recordedOnce(dir.path, "page-2");
   });
 
   it("applies the API's browser guards: a cross-site request is refused, and without a token a Host that is not loopback", async () => {

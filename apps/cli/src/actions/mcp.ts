@@ -1,7 +1,9 @@
 import { kindsOf, openEffects } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import {
+  ATTEMPT_PATTERN,
   bridgeStdioToHttp,
+  FileDraftStore,
   type McpContext,
   resolveJob,
   type SessionJob,
@@ -23,6 +25,7 @@ interface McpCommandOptions {
   port?: string;
   job?: string;
   agent?: string;
+  attempt?: string;
   actor?: string;
   connect?: string;
   tokenFile?: string;
@@ -37,6 +40,16 @@ export async function runMcp(opts: McpCommandOptions, cmd: Command): Promise<voi
   if (opts.stdio && opts.http) throw new CliError("--stdio or --http: choose one", EXIT.USAGE);
   if (opts.agent !== undefined && opts.job === undefined)
     throw new CliError("--agent names the agent of --job: give --job too", EXIT.USAGE);
+  if (opts.attempt !== undefined && (opts.job === undefined || opts.http))
+    throw new CliError(
+      "--attempt names an attempt of --job over stdio (over HTTP: &attempt= on the URL)",
+      EXIT.USAGE,
+    );
+  if (opts.attempt !== undefined && !ATTEMPT_PATTERN.test(opts.attempt))
+    throw new CliError(
+      "--attempt: 1 to 128 letters, digits, '.', '_', ':' or '-' (a run's ID, a timestamp)",
+      EXIT.USAGE,
+    );
   const http = opts.http === true;
   if (!http && (opts.host !== undefined || opts.port !== undefined))
     throw new CliError("--host and --port go with --http", EXIT.USAGE);
@@ -54,8 +67,10 @@ export async function runMcp(opts: McpCommandOptions, cmd: Command): Promise<voi
   // Logs go to stderr: over stdio, stdout carries the protocol alone.
   const logger = createLogger({ name: "idem-mcp", format: logFormatOption(opts.logFormat) });
   const journal = await openVerifiedJournal(config);
-  // The targets are opened only for the operators' tools (plan, audit, resolve's probe).
-  const effects = config.mcp.operatorTools === "off" ? undefined : openEffects(config);
+  // The targets are opened only for the operators' tools (plan, audit, resolve's probe), which
+  // only a session bound to no job has.
+  const operator = opts.job === undefined && config.mcp.operatorTools !== "off";
+  const effects = operator ? openEffects(config) : undefined;
   try {
     const context: McpContext = {
       config,
@@ -63,12 +78,19 @@ export async function runMcp(opts: McpCommandOptions, cmd: Command): Promise<voi
       journal,
       actor: `${personOf(opts.actor)} (mcp)`,
       operatorTools: config.mcp.operatorTools,
+      drafts: new FileDraftStore(config.mcp.draftDir),
       effects,
       logger,
     };
     const job = await jobOption(journal, opts);
     if (!http) {
-      await serveMcpStdio(context, { job, finish: "record" });
+      try {
+        await serveMcpStdio(context, { job, finish: "record", attemptId: opts.attempt });
+      } catch (e) {
+        // A superseded attempt, a draft of another agent: refused before the session starts.
+        if (isIdemError(e, "INVALID_STATE")) throw new CliError(e.message, EXIT.FAILED);
+        throw e;
+      }
       return;
     }
     await serveHttp({ context, config, host, port, job, logger });

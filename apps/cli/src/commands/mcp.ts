@@ -23,6 +23,10 @@ export function register(program: Command): void {
     )
     .option("--job <id>", "the job whose output the session stages (with --http: every session's)")
     .option("--agent <name>", "the job's agent, for a job this journal has not enqueued")
+    .option(
+      "--attempt <id>",
+      "with --job: the attempt this session works in; a name not seen before starts the job's draft again (an agent run again from the start). Default: resume the current one",
+    )
     .option("--actor <name>", "who records and acts (default $IDEM_ACTOR or $USER)")
     .option(
       "--connect <url>",
