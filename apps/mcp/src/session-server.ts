@@ -133,8 +133,9 @@ function stagingTool(ctx: McpContext, t: EffectTool, binding: JobBinding | undef
 /**
  * The MCP server of one session (docs/mcp.md): one tool per effect kind of `ctx.kinds`
  * (`effect_<kind>`), `finish`, `job_input`, `job_output`, `journal_status`, and the operators'
- * tools `ctx.operatorTools` allows. Every call answers; a refusal is a tool error
- * (`isError: true`) the model can read and correct; an unknown tool is a protocol error.
+ * tools `ctx.operatorTools` allows in a session bound to no job. Every call answers, one at a time
+ * in the order received; a refusal is a tool error (`isError: true`) the model can read and
+ * correct; an unknown tool is a protocol error.
  * @throws IdemError INVALID_CONFIG when two kinds have the same tool name.
  */
 export async function createSessionServer(
@@ -175,6 +176,9 @@ export async function createSessionServer(
     tools: [...tools.values()].map((t) => t.definition),
   }));
   const inFlight = new Set<Promise<unknown>>();
+  // A session's calls run one at a time, in the order they came: a client that writes a staging
+  // call and `finish` without waiting between them (a shell pipe) gets them in that order.
+  let turn: Promise<unknown> = Promise.resolve();
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const tool = tools.get(request.params.name);
     if (!tool)
@@ -182,9 +186,9 @@ export async function createSessionServer(
         ErrorCode.InvalidParams,
         `Unknown tool: ${request.params.name.slice(0, 100)}`,
       );
-    const call = tool.call(request.params.arguments ?? {}, {
-      clientName: clientNameOf(server.getClientVersion()?.name),
-    });
+    const context = { clientName: clientNameOf(server.getClientVersion()?.name) };
+    const call = turn.then(() => tool.call(request.params.arguments ?? {}, context));
+    turn = call.catch(() => {});
     inFlight.add(call);
     const result = await call.finally(() => inFlight.delete(call));
     const name = request.params.name;

@@ -40,7 +40,7 @@ const childEnv = (): Record<string, string> =>
  * invalid effects naming their fields, stage two valid ones with their keys, record on finish,
  * and answer a second finish as a duplicate.
  */
-async function exercise(client: Client, dir: string, jobId: string): Promise<void> {
+async function exercise(client: Client, jobId: string): Promise<void> {
   const { tools } = await client.listTools();
   expect(tools.map((t) => t.name).sort()).toEqual(EXPECTED_TOOLS);
   const note = tools.find((t) => t.name === "effect_test_note");
@@ -135,7 +135,7 @@ describe("idem mcp over stdio", () => {
     try {
       expect(client.getServerVersion()?.name).toBe("idem");
       expect(client.getInstructions()).toContain("page-1");
-      await exercise(client, dir.path, "page-1");
+      await exercise(client, "page-1");
     } finally {
       await client.close();
     }
@@ -174,7 +174,7 @@ describe("idem mcp --http", () => {
 
     const client = await connect("?job=page-2&agent=writer");
     try {
-      await exercise(client, dir.path, "page-2");
+      await exercise(client, "page-2");
     } finally {
       await client.close();
     }
