@@ -1,8 +1,9 @@
 // `idem mcp` (the built CLI) driven by the MCP SDK's own client, over stdio and over Streamable
 // HTTP: the tools are the registry's kinds (the config's own too), an invalid effect is a tool
 // error naming its field, a finished output is recorded once, and a second finish is a duplicate.
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
 import { tempDir } from "@idem/testing";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -135,6 +136,12 @@ describe("idem mcp over stdio", () => {
     try {
       expect(client.getServerVersion()?.name).toBe("idem");
       expect(client.getInstructions()).toContain("page-1");
+      // A job the journal never enqueued (--job with --agent): the model is not sent to
+      // job_input, which answers that idem has no input for it rather than an error.
+      expect(client.getInstructions()).not.toContain("job_input");
+      const input = await call(client, "job_input", {});
+      expect(input.isError).toBeFalsy();
+      expect(input.structuredContent).toEqual({ jobId: "page-1", agent: "writer", input: null });
       await exercise(client, "page-1");
     } finally {
       await client.close();
@@ -142,6 +149,55 @@ describe("idem mcp over stdio", () => {
     await recordedOnce(dir.path, "page-1");
     const status = await idemJson<{ outputs: number; rejections: number }>(dir.path, ["status"]);
     expect(status).toMatchObject({ outputs: 1, rejections: 0 });
+  });
+
+  it("prints a client's mcpServers entry with absolute paths that starts without any PATH (a desktop client's)", async () => {
+    await using dir = await tempDir("idem-mcp-client-config-");
+    writeConfig(dir.path);
+    const r = await idem(dir.path, [
+      "mcp",
+      "--client-config",
+      "--job",
+      "desk-1",
+      "--agent",
+      "writer",
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const printed = JSON.parse(r.stdout) as {
+      mcpServers: { idem: { command: string; args: string[] } };
+    };
+    const { command, args } = printed.mcpServers.idem;
+    expect(isAbsolute(command)).toBe(true);
+    expect(isAbsolute(args[0] as string)).toBe(true);
+    expect(args.slice(1)).toEqual([
+      "mcp",
+      "--config",
+      join(realpathSync(dir.path), "idem.config.json"),
+      "--job",
+      "desk-1",
+      "--agent",
+      "writer",
+    ]);
+    // Started as a desktop client starts it: elsewhere, with no PATH at all.
+    const child = spawn(command, args, { cwd: "/", env: {}, stdio: ["pipe", "pipe", "pipe"] });
+    const answer = new Promise<string>((resolve, reject) => {
+      let out = "";
+      child.stdout.on("data", (d: Buffer) => {
+        out += d.toString();
+        if (out.includes("\n")) resolve(out);
+      });
+      child.on("error", reject);
+      child.on("exit", () => reject(new Error(`exited before answering: ${out}`)));
+    });
+    child.stdin.write(
+      `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "desktop", version: "1" } } })}\n`,
+    );
+    expect(JSON.parse(await answer)).toMatchObject({
+      id: 1,
+      result: { serverInfo: { name: "idem" } },
+    });
+    child.stdin.end();
+    await new Promise((r) => child.once("close", r));
   });
 
   it("refuses a job it cannot bind: a malformed ID, or one the journal does not know without --agent (exit 2)", async () => {

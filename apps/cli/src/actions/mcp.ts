@@ -1,3 +1,5 @@
+import { realpathSync } from "node:fs";
+import { resolve } from "node:path";
 import { kindsOf, openEffects } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import {
@@ -13,7 +15,15 @@ import {
 import { assertListenAllowed, createLogger, type Logger } from "@idem/runtime";
 import { type Config, isIdemError } from "@idem/schema";
 import type { Command } from "commander";
-import { CliError, EXIT, loadConfigWithKinds, readText } from "../context.js";
+import {
+  CliError,
+  configPath,
+  EXIT,
+  loadConfig,
+  loadConfigWithKinds,
+  printJson,
+  readText,
+} from "../context.js";
 import { openVerifiedJournal } from "../ops/open-verified-journal.js";
 import { personOf } from "../ops/person.js";
 import { logFormatOption } from "../options.js";
@@ -30,6 +40,7 @@ interface McpCommandOptions {
   connect?: string;
   tokenFile?: string;
   logFormat?: string;
+  clientConfig?: boolean;
 }
 
 /** `idem mcp`, imported when it runs (its options and help: commands/mcp.ts; docs/mcp.md). */
@@ -53,6 +64,7 @@ export async function runMcp(opts: McpCommandOptions, cmd: Command): Promise<voi
   const http = opts.http === true;
   if (!http && (opts.host !== undefined || opts.port !== undefined))
     throw new CliError("--host and --port go with --http", EXIT.USAGE);
+  if (opts.clientConfig) return printClientConfig(opts, cmd);
   const config = await loadConfigWithKinds(cmd.optsWithGlobals());
   const host = opts.host ?? config.mcp.host;
   // Beyond loopback without a token: exit 2 before anything opens (docs/security.md).
@@ -98,6 +110,27 @@ export async function runMcp(opts: McpCommandOptions, cmd: Command): Promise<voi
     await effects?.close();
     await journal.close();
   }
+}
+
+/**
+ * `idem mcp --client-config`: the `mcpServers` entry that starts this same idem over stdio, with
+ * absolute paths only (node, idem's script, the config): a desktop client starts its servers with
+ * a PATH of its own, where `idem` (and the `node` its script names) may not be found
+ * (`spawn idem ENOENT`).
+ */
+function printClientConfig(opts: McpCommandOptions, cmd: Command): void {
+  if (opts.http)
+    throw new CliError(
+      "--client-config prints the stdio entry; for --http a client takes the URL (docs/mcp.md)",
+      EXIT.USAGE,
+    );
+  const globals = cmd.optsWithGlobals();
+  loadConfig(globals); // exit 2 here, not in the client, for a config that cannot load
+  const script = realpathSync(resolve(process.argv[1] ?? "idem"));
+  const args = [script, "mcp", "--config", configPath(globals)];
+  if (opts.job !== undefined) args.push("--job", opts.job);
+  if (opts.agent !== undefined) args.push("--agent", opts.agent);
+  printJson({ mcpServers: { idem: { command: process.execPath, args } } });
 }
 
 /** `--port`, checked: undefined when not given. */

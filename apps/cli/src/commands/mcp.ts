@@ -33,6 +33,10 @@ export function register(program: Command): void {
       "relay stdio to an executor's per-job MCP endpoint (what IDEM_MCP_COMMAND runs); needs --token-file",
     )
     .option("--token-file <file>", "with --connect: the file holding the endpoint's bearer token")
+    .option(
+      "--client-config",
+      "print the mcpServers entry that starts this idem over stdio, with absolute paths (for Claude Desktop, Cursor, VS Code)",
+    )
     .option("--log-format <format>", LOG_FORMAT_HELP)
     .action(lazyAction(async () => (await import("../actions/mcp.js")).runMcp));
 }
