@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { link, mkdir, open, readdir, readFile, stat, unlink } from "node:fs/promises";
+import { link, mkdir, open, readdir, readFile, stat, truncate, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { IdemError } from "@idem/schema";
 import {
@@ -32,8 +32,10 @@ const errno = (e: unknown) => (e as NodeJS.ErrnoException).code;
  * into place under the next version's name: a link fails if that name exists, so two processes
  * changing one draft at once cannot both win, and the loser runs its change again on the newer
  * version (compare-and-swap, without a lock that a SIGKILLed holder would leave behind). Each
- * version is fsynced, then its folder; older versions are removed after. Files are this user's
- * only (0600; folders 0700): a draft holds what agents staged.
+ * version is fsynced, then its folder. An older version is emptied, never removed: its name stays
+ * taken, so a writer that read it long ago cannot link a stale change under a name freed since
+ * (an empty file is a version nobody reads). Files are this user's only (0600; folders 0700): a
+ * draft holds what agents staged.
  */
 export class FileDraftStore implements DraftStore {
   constructor(readonly dir: string) {}
@@ -97,23 +99,18 @@ export class FileDraftStore implements DraftStore {
       if (versions.length === 0) return undefined;
       const version = Math.max(...versions);
       const path = join(folder, versionName(version));
-      let text: string;
-      try {
-        text = await readFile(path, "utf8");
-      } catch (e) {
-        if (errno(e) === "ENOENT") continue; // pruned under a newer version meanwhile
-        throw e;
-      }
+      const text = await readFile(path, "utf8");
+      if (text === "") continue; // emptied under a newer version meanwhile
       return { version, state: parseDraft(text, path, jobId) };
     }
   }
 
-  /** Removes the versions before `version` and temporaries left by dead writers. */
+  /** Empties the versions before `version`, and removes temporaries left by dead writers. */
   private async prune(folder: string, version: number): Promise<void> {
     for (const name of await readdir(folder)) {
       const v = VERSION.exec(name)?.[1];
       if (v !== undefined && Number(v) < version) {
-        await unlink(join(folder, name)).catch(() => {});
+        await truncate(join(folder, name), 0);
       } else if (name.startsWith("tmp-")) {
         const s = await stat(join(folder, name)).catch(() => undefined);
         if (s && Date.now() - s.mtimeMs > STALE_TEMP_MS)

@@ -3,7 +3,7 @@
 // the job's attempt and outliving them, a new attempt that starts empty and fences the old one
 // off, an empty finish refused unless asked, and two stores changing one draft at once losing
 // nothing.
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { kindsOf, loadKinds } from "@idem/core";
 import { defineEffectKind } from "@idem/kit";
@@ -91,8 +91,11 @@ describe("JobDraft", () => {
     // One folder per job, named so that no two job IDs meet on a case-insensitive file system.
     expect(readdirSync(dir.path)).toEqual([draftFolderName("Job-1")]);
     expect(draftFolderName("Job-1")).not.toBe(draftFolderName("job-1"));
-    const files = readdirSync(join(dir.path, draftFolderName("Job-1")));
-    expect(files).toEqual(["000000000003.json"]);
+    // Every change a version; the older ones emptied, their names kept (never taken again).
+    const folder = join(dir.path, draftFolderName("Job-1"));
+    const files = readdirSync(folder).sort();
+    expect(files).toEqual(["000000000001.json", "000000000002.json", "000000000003.json"]);
+    expect(files.map((f) => statSync(join(folder, f)).size > 0)).toEqual([false, false, true]);
   });
 
   it("on disk: a new attempt starts empty, the old attempt's sessions are refused, and its name is never taken again", async () => {
@@ -124,19 +127,21 @@ describe("JobDraft", () => {
     await expect(join1("../x")).rejects.toMatchObject({ code: "INVALID_INPUT" });
   });
 
-  it("on disk: two stores staging into one draft at once both land, each at its own index", async () => {
-    await using dir = await tempDir("idem-draft-race-");
+  it("on disk: two stores staging into one draft at once both land, each at its own index (ten rounds)", async () => {
     const c = await config();
-    const a = await JobDraft.join(new FileDraftStore(dir.path), job, c, kindsOf(c));
-    const b = await JobDraft.join(new FileDraftStore(dir.path), job, c, kindsOf(c));
-    const staged = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).stage(note(`n${i}`))),
-    );
-    expect(staged.every((s) => s.ok)).toBe(true);
-    expect(new Set(staged.map((s) => (s.ok ? s.key : ""))).size).toBe(10);
-    expect((await a.view()).effects.map((e) => e.text).sort()).toEqual(
-      Array.from({ length: 10 }, (_, i) => `n${i}`).sort(),
-    );
+    for (let round = 0; round < 10; round++) {
+      await using dir = await tempDir("idem-draft-race-");
+      const a = await JobDraft.join(new FileDraftStore(dir.path), job, c, kindsOf(c));
+      const b = await JobDraft.join(new FileDraftStore(dir.path), job, c, kindsOf(c));
+      const staged = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).stage(note(`n${i}`))),
+      );
+      const keys = staged.map((s) => (s.ok ? s.key : JSON.stringify(s)));
+      expect(new Set(keys).size, `round ${round}: ${keys}`).toBe(10);
+      expect((await a.view()).effects.map((e) => e.text).sort()).toEqual(
+        Array.from({ length: 10 }, (_, i) => `n${i}`).sort(),
+      );
+    }
   });
 
   it("on disk: a draft file that is not this job's draft is refused (INTEGRITY), never staged from", async () => {
@@ -145,7 +150,7 @@ describe("JobDraft", () => {
     const draft = await JobDraft.join(new FileDraftStore(dir.path), job, c, kindsOf(c));
     await draft.stage(note("a"));
     const folder = join(dir.path, draftFolderName("Job-1"));
-    const [file] = readdirSync(folder);
+    const file = readdirSync(folder).sort().at(-1);
     const path = join(folder, file as string);
     const state = JSON.parse(readFileSync(path, "utf8"));
     writeFileSync(path, JSON.stringify({ ...state, jobId: "other" }));
