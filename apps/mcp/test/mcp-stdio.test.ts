@@ -1,5 +1,6 @@
 // `idem mcp` over stdio (the built CLI) as clients really drive it: a shell pipe that writes its
-// requests and closes stdin at once gets every answer before the process exits; a message over
+// requests and closes stdin at once gets every answer before the process exits; a cancelled
+// finish is recorded but not answered, as the specification says; a message over
 // the size limit (11 MiB, beyond the SDK's 10 MiB buffer) is answered with a JSON-RPC error and
 // logged, and the session goes on; params that do not fit a method are -32602 naming the field.
 import { spawn } from "node:child_process";
@@ -95,6 +96,40 @@ describe("idem mcp over stdio", () => {
     expect(byId.get(null)?.error?.code).toBe(-32700);
     const shown = await idemJson<{ output: { source: string } }>(dir.path, ["show", "piped-1"]);
     expect(shown.output.source).toBe("mcp");
+  });
+
+  it("records a cancelled finish without answering it, and still exits once it is recorded", async () => {
+    await using dir = await tempDir("idem-mcp-cancel-");
+    writeConfig(dir.path);
+    const r = await pipeAndClose(
+      dir.path,
+      ["--job", "cancel-1", "--agent", "writer"],
+      [
+        request(1, "initialize", {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "sh", version: "1" },
+        }),
+        JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+        request(2, "tools/call", {
+          name: "effect_file_write",
+          arguments: { root: "outbox", path: "c.md", content: "c\n" },
+        }),
+        request(3, "tools/call", { name: "finish", arguments: { summary: "cancelled" } }),
+        JSON.stringify({
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          params: { requestId: 3, reason: "the user stopped it" },
+        }),
+      ],
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.answers.map((a) => a.id).sort()).toEqual([1, 2]);
+    const shown = await idemJson<{ output: { output: { summary: string } } }>(dir.path, [
+      "show",
+      "cancel-1",
+    ]);
+    expect(shown.output.output.summary).toBe("cancelled");
   });
 
   it("answers a message over the size limit with a JSON-RPC error and a log line, and goes on with the next", async () => {
