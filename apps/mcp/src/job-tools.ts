@@ -104,10 +104,11 @@ function finishTool(ctx: McpContext, binding: JobBinding | undefined): SessionTo
 }
 
 const conflict = (jobId: string, why: string) =>
-  toolError(
-    `conflict: job ${jobId}'s output ${why}; the first stands (another output is kept in the journal's rejections)`,
-    { status: "conflict", jobId, code: "OUTPUT_CONFLICT" },
-  );
+  toolError(`conflict: job ${jobId}'s output ${why}; the first stands (first write wins)`, {
+    status: "conflict",
+    jobId,
+    code: "OUTPUT_CONFLICT",
+  });
 
 const recordedAnswer = (jobId: string, status: "recorded" | "duplicate", effects: number) =>
   toolResult(
@@ -138,7 +139,11 @@ async function record(
       `invalid output: ${r.issues.map((i) => `${i.path || "(output)"}: ${i.message}`).join("; ")}`,
       { status: "invalid", jobId: job.jobId, code: r.code, issues: r.issues },
     );
-  if (r.status === "conflict") return conflict(job.jobId, "was recorded first with another output");
+  if (r.status === "conflict")
+    return conflict(
+      job.jobId,
+      "was recorded first with another output (this one is kept in the journal's rejections)",
+    );
   const rec = await ctx.journal.outputs.get(job.jobId);
   if (rec) await draft.recorded(rec.contentHash);
   ctx.logger?.info({ jobId: job.jobId, status: r.status, effects: keys.length }, "mcp finish");

@@ -23,8 +23,6 @@ const REQUESTS: Record<string, z.ZodType> = {
 
 /** What a guarded transport tells of the requests it passed on. */
 export interface RequestGuard {
-  /** Requests received and not yet answered (nor cancelled by the client). */
-  pending(): number;
   /** Resolves once every request received so far is answered or cancelled. */
   drained(): Promise<void>;
 }
@@ -96,7 +94,6 @@ export function guardRequests(transport: Transport): RequestGuard {
     }
   };
   return {
-    pending: () => pending.size,
     drained: () =>
       pending.size === 0 ? Promise.resolve() : new Promise<void>((r) => waiters.push(r)),
   };

@@ -14,7 +14,7 @@ type RequestId = string | number;
  * client writes it). A nested `"id"` ends with more than one `}` and is not taken. Null when
  * neither edge names one, as JSON-RPC answers a request whose ID cannot be read.
  */
-export function requestIdOf(head: string, tail: string): RequestId | null {
+function requestIdOf(head: string, tail: string): RequestId | null {
   const value = String.raw`(-?\d{1,15}|"(?:[^"\\]|\\.){0,200}")`;
   const first = new RegExp(
     String.raw`^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*${value}\s*,`,
