@@ -3,7 +3,6 @@
 // effects on issues of one repository (or two effects of a user kind on one `repo`) shared the
 // first one's target, so the plan reported both there and one probe failure marked both a
 // conflict. The plan now asks each effect's kind for its target.
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadKinds } from "@idem/core";
 import { effectTargetsOf } from "@idem/effects";

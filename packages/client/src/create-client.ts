@@ -1,5 +1,5 @@
 import type { AgentOutput, Job, ValidationIssue } from "@idem/schema";
-import { DEFAULT_SUBJECT_PREFIX } from "@idem/schema";
+import { DEFAULT_SUBJECT_PREFIX, redactSecret } from "@idem/schema";
 import { IdemClientError } from "./client-error.js";
 import { checkSubjectPrefix, type JetStreamPublisher, publishJob } from "./jetstream-enqueue.js";
 
@@ -132,7 +132,7 @@ export function createClient(options: ClientOptions): IdemClient {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const token = options.token;
   // The token must never reach an error message, whatever the transport put in its own.
-  const scrub = (s: string) => (token ? s.split(token).join("***") : s);
+  const scrub = (s: string) => redactSecret(s, token);
 
   async function once(method: string, path: string, body: unknown, ms: number): Promise<Answer> {
     const headers: Record<string, string> = { accept: "application/json" };

@@ -2,9 +2,14 @@
 // client imports no NATS package, so the msg id and the payload are mirrored here (the subject is
 // @idem/schema's), and packages/client/test/jetstream-enqueue.int.test.ts proves they agree with
 // @idem/nats.
-import { type Job, jobSubject, SUBJECT_PREFIX_PATTERN, validateJob } from "@idem/schema";
+import {
+  type Job,
+  jobSubject,
+  natsFailureOf,
+  SUBJECT_PREFIX_PATTERN,
+  validateJob,
+} from "@idem/schema";
 import { IdemClientError } from "./client-error.js";
-import { natsFailureOf } from "./nats-failure.js";
 
 /** The answer of a JetStream stream to one publish (the `PubAck` of @nats-io/jetstream). */
 export interface JetStreamPubAck {

@@ -16,6 +16,7 @@ export {
   JsonValueSchema,
   ManualClock,
   RelativePathSchema,
+  redactSecret,
   redactUrl,
   systemClock,
   unsafeHttpHeaderValue,

@@ -49,8 +49,7 @@ export type {
 export { createJobPublisher } from "./job-publisher.js";
 export type { MessageLoop, StartMessageLoopOptions } from "./message-loop.js";
 export { startMessageLoop } from "./message-loop.js";
-export type { NatsFailure } from "./nats-unavailable.js";
-export { isNatsUnavailable, natsFailureOf } from "./nats-unavailable.js";
+export { isNatsUnavailable } from "./nats-unavailable.js";
 export type { AgentConsumer } from "./provisioning.js";
 export {
   ensureAgentConsumer,

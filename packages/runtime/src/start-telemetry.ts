@@ -1,4 +1,4 @@
-import { type Config, describeError, redactUrl } from "@idem/schema";
+import { type Config, describeError, redactSecret, redactUrl } from "@idem/schema";
 import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
 import type { Logger } from "./logger.js";
 import { otelCore, otlpTraceExporterHttp } from "./opentelemetry.js";
@@ -78,9 +78,11 @@ export function resolveOtlpTarget(
 
 /** Removes what could be a secret from an exporter's error text: URL credentials, header values. */
 function scrub(text: string, secrets: readonly string[]): string {
-  let out = redactUrl(text);
-  for (const s of secrets) if (s.length >= 4) out = out.split(s).join("***");
-  return out;
+  // A value shorter than 4 characters is too common to hide everywhere it occurs.
+  return redactSecret(
+    redactUrl(text),
+    secrets.filter((s) => s.length >= 4),
+  );
 }
 
 /** Exports through `inner` and logs failed exports: the first, then at most one a minute. */

@@ -89,6 +89,8 @@ export type { KindConfig } from "./kinds-config.js";
 export { KindConfigSchema } from "./kinds-config.js";
 export type { NatsConfig } from "./nats-config.js";
 export { NatsConfigSchema, natsServers } from "./nats-config.js";
+export type { NatsFailure } from "./nats-failure.js";
+export { natsFailureOf } from "./nats-failure.js";
 export type { OpenApiDocument } from "./openapi.js";
 export { HTTP_API_VERSION, openApiDocument, openApiText } from "./openapi.js";
 export type { AgentOutput, EffectSpec, Job, Validated, ValidationIssue } from "./records.js";
@@ -100,7 +102,7 @@ export {
   JobSchema,
   JsonValueSchema,
 } from "./records.js";
-export { redactUrl, urlHasCredentials } from "./redact-url.js";
+export { redactSecret, redactUrl, urlHasCredentials } from "./redact-url.js";
 export type { Backoff, BackoffPolicy, RetryPolicy } from "./retry.js";
 export { createBackoff, retry, retryAfter, scheduledDelay } from "./retry.js";
 export { sleep } from "./sleep.js";

@@ -58,3 +58,22 @@ export function urlHasCredentials(url: string): boolean {
     return false;
   }
 }
+
+/**
+ * `text` with every occurrence of each secret replaced by `***`: a credential idem holds (a token,
+ * a password, a header's value) that an error of a client, a tool or a server may repeat. Absent
+ * and empty secrets are skipped; a longer secret is replaced before a shorter one it contains, so
+ * no part of it is left. The one hand-made scrub beside `redactUrl` (which finds the credentials
+ * inside URLs by their shape). Pure; never throws.
+ */
+export function redactSecret(
+  text: string,
+  secrets: string | undefined | readonly (string | undefined)[],
+): string {
+  const list = (typeof secrets === "string" || secrets === undefined ? [secrets] : secrets)
+    .filter((s): s is string => typeof s === "string" && s !== "")
+    .sort((a, b) => b.length - a.length);
+  let out = text;
+  for (const s of list) out = out.split(s).join("***");
+  return out;
+}

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { describeError, parseConfig, redactUrl, urlHasCredentials } from "../src/index.js";
+import {
+  describeError,
+  parseConfig,
+  redactSecret,
+  redactUrl,
+  urlHasCredentials,
+} from "../src/index.js";
 
 describe("redactUrl", () => {
   it("hides user info and query values of a URL, keeping where it points", () => {
@@ -84,5 +90,19 @@ describe("config URLs with credentials", () => {
       { dir: "/" },
     );
     expect(r.ok).toBe(true);
+  });
+});
+
+describe("redactSecret", () => {
+  it("hides every occurrence of each secret, the longer first, and skips absent or empty ones", () => {
+    const text = "auth s3cr3t-token failed; retried with s3cr3t-token; s3cr3t alone";
+    expect(redactSecret(text, ["s3cr3t", "s3cr3t-token", undefined, ""])).toBe(
+      "auth *** failed; retried with ***; *** alone",
+    );
+    expect(redactSecret(text, "s3cr3t-token")).toBe(
+      "auth *** failed; retried with ***; s3cr3t alone",
+    );
+    expect(redactSecret(text, undefined)).toBe(text);
+    expect(redactSecret(text, "")).toBe(text);
   });
 });

@@ -5,7 +5,7 @@ import {
   type JournalCopyProgress,
   type JournalCopyReport,
 } from "@idem/journal";
-import { createFaultHook, isIdemError, redactUrl } from "@idem/schema";
+import { createFaultHook, isIdemError, redactSecret, redactUrl } from "@idem/schema";
 import cliProgress from "cli-progress";
 import type { Command } from "commander";
 import { CliError, EXIT, exitHolder, loadConfig, printJson, table } from "../context.js";
@@ -158,7 +158,7 @@ function refusal(e: unknown, url: string): CliError {
   } catch {
     // targetUrl parsed it already
   }
-  const safe = password === "" ? message : message.split(password).join("***");
+  const safe = redactSecret(message, password);
   return new CliError(
     `journal copy: ${safe}`,
     EXIT.FAILED,

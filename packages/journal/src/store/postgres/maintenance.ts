@@ -3,7 +3,7 @@ import { accessSync, constants, existsSync, readdirSync } from "node:fs";
 import { rename, rm } from "node:fs/promises";
 import { delimiter, dirname, join } from "node:path";
 import { promisify } from "node:util";
-import { IdemError, redactUrl } from "@idem/schema";
+import { IdemError, redactSecret, redactUrl } from "@idem/schema";
 import { JOURNAL_EVENTS as E } from "../../domain/events.js";
 import {
   CONSISTENCY_CHECKS,
@@ -76,10 +76,6 @@ function splitPassword(url: string): { dbname: string; password: string | undefi
   return { dbname: u.toString(), password };
 }
 
-/** Removes every occurrence of `secret` from a text meant for a message. */
-const scrub = (text: string, secret: string | undefined): string =>
-  secret === undefined ? text : text.split(secret).join("***");
-
 /**
  * A custom-format pg_dump of the journal's database into `file` (written beside it, then renamed:
  * a failed dump leaves no partial file). pg_dump runs by execFile with an argument array; the
@@ -110,7 +106,7 @@ async function pgDumpBackup(c: PostgresConnection, file: string, search: PgDumpS
     const stderr = (e as { stderr?: string }).stderr ?? (e as Error).message;
     throw new IdemError(
       "IO",
-      `pg_dump of ${c.location} failed: ${scrub(stderr.trim(), password)}`,
+      `pg_dump of ${c.location} failed: ${redactSecret(stderr.trim(), password)}`,
       {
         details: { file },
       },

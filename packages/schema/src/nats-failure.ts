@@ -1,4 +1,5 @@
-// The reading of the @nats-io v3 clients' errors, as @idem/nats's nats-unavailable.ts has it.
+// The reading of the @nats-io v3 clients' errors: one function for @idem/nats and @idem/client
+// (which imports no NATS package), by the errors' class names, so it needs no NATS package either.
 
 /**
  * What a failure of the NATS client means to idem: no answer in time (`timeout`), the server or its
@@ -23,9 +24,8 @@ const MAX_DEPTH = 5;
  * - anything else (an AuthorizationError, a PermissionViolationError, JetStream's API errors, a
  *   draining connection, a value that is no error): `undefined`.
  *
- * The same function as `natsFailureOf` of @idem/nats, copied because the client imports no NATS
- * package (nor @idem/nats); packages/client/test/nats-failure.test.ts holds the two equal over
- * the real error classes. Pure; never throws.
+ * Used by @idem/nats and @idem/client alike; packages/client/test/nats-failure.test.ts holds it to
+ * what the real v3 error classes mean. Pure; never throws.
  */
 export function natsFailureOf(e: unknown): NatsFailure | undefined {
   let cur: unknown = e;
