@@ -13,7 +13,12 @@ import {
   MAX_LINES,
   violationKey,
 } from "./source-graph.js";
-import { kindNameTests, SOURCE_RULES, sourceViolations } from "./source-rules.js";
+import {
+  kindNameTests,
+  kindVocabularyInHost,
+  SOURCE_RULES,
+  sourceViolations,
+} from "./source-rules.js";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const WHITEBOARD = join(ROOT, "../shared/whiteboard.json");
@@ -84,6 +89,16 @@ describe("what the source says", () => {
     expect(news, "ask the kind (its registry entry) instead of testing its name").toEqual([]);
   });
 
+  it("names no kind and no kind's field (repos, roots, publish, base) in the schema, the core or the effects host", () => {
+    const news = kindVocabularyInHost(ROOT)
+      .map(violationKey)
+      .filter((k) => !known.has(k));
+    expect(
+      news,
+      "the host knows no kind: ask the kind (its options, places, targets, hint)",
+    ).toEqual([]);
+  });
+
   it("records outputs only through core's recordOutput, and leaves the ledger's writes to core's interpretation", () => {
     const news = sourceViolations(ROOT)
       .map(violationKey)
@@ -144,6 +159,13 @@ describe("the architecture rules", () => {
       'export const k = { name: "file.write" };\nif (spec.kind === "file.write") {}\n',
     "packages/core/src/audit.ts":
       '// spec.kind === "file.write" in a comment\nif (spec.kind === "file.write") {}\n',
+    "packages/core/src/doctor.ts": "for (const r of Object.values(config.repos)) check(r);\n",
+    "packages/core/src/hint.ts": 'export const hintOf = (d: Detail) => ({ base: d["base"] });\n',
+    "packages/core/src/enqueue.ts":
+      'await publisher.publish(job); emit("job.publish-failed"); // config.repos\n',
+    "packages/effects/src/create-effects.ts": 'export const own = ["file.write"];\n',
+    "packages/kit/src/index.ts":
+      'export type { E } from "../../effects/src/create-effects.js";\nexport type { C } from "../../core/src/index.js";\n',
   };
   let root: string;
   let found: string[];
@@ -159,6 +181,7 @@ describe("the architecture rules", () => {
       ...longFiles(root),
       ...sourceViolations(root),
       ...kindNameTests(root),
+      ...kindVocabularyInHost(root),
     ].map(violationKey);
   });
   afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -186,8 +209,18 @@ describe("the architecture rules", () => {
     "record-only-through-core: apps/executor/src/delivery.ts",
     "no-ledger-writes-in-interpreter-app: apps/interpreter/src/loop.ts",
     "kind-name-tested-outside-its-folder: packages/core/src/audit.ts -> file.write",
+    "kind-named-in-the-host: packages/core/src/audit.ts -> file.write",
+    "kind-named-in-the-host: packages/effects/src/create-effects.ts -> file.write",
+    "kind-field-in-the-host: packages/core/src/doctor.ts -> repos",
+    "kind-field-in-the-host: packages/core/src/hint.ts -> base",
+    "never-kit-imports-effects: packages/kit/src/index.ts -> packages/effects/src/create-effects.ts",
+    "never-kit-imports-core: packages/kit/src/index.ts -> packages/core/src/index.ts",
   ])("report %s", (violation) => {
     expect(found).toContain(violation);
+  });
+
+  it("allow the core a job publisher's publish and an event named after it", () => {
+    expect(found.filter((f) => f.includes("packages/core/src/enqueue"))).toEqual([]);
   });
 
   it("allow a kind's folder to test its own name", () => {

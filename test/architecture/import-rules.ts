@@ -48,6 +48,16 @@ export const NEVER: readonly { from: Part; to: Part; why: string }[] = [
     to: "effects",
     why: "the CLI reaches targets only through core (goal after the core issue)",
   },
+  {
+    from: "kit",
+    to: "effects",
+    why: "the kit is the kinds' contract: it knows none of idem's own kinds (issue 46)",
+  },
+  {
+    from: "kit",
+    to: "core",
+    why: "a kind's author installs the kit alone: it imports nothing of idem's domain (issue 46)",
+  },
 ];
 
 const SRC = "^(packages|apps)/[^/]+/src/";

@@ -117,3 +117,57 @@ export function sourceViolations(
   for (const folder of sourceFolders(root)) walk(folder);
   return out;
 }
+
+/**
+ * The parts of idem that know no kind (issue 46, "the host knows no kind"): the vocabulary, the
+ * domain, and the effects host (the loop over the kinds, the registry, the façade). What they must
+ * know of a kind they ask it (its options, places, targets, doctor, hint); idem's own kinds' folders
+ * (and the git engine they share) are the kinds' own.
+ */
+export const KIND_AGNOSTIC =
+  /^packages\/(schema\/src|core\/src|effects\/src\/(create-effects|effects|static-checks)\.ts|effects\/src\/registry)\b/;
+
+/**
+ * The fields idem's first kinds kept in idem's own config and records, which no kind-agnostic part
+ * may name: a config section of a kind (`repos`, `roots`, `publish`, `http.targets`) or the git
+ * probe's `base`, read as a property (`.repos`, but not a call such as `publisher.publish(` nor a
+ * word of a name such as `job.publish-failed`) or written as a key (`repos:`, `"repos"`).
+ */
+const KIND_FIELDS = ["repos", "roots", "publish", "base"];
+const KIND_FIELD = new RegExp(
+  [
+    `\\.(${KIND_FIELDS.join("|")})\\b(?!\\s*\\(|-)`,
+    `(^|[{,\\s])(${KIND_FIELDS.join("|")})\\??\\s*:(?!:)`,
+    `["'\`](${KIND_FIELDS.join("|")}|http\\.targets)["'\`.]`,
+  ].join("|"),
+  "m",
+);
+
+/**
+ * Every kind-agnostic file (KIND_AGNOSTIC) that names a built-in kind (its name in quotes) or a
+ * kind's field (KIND_FIELDS): the host knows no kind.
+ */
+export function kindVocabularyInHost(root: string): KnownViolation[] {
+  const names = [...builtInKindNames(root).keys()].map((n) => n.replace(/\./g, "\\."));
+  const named = names.length > 0 ? new RegExp(`["'\`](${names.join("|")})["'\`]`) : undefined;
+  const out: KnownViolation[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory()) walk(path);
+      else if (/\.[cm]?ts$/.test(entry.name) && !/\.d\.[cm]?ts$/.test(entry.name)) {
+        if (!KIND_AGNOSTIC.test(path)) continue;
+        const text = stripComments(readFileSync(join(root, path), "utf8"));
+        const kind = named?.exec(text);
+        if (kind) out.push({ rule: "kind-named-in-the-host", from: path, to: kind[1] as string });
+        const field = KIND_FIELD.exec(text);
+        if (field) {
+          const word = field.slice(1).find((g) => g !== undefined && /^[a-z.]+$/.test(g)) ?? "";
+          out.push({ rule: "kind-field-in-the-host", from: path, to: word });
+        }
+      }
+    }
+  };
+  for (const folder of sourceFolders(root)) walk(folder);
+  return out;
+}

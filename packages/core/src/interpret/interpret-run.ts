@@ -37,8 +37,9 @@ function retryAfterOf(e: unknown): number | undefined {
  * applied out of order.
  *
  * Crash safety: an intent is written before every apply, an effect found `intended` after a crash
- * is probed again (git probes only `base..branch` with the base recorded in the intent), and git
- * applies move the branch by compare-and-swap from the probed base, so a kill at any instant, a
+ * is probed again, the kind given what its earlier probe stored with the intent (its hint: git
+ * looks only above the head it probed), and an apply acts from what was probed (git moves the
+ * branch by compare-and-swap from the probed head), so a kill at any instant, a
  * second interpreter or a stale lease holder never applies an effect twice (invariants 1 and 5).
  * Every journal write carries the lease token, kept alive meanwhile: after a takeover the stale
  * holder gets LEASE_LOST, stops, and writes nothing more (outcome `lease-lost`). Does not throw:
@@ -57,8 +58,8 @@ export async function interpretRun(
   const { journal, effects, settings, clock, fault, metrics, stopSignal } = context;
   const { run, output } = claim;
   const lease = claim.lease;
-  const base = { jobId: run.jobId, generation: run.generation };
-  const rlog = context.log.child(base);
+  const ids = { jobId: run.jobId, generation: run.generation };
+  const rlog = context.log.child(ids);
   const claimSpan = context.tracing.start("idem.claim", {
     parent: output.traceparent,
     ...(claimedAt === undefined ? {} : { startTime: claimedAt }),
@@ -110,7 +111,7 @@ export async function interpretRun(
 
   const dead = async (cls: FailureClass, error: string): Promise<never> => {
     await journal.runs.markDead(lease, { class: cls, error });
-    throw new RunEnded({ ...base, outcome: "dead", class: cls, error });
+    throw new RunEnded({ ...ids, outcome: "dead", class: cls, error });
   };
 
   const scope: RunScope = { context, claim, lease, rlog, claimSpan, dead, lost: () => lost };
@@ -152,14 +153,14 @@ export async function interpretRun(
     // next run's intent) carries it to disk.
     await journal.runs.complete(lease, { soon: true });
     finished = true;
-    return end({ ...base, outcome: "done" });
+    return end({ ...ids, outcome: "done" });
   } catch (e) {
     if (e instanceof RunEnded) {
       finished = e.outcome.outcome === "dead";
       return end(e.outcome);
     }
     if (isIdemError(e, "LEASE_LOST")) {
-      return end({ ...base, outcome: "lease-lost", class: "infrastructure", error: e.message });
+      return end({ ...ids, outcome: "lease-lost", class: "infrastructure", error: e.message });
     }
     // An earlier run of this interpreter on a target did not get there first: nothing was applied
     // out of order; the run goes back to the journal, which keeps it behind that one.
@@ -184,9 +185,9 @@ export async function interpretRun(
       await journal.runs.release(lease);
     } catch (e) {
       if (!isIdemError(e, "LEASE_LOST")) throw e;
-      return { ...base, outcome: "lease-lost", class: "infrastructure", error: e.message };
+      return { ...ids, outcome: "lease-lost", class: "infrastructure", error: e.message };
     }
-    return { ...base, outcome: "released", ...(error === undefined ? {} : { error }) };
+    return { ...ids, outcome: "released", ...(error === undefined ? {} : { error }) };
   }
 
   /** Records a failure of the run: a retry after the backoff, or dead. */
@@ -208,20 +209,20 @@ export async function interpretRun(
             Math.min(retryAfterOf(cause) ?? 0, RETRY_AFTER_MAX_MS),
           );
         await journal.runs.fail(lease, { class: cls, error, nextAt });
-        return { ...base, outcome: "failed", class: cls, error };
+        return { ...ids, outcome: "failed", class: cls, error };
       }
       const why = isRetryableClass(cls)
         ? `${error} (after ${run.attempts + 1} attempts, maxAttempts ${settings.maxAttempts})`
         : error;
       await journal.runs.markDead(lease, { class: cls, error: why });
-      return { ...base, outcome: "dead", class: cls, error: why };
+      return { ...ids, outcome: "dead", class: cls, error: why };
     } catch (inner) {
       if (isIdemError(inner, "LEASE_LOST")) {
-        return { ...base, outcome: "lease-lost", class: "infrastructure", error: inner.message };
+        return { ...ids, outcome: "lease-lost", class: "infrastructure", error: inner.message };
       }
       // The journal cannot take the failure either: leave the run to its lease expiry.
       rlog.error({ err: describeError(inner), cause: error }, "cannot record the run's failure");
-      return { ...base, outcome: "failed", class: cls, error };
+      return { ...ids, outcome: "failed", class: cls, error };
     }
   }
 }

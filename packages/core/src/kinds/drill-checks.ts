@@ -30,7 +30,7 @@ export interface DrillSamples {
 export function checkSamples(
   kind: AnyEffectKind,
   ws: DrillWorkspace,
-  base: number,
+  firstSample: number,
   findings: DrillFinding[],
 ): { invalid: KindDrillReport["samples"]["invalid"]; samples: DrillSamples } {
   const { registry } = ws;
@@ -63,7 +63,7 @@ export function checkSamples(
     },
     at(i) {
       if (cache.has(i)) return cache.get(i);
-      const spec = validSample(kind, ws, base + i, findings);
+      const spec = validSample(kind, ws, firstSample + i, findings);
       cache.set(i, spec);
       return spec;
     },

@@ -38,14 +38,14 @@ const DRILL_INTERPRETER = {
 };
 
 /**
- * The config file of a drill: the targets of `base` (every kind's section as its kind resolved it,
- * every path absolute; limits, NATS and the modules of its kinds), the kind under test registered,
- * and its own journal and archive in `dir`; no agents, alerts or telemetry, and the interpreter
- * settings of a drill. Pure but for the kinds' own `resolveOptions`, which the loaded kinds of
- * `base` have run already.
+ * The config file of a drill: the targets of `origin`, the config drilled from (every kind's
+ * section as its kind resolved it, every path absolute; limits, NATS and the modules of its kinds),
+ * the kind under test registered, and its own journal and archive in `dir`; no agents, alerts or
+ * telemetry, and the interpreter settings of a drill. Pure but for the kinds' own `resolveOptions`,
+ * which the loaded kinds of `origin` have run already.
  */
 export function drillConfigOf(
-  base: Config,
+  origin: Config,
   kind: DrilledKindEntry,
   dir: string,
 ): Record<string, unknown> {
@@ -60,10 +60,10 @@ export function drillConfigOf(
     kinds,
     sections,
     ...rest
-  } = base;
+  } = origin;
   // A section whose kind resolves it (paths made absolute) is written as resolved, so it means
   // the same from `dir`; the others as written.
-  const registry = kindsOf(base);
+  const registry = kindsOf(origin);
   const resolved: Record<string, unknown> = {};
   for (const k of registry.kinds) {
     const at = k.configSection;
@@ -72,7 +72,7 @@ export function drillConfigOf(
   }
   const moduleOf = (module: string) => {
     try {
-      return resolveKindModule(module, base.dir);
+      return resolveKindModule(module, origin.dir);
     } catch {
       return module;
     }
@@ -108,13 +108,13 @@ export function drillConfigOf(
  *   `kinds.<name>`), or the config cannot be written as a drill's.
  */
 export async function createDrillWorkspace(
-  base: Config,
+  origin: Config,
   kind: DrilledKindEntry,
   parent: string = tmpdir(),
 ): Promise<DrillWorkspace> {
   const dir = await mkdtemp(join(parent, "idem-drill-"));
   try {
-    const raw = drillConfigOf(base, kind, dir);
+    const raw = drillConfigOf(origin, kind, dir);
     const configFile = join(dir, "idem.config.json");
     await writeFile(configFile, `${JSON.stringify(raw, null, 2)}\n`);
     const parsed = parseIdemConfig(raw, { dir, file: configFile });
