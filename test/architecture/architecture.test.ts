@@ -164,6 +164,8 @@ describe("the architecture rules", () => {
     "packages/core/src/enqueue.ts":
       'await publisher.publish(job); emit("job.publish-failed"); // config.repos\n',
     "packages/effects/src/create-effects.ts": 'export const own = ["file.write"];\n',
+    "packages/effects/src/kinds/acme-ticket/acme-ticket-kind.ts":
+      'export type { J } from "../../../../journal/src/index.js";\n',
     "packages/kit/src/index.ts":
       'export type { E } from "../../effects/src/create-effects.js";\nexport type { C } from "../../core/src/index.js";\n',
   };
@@ -215,6 +217,7 @@ describe("the architecture rules", () => {
     "kind-field-in-the-host: packages/core/src/hint.ts -> base",
     "never-kit-imports-effects: packages/kit/src/index.ts -> packages/effects/src/create-effects.ts",
     "never-kit-imports-core: packages/kit/src/index.ts -> packages/core/src/index.ts",
+    "kinds-import-only-the-kit: packages/effects/src/kinds/acme-ticket/acme-ticket-kind.ts -> packages/journal/src/index.ts",
   ])("report %s", (violation) => {
     expect(found).toContain(violation);
   });

@@ -209,6 +209,14 @@ export const IMPORT_RULES: IForbiddenRuleType[] = [
     },
   },
   {
+    name: "kinds-import-only-the-kit",
+    comment:
+      "idem's own kinds are written as a kind's author writes one (issue 46): of idem's parts a kind's folder imports the kit alone (besides what @idem/effects shares among its kinds: the sandbox, the git engine, the transport port)",
+    severity: "error",
+    from: { path: "^packages/effects/src/kinds/" },
+    to: { path: "^packages/", pathNot: ["^packages/kit/", "^packages/effects/"] },
+  },
+  {
     name: "client-imports-only-schema",
     comment:
       "the agent client ships alone: its src imports only itself and @idem/schema (no broker, journal, core or app)",

@@ -147,3 +147,5 @@ export function checkingField(field: string, check: () => void): void {
     });
   }
 }
+
+export { isGitAttributesPath };

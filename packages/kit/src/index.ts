@@ -15,6 +15,8 @@ export {
   isIdemError,
   JsonValueSchema,
   ManualClock,
+  NO_CREDENTIALS,
+  positiveMs,
   RelativePathSchema,
   redactSecret,
   redactUrl,
@@ -22,6 +24,7 @@ export {
   unsafeHttpHeaderValue,
   unsafeRelativePath,
   unsafeUrlPath,
+  urlHasCredentials,
 } from "@idem/schema";
 export { defineEffectKind, isKindName, KIND_NAME_PATTERN } from "./define-effect-kind.js";
 export type {

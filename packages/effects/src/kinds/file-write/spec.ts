@@ -1,4 +1,4 @@
-import { AliasSchema, RelativePathSchema } from "@idem/schema";
+import { AliasSchema, RelativePathSchema } from "@idem/kit";
 import { z } from "zod";
 
 /**

@@ -1,5 +1,4 @@
 import { type AnyEffectKind, defineEffectKind } from "@idem/kit";
-import { isGitAttributesPath } from "@idem/schema";
 import { type GitRepos, repoDir, repoOf } from "../../git/git-config.js";
 import {
   checkGitTarget,
@@ -20,6 +19,7 @@ import {
   checkingField,
   checkMessage,
   checkRelativePath,
+  isGitAttributesPath,
   refuse,
 } from "../../sandbox.js";
 import { applyGitCommit, probeGitCommit } from "./git-commit-effect.js";

@@ -3,12 +3,12 @@ import {
   defineEffectKind,
   fail,
   invalid,
+  isIdemError,
   type ProbeCall,
   type ProbeResult,
   present,
   withKeyMarker,
 } from "@idem/kit";
-import { isIdemError } from "@idem/schema";
 import { z } from "zod";
 import { type GitHubClient, openGitHubClient, repoPath } from "../github/github-client.js";
 import { githubMessage } from "../github/github-failure.js";

@@ -3,13 +3,13 @@ import {
   defineEffectKind,
   fail,
   hasKeyMarker,
+  IdemError,
   invalid,
   type ProbeCall,
   type ProbeResult,
   present,
   withKeyMarker,
 } from "@idem/kit";
-import { IdemError } from "@idem/schema";
 import { z } from "zod";
 import { type GitHubClient, openGitHubClient, repoPath } from "../github/github-client.js";
 import type { GitHubAnswer } from "../github/github-failure.js";

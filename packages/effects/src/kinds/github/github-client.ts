@@ -1,5 +1,4 @@
-import { type OpenContext, readCappedText } from "@idem/kit";
-import { IdemError } from "@idem/schema";
+import { IdemError, type OpenContext, readCappedText } from "@idem/kit";
 import { type GitHubAnswer, githubFailure, networkFailure } from "./github-failure.js";
 import { nextLink } from "./github-link.js";
 import type { GitHubOptions, GitHubRepo } from "./github-options.js";

@@ -1,5 +1,4 @@
-import { fail, retryAfterMs } from "@idem/kit";
-import { IdemError } from "@idem/schema";
+import { fail, IdemError, retryAfterMs } from "@idem/kit";
 
 /** An answer of the GitHub REST API: its status, headers and JSON body (undefined when none). */
 export interface GitHubAnswer {

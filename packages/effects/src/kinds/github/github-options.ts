@@ -1,5 +1,4 @@
-import { invalid, refuseKeyMarkers } from "@idem/kit";
-import { aliasOf } from "@idem/schema";
+import { aliasOf, invalid, refuseKeyMarkers } from "@idem/kit";
 import { z } from "zod";
 import { isSafeBranchName } from "../../git/git-names.js";
 

@@ -1,7 +1,6 @@
 // The declarative probe of an http target (docs/kinds/http.md, "Lookup"): the key kept by the
 // target as an external id, set by idem in the request, found again by a GET the config describes.
-import { absent, type ProbeResult, present } from "@idem/kit";
-import { IdemError } from "@idem/schema";
+import { absent, IdemError, type ProbeResult, present } from "@idem/kit";
 import type { HttpTarget } from "./http-targets.js";
 
 /** A parsed `http.targets.<alias>.lookup`. */

@@ -1,8 +1,13 @@
 // The `http` section of the config, owned by http.request: its targets by alias, each a base URL
 // with how it deduplicates, how it is probed, and the headers whose values come from the
 // environment.
-import { ALIAS_PATTERN, unsafeUrlPath } from "@idem/kit";
-import { NO_CREDENTIALS, positiveMs, urlHasCredentials } from "@idem/schema";
+import {
+  ALIAS_PATTERN,
+  NO_CREDENTIALS,
+  positiveMs,
+  unsafeUrlPath,
+  urlHasCredentials,
+} from "@idem/kit";
 import { z } from "zod";
 
 /** A JSON pointer (RFC 6901): empty for the whole document, else `/`-separated tokens. */

@@ -1,4 +1,4 @@
-import { AliasSchema, HttpHeadersSchema, JsonValueSchema, unsafeUrlPath } from "@idem/schema";
+import { AliasSchema, HttpHeadersSchema, JsonValueSchema, unsafeUrlPath } from "@idem/kit";
 import { z } from "zod";
 
 /**

@@ -1,4 +1,4 @@
-import { AliasSchema, HeadersSchema, JsonValueSchema } from "@idem/schema";
+import { AliasSchema, HeadersSchema, JsonValueSchema } from "@idem/kit";
 import { z } from "zod";
 
 /**

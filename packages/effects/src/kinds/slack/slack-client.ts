@@ -1,5 +1,4 @@
-import { fail, type OpenContext, readCappedText, retryAfterMs } from "@idem/kit";
-import { IdemError } from "@idem/schema";
+import { fail, IdemError, type OpenContext, readCappedText, retryAfterMs } from "@idem/kit";
 import type { SlackOptions } from "./slack-options.js";
 
 /** The largest answer read (a page of 999 messages with their metadata fits many times over). */

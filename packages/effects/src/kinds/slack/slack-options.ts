@@ -1,5 +1,4 @@
-import { invalid } from "@idem/kit";
-import { aliasOf } from "@idem/schema";
+import { aliasOf, invalid } from "@idem/kit";
 import { z } from "zod";
 
 /**

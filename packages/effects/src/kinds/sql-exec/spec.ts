@@ -1,4 +1,4 @@
-import { AliasSchema, JsonValueSchema } from "@idem/schema";
+import { AliasSchema, JsonValueSchema } from "@idem/kit";
 import { z } from "zod";
 
 /**

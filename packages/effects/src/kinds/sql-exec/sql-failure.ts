@@ -1,5 +1,4 @@
-import { fail } from "@idem/kit";
-import { IdemError } from "@idem/schema";
+import { fail, IdemError } from "@idem/kit";
 import type { SqlDriver } from "./sql-driver.js";
 
 /** Where an error happened: the target, and the statement (its index in the spec and its name). */

@@ -1,5 +1,4 @@
-import { invalid } from "@idem/kit";
-import { ALIAS_PATTERN, aliasOf } from "@idem/schema";
+import { ALIAS_PATTERN, aliasOf, invalid } from "@idem/kit";
 import { z } from "zod";
 
 /** The types a statement's parameter can have (docs/kinds/sql.md, "Parameter types"). */

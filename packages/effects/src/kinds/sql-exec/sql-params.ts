@@ -1,5 +1,4 @@
-import { invalid } from "@idem/kit";
-import { aliasOf } from "@idem/schema";
+import { aliasOf, invalid } from "@idem/kit";
 import type { SqlExecSpec } from "./spec.js";
 import type { SqlParamType, SqlTarget } from "./sql-options.js";
 

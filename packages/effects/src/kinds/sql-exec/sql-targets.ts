@@ -1,4 +1,4 @@
-import { IdemError } from "@idem/schema";
+import { IdemError } from "@idem/kit";
 import { openMysql } from "./mysql-driver.js";
 import { openPostgres } from "./postgres-driver.js";
 import { type KeyTableSql, keyTableSql, type SqlDriver } from "./sql-driver.js";
