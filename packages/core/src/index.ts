@@ -118,16 +118,21 @@ export type {
   JobsListing,
   LeasedJob,
   StreamBacklog,
+  StuckHolder,
   WaitingJob,
   WaitingJobState,
 } from "./status/index.js";
 export {
   describeWaitingJob,
+  journalLockHolders,
   LEASED_SHOWN,
+  leaseHoldersPastTime,
   listJobs,
   readLeasedJobs,
   readStatus,
   readStreamBacklog,
+  readStuckHolders,
+  repoLockHolders,
   WAITING_JOB_STATES,
   waitingState,
 } from "./status/index.js";

@@ -221,7 +221,7 @@ export async function checkHttpTarget(
   }
 }
 
-interface GitAnswer {
+export interface GitAnswer {
   code: number;
   stdout: string;
 }
@@ -230,7 +230,8 @@ interface GitAnswer {
  * `git -C dir ...args` with maintenance off: resolves with the exit code and stdout whatever the
  * exit; rejects only when git cannot start.
  */
-function git(dir: string, args: readonly string[]): Promise<GitAnswer> {
+/** `git -C dir ...` without auto maintenance: its exit code and stdout; rejects only when git cannot run. */
+export function git(dir: string, args: readonly string[]): Promise<GitAnswer> {
   return new Promise((resolvePromise, reject) => {
     execFile(
       "git",
