@@ -62,8 +62,10 @@ export function startIdem(
 export interface Incident {
   ws: Workspace;
   dir: string;
-  /** The workspace's journal, opened in this process (for checks). */
+  /** The workspace's journal, opened in this process (for checks); opened again after `closeJournal`. */
   journal(): Promise<JournalStore>;
+  /** Closes this process's handle (before the journal file is moved or replaced). */
+  closeJournal(): Promise<void>;
   /** Records outputs as `idem submit` would. */
   record(outputs: AgentOutput[]): Promise<void>;
   processes: IdemProcess[];
@@ -87,6 +89,10 @@ export async function incident(
     ws,
     dir,
     journal,
+    async closeJournal() {
+      await opened?.close();
+      opened = undefined;
+    },
     processes,
     async record(outputs) {
       const j = await journal();

@@ -111,6 +111,19 @@ export {
   replayPlanJson,
   replayReason,
 } from "./replay/index.js";
+export type {
+  PendingRestore,
+  RecoverJournalOptions,
+  RecoveryReport,
+  RestoreResult,
+} from "./restore/index.js";
+export {
+  acceptRestoreLoss,
+  pendingRestore,
+  recoverFrom,
+  recoverJournal,
+  restoreJournal,
+} from "./restore/index.js";
 export type { JobView, PendingJobView, ShownEffect, ShownLineage } from "./show/index.js";
 export { showArchivedJob, showJob, showPendingJob } from "./show/index.js";
 export type {

@@ -86,6 +86,14 @@ export type { PostgresJournalOptions } from "./store/postgres/postgres-journal-s
 export { PostgresJournalStore } from "./store/postgres/postgres-journal-store.js";
 export type { JournalLockPlace } from "./store/sqlite/lock-places.js";
 export { sqliteLockPlaces } from "./store/sqlite/lock-places.js";
+export type { RestoreMarker } from "./store/sqlite/restore-files.js";
+export {
+  checkBackupFile,
+  clearRestoreMarker,
+  putBackupInPlace,
+  readRestoreMarker,
+  restoreMarkerOf,
+} from "./store/sqlite/restore-files.js";
 export type { SqliteJournalOptions } from "./store/sqlite/sqlite-journal-store.js";
 export {
   openSqliteJournal,

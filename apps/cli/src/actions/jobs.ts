@@ -2,12 +2,15 @@ import {
   type JobsListing,
   leaseHoldersPastTime,
   listJobs,
+  type PendingRestore,
+  pendingRestore,
   readStreamBacklog,
   type StuckHolder,
   WAITING_JOB_STATES,
 } from "@idem/core";
 import { CliError, EXIT, formatTime, loadConfig, printJson, table } from "../context.js";
 import { withExistingJournal } from "../ops/existing-journal.js";
+import { renderPendingRestore } from "../render/print-restore.js";
 import { renderStuckHolders } from "../render/print-stuck.js";
 
 /** `idem jobs`, imported when it runs (its options and help: commands/jobs.ts). */
@@ -28,7 +31,8 @@ export async function runJobs(opts: {
     });
     const stream = await readStreamBacklog(config, { agents: read.jobs.map((j) => j.agent) });
     const stuck = (await leaseHoldersPastTime(journal)).filter((h) => h.key === "jobs");
-    return { ...read, stream: stream ?? null, stuck };
+    const restore = (await pendingRestore(config, journal)) ?? null;
+    return { ...read, stream: stream ?? null, stuck, restore };
   });
   if (opts.json) {
     printJson(listing);
@@ -38,8 +42,8 @@ export async function runJobs(opts: {
 }
 
 /** The listing as tables for people. */
-function render(l: JobsListing & { stuck: StuckHolder[] }): string {
-  let out = "";
+function render(l: JobsListing & { stuck: StuckHolder[]; restore: PendingRestore | null }): string {
+  let out = l.restore ? renderPendingRestore(l.restore) : "";
   if (l.jobs.length === 0) {
     out += `no job waits for an output (${l.transport === "jetstream" ? "the journal's outbox and claims" : "embedded queue"})\n`;
   } else {
