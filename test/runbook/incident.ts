@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { effectTargetsOf } from "@idem/effects";
@@ -78,7 +78,8 @@ export async function incident(
   extra: Record<string, unknown> = {},
 ): Promise<Incident> {
   const dir = mkdtempSync(join(tmpdir(), "idem-runbook-"));
-  const ws = await createWorkspace(dir, interpreter, extra);
+  // The HTTP API on a port of its own (0: the OS picks), never the default one another runs on.
+  const ws = await createWorkspace(dir, interpreter, { api: { port: 0 }, ...extra });
   let opened: JournalStore | undefined;
   const processes: IdemProcess[] = [];
   const journal = async () => {
@@ -131,4 +132,21 @@ export function commits(jobId: string, n = 1, repo = "site"): AgentOutput {
       files: [{ path: `${jobId}-${i}.txt`, content: `${jobId} ${i}\n` }],
     })),
   };
+}
+
+/** A command agent: one commit per job, and its job ID appended to runs.log each time it runs. */
+export const COMMIT_AGENT = `import { appendFileSync, readFileSync } from "node:fs";
+const job = JSON.parse(readFileSync(0, "utf8"));
+appendFileSync("runs.log", job.jobId + "\\n");
+process.stdout.write(JSON.stringify({ effects: [{ kind: "git.commit", repo: "site",
+  message: "job " + job.jobId, files: [{ path: job.jobId + ".txt", content: job.jobId + "\\n" }] }] }));
+`;
+
+/** Writes jobs for agent `writer` as JSON Lines into `dir/name`; answers `name`. */
+export function jobsFile(dir: string, name: string, ids: string[]): string {
+  writeFileSync(
+    join(dir, name),
+    ids.map((id) => JSON.stringify({ jobId: id, agent: "writer", input: { id } })).join("\n"),
+  );
+  return name;
 }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { effectKey } from "@idem/schema";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { buildForTest, trailerCounts, waitFor } from "../chaos/interpreter-fixture.js";
-import { type Incident, incident } from "./incident.js";
+import { COMMIT_AGENT, type Incident, incident, jobsFile } from "./incident.js";
 import { HEAVY, shell, typed } from "./runbook.js";
 
 // docs/runbook.md, "Restore a journal from a backup": a backup is taken, more jobs are enqueued on
@@ -22,22 +22,6 @@ afterEach(async () => {
   fx = undefined;
 });
 
-/** The agent: one commit per job, and its job ID appended to runs.log each time it runs. */
-const AGENT = `import { appendFileSync, readFileSync } from "node:fs";
-const job = JSON.parse(readFileSync(0, "utf8"));
-appendFileSync("runs.log", job.jobId + "\\n");
-process.stdout.write(JSON.stringify({ effects: [{ kind: "git.commit", repo: "site",
-  message: "job " + job.jobId, files: [{ path: job.jobId + ".txt", content: job.jobId + "\\n" }] }] }));
-`;
-
-const jobsFile = (dir: string, name: string, ids: string[]) => {
-  writeFileSync(
-    join(dir, name),
-    ids.map((id) => JSON.stringify({ jobId: id, agent: "writer", input: { id } })).join("\n"),
-  );
-  return name;
-};
-
 describe("restoring a journal from a backup, the runbook's way", () => {
   it(`brings back every job enqueued after the backup: all ${AFTER} run once`, async () => {
     fx = await incident(
@@ -48,7 +32,7 @@ describe("restoring a journal from a backup, the runbook's way", () => {
       },
     );
     const cwd = fx.dir;
-    writeFileSync(join(cwd, "agent.mjs"), AGENT);
+    writeFileSync(join(cwd, "agent.mjs"), COMMIT_AGENT);
     const backups = join(cwd, "backups");
     const run = async (command: string, vars: Record<string, string> = {}) => {
       const r = await shell(command, { cwd, vars });
