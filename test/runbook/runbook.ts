@@ -90,16 +90,6 @@ export function typed(title: string, match: string | RegExp): string {
   return hits[0] as string;
 }
 
-/** Every command of section `title` that `match` picks, in order (none is an error). */
-export function typedAll(title: string, match: string | RegExp): string[] {
-  const hits = commandsOf(section(title)).filter((c) =>
-    typeof match === "string" ? c.includes(match) : match.test(c),
-  );
-  if (hits.length === 0)
-    throw new Error(`docs/runbook.md "${title}": no command matches ${String(match)}`);
-  return hits;
-}
-
 let binDir: string | undefined;
 /** A folder with an `idem` that runs the built CLI: what the person on call has on PATH. */
 function idemOnPath(): string {
