@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { type JournalStore, openJournalStore } from "@idem/journal";
 import { type Config, isIdemError, journalLocationOf, redactUrl } from "@idem/schema";
+import { checkDamagedOutputs } from "./damaged-outputs-check.js";
 import type { AddFinding } from "./finding.js";
 import { checkQueuedAgents } from "./queued-agents-check.js";
 import { checkWritableDir, nearestExisting } from "./target-checks.js";
@@ -10,8 +11,8 @@ import { checkWritableDir, nearestExisting } from "./target-checks.js";
  * The journal's part of doctor: that it exists (a missing one is a warning, not created), that it
  * opens (a file that is empty, not a journal or damaged is a violation) and passes
  * `journal.maintenance.integrity()` (whose verdict on SQLite marks the journal damaged, or clears
- * an earlier mark), its queued jobs for agents no configured agent matches, its durability setting
- * and archive folder.
+ * an earlier mark), its queued jobs for agents no configured agent matches, its damaged output rows
+ * (each a violation), its durability setting and archive folder.
  * Changes nothing in the journal; never throws (an unopenable journal is a violation).
  */
 export async function checkJournal(config: Config, add: AddFinding): Promise<void> {
@@ -40,6 +41,7 @@ export async function checkJournal(config: Config, add: AddFinding): Promise<voi
     try {
       problems = await journal.maintenance.integrity();
       await checkQueuedAgents(journal, config, add);
+      await checkDamagedOutputs(journal, config, add);
     } finally {
       await journal.close();
     }

@@ -1,4 +1,5 @@
-import type { Claim } from "@idem/journal";
+import { recordedSpecsProblem } from "@idem/effects";
+import { type Claim, damageMessage } from "@idem/journal";
 import {
   classifyError,
   describeError,
@@ -116,10 +117,14 @@ export async function interpretRun(
   const scope: RunScope = { context, claim, lease, rlog, claimSpan, dead, lost: () => lost };
   const { turns } = context;
   const specs = output.output.effects;
+  // A spec its kind's schema refuses was damaged in the journal: the run ends dead, nothing read
+  // from it (docs/runbook.md, "A damaged output").
+  const damage = recordedSpecsProblem(specs, effects.kinds);
   // A replay's filter (on the run record, so any host honours it): the rest is left as it was.
-  const taken = specs.flatMap((spec, i) =>
-    effectInFilter(spec, run.only, effects.kinds) ? [i] : [],
-  );
+  const taken =
+    damage !== undefined
+      ? []
+      : specs.flatMap((spec, i) => (effectInFilter(spec, run.only, effects.kinds) ? [i] : []));
   /** The last effect of the run on each ordering target: the target is handed over after it. */
   const lastOn = new Map<string, number>();
   for (const i of taken) {
@@ -130,6 +135,8 @@ export async function interpretRun(
   const heldTurns = new Map<string, RunTurn>([...lastOn.keys()].map((t) => [t, { taken: false }]));
   let finished = false;
   try {
+    if (damage !== undefined)
+      await dead("integrity", damageMessage({ jobId: run.jobId, problem: damage }));
     for (const i of taken) {
       if (lost) throw new IdemError("LEASE_LOST", `lease on ${run.jobId} was taken over`);
       if (stopSignal.aborted) return end(await released());

@@ -1,4 +1,4 @@
-import type { AgentOutput, FailureClass } from "@idem/schema";
+import type { FailureClass } from "@idem/schema";
 import type { DeadLetterRecord } from "../port/dead-letters.js";
 import type { EventRecord } from "../port/events.js";
 import type { JobEntry, JobRecord } from "../port/jobs.js";
@@ -10,6 +10,7 @@ import type {
   ReplaySelection,
 } from "../port/outputs.js";
 import type { EffectFilter, ReplayLineage, ReplayOptions, RunRecord } from "../port/runs.js";
+import { trustedOutput } from "./output-damage.js";
 import type { EffectState, JobState, RunState } from "./states.js";
 
 /**
@@ -110,17 +111,11 @@ export interface RejectionRowShape {
   at: number;
 }
 
-/** An output record from its row (the body parsed). */
-export const toOutput = (r: OutputRowShape): OutputRecord => ({
-  seq: r.seq,
-  jobId: r.job_id,
-  agent: r.agent,
-  contentHash: r.content_hash,
-  output: JSON.parse(r.body) as AgentOutput,
-  source: r.source,
-  recordedAt: r.recorded_at,
-  ...(r.traceparent === null ? {} : { traceparent: r.traceparent }),
-});
+/**
+ * An output record from its row, distrusted (see `readOutput`).
+ * @throws INTEGRITY naming the job and the runbook entry when the row is damaged.
+ */
+export const toOutput = (r: OutputRowShape): OutputRecord => trustedOutput(r);
 /** A run record from its row (targets, filter and lineage parsed, force_unprobeable as a boolean). */
 export const toRun = (r: RunRowShape): RunRecord => {
   // `== null`: a journal opened read-only before migration 0007 has no such columns (undefined).
