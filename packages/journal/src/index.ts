@@ -9,6 +9,7 @@ export { COPY_TABLES, copyJournal } from "./copy/index.js";
 export type { JournalEventType } from "./domain/events.js";
 export { deadLetterEvent, effectEvent, JOURNAL_EVENTS } from "./domain/events.js";
 export { jobInput } from "./domain/job-input.js";
+export { LOST_JOURNAL_ENTRY, missingJournal } from "./domain/missing-journal.js";
 export { DAMAGED_OUTPUT_ENTRY, damageMessage } from "./domain/output-damage.js";
 export type {
   ActiveRunState,

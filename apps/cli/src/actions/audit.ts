@@ -1,12 +1,7 @@
 import { buildAudit, isAuditClean, openEffects } from "@idem/core";
 import type { Command } from "commander";
-import {
-  EXIT,
-  exitHolder,
-  loadConfigWithKinds,
-  printJson,
-  withReadonlyJournal,
-} from "../context.js";
+import { EXIT, exitHolder, loadConfigWithKinds, printJson } from "../context.js";
+import { withExistingJournal } from "../ops/existing-journal.js";
 import { sinceOption } from "../options.js";
 import { printAudit } from "../render/print-audit.js";
 
@@ -27,7 +22,7 @@ export async function runAudit(
         }
       : {},
   );
-  const report = await withReadonlyJournal(config, (j) =>
+  const report = await withExistingJournal(config, (j) =>
     buildAudit(config, j, effects, since),
   ).finally(() => effects.close());
   if (!isAuditClean(report)) exitHolder.code = EXIT.INVARIANT;

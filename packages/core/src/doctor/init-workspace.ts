@@ -41,8 +41,10 @@ export function initialConfig(): Record<string, unknown> {
  */
 export async function initWorkspace(config: Config): Promise<void> {
   mkdirSync(config.journal.archiveDir, { recursive: true });
+  // The one place a command creates a journal (idem init; the demo's own workspace aside).
   const journal = await openJournalStore(journalLocationOf(config), {
     synchronous: config.journal.synchronous,
+    create: true,
   });
   await journal.close();
 }
