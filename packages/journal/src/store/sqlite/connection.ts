@@ -113,7 +113,7 @@ export class SqliteConnection {
     const file = path !== ":memory:" && path !== "";
     if (file && !existsSync(path)) {
       if (options.readonly || options.create === false) throw missingJournal(path);
-      mkdirSync(dirname(path), { recursive: true });
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
       createJournalFile(path, MIGRATIONS);
     }
     if (file && existsSync(path)) checkJournalFile(path, options.allowDamaged ?? false);
