@@ -6,6 +6,7 @@ export type {
   JournalCopyTableReport,
 } from "./copy/index.js";
 export { COPY_TABLES, copyJournal } from "./copy/index.js";
+export { DROPPED_BODY, REJECTED_BODIES_PER_JOB } from "./domain/decisions.js";
 export type { JournalEventType } from "./domain/events.js";
 export { deadLetterEvent, effectEvent, JOURNAL_EVENTS } from "./domain/events.js";
 export { jobInput } from "./domain/job-input.js";

@@ -5,6 +5,7 @@ import { type Config, isIdemError, journalLocationOf, redactUrl } from "@idem/sc
 import { checkDamagedOutputs } from "./damaged-outputs-check.js";
 import type { AddFinding } from "./finding.js";
 import { checkQueuedAgents } from "./queued-agents-check.js";
+import { checkRejectedBodies } from "./rejections-check.js";
 import { checkWritableDir, nearestExisting } from "./target-checks.js";
 
 /**
@@ -12,7 +13,8 @@ import { checkWritableDir, nearestExisting } from "./target-checks.js";
  * opens (a file that is empty, not a journal or damaged is a violation) and passes
  * `journal.maintenance.integrity()` (whose verdict on SQLite marks the journal damaged, or clears
  * an earlier mark), its queued jobs for agents no configured agent matches, its damaged output rows
- * (each a violation), its durability setting and archive folder.
+ * (each a violation), the conflicting bodies it did not keep, its durability setting and archive
+ * folder.
  * Changes nothing in the journal; never throws (an unopenable journal is a violation).
  */
 export async function checkJournal(config: Config, add: AddFinding): Promise<void> {
@@ -42,6 +44,7 @@ export async function checkJournal(config: Config, add: AddFinding): Promise<voi
       problems = await journal.maintenance.integrity();
       await checkQueuedAgents(journal, config, add);
       await checkDamagedOutputs(journal, config, add);
+      await checkRejectedBodies(journal, add);
     } finally {
       await journal.close();
     }

@@ -1,5 +1,5 @@
 import { canonicalJson, sha256Hex } from "@idem/schema";
-import { recordOutcome } from "../../domain/decisions.js";
+import { DROPPED_BODY, recordOutcome, rejectionDecision } from "../../domain/decisions.js";
 import { JOURNAL_EVENTS as E } from "../../domain/events.js";
 import { isDamaged, outputSummary, readOutput } from "../../domain/output-damage.js";
 import type { RunState } from "../../domain/states.js";
@@ -46,11 +46,19 @@ function recordInTx(c: SqliteConnection, request: RecordRequest): RecordResult {
       });
       return { status: "duplicate", jobId: output.jobId, seq: existing.seq, contentHash: hash };
     }
-    // Kept once per distinct content: an identical conflict resubmitted is an event only.
-    c.st(
-      `INSERT INTO rejections (job_id, content_hash, body, source, at) SELECT ?, ?, ?, ?, ?
-       WHERE NOT EXISTS (SELECT 1 FROM rejections WHERE job_id = ? AND content_hash = ?)`,
-    ).run(output.jobId, hash, body, options.source, now, output.jobId, hash);
+    // Kept once per distinct content (an identical conflict resubmitted is an event only), with
+    // its body up to REJECTED_BODIES_PER_JOB per job.
+    const held = c
+      .st(
+        `SELECT COALESCE(SUM(body != ''), 0) AS kept, COALESCE(MAX(content_hash = ?), 0) AS known
+         FROM rejections WHERE job_id = ?`,
+      )
+      .get(hash, output.jobId) as { kept: number; known: number };
+    const decision = rejectionDecision(held.kept, held.known === 1);
+    if (decision !== "known")
+      c.st(
+        "INSERT INTO rejections (job_id, content_hash, body, source, at) VALUES (?, ?, ?, ?, ?)",
+      ).run(output.jobId, hash, decision === "keep" ? body : DROPPED_BODY, options.source, now);
     c.event({
       jobId: output.jobId,
       type: E.OUTPUT_CONFLICT,
@@ -59,6 +67,7 @@ function recordInTx(c: SqliteConnection, request: RecordRequest): RecordResult {
         source: options.source,
         contentHash: hash,
         existingHash: existing.content_hash,
+        ...(decision === "drop-body" && { bodyDropped: true }),
       },
     });
     return {
