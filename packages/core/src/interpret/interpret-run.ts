@@ -59,6 +59,8 @@ export async function interpretRun(
   const { run, output } = claim;
   const lease = claim.lease;
   const base = { jobId: run.jobId, generation: run.generation };
+  /** This claim of the run, as the pipeline's order knows it. */
+  const holder = { id: run.id, token: lease.token };
   const rlog = context.log.child(base);
   const claimSpan = context.tracing.start("idem.claim", {
     parent: output.traceparent,
@@ -146,11 +148,11 @@ export async function interpretRun(
       if (turns && target !== undefined) {
         const held = heldTurns.get(target) as RunTurn;
         const where = { last: lastOn.get(target) === i, early: effects.queuedApplies(spec) };
-        turn = turns.effectTurn(run.id, target, held, where, stopSignal);
+        turn = turns.effectTurn(holder, target, held, where, stopSignal);
         if (!turn.early) await turn.take();
       }
       await interpretEffect(scope, i, spec, turn);
-      if (turns && target !== undefined && lastOn.get(target) === i) turns.handOver(run.id, target);
+      if (turns && target !== undefined && lastOn.get(target) === i) turns.handOver(holder, target);
     }
     if (lost) throw new IdemError("LEASE_LOST", `lease on ${run.jobId} was taken over`);
     fault(FAULT_POINTS.INTERPRETER_BEFORE_DONE);
@@ -182,7 +184,7 @@ export async function interpretRun(
     return end(outcome);
   } finally {
     clearInterval(keeper);
-    turns?.leave(run.id, finished);
+    turns?.leave(holder, finished);
   }
 
   /** Gives the run back (pending again, no attempt counted): on stop, or when order blocks it. */
