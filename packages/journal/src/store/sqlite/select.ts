@@ -4,7 +4,7 @@ import type { OutputRowShape } from "../../domain/records.js";
 import type { OutputRecord, OutputSource, ReplaySelection } from "../../port/outputs.js";
 import { type Condition, placeholders, where } from "./where.js";
 
-/** One `outputs` row as an array, in the column order of `COLUMNS`. */
+/** One `outputs` row as an array, in the column order of `OUTPUT_COLUMNS`. */
 export type OutputTuple = [
   number,
   string,
