@@ -72,10 +72,10 @@ export const damageMessage = (d: Pick<DamagedOutput, "jobId" | "problem">): stri
   `the recorded output of job ${d.jobId} is damaged: ${d.problem}; it is not interpreted. See ${DAMAGED_OUTPUT_ENTRY}`;
 
 /**
- * An `outputs` row as an output record.
+ * An `outputs` row as an output record, distrusted (see `readOutput`).
  * @throws INTEGRITY naming the job and the runbook entry when the row is damaged.
  */
-export function trustedOutput(r: OutputRowShape): OutputRecord {
+export function toOutput(r: OutputRowShape): OutputRecord {
   const o = readOutput(r);
   if (isDamaged(o))
     throw new IdemError("INTEGRITY", damageMessage(o), {

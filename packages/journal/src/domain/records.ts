@@ -3,14 +3,8 @@ import type { DeadLetterRecord } from "../port/dead-letters.js";
 import type { EventRecord } from "../port/events.js";
 import type { JobEntry, JobRecord } from "../port/jobs.js";
 import type { EffectRecord } from "../port/ledger.js";
-import type {
-  OutputRecord,
-  OutputSource,
-  RejectionRecord,
-  ReplaySelection,
-} from "../port/outputs.js";
+import type { OutputSource, RejectionRecord, ReplaySelection } from "../port/outputs.js";
 import type { EffectFilter, ReplayLineage, ReplayOptions, RunRecord } from "../port/runs.js";
-import { trustedOutput } from "./output-damage.js";
 import type { EffectState, JobState, RunState } from "./states.js";
 
 /**
@@ -111,11 +105,6 @@ export interface RejectionRowShape {
   at: number;
 }
 
-/**
- * An output record from its row, distrusted (see `readOutput`).
- * @throws INTEGRITY naming the job and the runbook entry when the row is damaged.
- */
-export const toOutput = (r: OutputRowShape): OutputRecord => trustedOutput(r);
 /** A run record from its row (targets, filter and lineage parsed, force_unprobeable as a boolean). */
 export const toRun = (r: RunRowShape): RunRecord => {
   // `== null`: a journal opened read-only before migration 0007 has no such columns (undefined).

@@ -1,6 +1,6 @@
 import { canonicalJson, sha256Hex } from "@idem/schema";
-import { isDamaged, outputSummary, readOutput } from "../../domain/output-damage.js";
-import { toOutput, toRejection } from "../../domain/records.js";
+import { isDamaged, outputSummary, readOutput, toOutput } from "../../domain/output-damage.js";
+import { toRejection } from "../../domain/records.js";
 import type { RunState } from "../../domain/states.js";
 import type { DamagedOutput, JournalOutputs } from "../../port/outputs.js";
 import type { PostgresConnection } from "./connection.js";
