@@ -132,6 +132,11 @@ async function scenario(ws: Workspace, at: { path: string } | { url: string }) {
     expect(runs.get(id)?.lastError, id).toContain('docs/runbook.md, "A damaged output"');
   }
 
+  // A replay of it names the damage, not "no output recorded".
+  const replay = await idem(ws, "replay", "--job", "d-null", "--dry-run");
+  expect(replay.code).toBe(3);
+  expect(replay.stderr).toContain("job d-null is damaged");
+
   const doctor = await idem(ws, "doctor", "--json");
   expect(doctor.code).toBe(3);
   const findings = JSON.stringify(JSON.parse(doctor.stdout));
