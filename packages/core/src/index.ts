@@ -111,23 +111,53 @@ export {
   replayPlanJson,
   replayReason,
 } from "./replay/index.js";
-export type { JobView, PendingJobView, ShownEffect, ShownLineage } from "./show/index.js";
-export { showArchivedJob, showJob, showPendingJob } from "./show/index.js";
+export type {
+  PendingRestore,
+  RecoverJournalOptions,
+  RecoveryReport,
+  RestoreResult,
+} from "./restore/index.js";
+export {
+  acceptRestoreLoss,
+  pendingRestore,
+  recoverFrom,
+  recoverJournal,
+  restoreJournal,
+} from "./restore/index.js";
+export type {
+  DamagedJobView,
+  JobView,
+  PendingJobView,
+  ShownEffect,
+  ShownLineage,
+} from "./show/index.js";
+export {
+  damagedOutputProblem,
+  showArchivedJob,
+  showDamagedJob,
+  showJob,
+  showPendingJob,
+} from "./show/index.js";
 export type {
   ConsumerBacklog,
   JobsListing,
   LeasedJob,
   StreamBacklog,
+  StuckHolder,
   WaitingJob,
   WaitingJobState,
 } from "./status/index.js";
 export {
   describeWaitingJob,
+  journalLockHolders,
+  kindLockHolders,
   LEASED_SHOWN,
+  leaseHoldersPastTime,
   listJobs,
   readLeasedJobs,
   readStatus,
   readStreamBacklog,
+  readStuckHolders,
   WAITING_JOB_STATES,
   waitingState,
 } from "./status/index.js";

@@ -45,6 +45,7 @@ export {
   kindOf,
   knownAliasesOf,
   knownAliasesOfKind,
+  recordedSpecsProblem,
   supersedeKeyOf,
   targetsOfEffect,
 } from "./registry/check-effects.js";

@@ -6,9 +6,12 @@ export type {
   JournalCopyTableReport,
 } from "./copy/index.js";
 export { COPY_TABLES, copyJournal } from "./copy/index.js";
+export { DROPPED_BODY, REJECTED_BODIES_PER_JOB } from "./domain/decisions.js";
 export type { JournalEventType } from "./domain/events.js";
 export { deadLetterEvent, effectEvent, JOURNAL_EVENTS } from "./domain/events.js";
 export { jobInput } from "./domain/job-input.js";
+export { LOST_JOURNAL_ENTRY, missingJournal } from "./domain/missing-journal.js";
+export { DAMAGED_OUTPUT_ENTRY, damageMessage } from "./domain/output-damage.js";
 export type {
   ActiveRunState,
   EffectState,
@@ -47,7 +50,7 @@ export type {
   JobRecord,
   JournalJobs,
 } from "./port/jobs.js";
-export type { JournalLeaseHolders } from "./port/lease-holders.js";
+export type { HeldLeases, JournalLeaseHolders } from "./port/lease-holders.js";
 export type {
   EffectRecord,
   EffectResolution,
@@ -62,6 +65,7 @@ export type {
   PruneResult,
 } from "./port/maintenance.js";
 export type {
+  DamagedOutput,
   JournalOutputs,
   ListFilter,
   OutputRecord,
@@ -84,6 +88,16 @@ export type { JournalStatus } from "./port/status.js";
 export type { JournalWakeUps, WorkKind } from "./port/work.js";
 export type { PostgresJournalOptions } from "./store/postgres/postgres-journal-store.js";
 export { PostgresJournalStore } from "./store/postgres/postgres-journal-store.js";
+export type { JournalLockPlace } from "./store/sqlite/lock-places.js";
+export { sqliteLockPlaces } from "./store/sqlite/lock-places.js";
+export type { RestoreMarker } from "./store/sqlite/restore-files.js";
+export {
+  checkBackupFile,
+  clearRestoreMarker,
+  putBackupInPlace,
+  readRestoreMarker,
+  restoreMarkerOf,
+} from "./store/sqlite/restore-files.js";
 export type { SqliteJournalOptions } from "./store/sqlite/sqlite-journal-store.js";
 export {
   openSqliteJournal,

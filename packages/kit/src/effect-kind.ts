@@ -193,8 +193,12 @@ export interface BatchCall<O, R> extends KindContext<O> {
 
 /** One thing a kind's `doctor` found, shown by `idem doctor` as a row. */
 export interface KindFinding {
-  /** A violation makes `idem doctor` exit 3; a warning breaks nothing yet. */
-  severity: "violation" | "warning";
+  /**
+   * A violation (something broken) makes `idem doctor` exit 3; `unavailable` (a service out of
+   * reach, a lock held: nothing is broken, something must come back or let go) exit 1; a warning
+   * breaks nothing yet.
+   */
+  severity: "violation" | "unavailable" | "warning";
   /** The config key at fault (`sql.targets.orders.statements.add_order`). */
   key: string;
   /** What is wrong, without a credential. */
@@ -225,6 +229,19 @@ export interface DoctorContext<O> extends KindContext<O> {
    * the journal.
    */
   readonly network: boolean;
+}
+
+/**
+ * A lock a kind keeps between processes on one target its options configure: an flock(2) file
+ * holding its holder's record (`{ pid, host, since }`, as @idem/effects' FileLock writes it).
+ */
+export interface KindLock {
+  /** The config key of the target (`repos.site`), as doctor keys a finding. */
+  key: string;
+  /** The target, for people (`repo site`). */
+  what: string;
+  /** The lock file. */
+  file: string;
 }
 
 /** Sample specs for the conformance drill (`idem kinds test`, docs/effect-kinds.md). */
@@ -368,6 +385,12 @@ export interface EffectKind<S extends EffectSpecBase = EffectSpecBase, O = unkno
    * git kinds, one config section) are checked once.
    */
   doctor?(ctx: DoctorContext<O>): Promise<readonly KindFinding[]>;
+  /**
+   * The lock files the kind keeps on what its options configure (the git kinds' repository locks):
+   * `idem status` and `idem doctor` name a process that froze, or died leaving a child, holding
+   * one. Kinds that share one `locks` function are asked once. Reads only; never waits on a lock.
+   */
+  locks?(ctx: KindContext<O>): Promise<readonly KindLock[]>;
 }
 
 /** An effect kind whose spec, options and resource types are no longer known (a registry's). */

@@ -54,6 +54,7 @@ export type {
   KindFinding,
   KindGuarantee,
   KindLimits,
+  KindLock,
   KindProgress,
   KindSamples,
   OpenContext,

@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { initialConfig, initWorkspace } from "@idem/core";
 import { openJournalStore } from "@idem/journal";
@@ -32,7 +32,9 @@ export async function runInit(opts: {
       EXIT.FAILED,
     );
   }
-  writeFileSync(file, `${JSON.stringify(initialConfig(), null, 2)}\n`);
+  // It holds api.token: readable by its owner only, also when --force overwrote an older file.
+  writeFileSync(file, `${JSON.stringify(initialConfig(), null, 2)}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
   const config = loadConfig({ config: file });
   await initWorkspace(config);
   // With IDEM_JOURNAL_URL set, the journal's tables are made in that PostgreSQL database.

@@ -25,8 +25,8 @@ import {
   openConfiguredJournal,
   printJson,
   table,
-  withReadonlyJournal,
 } from "../context.js";
+import { withExistingJournal } from "../ops/existing-journal.js";
 import { sinceOption, stateOption } from "../options.js";
 import { planJson, printPlan } from "../render/print-plan.js";
 
@@ -65,7 +65,7 @@ export async function runReplay(opts: ReplayOptions, cmd: Command): Promise<void
   const effects = openEffects(config);
   try {
     if (opts.dryRun) {
-      const plan = await withReadonlyJournal(config, (journal) =>
+      const plan = await withExistingJournal(config, (journal) =>
         buildReplayPlan({ journal, effects, selection, forceUnprobeable: force, only }),
       );
       if (opts.json) printJson(planJson(plan));
@@ -148,16 +148,35 @@ async function replay(
 ): Promise<void> {
   const { journal, effects, tracing } = session;
   const force = opts.forceUnprobeable ?? false;
-  const plan = await buildReplayPlan({
-    journal,
-    effects,
-    selection: request.selection,
-    forceUnprobeable: force,
-    only: request.only,
-  });
+  const planNow = () =>
+    buildReplayPlan({
+      journal,
+      effects,
+      selection: request.selection,
+      forceUnprobeable: force,
+      only: request.only,
+    });
   const say = (text: string) => (opts.json ? process.stderr : process.stdout).write(text);
+  let plan = await planNow();
+  if (opts.now && plan.busy.length > 0) {
+    // A selected output whose run still waits (a `dlq resolve` leaves the run pending for an
+    // interpreter): with --now that run is interpreted here first, then the replay is planned again.
+    say(
+      `${plan.busy.length} selected output(s) have a run in progress: interpreting what is due here first\n`,
+    );
+    await driveNow(session, plan.busy.length);
+    plan = await planNow();
+  }
   say(printPlan(plan, false));
   if (plan.jobIds.length === 0) {
+    if (plan.busy.length > 0) {
+      // Nothing replayed because every selected output is still being interpreted elsewhere, or
+      // waits for an interpreter that is not running: say so, never a silent success.
+      say(
+        `nothing was sent: every selected output still has a run in progress (${plan.busy.slice(0, 5).join(", ")}); ${opts.now ? "another interpreter holds it" : "it waits for an interpreter (idem interpreter, or run this again with --now)"}; run this replay again once idem show JOB says it is done or dead\n`,
+      );
+      exitHolder.code = EXIT.FAILED;
+    }
     if (opts.json) printJson({ ...planJson(plan), created: [] });
     return;
   }

@@ -1,26 +1,32 @@
-import { LEASED_SHOWN, readLeasedJobs, readStatus } from "@idem/core";
+import { LEASED_SHOWN, readLeasedJobs, readStatus, readStuckHolders } from "@idem/core";
 import { EFFECT_STATES, RUN_STATES } from "@idem/schema";
 import { formatTime, loadConfig, printJson, table } from "../context.js";
 import { withExistingJournal } from "../ops/existing-journal.js";
+import { renderStuckHolders } from "../render/print-stuck.js";
 
 /**
  * `idem status`, imported when it runs (its options and help: commands/status.ts). It reads the
- * journal read-only and never creates it: a missing journal (or PostgreSQL tables) is exit 1
+ * journal read-only and never creates it: a missing journal (or PostgreSQL tables) is exit 3
  * naming `idem init --journal`.
  */
 export async function runStatus(opts: { json?: boolean; config?: string }): Promise<void> {
   const config = loadConfig(opts);
-  const { s, leased } = await withExistingJournal(config, async (journal) => ({
+  const { s, leased, stuck } = await withExistingJournal(config, async (journal) => ({
     s: await readStatus(journal),
     leased: await readLeasedJobs(journal),
+    stuck: await readStuckHolders(config, journal),
   }));
   if (opts.json) {
-    printJson({ ...s, leased });
+    printJson({ ...s, leased, stuck });
     return;
   }
   process.stdout.write(
     `${table(["outputs", "rejections", "dead letters", "jobs queued", "jobs running", "jobs done", "jobs dead"], [[s.outputs, s.rejections, s.deadLetters, s.jobs.queued, s.jobs.running, s.jobs.done, s.jobs.dead]])}\n`,
   );
+  if (s.rejectedBodies.dropped > 0)
+    process.stdout.write(
+      `${s.rejectedBodies.dropped} conflicting bodies not kept: over ${s.rejectedBodies.perJob} per job, only their hash, source and time are (idem show JOB lists a job's rejections)\n`,
+    );
   if (leased.length > 0) {
     const more = s.jobs.running > leased.length ? ` (the first ${LEASED_SHOWN})` : "";
     process.stdout.write(
@@ -42,4 +48,5 @@ export async function runStatus(opts: { json?: boolean; config?: string }): Prom
   process.stdout.write(
     `effects\n${table([...EFFECT_STATES], [EFFECT_STATES.map((k) => s.effects[k])])}\n`,
   );
+  process.stdout.write(renderStuckHolders(stuck));
 }

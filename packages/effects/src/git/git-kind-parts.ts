@@ -9,6 +9,7 @@ import type {
 import type { GitCommitSpec } from "../kinds/git-commit/spec.js";
 import type { GitPatchSpec } from "../kinds/git-patch/spec.js";
 import { gitDoctor } from "./doctor/git-doctor.js";
+import { gitLocks } from "./doctor/git-locks.js";
 import type { GitBranchSpec } from "./git-apply.js";
 import { type GitRepos, GitReposSchema, repoOf, resolveGitRepos } from "./git-config.js";
 import { probeGitGroup } from "./git-probe-batch.js";
@@ -26,6 +27,7 @@ export const GIT_CONFIG = {
   options: GitReposSchema,
   resolveOptions: resolveGitRepos,
   doctor: gitDoctor,
+  locks: gitLocks,
 } as const;
 
 /** The branch a git effect acts on: the spec's, else the repo's configured one (`main` unknown). */

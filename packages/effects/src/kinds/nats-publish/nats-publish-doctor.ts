@@ -5,7 +5,8 @@ import type { PublishTargets } from "./publish-targets.js";
 
 /**
  * `idem doctor`'s check of every publish target: a server to reach (its `url`, else idem's own
- * NATS servers), and on it the target's stream, present, capturing `<subjectPrefix>.>`, and on
+ * NATS servers), and on it the target's stream, present (missing, a warning: the next publish
+ * makes it), capturing `<subjectPrefix>.>`, and on
  * idem's own cluster keeping as many replicas as the jobs stream. Read-only, through the kind's
  * transport (one connection per server, bounded by the doctor's timeout). A server idem's own
  * queue uses that does not answer is reported by doctor's NATS check, not again here.
@@ -57,11 +58,13 @@ export async function publishDoctor(
         continue;
       }
       if (state === "missing") {
+        // The next nats.publish to the target makes it (capturing the prefix, 1 h duplicate
+        // window): a warning, as for the jobs stream an executor makes.
         findings.push({
-          severity: "violation",
+          severity: "warning",
           key: `${key}.stream`,
-          message: `stream ${target.stream} does not exist on ${url}`,
-          fix,
+          message: `stream ${target.stream} does not exist on ${url} (a new server, or a lost store): the next nats.publish to ${key} makes it`,
+          fix: `nothing, or make it as you want it first (${fix.replace("create it: ", "")} --dupe-window 1h); anything it held before is gone`,
         });
       } else if (!state.captures) {
         findings.push({

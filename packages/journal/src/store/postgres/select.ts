@@ -1,4 +1,4 @@
-import { toOutput } from "../../domain/records.js";
+import { isDamaged, readOutput } from "../../domain/output-damage.js";
 import type { OutputRecord, ReplaySelection } from "../../port/outputs.js";
 import type { PostgresConnection } from "./connection.js";
 import type { OutputRow } from "./rows.js";
@@ -7,7 +7,8 @@ import { type Condition, where } from "./where.js";
 /**
  * The outputs a replay selection matches, in recording order (`outputs.select`), or one page of
  * them (`outputs.page`). Job IDs travel as one array parameter, so a selection of any size is one
- * statement.
+ * statement. Each row is read distrusted (`readOutput`): a damaged one is left out, and a page reads
+ * on past it.
  */
 export async function selectOutputs(
   c: PostgresConnection,
@@ -25,16 +26,22 @@ export async function selectOutputs(
     ],
   ];
   if (!selection.all && !conditions.some(Boolean)) return [];
-  let limit = "";
-  if (page !== undefined) {
-    if (page.limit <= 0) return [];
-    conditions.push(["o.seq > ?", page.afterSeq]);
-    limit = `LIMIT ${Math.floor(page.limit)}`;
+  if (page !== undefined && page.limit <= 0) return [];
+  const out: OutputRecord[] = [];
+  for (let afterSeq = page?.afterSeq ?? 0; ; ) {
+    const asked = page ? Math.floor(page.limit) - out.length : 0;
+    const w = where(page ? [...conditions, ["o.seq > ?", afterSeq]] : conditions);
+    const rows = await c.query<OutputRow>(
+      `SELECT o.* FROM outputs o ${w.sql} ORDER BY o.seq ${page ? `LIMIT ${asked}` : ""}`,
+      w.args,
+    );
+    for (const row of rows) {
+      const o = readOutput(row);
+      if (!isDamaged(o)) out.push(o);
+    }
+    // A page left short by damaged rows reads on past them.
+    const last = rows.at(-1);
+    if (!page || !last || out.length >= page.limit || rows.length < asked) return out;
+    afterSeq = last.seq;
   }
-  const w = where(conditions);
-  const rows = await c.query<OutputRow>(
-    `SELECT o.* FROM outputs o ${w.sql} ORDER BY o.seq ${limit}`,
-    w.args,
-  );
-  return rows.map(toOutput);
 }

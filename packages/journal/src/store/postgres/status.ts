@@ -1,3 +1,4 @@
+import { REJECTED_BODIES_PER_JOB } from "../../domain/decisions.js";
 import {
   EFFECT_STATES,
   type EffectState,
@@ -32,9 +33,10 @@ async function byState<S extends string>(
  */
 export async function readStatus(c: PostgresConnection): Promise<JournalStatus> {
   const count = async (sql: string) => (await c.query<{ n: number }>(sql))[0]?.n ?? 0;
-  const [outputs, rejections, deadLetters, runs, effects, jobs] = await Promise.all([
+  const [outputs, rejections, dropped, deadLetters, runs, effects, jobs] = await Promise.all([
     count("SELECT count(*)::int AS n FROM outputs"),
     count("SELECT count(*)::int AS n FROM rejections"),
+    count("SELECT count(*)::int AS n FROM rejections WHERE body = ''"),
     count("SELECT count(*)::int AS n FROM dead_letters WHERE resolved_at IS NULL"),
     byState<RunState>(
       c,
@@ -49,7 +51,15 @@ export async function readStatus(c: PostgresConnection): Promise<JournalStatus> 
     ),
     byState<JobState>(c, JOB_STATES, "SELECT state, count(*)::int AS n FROM jobs GROUP BY state"),
   ]);
-  return { outputs, rejections, deadLetters, runs, effects, jobs };
+  return {
+    outputs,
+    rejections,
+    rejectedBodies: { perJob: REJECTED_BODIES_PER_JOB, dropped },
+    deadLetters,
+    runs,
+    effects,
+    jobs,
+  };
 }
 
 /**
