@@ -36,6 +36,7 @@ async function crashAfterPost(lookup: Record<string, unknown> | undefined) {
       ],
     };
     writeFileSync(join(dir, "output.json"), JSON.stringify(output));
+    expect((await idem(dir, ["init", "--journal"])).code).toBe(0);
     expect((await idem(dir, ["submit", "output.json"])).code).toBe(0);
     const killed = await idem(dir, ["interpreter", "--once"], {
       IDEM_FAULT: FAULT_POINTS.INTERPRETER_AFTER_APPLY,

@@ -50,6 +50,7 @@ describe.each(["postgres", "mysql"] as const)(
             ],
           };
           writeFileSync(join(dir, "output.json"), JSON.stringify(output));
+          expect((await idem(dir, ["init", "--journal"])).code).toBe(0);
           const submitted = await idem(dir, ["submit", "output.json", "--json"]);
           expect(submitted.code, submitted.stderr).toBe(0);
 
