@@ -169,6 +169,7 @@ describe("a kind in a folder of its own", () => {
         ],
       }),
     );
+    expect((await idem(cwd, "init", "--journal")).code).toBe(0);
     const submitted = await idem(cwd, "submit", "out.json", "--json");
     expect(submitted.code, submitted.stderr).toBe(0);
     const applied = await idem(cwd, "interpreter", "--once");
