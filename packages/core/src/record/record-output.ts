@@ -44,6 +44,11 @@ export interface RecordOutputRequest {
   source: OutputSource;
   /** Who records it (the executor's owner ID); default the journal's. */
   actor?: string;
+  /**
+   * The agent of the job as the caller holds it (the executor's claimed job); without it the
+   * journal's job row is read. An output whose `agent` is not its job's is refused.
+   */
+  jobAgent?: string | undefined;
   /** The W3C trace context to keep with the record, for the interpreter's spans. */
   traceparent?: string | undefined;
   metrics?: RecordMetrics | undefined;
@@ -132,8 +137,9 @@ export function isCheckedOutput(value: unknown): value is CheckedOutput {
 /**
  * The one path by which an output becomes a record, for every front end (HTTP and NATS submit,
  * `idem submit`, the executor after an agent run, the MCP server): {@link checkOutput} (unless
- * `output` is already its answer), the ordering targets of its effects, then
- * `journal.outputs.record`. First write wins: the same content again is `duplicate`, other content
+ * `output` is already its answer), then the job's agent (an output for a job the journal knows is
+ * refused as `invalid`, at `agent`, unless its `agent` is the job's: one agent never answers
+ * another's job), the ordering targets of its effects, then `journal.outputs.record`. First write wins: the same content again is `duplicate`, other content
  * `conflict` (kept in rejections); an invalid output writes nothing. Safe to repeat: a retry after
  * a lost answer is a duplicate. Answered once the record is durable.
  * @throws whatever the journal throws (DISK_FULL, IO, UNAVAILABLE) once `retry` (if given) gives
@@ -150,6 +156,11 @@ export async function recordOutput(request: RecordOutputRequest): Promise<Record
     return c;
   }
   const { output, canonical } = c;
+  const wrongAgent = await agentIssue(journal, output, request.jobAgent);
+  if (wrongAgent) {
+    metrics?.invalid.inc({ source });
+    return { status: "invalid", jobId: output.jobId, code: "INVALID_INPUT", issues: [wrongAgent] };
+  }
   const options = {
     source,
     targets: effectTargetsOf(output, config, kinds),
@@ -176,6 +187,23 @@ export async function recordOutput(request: RecordOutputRequest): Promise<Record
     jobId: r.jobId,
     output,
     ...(r.status === "conflict" ? { existingHash: r.existingHash } : {}),
+  };
+}
+
+/**
+ * Why an output may not answer its job: the job (as the caller holds it, else the journal's row)
+ * is another agent's. A job the journal does not know has no agent to compare yet.
+ */
+async function agentIssue(
+  journal: JournalStore,
+  output: AgentOutput,
+  jobAgent: string | undefined,
+): Promise<ValidationIssue | undefined> {
+  const agent = jobAgent ?? (await journal.jobs.get(output.jobId))?.agent;
+  if (agent === undefined || agent === output.agent) return undefined;
+  return {
+    path: "agent",
+    message: `is "${output.agent}", but job ${output.jobId} is agent "${agent}"'s: an output answers only its own agent's job`,
   };
 }
 
