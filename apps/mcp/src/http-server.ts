@@ -1,4 +1,5 @@
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
+import { type Credentials, OPERATOR, type Principal } from "@idem/core";
 import {
   crossOriginRefusal,
   type HttpServer,
@@ -25,6 +26,12 @@ export interface McpHttpOptions {
    * per-job secret); null: none, which only loopback allows (see `assertListenAllowed`).
    */
   token: string | null;
+  /**
+   * The tokens of the config (`resolveCredentials`): `api.token` opens an operator's session, an
+   * agent's token one held to that agent (its own jobs, its scope, no operators' tools). When
+   * given, it decides who a request is instead of `token` alone.
+   */
+  credentials?: Credentials | undefined;
   /**
    * The address it listens on: on loopback without a token, a request whose `Host` is not a
    * loopback name is refused (421), as a DNS-rebound page's would be (docs/security.md).
@@ -68,7 +75,13 @@ interface OpenSession {
   transport: WebStandardStreamableHTTPServerTransport;
   session: McpSession;
   lastUsed: number;
+  /** Who opened it: every later request of the session must be the same one. */
+  principal: Principal;
 }
+
+/** Whether two principals are the same credential. */
+const same = (a: Principal, b: Principal) =>
+  a.operator === b.operator && (a.operator || b.operator || a.grant.agent === b.grant.agent);
 
 /**
  * The MCP Streamable HTTP endpoint at `/mcp` (docs/mcp.md, "Over HTTP"): one stateful session per
@@ -83,6 +96,8 @@ export function createMcpHttpApp(options: McpHttpOptions): McpHttpApp {
   const idleMs = options.idleMs ?? 3_600_000;
   const loopbackOnly = token === null && isLoopbackHost(options.host);
   const open = new Map<string, OpenSession>();
+  const principals = new WeakMap<Request, Principal>();
+  const principalOf = (c: Context) => principals.get(c.req.raw) ?? OPERATOR;
   const app = new Hono();
 
   app.use("*", async (c, next) => {
@@ -94,10 +109,16 @@ export function createMcpHttpApp(options: McpHttpOptions): McpHttpApp {
       host: c.req.header("host"),
     });
     if (crossSite) return c.json(rpcError(-32000, crossSite), 403);
-    if (token !== null && !tokenMatches(c.req.header("authorization"), token))
+    const principal = options.credentials
+      ? options.credentials.authenticate(c.req.header("authorization"))
+      : token === null || tokenMatches(c.req.header("authorization"), token)
+        ? OPERATOR
+        : undefined;
+    if (!principal)
       return c.json(rpcError(-32001, "unauthorized: a bearer token is required"), 401, {
         "WWW-Authenticate": 'Bearer realm="idem"',
       });
+    principals.set(c.req.raw, principal);
     await next();
   });
 
@@ -111,7 +132,9 @@ export function createMcpHttpApp(options: McpHttpOptions): McpHttpApp {
     const id = c.req.header("mcp-session-id");
     if (id !== undefined) {
       const s = open.get(id);
-      if (!s) return c.json(rpcError(-32001, "Session not found"), 404);
+      // Another credential's session is as unknown as one that never was.
+      if (!s || !same(s.principal, principalOf(c)))
+        return c.json(rpcError(-32001, "Session not found"), 404);
       s.lastUsed = Date.now();
       return s.transport.handleRequest(c.req.raw);
     }
@@ -120,36 +143,61 @@ export function createMcpHttpApp(options: McpHttpOptions): McpHttpApp {
     for (const [sid, s] of open) if (Date.now() - s.lastUsed > idleMs) await closeSession(sid);
     if (open.size >= maxSessions)
       return c.json(rpcError(-32000, `too many open sessions (${maxSessions})`), 503);
-    const job = await jobOf(c);
+    const principal = principalOf(c);
+    const job = await jobOf(c, principal);
     if ("refused" in job) return c.json(rpcError(-32602, job.refused), 400);
-    return start(c, job.job);
+    return start(c, job.job, principal);
   });
 
-  /** The session's job: the server's, else the one the URL names (`?job=`, `&agent=`). */
-  async function jobOf(c: Context): Promise<{ job: SessionJob | undefined } | { refused: string }> {
+  /**
+   * The session's job: the server's, else the one the URL names (`?job=`, `&agent=`). An agent's
+   * token opens only a job the journal knows as that agent's.
+   */
+  async function jobOf(
+    c: Context,
+    principal: Principal,
+  ): Promise<{ job: SessionJob | undefined } | { refused: string }> {
     const named = c.req.query("job");
+    const agent = principal.operator ? c.req.query("agent") : principal.grant.agent;
+    let job: SessionJob | undefined;
     if (options.job) {
-      return named === undefined || named === options.job.jobId
-        ? { job: options.job }
-        : { refused: `this server works on job ${options.job.jobId} only` };
+      if (named !== undefined && named !== options.job.jobId)
+        return { refused: `this server works on job ${options.job.jobId} only` };
+      job = options.job;
+    } else if (named !== undefined) {
+      try {
+        job = await resolveJob(context.journal, named, agent);
+      } catch (e) {
+        return { refused: describeError(e) };
+      }
     }
-    if (named === undefined) return { job: undefined };
-    try {
-      return { job: await resolveJob(context.journal, named, c.req.query("agent")) };
-    } catch (e) {
-      return { refused: describeError(e) };
+    if (job && !principal.operator) {
+      const row = await context.journal.jobs.get(job.jobId);
+      if (row?.agent !== principal.grant.agent)
+        return {
+          refused: `FORBIDDEN: job ${job.jobId} is not enqueued for agent ${principal.grant.agent}, whose token this is`,
+        };
     }
+    return { job };
   }
 
-  async function start(c: Context, job: SessionJob | undefined): Promise<Response> {
-    const session = createSessionServer(context, { job, finish, draft: options.draft });
+  async function start(
+    c: Context,
+    job: SessionJob | undefined,
+    principal: Principal,
+  ): Promise<Response> {
+    // An agent's session works within its grant, and never with the operators' tools.
+    const ctx = principal.operator
+      ? context
+      : { ...context, grant: principal.grant, operatorTools: "off" as const };
+    const session = createSessionServer(ctx, { job, finish, draft: options.draft });
     const transport: WebStandardStreamableHTTPServerTransport =
       new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         // A call carries one effect at most as large as an output may be (413 beyond).
         maxRequestBodySize: Math.max(4 * 1_048_576, 2 * context.config.limits.maxOutputBytes),
         onsessioninitialized: (sid) => {
-          open.set(sid, { transport, session, lastUsed: Date.now() });
+          open.set(sid, { transport, session, lastUsed: Date.now(), principal });
         },
         // A DELETE from the client: the session ends, and a draft of its own with it.
         onsessionclosed: (sid) => closeSession(sid),

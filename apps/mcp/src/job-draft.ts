@@ -1,4 +1,4 @@
-import { checkOutput, isCheckedOutput } from "@idem/core";
+import { type AgentGrant, checkOutput, isCheckedOutput, scopeIssues } from "@idem/core";
 import { type Config, effectKey, type ValidationIssue } from "@idem/schema";
 import type { KindRegistry } from "./effect-tools.js";
 
@@ -13,7 +13,7 @@ export interface DraftOutput {
 /** What staging one effect answered. */
 export type StageResult =
   | { ok: true; key: string; index: number; effect: Record<string, unknown> }
-  | { ok: false; issues: StageIssue[] };
+  | { ok: false; issues: StageIssue[]; forbidden?: true };
 
 /**
  * Why an effect was refused: `path` names the field in the output as a record names it
@@ -48,6 +48,8 @@ export class JobDraft {
     readonly agent: string,
     private readonly config: Config,
     private readonly kinds: KindRegistry,
+    /** The session's agent credential: an effect outside its scope is refused (`forbidden`). */
+    private readonly grant?: AgentGrant,
   ) {}
 
   /** How many effects are staged. */
@@ -85,17 +87,16 @@ export class JobDraft {
       this.config,
       this.kinds,
     );
-    if (!isCheckedOutput(checked)) {
-      const prefix = `effects.${index}.`;
-      return {
-        ok: false,
-        issues: checked.issues.map((i) => ({
-          path: i.path,
-          field: i.path.startsWith(prefix) ? i.path.slice(prefix.length) : "",
-          message: i.message,
-        })),
-      };
-    }
+    const prefix = `effects.${index}.`;
+    const asStaged = (issues: ValidationIssue[]) =>
+      issues.map((i) => ({
+        path: i.path,
+        field: i.path.startsWith(prefix) ? i.path.slice(prefix.length) : "",
+        message: i.message,
+      }));
+    if (!isCheckedOutput(checked)) return { ok: false, issues: asStaged(checked.issues) };
+    const outOfScope = this.grant ? scopeIssues(checked.output, this.grant, this.kinds) : [];
+    if (outOfScope.length > 0) return { ok: false, issues: asStaged(outOfScope), forbidden: true };
     const parsed = checked.output.effects[index] as Record<string, unknown>;
     this.staged.push(parsed);
     return { ok: true, key: effectKey(this.jobId, index), index, effect: parsed };

@@ -1,4 +1,4 @@
-import type { Effects } from "@idem/core";
+import type { AgentGrant, Effects } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import type { Logger } from "@idem/runtime";
 import type { Config } from "@idem/schema";
@@ -17,6 +17,11 @@ export interface McpContext {
   actor: string;
   /** The operators' tools offered; an agent the executor starts gets `off`. */
   operatorTools: OperatorTools;
+  /**
+   * The agent credential the session's token is (docs/security.md, "Credentials per agent"): its
+   * effects are staged and recorded within that agent's scope only. Absent: the operator's.
+   */
+  grant?: AgentGrant | undefined;
   /** The effects façade (`openEffects`), for the operators' tools that probe targets. */
   effects?: Effects | undefined;
   logger?: Logger | undefined;

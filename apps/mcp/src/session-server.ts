@@ -70,7 +70,7 @@ function stagingTool(t: EffectTool, binding: JobBinding | undefined): SessionToo
         const why = r.issues.map((i) => `${i.field || i.path || "(effect)"}: ${i.message}`);
         return toolError(
           `invalid ${kind} effect, nothing staged: ${why.join("; ")} (as the output's ${r.issues.map((i) => i.path || "(root)").join(", ")})`,
-          { code: "INVALID_INPUT", issues: r.issues },
+          { code: r.forbidden ? "FORBIDDEN" : "INVALID_INPUT", issues: r.issues },
         );
       }
       return toolResult(
@@ -91,7 +91,7 @@ function stagingTool(t: EffectTool, binding: JobBinding | undefined): SessionToo
 export function createSessionServer(ctx: McpContext, options: SessionOptions): McpSession {
   const job = options.job;
   const draft = job
-    ? (options.draft ?? new JobDraft(job.jobId, job.agent, ctx.config, ctx.kinds))
+    ? (options.draft ?? new JobDraft(job.jobId, job.agent, ctx.config, ctx.kinds, ctx.grant))
     : undefined;
   const binding: JobBinding | undefined =
     job && draft ? { job, draft, finish: options.finish } : undefined;

@@ -7,6 +7,7 @@ import {
   retryAfter,
   type ValidationIssue,
 } from "@idem/schema";
+import { type AgentGrant, scopeIssues } from "../access/agent-grant.js";
 import { checkRecordable } from "../validate/check-recordable.js";
 
 /** A counter as recording uses it (prom-client's Counter fits). */
@@ -14,11 +15,15 @@ export interface RecordCounter {
   inc(labels: Record<string, string>): void;
 }
 
-/** The counters a front end may pass: invalid outputs, records by status, conflicts; by source. */
+/**
+ * The counters a front end may pass: invalid outputs, records by status, conflicts, and outputs an
+ * agent's credential was refused; by source.
+ */
 export interface RecordMetrics {
   invalid: RecordCounter;
   records: RecordCounter;
   conflicts: RecordCounter;
+  forbidden?: RecordCounter;
 }
 
 /**
@@ -49,6 +54,11 @@ export interface RecordOutputRequest {
    * journal's job row is read. An output whose `agent` is not its job's is refused.
    */
   jobAgent?: string | undefined;
+  /**
+   * The agent credential it comes with (an agent's token, an agent's NATS subject); absent: the
+   * operator's, with every right. See {@link recordOutput}.
+   */
+  grant?: AgentGrant | undefined;
   /** The W3C trace context to keep with the record, for the interpreter's spans. */
   traceparent?: string | undefined;
   metrics?: RecordMetrics | undefined;
@@ -69,7 +79,18 @@ export type RecordOutcome =
       /** For a conflict: the content hash of the output recorded first. */
       existingHash?: string | undefined;
     }
-  | InvalidOutput;
+  | InvalidOutput
+  | ForbiddenOutput;
+
+/**
+ * An output the caller's agent credential may not record (nothing written): another agent's name,
+ * a job not enqueued for that agent, an effect outside its scope; each issue names the field.
+ */
+export interface ForbiddenOutput {
+  status: "forbidden";
+  jobId: string;
+  issues: ValidationIssue[];
+}
 
 /** An output that passed {@link checkOutput}: what {@link recordOutput} writes without checking again. */
 export interface CheckedOutput {
@@ -139,7 +160,9 @@ export function isCheckedOutput(value: unknown): value is CheckedOutput {
  * `idem submit`, the executor after an agent run, the MCP server): {@link checkOutput} (unless
  * `output` is already its answer), then the job's agent (an output for a job the journal knows is
  * refused as `invalid`, at `agent`, unless its `agent` is the job's: one agent never answers
- * another's job), the ordering targets of its effects, then `journal.outputs.record`. First write wins: the same content again is `duplicate`, other content
+ * another's job), the ordering targets of its effects, then `journal.outputs.record`. With an
+ * agent's `grant`, the output must also be in that agent's name, for a job the journal knows as
+ * that agent's, with every effect inside its scope, else it is `forbidden` and nothing is written. First write wins: the same content again is `duplicate`, other content
  * `conflict` (kept in rejections); an invalid output writes nothing. Safe to repeat: a retry after
  * a lost answer is a duplicate. Answered once the record is durable.
  * @throws whatever the journal throws (DISK_FULL, IO, UNAVAILABLE) once `retry` (if given) gives
@@ -156,11 +179,35 @@ export async function recordOutput(request: RecordOutputRequest): Promise<Record
     return c;
   }
   const { output, canonical } = c;
-  const wrongAgent = await agentIssue(journal, output, request.jobAgent);
-  if (wrongAgent) {
+  const grant = request.grant;
+  const outOfScope = grant ? grantIssues(output, grant, kinds) : [];
+  if (outOfScope.length > 0) return forbidden(output, outOfScope, request);
+  const jobAgent = request.jobAgent ?? (await journal.jobs.get(output.jobId))?.agent ?? undefined;
+  if (jobAgent !== undefined && jobAgent !== output.agent) {
     metrics?.invalid.inc({ source });
-    return { status: "invalid", jobId: output.jobId, code: "INVALID_INPUT", issues: [wrongAgent] };
+    return {
+      status: "invalid",
+      jobId: output.jobId,
+      code: "INVALID_INPUT",
+      issues: [
+        {
+          path: "agent",
+          message: `is "${output.agent}", but job ${output.jobId} is agent "${jobAgent}"'s: an output answers only its own agent's job`,
+        },
+      ],
+    };
   }
+  if (grant && jobAgent === undefined)
+    return forbidden(
+      output,
+      [
+        {
+          path: "jobId",
+          message: `job ${output.jobId} is not enqueued: agent ${grant.agent}'s credential records only the jobs enqueued for it`,
+        },
+      ],
+      request,
+    );
   const options = {
     source,
     targets: effectTargetsOf(output, config, kinds),
@@ -190,21 +237,29 @@ export async function recordOutput(request: RecordOutputRequest): Promise<Record
   };
 }
 
-/**
- * Why an output may not answer its job: the job (as the caller holds it, else the journal's row)
- * is another agent's. A job the journal does not know has no agent to compare yet.
- */
-async function agentIssue(
-  journal: JournalStore,
+/** What an agent's grant refuses in an output: another agent's name, then each effect outside its scope. */
+function grantIssues(
   output: AgentOutput,
-  jobAgent: string | undefined,
-): Promise<ValidationIssue | undefined> {
-  const agent = jobAgent ?? (await journal.jobs.get(output.jobId))?.agent;
-  if (agent === undefined || agent === output.agent) return undefined;
-  return {
-    path: "agent",
-    message: `is "${output.agent}", but job ${output.jobId} is agent "${agent}"'s: an output answers only its own agent's job`,
-  };
+  grant: AgentGrant,
+  kinds: KindRegistry,
+): ValidationIssue[] {
+  if (output.agent !== grant.agent)
+    return [
+      {
+        path: "agent",
+        message: `is "${output.agent}"; this credential is agent ${grant.agent}'s and records only as it`,
+      },
+    ];
+  return scopeIssues(output, grant, kinds);
+}
+
+function forbidden(
+  output: AgentOutput,
+  issues: ValidationIssue[],
+  request: RecordOutputRequest,
+): ForbiddenOutput {
+  (request.metrics?.forbidden ?? request.metrics?.invalid)?.inc({ source: request.source });
+  return { status: "forbidden", jobId: output.jobId, issues };
 }
 
 /** The issues of an invalid output in one line: `path message; ...` (`(root)` for the whole). */
