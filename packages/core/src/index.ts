@@ -87,7 +87,12 @@ export type {
   DeadHolderSweepResult,
   EndLeasesIfDeadOptions,
 } from "./leases/index.js";
-export { createDeadHolderSweep, DEAD_HOLDER_SWEEP_MS, endLeasesIfDead } from "./leases/index.js";
+export {
+  createDeadHolderSweep,
+  DEAD_HOLDER_SWEEP_MS,
+  endLeasesIfDead,
+  jobsOfDeadHolders,
+} from "./leases/index.js";
 export { isNotReadyYet } from "./readiness/index.js";
 export type {
   CheckedOutput,
