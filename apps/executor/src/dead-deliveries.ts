@@ -56,7 +56,7 @@ export function startDeadDeliverySweep(
   }
 
   const sweep = async () => {
-    if (running) return running;
+    if (running !== undefined) return running;
     running = once()
       .catch((e: unknown) =>
         log.warn({ err: describeError(e) }, "dead-holder sweep failed; trying again"),
