@@ -110,6 +110,30 @@ describe("an output for another agent's job", () => {
       ]).catch((e: { code: number; stdout: string }) => e);
       expect((cli as { code?: number }).code).toBe(1);
       refusedAt(JSON.parse(cli.stdout));
+      // In a batch it refuses the batch whole, as every other problem does: nothing recorded.
+      const batch = join(dir.path, "batch.jsonl");
+      writeFileSync(
+        batch,
+        `${JSON.stringify(output("free-1", "alpha"))}\n${JSON.stringify(output("b-cli", "alpha"))}\n`,
+      );
+      const batchRun = await run(process.execPath, [
+        IDEM_BIN,
+        "submit",
+        batch,
+        "--json",
+        "--config",
+        join(dir.path, "idem.config.json"),
+      ]).catch((e: { code: number; stdout: string }) => e);
+      expect((batchRun as { code?: number }).code).toBe(1);
+      const answers = JSON.parse(batchRun.stdout) as {
+        status: string;
+        issues: { path: string }[];
+      }[];
+      expect(answers.map((a) => [a.status, a.issues[0]?.path])).toEqual([
+        ["invalid", ""],
+        ["invalid", "agent"],
+      ]);
+      expect(await journal.outputs.get("free-1")).toBeUndefined();
 
       // MCP: a session opened for a job the journal did not know yet, as agent alpha; the job is
       // then enqueued for beta, and finish is refused by the same check.

@@ -156,6 +156,7 @@ export type {
   SubmitTrace,
 } from "./submit/index.js";
 export {
+  assertOwnJobs,
   oversizedSubmission,
   parseOutputFile,
   parseSubmission,

@@ -182,20 +182,11 @@ export async function recordOutput(request: RecordOutputRequest): Promise<Record
   const grant = request.grant;
   const outOfScope = grant ? grantIssues(output, grant, kinds) : [];
   if (outOfScope.length > 0) return forbidden(output, outOfScope, request);
-  const jobAgent = request.jobAgent ?? (await journal.jobs.get(output.jobId))?.agent ?? undefined;
-  if (jobAgent !== undefined && jobAgent !== output.agent) {
+  const jobAgent = request.jobAgent ?? (await journal.jobs.get(output.jobId))?.agent;
+  const wrongAgent = agentIssue(output, jobAgent);
+  if (wrongAgent) {
     metrics?.invalid.inc({ source });
-    return {
-      status: "invalid",
-      jobId: output.jobId,
-      code: "INVALID_INPUT",
-      issues: [
-        {
-          path: "agent",
-          message: `is "${output.agent}", but job ${output.jobId} is agent "${jobAgent}"'s: an output answers only its own agent's job`,
-        },
-      ],
-    };
+    return { status: "invalid", jobId: output.jobId, code: "INVALID_INPUT", issues: [wrongAgent] };
   }
   if (grant && jobAgent === undefined)
     return forbidden(
@@ -234,6 +225,21 @@ export async function recordOutput(request: RecordOutputRequest): Promise<Record
     jobId: r.jobId,
     output,
     ...(r.status === "conflict" ? { existingHash: r.existingHash } : {}),
+  };
+}
+
+/**
+ * Why `output` may not answer its job: the job's agent (`jobAgent`, the journal's row) is another.
+ * Undefined for a job the journal does not know, or its own agent's. Pure.
+ */
+export function agentIssue(
+  output: Pick<AgentOutput, "jobId" | "agent">,
+  jobAgent: string | undefined,
+): ValidationIssue | undefined {
+  if (jobAgent === undefined || jobAgent === output.agent) return undefined;
+  return {
+    path: "agent",
+    message: `is "${output.agent}", but job ${output.jobId} is agent "${jobAgent}"'s: an output answers only its own agent's job`,
   };
 }
 
