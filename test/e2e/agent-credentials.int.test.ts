@@ -9,7 +9,7 @@ import { promisify } from "node:util";
 import { loadKinds, openEffects, resolveCredentials } from "@idem/core";
 import { createExecutor, createExecutorMetrics, startApiServer } from "@idem/executor";
 import { openSqliteJournal } from "@idem/journal";
-import { startMcpHttpServer } from "@idem/mcp";
+import { MemoryDraftStore, startMcpHttpServer } from "@idem/mcp";
 import { silentLogger } from "@idem/runtime";
 import { type Config, parseConfig } from "@idem/schema";
 import { startNatsServer, tempDir } from "@idem/testing";
@@ -233,6 +233,7 @@ describe("credentials per agent", () => {
         actor: "test (mcp)",
         operatorTools: config.mcp.operatorTools,
         effects,
+        drafts: new MemoryDraftStore(),
       },
       token: config.api.token,
       credentials: resolveCredentials(config, ENV),
@@ -241,10 +242,11 @@ describe("credentials per agent", () => {
       finish: "record",
     });
     const clients: Client[] = [];
-    const session = async (token: string, job: string) => {
+    const session = async (token: string, job?: string) => {
       const client = new Client({ name: "credentials-test", version: "1.0.0" });
+      const url = job === undefined ? mcp.endpoint : `${mcp.endpoint}?job=${job}`;
       await client.connect(
-        new StreamableHTTPClientTransport(new URL(`${mcp.endpoint}?job=${job}`), {
+        new StreamableHTTPClientTransport(new URL(url), {
           requestInit: { headers: { authorization: `Bearer ${token}` } },
         }),
       );
@@ -276,9 +278,11 @@ describe("credentials per agent", () => {
       const finish = await call(client, "finish", { summary: "done" });
       expect(finish.structuredContent).toMatchObject({ status: "recorded", jobId: "a-1" });
 
-      // The operator's session on beta's job has the operators' tools.
-      const operator = await session(OPERATOR_TOKEN, "b-1");
+      // Bound to no job, the operator's session has the operators' tools; alpha's never.
+      const operator = await session(OPERATOR_TOKEN);
       expect((await operator.listTools()).tools.map((t) => t.name)).toContain("replay_plan");
+      const unbound = await session(alpha);
+      expect((await unbound.listTools()).tools.map((t) => t.name)).not.toContain("replay_plan");
       expect(await journal.outputs.get("b-1")).toBeUndefined();
     } finally {
       for (const c of clients) await c.close();

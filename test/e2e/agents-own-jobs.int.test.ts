@@ -8,7 +8,7 @@ import { promisify } from "node:util";
 import { loadKinds } from "@idem/core";
 import { createApiApp, createExecutor, createExecutorMetrics } from "@idem/executor";
 import { openSqliteJournal } from "@idem/journal";
-import { startMcpHttpServer } from "@idem/mcp";
+import { MemoryDraftStore, startMcpHttpServer } from "@idem/mcp";
 import { silentLogger } from "@idem/runtime";
 import { type Config, parseConfig } from "@idem/schema";
 import { startNatsServer, tempDir } from "@idem/testing";
@@ -144,6 +144,7 @@ describe("an output for another agent's job", () => {
           journal,
           actor: "test (mcp)",
           operatorTools: "off",
+          drafts: new MemoryDraftStore(),
         },
         token: null,
         host: "127.0.0.1",
