@@ -18,11 +18,7 @@ export function jobsSubjects(subjectPrefix: string): string[] {
   return [`${subjectPrefix}.jobs.>`];
 }
 
-/**
- * The request/reply subject of the submit API: `<prefix>.submit` (the operator's, every right), or
- * with `agent`, `<prefix>.submit.<agent>`: that agent's, held to `credentials.<agent>` (the NATS
- * server's permissions decide who may publish there; docs/security.md). Pure.
- */
-export function submitSubject(subjectPrefix: string, agent?: string): string {
-  return agent === undefined ? `${subjectPrefix}.submit` : `${subjectPrefix}.submit.${agent}`;
+/** The request/reply subject of the submit API: `<prefix>.submit`. Pure. */
+export function submitSubject(subjectPrefix: string): string {
+  return `${subjectPrefix}.submit`;
 }

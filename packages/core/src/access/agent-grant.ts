@@ -50,14 +50,27 @@ export function scopeIssues(
     if (allowed === "*") return;
     for (const alias of aliasesOfEffect(spec, kinds)) {
       if (allowed.includes(alias.name)) continue;
-      const field = Object.hasOwn(spec, alias.type) ? `effects.${i}.${alias.type}` : `effects.${i}`;
+      const field = fieldNaming(spec as unknown as Record<string, unknown>, alias);
       issues.push({
-        path: field,
+        path: field ? `effects.${i}.${field}` : `effects.${i}`,
         message: `${alias.type} ${JSON.stringify(alias.name)} is outside agent ${grant.agent}'s scope for ${spec.kind} (${scopeKey(grant)}.${spec.kind}: ${allowed.join(", ") || "none"})`,
       });
     }
   });
   return issues;
+}
+
+/**
+ * The spec's field that holds an alias: the one named as the alias's type (`repo`, `root`,
+ * `target`), else the first whose value is the alias (`channel` for a `slack` alias); none when
+ * the kind builds it from several.
+ */
+function fieldNaming(
+  spec: Record<string, unknown>,
+  alias: { type: string; name: string },
+): string | undefined {
+  if (Object.hasOwn(spec, alias.type) && spec[alias.type] === alias.name) return alias.type;
+  return Object.keys(spec).find((k) => k !== "kind" && spec[k] === alias.name);
 }
 
 /**

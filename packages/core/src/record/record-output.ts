@@ -162,8 +162,9 @@ export function isCheckedOutput(value: unknown): value is CheckedOutput {
  * refused as `invalid`, at `agent`, unless its `agent` is the job's: one agent never answers
  * another's job), the ordering targets of its effects, then `journal.outputs.record`. With an
  * agent's `grant`, the output must also be in that agent's name, for a job the journal knows as
- * that agent's, with every effect inside its scope, else it is `forbidden` and nothing is written. First write wins: the same content again is `duplicate`, other content
- * `conflict` (kept in rejections); an invalid output writes nothing. Safe to repeat: a retry after
+ * that agent's, with every effect inside its scope, else it is `forbidden` and nothing is written.
+ * First write wins: the same content again is `duplicate`, other content `conflict` (kept in
+ * rejections); an invalid output writes nothing. Safe to repeat: a retry after
  * a lost answer is a duplicate. Answered once the record is durable.
  * @throws whatever the journal throws (DISK_FULL, IO, UNAVAILABLE) once `retry` (if given) gives
  * up; nothing is recorded then.
