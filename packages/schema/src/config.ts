@@ -9,6 +9,7 @@ import {
   RepoConfigSchema,
   RootConfigSchema,
 } from "./config-targets.js";
+import { CredentialsConfigSchema } from "./credentials-config.js";
 import { AGENT_PATTERN } from "./ids.js";
 import { JournalUrlSchema, journalUrlOf } from "./journal-url.js";
 import { KIND_SECTIONS, KindConfigSchema } from "./kinds-config.js";
@@ -153,6 +154,7 @@ export const ConfigFileSchema = z.strictObject({
       maxBodyBytes: positiveMs.default(apiDefaults.maxBodyBytes),
     })
     .default(apiDefaults),
+  credentials: CredentialsConfigSchema,
   console: z
     .strictObject({
       host: z.string().min(1).default(consoleDefaults.host),
@@ -277,6 +279,13 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions): ConfigRe
         issues.push({ path: `http.targets.${alias}.${key}`, message: NO_CREDENTIALS });
     }
   }
+  // An agent's token beside an API open to every caller would narrow nothing.
+  const tokened = Object.entries(c.credentials).find(([, cr]) => cr.tokenEnv !== null);
+  if (tokened && c.api.token === null)
+    issues.push({
+      path: "api.token",
+      message: `must be set when credentials.${tokened[0]}.tokenEnv gives an agent a token of its own (without it every caller has every right)`,
+    });
   if (c.alerts.webhook !== null && urlHasCredentials(c.alerts.webhook))
     issues.push({ path: "alerts.webhook", message: NO_CREDENTIALS });
   for (const [name, agent] of Object.entries(c.agents)) {

@@ -21,6 +21,12 @@ export {
 } from "./config.js";
 export type { InvariantViolation } from "./config-invariants.js";
 export { checkConfigInvariants, redeliveryHorizonMs } from "./config-invariants.js";
+export type { AgentScope, CredentialConfig } from "./credentials-config.js";
+export {
+  AgentScopeSchema,
+  CredentialConfigSchema,
+  CredentialsConfigSchema,
+} from "./credentials-config.js";
 export type {
   ErrorCode,
   ErrorHttpStatus,
@@ -64,6 +70,7 @@ export {
   SubmitAnswerSchema,
   SubmitConflictSchema,
   SubmitDuplicateSchema,
+  SubmitForbiddenSchema,
   SubmitInvalidSchema,
   SubmitRecordedSchema,
   UnhealthySchema,
