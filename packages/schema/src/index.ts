@@ -149,6 +149,6 @@ export {
   submitSubject,
 } from "./subjects.js";
 export type { Clock } from "./time.js";
-export { ManualClock, parseDuration, parseSince, systemClock } from "./time.js";
+export { ManualClock, parseDuration, parseSince, sleepOn, systemClock } from "./time.js";
 export { unsafeRelativePath, unsafeUrlPath } from "./unsafe-relative-path.js";
 export { validateJob, validateOutput } from "./validate-output.js";

@@ -6,6 +6,7 @@ export type { GitHubRequestRecord, GitHubViolation } from "./github/github-serve
 export type {
   GitHubStandIn,
   SeedItem,
+  StandInApp,
   StandInComment,
   StandInIssue,
   StandInPullRequest,
@@ -26,6 +27,8 @@ export type { CheckedRequest, OpenApiChecker } from "./openapi-check.js";
 export { createOpenApiChecker } from "./openapi-check.js";
 export type { PostgresHandle, StartPostgresOptions } from "./postgres.js";
 export { ignoreServerShutdown, postgresBinDir, startPostgres } from "./postgres.js";
+export type { SkippingClock } from "./skipping-clock.js";
+export { skippingClock } from "./skipping-clock.js";
 export type {
   SlackArmOptions,
   SlackCall,
