@@ -93,15 +93,14 @@ describe("the github.* kinds' credentials", () => {
     fx = await githubFixture();
     const k = fx.open(githubIssueKind);
     await interpret(k, k.check(issue("a")), "job-1/0", fx.clock.now());
-    const old = fx.env[TOKEN_ENV] as string;
-    const fresh = await installationToken(fx);
-    fx.gh.revokeToken(old);
-    fx.env[TOKEN_ENV] = fresh;
-    const k2 = fx.open(githubIssueKind, { login: "my-app[bot]" });
-    expect((await interpret(k2, k2.check(issue("b")), "job-2/0", fx.clock.now())).outcome).toBe(
+    // The secret is rotated while the process runs: the old token revoked, the variable holds
+    // the new one.
+    fx.gh.revokeToken(fx.env[TOKEN_ENV] as string);
+    fx.env[TOKEN_ENV] = fx.gh.addToken();
+    expect((await interpret(k, k.check(issue("b")), "job-2/0", fx.clock.now())).outcome).toBe(
       "applied",
     );
-    expect(fx.gh.issues("acme", "app").map((i) => i.user)).toEqual([fx.gh.login, "my-app[bot]"]);
+    expect(fx.gh.issues("acme", "app")).toHaveLength(2);
   });
 
   it("as a GitHub App: mints its installation token, names its bot, and mints again before the hour ends", async () => {

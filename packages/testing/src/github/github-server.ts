@@ -6,12 +6,12 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { errorAnswer, type GitHubCreate, type RouteAnswer } from "./github-answers.js";
+import { APP_ROUTES } from "./github-app-routes.js";
 import { authenticate, type GitHubAuth } from "./github-apps.js";
 import { checkRequest, checkResponse, type MatchedPath } from "./github-check.js";
 import type { GitHubDescription } from "./github-description.js";
 import type { Bases } from "./github-json.js";
 import type { Armed, GitHubRequestInfo, RateLimits } from "./github-limits.js";
-import { APP_ROUTES } from "./github-app-routes.js";
 import { ROUTES } from "./github-routes.js";
 import { searchIssues } from "./github-search.js";
 import type { GitHubState, RepoRecord } from "./github-state.js";

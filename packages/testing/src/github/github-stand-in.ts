@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import { freePort } from "../nats-server.js";
 import type { GitHubCreate } from "./github-answers.js";
@@ -68,6 +69,8 @@ export interface GitHubStandIn extends AsyncDisposable {
 
   /** Makes a GitHub App (an RSA key pair) and installs it on `owner` (default: `acme`). */
   createApp(options: { slug: string; name?: string; owner?: string }): StandInApp;
+  /** Makes a new personal token for `login` (default: the stand-in's `login`); answers it. */
+  addToken(login?: string): string;
   /** Revokes a token at once (a personal token, or an installation token). */
   revokeToken(token: string): void;
   /** Installation tokens minted so far. */
@@ -263,6 +266,11 @@ export async function startGitHubStandIn(
       const { app, privateKey } = auth.createApp({ ...o, owner: o.owner ?? "acme" });
       const inst = auth.install(app, o.owner ?? "acme");
       return { appId: app.id, installationId: inst.id, privateKey, login: `${app.slug}[bot]` };
+    },
+    addToken(l = login) {
+      const t = `ghp_${randomBytes(18).toString("hex")}`;
+      auth.tokens.set(t, { login: l, kind: "user" });
+      return t;
     },
     revokeToken: (t) => auth.revoke(t),
     installationTokensMinted: () => auth.minted,
