@@ -1,5 +1,6 @@
 import { fail, type OpenContext, readCappedText } from "@idem/kit";
 import { type Clock, IdemError, sleepOn } from "@idem/schema";
+import { RateWaits } from "../rate-waits.js";
 import { type GitHubCredentials, githubCredentials } from "./github-credentials.js";
 import {
   type GitHubAnswer,
@@ -11,7 +12,7 @@ import {
 import { GitHubIdentity } from "./github-identity.js";
 import { nextLink } from "./github-link.js";
 import type { GitHubOptions, GitHubRepo } from "./github-options.js";
-import { CreatePacer, RateWaits } from "./github-pacing.js";
+import { CreatePacer } from "./github-pacing.js";
 
 /** The REST API version every request asks for. */
 export const GITHUB_API_VERSION = "2022-11-28";
