@@ -3,7 +3,9 @@
 // tokens, read-after-write lag on the lists, push-to-pull-request lag, rate limits and the limits
 // on content creation. Each of these ended in a duplicate or a dead run before.
 import { markedKeys } from "@idem/kit";
+import { defaultConfig, IdemError } from "@idem/schema";
 import { afterEach, describe, expect, it } from "vitest";
+import { GitHubOptionsSchema } from "../../src/kinds/github/github-options.js";
 import { githubIssueKind } from "../../src/kinds/github-issue/github-issue-kind.js";
 import { githubPullRequestKind } from "../../src/kinds/github-pull-request/github-pull-request-kind.js";
 import { type GitHubFixture, githubFixture, TOKEN_ENV } from "./github-fixture.js";
@@ -181,5 +183,55 @@ describe("the github.* kinds and rate limits", () => {
     expect(new Set(keys).size).toBe(85);
     // 85 creates a second apart, and the 81st a minute after the first.
     expect(fx.clock.now() - since).toBeGreaterThanOrEqual(84_000);
+  });
+});
+
+describe("idem doctor's check of the github section", () => {
+  async function doctor(f: GitHubFixture, extra: Record<string, unknown>, network = true) {
+    const check = githubIssueKind.doctor;
+    if (!check) throw new Error("github.issue has a doctor check");
+    return check({
+      config: defaultConfig(process.cwd()),
+      options: GitHubOptionsSchema.parse({ ...f.options, ...extra }),
+      env(variable) {
+        const v = f.env[variable];
+        if (v === undefined) throw new IdemError("INVALID_CONFIG", `${variable} is not set`);
+        return v;
+      },
+      fetch: globalThis.fetch,
+      clock: f.clock,
+      timeoutMs: 5000,
+      network,
+    });
+  }
+
+  it("finds a login the token is not, a login that names no bot, and a repository that does not answer", async () => {
+    fx = await githubFixture();
+    expect(await doctor(fx, {})).toEqual([]);
+    expect(await doctor(fx, { login: "someone-else" })).toMatchObject([
+      { severity: "violation", key: "github.login" },
+    ]);
+    const missing = await doctor(fx, {
+      repos: { app: { owner: "acme", name: "app" }, gone: { owner: "acme", name: "gone" } },
+    });
+    expect(missing).toMatchObject([{ severity: "violation", key: "github.repos.gone" }]);
+    fx.env[TOKEN_ENV] = await installationToken(fx);
+    expect(await doctor(fx, { login: "my-app" })).toMatchObject([
+      { severity: "violation", key: "github.login" },
+    ]);
+    expect(await doctor(fx, { login: "my-app[bot]" })).toMatchObject([
+      { severity: "warning", key: "github.login" },
+    ]);
+    fx.env[TOKEN_ENV] = undefined;
+    expect(await doctor(fx, {}, false)).toMatchObject([{ severity: "violation", key: "github" }]);
+  });
+
+  it("names a GitHub App's bot itself, and finds a login that is not it", async () => {
+    fx = await githubFixture();
+    const { options } = asApp(fx);
+    expect(await doctor(fx, options)).toEqual([]);
+    expect(await doctor(fx, { ...options, login: "my-app" })).toMatchObject([
+      { severity: "violation", key: "github.login" },
+    ]);
   });
 });

@@ -8,6 +8,7 @@ import {
 } from "@idem/kit";
 import { z } from "zod";
 import { type GitHubClient, openGitHubClient, repoPath } from "../github/github-client.js";
+import { githubDoctor } from "../github/github-doctor.js";
 import {
   asItem,
   collectMarked,
@@ -103,6 +104,7 @@ export const githubIssueKind = defineEffectKind({
   describe: (spec) =>
     `${spec.repo}: issue ${JSON.stringify(spec.title)}${spec.labels?.length ? ` [${spec.labels.join(", ")}]` : ""}`,
   open: openGitHubClient,
+  doctor: githubDoctor,
   probe,
   async apply(spec, call) {
     if (!call.probed) {

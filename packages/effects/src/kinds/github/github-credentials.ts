@@ -1,6 +1,13 @@
 import { readFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { fail, type OpenContext } from "@idem/kit";
+
+/** What reading credentials needs of a kind's context (open's, or doctor's). */
+type CredentialsContext = Pick<
+  OpenContext<GitHubOptions>,
+  "env" | "config" | "options" | "clock" | "fetch"
+>;
+
 import { IdemError } from "@idem/schema";
 import type { GitHubOptions } from "./github-options.js";
 
@@ -46,7 +53,7 @@ function envToken(read: () => string): GitHubCredentials {
 }
 
 /** The App's private key: from the environment (PEM, `\n` escapes allowed) or a file. */
-function privateKey(app: NonNullable<GitHubOptions["app"]>, ctx: OpenContext<GitHubOptions>) {
+function privateKey(app: NonNullable<GitHubOptions["app"]>, ctx: CredentialsContext) {
   if (app.privateKeyEnv !== undefined) return ctx.env(app.privateKeyEnv).replace(/\\n/g, "\n");
   const file = app.privateKeyFile as string;
   const path = isAbsolute(file) ? file : resolve(ctx.config.dir, file);
@@ -109,7 +116,7 @@ function mintFailure(e: unknown, what: string): IdemError {
  */
 function appTokens(
   app: NonNullable<GitHubOptions["app"]>,
-  ctx: OpenContext<GitHubOptions>,
+  ctx: CredentialsContext,
 ): GitHubCredentials {
   const key = privateKey(app, ctx);
   // Loaded on first use, as the SQL kind's drivers: a config without an App never loads them.
@@ -186,7 +193,7 @@ function appTokens(
  * environment variable `tokenEnv`.
  * @throws IdemError INVALID_CONFIG when the variable, or the App's key, is not there.
  */
-export function githubCredentials(ctx: OpenContext<GitHubOptions>): GitHubCredentials {
+export function githubCredentials(ctx: CredentialsContext): GitHubCredentials {
   const app = ctx.options.app;
   if (app) return appTokens(app, ctx);
   const read = () => ctx.env(ctx.options.tokenEnv);
