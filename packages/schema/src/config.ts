@@ -245,7 +245,7 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions): ConfigRe
     const resolved = resolveRepo(alias, repo, abs, issues);
     if (resolved) repos[alias] = resolved;
     for (const [i, b] of [repo.branch, ...repo.branches].entries()) {
-      if (!isSafeBranchName(b)) {
+      if (i === 0 ? !isSafeBranchName(b) : !isSafeBranchPattern(b)) {
         issues.push({
           path: i === 0 ? `repos.${alias}.branch` : `repos.${alias}.branches.${i - 1}`,
           message: `"${b}" is not a safe branch name`,
@@ -351,6 +351,37 @@ export function defaultConfig(dir: string): Config {
   const r = parseConfig({}, { dir });
   if (!r.ok) throw new Error("the default config is invalid");
   return r.config;
+}
+
+/**
+ * Whether an entry of `repos.<alias>.branches` is a safe branch name, or a pattern: a safe prefix
+ * followed by one `*` (`idem/*`, `pr-*`) that allows every safe branch name starting with it (a
+ * branch per job). Never throws.
+ */
+export function isSafeBranchPattern(b: string): boolean {
+  if (!b.endsWith("*")) return isSafeBranchName(b);
+  const prefix = b.slice(0, -1);
+  return prefix.length > 0 && !prefix.includes("*") && isSafeBranchName(`${prefix}x`);
+}
+
+/**
+ * Whether a repo's config allows `branch`: its default branch, one of its `branches`, or a name
+ * one of their patterns (`idem/*`) allows. The name itself is checked apart (`isSafeBranchName`).
+ * Pure; never throws.
+ */
+export function branchAllowed(
+  repo: { branch: string; branches: readonly string[] },
+  branch: string,
+) {
+  if (branch === repo.branch) return true;
+  return repo.branches.some((b) =>
+    b.endsWith("*") ? branch.startsWith(b.slice(0, -1)) && branch.length >= b.length : b === branch,
+  );
+}
+
+/** The exact branches of a repo's config (its patterns left out): the branches that exist for sure. */
+export function namedBranches(repo: { branch: string; branches: readonly string[] }): string[] {
+  return [repo.branch, ...repo.branches.filter((b) => !b.endsWith("*"))];
 }
 
 /**

@@ -13,10 +13,13 @@ export type {
   RootConfig,
 } from "./config.js";
 export {
+  branchAllowed,
   ConfigFileSchema,
   defaultConfig,
   isSafeBranchName,
+  isSafeBranchPattern,
   issuePath,
+  namedBranches,
   parseConfig,
 } from "./config.js";
 export type { InvariantViolation } from "./config-invariants.js";
