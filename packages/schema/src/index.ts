@@ -1,4 +1,10 @@
 export { aliasOf } from "./alias-of.js";
+export {
+  branchAllowed,
+  isSafeBranchName,
+  isSafeBranchPattern,
+  namedBranches,
+} from "./branch-names.js";
 export { canonicalJson, contentHash, sha256Hex } from "./canonical.js";
 export { checkJsonShape, describeJsonError, MAX_JSON_DEPTH } from "./check-json-shape.js";
 export type {
@@ -12,16 +18,7 @@ export type {
   RepoConfig,
   RootConfig,
 } from "./config.js";
-export {
-  branchAllowed,
-  ConfigFileSchema,
-  defaultConfig,
-  isSafeBranchName,
-  isSafeBranchPattern,
-  issuePath,
-  namedBranches,
-  parseConfig,
-} from "./config.js";
+export { ConfigFileSchema, defaultConfig, issuePath, parseConfig } from "./config.js";
 export type { InvariantViolation } from "./config-invariants.js";
 export { checkConfigInvariants, redeliveryHorizonMs } from "./config-invariants.js";
 export type {
