@@ -1,7 +1,8 @@
-import { LEASED_SHOWN, readLeasedJobs, readStatus } from "@idem/core";
+import { LEASED_SHOWN, readLeasedJobs, readStatus, readStuckHolders } from "@idem/core";
 import { EFFECT_STATES, RUN_STATES } from "@idem/schema";
 import { formatTime, loadConfig, printJson, table } from "../context.js";
 import { withExistingJournal } from "../ops/existing-journal.js";
+import { renderStuckHolders } from "../render/print-stuck.js";
 
 /**
  * `idem status`, imported when it runs (its options and help: commands/status.ts). It reads the
@@ -10,12 +11,13 @@ import { withExistingJournal } from "../ops/existing-journal.js";
  */
 export async function runStatus(opts: { json?: boolean; config?: string }): Promise<void> {
   const config = loadConfig(opts);
-  const { s, leased } = await withExistingJournal(config, async (journal) => ({
+  const { s, leased, stuck } = await withExistingJournal(config, async (journal) => ({
     s: await readStatus(journal),
     leased: await readLeasedJobs(journal),
+    stuck: await readStuckHolders(config, journal),
   }));
   if (opts.json) {
-    printJson({ ...s, leased });
+    printJson({ ...s, leased, stuck });
     return;
   }
   process.stdout.write(
@@ -42,4 +44,5 @@ export async function runStatus(opts: { json?: boolean; config?: string }): Prom
   process.stdout.write(
     `effects\n${table([...EFFECT_STATES], [EFFECT_STATES.map((k) => s.effects[k])])}\n`,
   );
+  process.stdout.write(renderStuckHolders(stuck));
 }
