@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
+import { isSafeBranchName, isSafeBranchPattern } from "./branch-names.js";
 import {
   aliasMap,
   HttpTargetSchema,
@@ -247,7 +248,7 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions): ConfigRe
     const resolved = resolveRepo(alias, repo, abs, issues);
     if (resolved) repos[alias] = resolved;
     for (const [i, b] of [repo.branch, ...repo.branches].entries()) {
-      if (!isSafeBranchName(b)) {
+      if (i === 0 ? !isSafeBranchName(b) : !isSafeBranchPattern(b)) {
         issues.push({
           path: i === 0 ? `repos.${alias}.branch` : `repos.${alias}.branches.${i - 1}`,
           message: `"${b}" is not a safe branch name`,
@@ -361,28 +362,4 @@ export function defaultConfig(dir: string): Config {
   const r = parseConfig({}, { dir });
   if (!r.ok) throw new Error("the default config is invalid");
   return r.config;
-}
-
-/**
- * Whether a branch name is safe for git and for idem.
- *
- * A static approximation of `git check-ref-format --branch`, plus idem's own rule that a branch may
- * not look like an option (`-x`). The effects package also asks git itself before writing. Never
- * throws.
- */
-export function isSafeBranchName(b: string): boolean {
-  if (b.length === 0 || b.length > 200) return false;
-  if (
-    b.startsWith("-") ||
-    b.startsWith("/") ||
-    b.endsWith("/") ||
-    b.endsWith(".") ||
-    b.endsWith(".lock")
-  )
-    return false;
-  if (b === "@" || b === "HEAD") return false;
-  if (/\.\.|@\{|\/\/|[\x00-\x20\x7f~^:?*[\\]/.test(b)) return false;
-  return b
-    .split("/")
-    .every((part) => part.length > 0 && !part.startsWith(".") && !part.endsWith(".lock"));
 }
