@@ -1,5 +1,6 @@
 import { parseConfig } from "@idem/schema";
 import { describe, expect, it } from "vitest";
+import { branchAllowed, namedBranches } from "../src/git/branch-names.js";
 import type { GitRepos } from "../src/git/git-config.js";
 import {
   BUILT_IN_KINDS,
@@ -23,6 +24,30 @@ function repos(r: ReturnType<typeof load>): GitRepos {
 }
 
 describe("the repos section, owned by the git kinds", () => {
+  it("takes branch patterns (a branch per job) in branches, and refuses a pattern that is not one", () => {
+    const ok = load(
+      { repos: { a: { url: "file:///srv/a.git", branches: ["idem/*", "pr-*", "release"] } } },
+      { dir: "/" },
+    );
+    const repo = repos(ok).a as { branch: string; branches: string[] };
+    expect(["main", "idem/job-1", "pr-7", "release"].map((b) => branchAllowed(repo, b))).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ]);
+    expect(
+      ["idem/", "idem", "pr-", "releases", "other/x"].map((b) => branchAllowed(repo, b)),
+    ).toEqual([false, false, false, false, false]);
+    expect(namedBranches(repo)).toEqual(["main", "release"]);
+    for (const bad of ["*", "a*b*", "-x*", "a..*"]) {
+      const r = load({ repos: { a: { path: "a", branches: [bad] } } }, { dir: "/" });
+      expect(r.ok, bad).toBe(false);
+      if (!r.ok) expect(r.issues[0]?.path).toBe("repos.a.branches.0");
+    }
+    expect(load({ repos: { a: { path: "a", branch: "idem/*" } } }, { dir: "/" }).ok).toBe(false);
+  });
+
   it("resolves a repo's path against the config folder and fills its defaults", () => {
     const r = load({ repos: { site: { path: "repos/site" } } }, { dir: "/srv/idem" });
     expect(r.ok).toBe(true);

@@ -20,6 +20,8 @@ export {
   RelativePathSchema,
   redactSecret,
   redactUrl,
+  sleep,
+  sleepOn,
   systemClock,
   unsafeHttpHeaderValue,
   unsafeRelativePath,

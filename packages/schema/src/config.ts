@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 import { ms, positiveMs } from "./config-parts.js";
+import { CredentialsConfigSchema } from "./credentials-config.js";
 import { AGENT_PATTERN } from "./ids.js";
 import { JournalUrlSchema, journalUrlOf } from "./journal-url.js";
 import { KindConfigSchema } from "./kinds-config.js";
@@ -140,6 +141,7 @@ export const ConfigFileSchema = z.strictObject({
       maxBodyBytes: positiveMs.default(apiDefaults.maxBodyBytes),
     })
     .default(apiDefaults),
+  credentials: CredentialsConfigSchema,
   console: z
     .strictObject({
       host: z.string().min(1).default(consoleDefaults.host),
@@ -245,6 +247,13 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions): ConfigRe
   c.mcp.draftDir = abs(c.mcp.draftDir);
   if (c.nats === undefined && options.natsUrl)
     c.nats = NatsConfigSchema.parse({ url: options.natsUrl });
+  // An agent's token beside an API open to every caller would narrow nothing.
+  const tokened = Object.entries(c.credentials).find(([, cr]) => cr.tokenEnv !== null);
+  if (tokened && c.api.token === null)
+    issues.push({
+      path: "api.token",
+      message: `must be set when credentials.${tokened[0]}.tokenEnv gives an agent a token of its own (without it every caller has every right)`,
+    });
   if (c.alerts.webhook !== null && urlHasCredentials(c.alerts.webhook))
     issues.push({ path: "alerts.webhook", message: NO_CREDENTIALS });
   for (const [name, agent] of Object.entries(c.agents)) {

@@ -18,6 +18,12 @@ export {
 export type { InvariantViolation } from "./config-invariants.js";
 export { checkConfigInvariants, redeliveryHorizonMs } from "./config-invariants.js";
 export { aliasMap, ms, positiveMs } from "./config-parts.js";
+export type { AgentScope, CredentialConfig } from "./credentials-config.js";
+export {
+  AgentScopeSchema,
+  CredentialConfigSchema,
+  CredentialsConfigSchema,
+} from "./credentials-config.js";
 export type {
   ErrorCode,
   ErrorHttpStatus,
@@ -61,6 +67,7 @@ export {
   SubmitAnswerSchema,
   SubmitConflictSchema,
   SubmitDuplicateSchema,
+  SubmitForbiddenSchema,
   SubmitInvalidSchema,
   SubmitRecordedSchema,
   UnhealthySchema,
@@ -145,6 +152,6 @@ export {
   submitSubject,
 } from "./subjects.js";
 export type { Clock } from "./time.js";
-export { ManualClock, parseDuration, parseSince, systemClock } from "./time.js";
+export { ManualClock, parseDuration, parseSince, sleepOn, systemClock } from "./time.js";
 export { unsafeRelativePath, unsafeUrlPath } from "./unsafe-relative-path.js";
 export { validateJob, validateOutput } from "./validate-output.js";

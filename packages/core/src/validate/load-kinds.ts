@@ -10,6 +10,7 @@ import {
 } from "@idem/effects";
 import { createJetStreamPublishTransport } from "@idem/nats";
 import { type Config, type ConfigResult, type ParseConfigOptions, parseConfig } from "@idem/schema";
+import { assertCredentialScopes } from "../access/agent-grant.js";
 
 /**
  * idem's own kinds as its processes run them: nats.publish reaching JetStream through @idem/nats
@@ -35,15 +36,19 @@ export function parseIdemConfig(
 /**
  * The effect kinds a config can use: idem's own and those its `kinds` section adds (each module
  * loaded, its options parsed). Every front end and process loads it once at start and hands it to
- * `checkOutput`/`recordOutput` and `openEffects`, so they all know the same kinds.
- * @throws IdemError INVALID_CONFIG naming `kinds.<name>` (see `loadKindRegistry`), or the key of a
- *   kind's section.
+ * `checkOutput`/`recordOutput` and `openEffects`, so they all know the same kinds. The scopes of
+ * `credentials` are checked against them here.
+ * @throws IdemError INVALID_CONFIG naming `kinds.<name>` (see `loadKindRegistry`), the key of a
+ *   kind's section, or the key of `credentials.<agent>.effects` naming a kind or an alias the
+ *   config cannot use.
  */
-export function loadKinds(
+export async function loadKinds(
   config: Config,
   options: LoadKindRegistryOptions = {},
 ): Promise<KindRegistry> {
-  return loadKindRegistry(config, IDEM_KINDS, options);
+  const kinds = await loadKindRegistry(config, IDEM_KINDS, options);
+  assertCredentialScopes(config, kinds);
+  return kinds;
 }
 
 /**

@@ -3,7 +3,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { ALIAS_PATTERN, aliasOf, type OptionsSource } from "@idem/kit";
 import { z } from "zod";
-import { isSafeBranchName } from "./git-names.js";
+import { isSafeBranchName, isSafeBranchPattern } from "./branch-names.js";
 import { isRepoPath, repoUrlIssue } from "./repo-url.js";
 
 const AuthorSchema = z.strictObject({
@@ -16,7 +16,7 @@ const AuthorSchema = z.strictObject({
  * this host (`path`), or a repository on a server (`url`, pushed from a per-host mirror kept in
  * `cacheDir`); exactly one of `path` and `url`, `cacheDir` only beside `url`, a `url` git can
  * reach without idem holding a credential. Its default branch, the other branches agents may
- * name, the commit author.
+ * name (names, or patterns such as `idem/*`: a branch per job), the commit author.
  */
 export const RepoConfigSchema = z
   .strictObject({
@@ -41,8 +41,9 @@ export const RepoConfigSchema = z
       const why = repoUrlIssue(repo.url);
       if (why) issue(why, "url");
     }
+    // The default branch is a name; the others may be patterns (`idem/*`: a branch per job).
     for (const [i, b] of [repo.branch, ...repo.branches].entries())
-      if (!isSafeBranchName(b))
+      if (i === 0 ? !isSafeBranchName(b) : !isSafeBranchPattern(b))
         issue(`"${b}" is not a safe branch name`, ...(i === 0 ? ["branch"] : ["branches", i - 1]));
   });
 

@@ -8,6 +8,7 @@ import type {
 } from "@idem/kit";
 import type { GitCommitSpec } from "../kinds/git-commit/spec.js";
 import type { GitPatchSpec } from "../kinds/git-patch/spec.js";
+import { branchAllowed, namedBranches } from "./branch-names.js";
 import { gitDoctor } from "./doctor/git-doctor.js";
 import { gitLocks } from "./doctor/git-locks.js";
 import type { GitBranchSpec } from "./git-apply.js";
@@ -65,11 +66,7 @@ export function checkGitTarget(spec: GitBranchSpec, ctx: CheckContext<GitRepos>)
     ctx.issue("repo", `unknown repo alias "${spec.repo}"`);
     return false;
   }
-  if (
-    spec.branch !== undefined &&
-    spec.branch !== repo.branch &&
-    !repo.branches.includes(spec.branch)
-  ) {
+  if (spec.branch !== undefined && !branchAllowed(repo, spec.branch)) {
     ctx.issue("branch", `branch "${spec.branch}" is not allowed for repo "${spec.repo}"`);
     return false;
   }
@@ -92,7 +89,7 @@ export const gitScan = {
  */
 export function gitConfiguredBranches<S>(kind: string, ctx: KindContext<GitRepos>): S[] {
   return Object.entries(ctx.options).flatMap(([repo, r]) =>
-    [r.branch, ...r.branches].map((branch) => ({ kind, repo, branch }) as S),
+    namedBranches(r).map((branch) => ({ kind, repo, branch }) as S),
   );
 }
 

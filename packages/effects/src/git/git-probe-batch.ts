@@ -4,7 +4,7 @@ import { gitCommitChanges } from "../kinds/git-commit/git-commit-effect.js";
 import type { GitCommitSpec } from "../kinds/git-commit/spec.js";
 import { checkPatchSpec } from "../kinds/git-patch/git-patch-effect.js";
 import type { GitPatchSpec } from "../kinds/git-patch/spec.js";
-import { isSafeBranchName } from "./git-names.js";
+import { branchAllowed, isSafeBranchName } from "./branch-names.js";
 import type { GitRepo } from "./git-repo.js";
 import { appliedInReverse, modeChangesDone, patchApplies } from "./patch/patch-checks.js";
 import { writeTree } from "./patch/patch-trees.js";
@@ -51,7 +51,11 @@ export async function probeGitGroup(group: GitGroup, ctx: GitGroupProbe): Promis
   // refusal still comes first. A remote's mirror is reached only once the branch passed the check.
   const early = repo.mirror ? undefined : readHeadEarly(repo, branch);
   await repo.checkBranch(branch);
-  await repo.syncRemote(branch);
+  // A branch a git.commit starts (`from`) may not exist yet: its items are probed one by one.
+  await repo.syncRemote(
+    branch,
+    items.some((it) => isCommitSpec(it.spec) && it.spec.from !== undefined),
+  );
   const head = await (early ?? repo.head(branch));
   if (head === null) {
     for (const it of items) out.set(it.key, await ctx.probeOne(it.spec, it.key));
@@ -136,7 +140,7 @@ function readHeadEarly(repo: GitRepo, branch: string): Promise<string | null> | 
   const layout = repo.layout();
   layout.catch(() => undefined); // head() reads the layout again and reports its failure
   const { config } = repo;
-  const allowed = branch === config.branch || config.branches.includes(branch);
+  const allowed = branchAllowed(config, branch);
   if (!allowed || branch.startsWith("-") || !isSafeBranchName(branch)) return undefined;
   const head = repo.head(branch);
   head.catch(() => undefined); // awaited once the branch check passed

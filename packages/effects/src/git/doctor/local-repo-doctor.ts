@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { join } from "node:path";
+import { namedBranches } from "../branch-names.js";
 import type { RepoConfig } from "../git-config.js";
 import type { AddFinding } from "./add-finding.js";
 
@@ -57,7 +58,7 @@ export async function checkLocalRepo(
     const fix = await missingBranchFix(alias, repo.path, repo.branch);
     add("violation", `${key}.branch`, fix.finding, fix.fix);
   }
-  for (const branch of repo.branches) {
+  for (const branch of namedBranches(repo).slice(1)) {
     if ((await branchHasCommit(repo.path, branch)) || (await refExists(repo.path, branch)))
       continue;
     add(

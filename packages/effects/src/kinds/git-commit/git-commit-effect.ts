@@ -51,7 +51,7 @@ export async function probeGitCommit(
   checkKey(call.key);
   gitCommitChanges(spec, call.maxFileBytes);
   const target = await gitTarget(git.targets, spec);
-  return (await probeOnBranch(target, call.key, call.hint, pathsOf(spec))).result;
+  return (await probeOnBranch(target, call.key, call.hint, pathsOf(spec), spec.from)).result;
 }
 
 /**

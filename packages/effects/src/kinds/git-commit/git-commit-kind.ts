@@ -41,6 +41,15 @@ export function createGitCommitKind(settings: GitKindSettings = {}): AnyEffectKi
     ...GIT_CONFIG,
     check(spec, ctx) {
       if (!checkGitTarget(spec, ctx)) return;
+      if (spec.from !== undefined) {
+        if (typeof repoOf(ctx.options, spec.repo)?.url !== "string")
+          ctx.issue(
+            "from",
+            `starts a new branch on a repo on a server only (repo "${spec.repo}" has no url)`,
+          );
+        else if (spec.branch === undefined || spec.branch === spec.from)
+          ctx.issue("from", "needs a branch of its own to start (branch, not the same as from)");
+      }
       const max = ctx.limits.maxFileBytes;
       const seen = new Set<string>();
       let sized = true;
@@ -75,7 +84,7 @@ export function createGitCommitKind(settings: GitKindSettings = {}): AnyEffectKi
     aliases: gitAliases,
     knownAliases: gitKnownAliases,
     describe: (spec) =>
-      `${spec.repo}@${spec.branch ?? "(default branch)"}: ${firstLine(spec.message)} (${spec.files.length} file${spec.files.length === 1 ? "" : "s"})`,
+      `${spec.repo}@${spec.branch ?? "(default branch)"}${spec.from === undefined ? "" : ` (new from ${spec.from})`}: ${firstLine(spec.message)} (${spec.files.length} file${spec.files.length === 1 ? "" : "s"})`,
     probeable: () => true,
     targetDedup: () => true,
     queuedApplies: gitQueuedApplies,

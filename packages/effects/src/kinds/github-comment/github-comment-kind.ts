@@ -30,6 +30,7 @@ import {
   githubRepo,
   listFrom,
   repoAlias,
+  resolveGitHubOptions,
 } from "../github/github-options.js";
 
 /**
@@ -92,6 +93,7 @@ export const githubCommentKind = defineEffectKind({
   guarantee: "exactly-once-in-effect",
   spec: GitHubCommentSpecSchema,
   options: GitHubOptionsSchema,
+  resolveOptions: resolveGitHubOptions,
   configSection: "github",
   check: (spec, ctx) => checkGitHubSpec(spec, ctx.options),
   targets: (spec) => [`github:${spec.repo}#${spec.number}`],
@@ -110,9 +112,14 @@ export const githubCommentKind = defineEffectKind({
     const what = `comment on ${fullName(repo)}#${spec.number}`;
     const a = await client.send("POST", client.url(commentsPath(repo, spec.number)), what, {
       create: true,
+      scope: call.key,
       body: { body: withKeyMarker(spec.body, call.key) },
     });
-    if (a.status === 201) return itemDetail(asItem(a.body));
+    if (a.status === 201) {
+      const comment = asItem(a.body);
+      await client.identity.confirm(comment, `comment ${comment.id ?? "?"} on #${spec.number}`);
+      return itemDetail(comment);
+    }
     if (a.status === 404)
       invalid("number", `${fullName(repo)} has no issue or pull request #${spec.number}`);
     if (a.status === 403 && /locked/i.test(githubMessage(a.body)))
