@@ -88,7 +88,7 @@ export {
 } from "./kind-host.js";
 export { kindJsonSchema } from "./kind-json-schema.js";
 export type { PlaceType } from "./kind-places.js";
-export { isPlaceType, PLACE_TYPES } from "./kind-places.js";
+export { PLACE_TYPES } from "./kind-places.js";
 export type { OpenedKind, OpenKindOptions } from "./open-kind.js";
 export { openKind } from "./open-kind.js";
 export type { TransientOptions } from "./outcomes.js";

@@ -9,7 +9,3 @@ export const PLACE_TYPES = ["repo", "root", "target"] as const;
 /** One of PLACE_TYPES. */
 export type PlaceType = (typeof PLACE_TYPES)[number];
 
-/** Whether `type` is one of PLACE_TYPES. */
-export function isPlaceType(type: unknown): type is PlaceType {
-  return (PLACE_TYPES as readonly unknown[]).includes(type);
-}

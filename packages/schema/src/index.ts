@@ -17,7 +17,7 @@ export {
 } from "./config.js";
 export type { InvariantViolation } from "./config-invariants.js";
 export { checkConfigInvariants, redeliveryHorizonMs } from "./config-invariants.js";
-export { aliasMap, ms, positiveMs } from "./config-parts.js";
+export { ms, positiveMs } from "./config-parts.js";
 export type { AgentScope, CredentialConfig } from "./credentials-config.js";
 export {
   AgentScopeSchema,
