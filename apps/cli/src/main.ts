@@ -22,6 +22,7 @@ import * as submit from "./commands/submit.js";
 import * as up from "./commands/up.js";
 import * as version from "./commands/version.js";
 import { CliError, EXIT, exitHolder } from "./exit.js";
+import { setWide } from "./render/fit-table.js";
 
 /**
  * Every command module: `register(program)` adds its command (name, arguments, options, help);
@@ -67,6 +68,7 @@ export function buildProgram(): Command {
     if (global !== undefined && action.getOptionValue("config") === undefined) {
       action.setOptionValue("config", global);
     }
+    setWide(action.getOptionValue("wide") === true);
   });
   for (const c of COMMANDS) c.register(program);
   for (const cmd of program.commands) {

@@ -200,7 +200,8 @@ function lineLogger(
 ): { write(d: Buffer): void; end(): void } {
   let partial = "";
   const line = (text: string) => {
-    if (text.length > 0) log.info({ jobId: job.jobId, agent: job.agent, [stream]: text });
+    if (text.length > 0)
+      log.info({ jobId: job.jobId, agent: job.agent, [stream]: text }, `agent ${stream}`);
   };
   return {
     write(d) {

@@ -11,9 +11,10 @@ import {
   withJournal,
 } from "../context.js";
 import { nestedConfigOption as configOption } from "../options.js";
+import { clip } from "../render/fit-table.js";
 
-const short = (s: string | null | undefined, n = 80) =>
-  s === null || s === undefined ? "" : s.length > n ? `${s.slice(0, n - 1)}…` : s;
+const short = (s: string | null | undefined, n = 240) =>
+  s === null || s === undefined ? "" : clip(s, n);
 
 /** `idem dlq ls`, imported when it runs (its options and help: commands/dlq.ts). */
 export async function runDlqLs(

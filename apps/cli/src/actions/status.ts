@@ -2,6 +2,7 @@ import { LEASED_SHOWN, readLeasedJobs, readStatus } from "@idem/core";
 import { EFFECT_STATES, RUN_STATES } from "@idem/schema";
 import { formatTime, loadConfig, printJson, table } from "../context.js";
 import { withExistingJournal } from "../ops/existing-journal.js";
+import { shortOwner } from "../render/fit-table.js";
 
 /**
  * `idem status`, imported when it runs (its options and help: commands/status.ts). It reads the
@@ -29,7 +30,7 @@ export async function runStatus(opts: { json?: boolean; config?: string }): Prom
         leased.map((l) => [
           l.jobId,
           l.agent,
-          l.holder,
+          shortOwner(l.holder),
           `${formatTime(l.leaseUntil)}${l.ended ? " (ended: holder died or stalled; next claim takes it)" : ""}`,
           l.deliveries,
         ]),
