@@ -67,6 +67,7 @@ export type {
   OutputRecord,
   OutputSource,
   OutputSummary,
+  OutputsPage,
   RecordOptions,
   RecordResult,
   RejectionRecord,

@@ -1,5 +1,5 @@
 import { toOutput } from "../../domain/records.js";
-import type { OutputRecord, ReplaySelection } from "../../port/outputs.js";
+import type { OutputRecord, OutputsPage, ReplaySelection } from "../../port/outputs.js";
 import type { PostgresConnection } from "./connection.js";
 import type { OutputRow } from "./rows.js";
 import { type Condition, where } from "./where.js";
@@ -12,7 +12,7 @@ import { type Condition, where } from "./where.js";
 export async function selectOutputs(
   c: PostgresConnection,
   selection: ReplaySelection,
-  page?: { afterSeq: number; limit: number },
+  page?: OutputsPage,
 ): Promise<OutputRecord[]> {
   if (selection.jobIds !== undefined && selection.jobIds.length === 0) return [];
   const conditions: Condition[] = [
@@ -26,14 +26,17 @@ export async function selectOutputs(
   ];
   if (!selection.all && !conditions.some(Boolean)) return [];
   let limit = "";
+  const newest = page !== undefined && "beforeSeq" in page;
   if (page !== undefined) {
     if (page.limit <= 0) return [];
-    conditions.push(["o.seq > ?", page.afterSeq]);
+    conditions.push(
+      "beforeSeq" in page ? ["o.seq < ?", page.beforeSeq] : ["o.seq > ?", page.afterSeq],
+    );
     limit = `LIMIT ${Math.floor(page.limit)}`;
   }
   const w = where(conditions);
   const rows = await c.query<OutputRow>(
-    `SELECT o.* FROM outputs o ${w.sql} ORDER BY o.seq ${limit}`,
+    `SELECT o.* FROM outputs o ${w.sql} ORDER BY o.seq${newest ? " DESC" : ""} ${limit}`,
     w.args,
   );
   return rows.map(toOutput);

@@ -1,6 +1,11 @@
 import type { AgentOutput } from "@idem/schema";
 import type Database from "better-sqlite3";
-import type { OutputRecord, OutputSource, ReplaySelection } from "../../port/outputs.js";
+import type {
+  OutputRecord,
+  OutputSource,
+  OutputsPage,
+  ReplaySelection,
+} from "../../port/outputs.js";
 import { type Condition, placeholders, where } from "./where.js";
 
 /** One `outputs` row as an array, in the column order of `COLUMNS`. */
@@ -20,7 +25,7 @@ const IDS_PER_STATEMENT = 5000;
 export function selectOutputs(
   db: Database.Database,
   selection: ReplaySelection,
-  page?: { afterSeq: number; limit: number },
+  page?: OutputsPage,
 ): OutputRecord[] {
   if (selection.jobIds !== undefined && selection.jobIds.length === 0) return [];
   if (selection.jobIds !== undefined && selection.jobIds.length > IDS_PER_STATEMENT) {
@@ -32,7 +37,8 @@ export function selectOutputs(
       const chunk = ids.slice(i, i + IDS_PER_STATEMENT);
       parts.push(selectOutputs(db, { ...selection, jobIds: chunk }, page));
     }
-    const merged = parts.flat().sort((a, b) => a.seq - b.seq);
+    const newest = page !== undefined && "beforeSeq" in page;
+    const merged = parts.flat().sort((a, b) => (newest ? b.seq - a.seq : a.seq - b.seq));
     return page ? merged.slice(0, Math.max(0, page.limit)) : merged;
   }
   const conditions: Condition[] = [
@@ -50,12 +56,15 @@ export function selectOutputs(
   if (!selection.all && !conditions.some(Boolean)) return [];
   if (page !== undefined) {
     if (page.limit <= 0) return [];
-    conditions.push(["o.seq > ?", page.afterSeq]);
+    conditions.push(
+      "beforeSeq" in page ? ["o.seq < ?", page.beforeSeq] : ["o.seq > ?", page.afterSeq],
+    );
   }
   const filter = where(conditions);
+  const order = page !== undefined && "beforeSeq" in page ? "o.seq DESC" : "o.seq";
   const rows = db
     .prepare(
-      `SELECT ${COLUMNS} FROM outputs o ${filter.sql} ORDER BY o.seq${page ? " LIMIT ?" : ""}`,
+      `SELECT ${COLUMNS} FROM outputs o ${filter.sql} ORDER BY ${order}${page ? " LIMIT ?" : ""}`,
     )
     .raw(true)
     .all(...(page ? [...filter.args, page.limit] : filter.args)) as OutputTuple[];
