@@ -155,6 +155,9 @@ export const StatusReportSchema = z
     jobs: counts(JOB_STATES).describe(
       "The embedded queue's jobs, or the outbox of jobs enqueued to JetStream, by state.",
     ),
+    jobsWaiting: count.describe(
+      "Of the queued jobs, those waiting for a retry after a failed delivery (due later); `idem jobs` calls them waiting.",
+    ),
   })
   .describe("The journal's counts.");
 /** A parsed status report. */

@@ -13,7 +13,7 @@ import { type ComponentName, componentSchemas } from "./openapi-components.js";
  * the routes or their bodies change (the minor for an addition, the major with a `/v2`), so a
  * package release alone leaves `docs/openapi.json` as it is.
  */
-export const HTTP_API_VERSION = "1.1.0";
+export const HTTP_API_VERSION = "1.2.0";
 
 /** An OpenAPI document as a plain JSON object. */
 export type OpenApiDocument = Record<string, unknown>;

@@ -123,8 +123,11 @@ describe("the response schemas", () => {
       runs: zeros(["pending", "running", "failed", "done", "dead"]),
       effects: zeros(["intended", "applied", "present", "failed", "uncertain", "skipped"]),
       jobs: zeros(["queued", "running", "done", "dead"]),
+      jobsWaiting: 0,
     };
     expect(StatusReportSchema.safeParse(report).success).toBe(true);
+    const { jobsWaiting: _waiting, ...before12 } = report;
+    expect(StatusReportSchema.safeParse(before12).success).toBe(false);
     const { dead: _dead, ...runs } = report.runs;
     expect(StatusReportSchema.safeParse({ ...report, runs }).success).toBe(false);
   });

@@ -19,8 +19,32 @@ export async function runStatus(opts: { json?: boolean; config?: string }): Prom
     printJson({ ...s, leased });
     return;
   }
+  // The jobs in `idem jobs`' words: queued (due now) and waiting (for a retry) apart.
   process.stdout.write(
-    `${table(["outputs", "rejections", "dead letters", "jobs queued", "jobs running", "jobs done", "jobs dead"], [[s.outputs, s.rejections, s.deadLetters, s.jobs.queued, s.jobs.running, s.jobs.done, s.jobs.dead]])}\n`,
+    `${table(
+      [
+        "outputs",
+        "rejections",
+        "dead letters",
+        "jobs queued",
+        "jobs waiting",
+        "jobs running",
+        "jobs done",
+        "jobs dead",
+      ],
+      [
+        [
+          s.outputs,
+          s.rejections,
+          s.deadLetters,
+          s.jobs.queued - s.jobsWaiting,
+          s.jobsWaiting,
+          s.jobs.running,
+          s.jobs.done,
+          s.jobs.dead,
+        ],
+      ],
+    )}\n`,
   );
   if (leased.length > 0) {
     const more = s.jobs.running > leased.length ? ` (the first ${LEASED_SHOWN})` : "";

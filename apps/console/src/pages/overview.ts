@@ -109,7 +109,9 @@ ${leasedSection(o)}
 ${card("outputs", "outputs", s.outputs, "/outputs")}
 ${card("rejections", "rejections", s.rejections)}
 <div class="card"><div class="v" data-k="deadLetters">${dead}</div><div class="k"><a href="/dead-letters">dead letters</a>: <span data-k="deadLetters.runs">${s.runs.dead}</span> run(s), <span data-k="deadLetters.jobs">${s.deadLetters}</span> job(s)</div></div>
-${JOB_STATES.map((j) => card(`jobs.${j}`, `jobs ${j}`, s.jobs[j]))}
+${card("jobs.queued", "jobs queued (due now)", s.jobs.queued - s.jobsWaiting)}
+${card("jobs.waiting", "jobs waiting for a retry", s.jobsWaiting)}
+${JOB_STATES.filter((j) => j !== "queued").map((j) => card(`jobs.${j}`, `jobs ${j}`, s.jobs[j]))}
 </div></section>
 ${counts({
   title: "Runs (latest per output)",
