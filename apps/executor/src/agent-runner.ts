@@ -29,7 +29,7 @@ export interface McpAgentSession {
   /** Added to the agent's environment (`IDEM_MCP_URL`, `IDEM_MCP_TOKEN`, `IDEM_MCP_COMMAND`). */
   readonly env: Readonly<Record<string, string>>;
   /** Ends staging and answers the draft output: what the executor records. */
-  seal(): unknown;
+  seal(): Promise<unknown>;
   /** Stops serving; the draft is dropped. */
   close(): Promise<void>;
 }
@@ -70,7 +70,7 @@ export function createCommandRunner(
     const session = await options.mcp.open(job, context.log);
     try {
       await spawnAgent(config, job, agent, context, session.env);
-      return session.seal();
+      return await session.seal();
     } finally {
       await session.close();
     }

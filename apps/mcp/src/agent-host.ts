@@ -6,8 +6,9 @@ import { kindsOf } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import type { Logger } from "@idem/runtime";
 import type { Config, Job } from "@idem/schema";
+import { MemoryDraftStore } from "./draft-store.js";
 import { startMcpHttpServer } from "./http-server.js";
-import { JobDraft } from "./job-draft.js";
+import { type DraftOutput, JobDraft } from "./job-draft.js";
 
 /** The variables an MCP agent gets (docs/mcp.md, "Agents the executor starts"). */
 export const MCP_AGENT_ENV = {
@@ -27,7 +28,7 @@ export interface McpAgentSession {
    * Ends staging (a later call is refused) and answers the draft: the job, its agent, the summary
    * `finish` gave and the staged effects in order.
    */
-  seal(): { jobId: string; agent: string; summary?: string; effects: Record<string, unknown>[] };
+  seal(): Promise<DraftOutput>;
   /** Stops serving and forgets the secret and the draft. Idempotent. */
   close(): Promise<void>;
 }
@@ -63,7 +64,8 @@ export function createMcpAgentHost(options: McpAgentHostOptions): McpAgentHost {
   return {
     async open(job, log) {
       const kinds = kindsOf(config);
-      const draft = new JobDraft(job.jobId, job.agent, config, kinds);
+      // This run's draft, in memory: every session of the run shares it, the next run starts empty.
+      const drafts = new MemoryDraftStore();
       const secret = randomBytes(32).toString("base64url");
       const dir = mkdtempSync(join(tmpdir(), "idem-mcp-"));
       const tokenFile = join(dir, "token");
@@ -77,6 +79,7 @@ export function createMcpAgentHost(options: McpAgentHostOptions): McpAgentHost {
             journal,
             actor: options.actor,
             operatorTools: "off",
+            drafts,
             logger: log,
           },
           token: secret,
@@ -84,7 +87,6 @@ export function createMcpAgentHost(options: McpAgentHostOptions): McpAgentHost {
           port: 0,
           job: { jobId: job.jobId, agent: job.agent, input: job.input },
           finish: "seal",
-          draft,
         });
       } catch (e) {
         rmSync(dir, { recursive: true, force: true });
@@ -104,9 +106,9 @@ export function createMcpAgentHost(options: McpAgentHostOptions): McpAgentHost {
             tokenFile,
           ]),
         },
-        seal() {
-          if (!draft.isFinished) draft.finish(undefined);
-          return draft.output();
+        async seal() {
+          const draft = await JobDraft.join(drafts, job, config, kinds);
+          return draft.seal();
         },
         close() {
           closed ??= server.close().finally(() => rmSync(dir, { recursive: true, force: true }));

@@ -79,14 +79,25 @@ function inputSchemaOf(kind: Kind): EffectTool["inputSchema"] {
   return { ...input, type: "object" };
 }
 
-/** The aliases the config defines for a kind (its `knownAliases`), as "root outbox; repo site". */
-function configuredAliases(kind: Kind, registry: KindRegistry, config: Config): string {
-  let aliases: readonly { type: string; name: string }[] = [];
+/**
+ * The aliases the config defines for a kind (its `knownAliases`): undefined for a kind that does
+ * not say (or cannot), else the list, maybe empty.
+ */
+function knownAliases(
+  kind: Kind,
+  registry: KindRegistry,
+  config: Config,
+): readonly { type: string; name: string }[] | undefined {
   try {
-    aliases = kind.knownAliases?.({ config, options: registry.options(kind.name) }) ?? [];
+    return kind.knownAliases?.({ config, options: registry.options(kind.name) });
   } catch {
-    return "";
+    return undefined;
   }
+}
+
+/** The aliases the config defines for a kind, as "root outbox; repo site". */
+function configuredAliases(kind: Kind, registry: KindRegistry, config: Config): string {
+  const aliases = knownAliases(kind, registry, config) ?? [];
   const byType = new Map<string, string[]>();
   for (const a of aliases) byType.set(a.type, [...(byType.get(a.type) ?? []), a.name]);
   return [...byType].map(([type, names]) => `${type} ${names.join(", ")}`).join("; ");
@@ -107,13 +118,17 @@ function descriptionOf(kind: Kind, registry: KindRegistry, config: Config): stri
 /**
  * One tool per kind the config can use (built-in and the config's own, in the registry's order):
  * named by {@link effectToolName}, its input the kind's JSON Schema without `kind`, its description
- * the kind's own followed by what staging does and the kind's guarantee.
+ * the kind's own followed by what staging does and the kind's guarantee. A kind that names the
+ * aliases it acts on (`knownAliases`) and has none in this config (`nats.publish` without a
+ * `publish` target, `http.request` without an `http.targets` entry) gets no tool: every effect of
+ * it would be refused.
  * @throws IdemError INVALID_CONFIG when two kinds would have the same tool name (`a.b_c` and
  * `a_b.c`), naming both.
  */
 export function effectToolsOf(registry: KindRegistry, config: Config): EffectTool[] {
   const seen = new Map<string, string>();
-  return registry.kinds.map((kind) => {
+  const usable = registry.kinds.filter((k) => knownAliases(k, registry, config)?.length !== 0);
+  return usable.map((kind) => {
     const name = effectToolName(kind.name);
     const other = seen.get(name);
     if (other !== undefined)

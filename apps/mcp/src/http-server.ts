@@ -6,12 +6,23 @@ import {
   isLoopbackHost,
   serveHttp,
 } from "@idem/runtime";
-import { describeError } from "@idem/schema";
+import { describeError, isIdemError } from "@idem/schema";
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { type Context, Hono } from "hono";
-import type { JobDraft } from "./job-draft.js";
-import type { FinishMode, McpContext, SessionJob } from "./mcp-context.js";
+import {
+  type FinishMode,
+  type McpContext,
+  maxMessageBytes,
+  type SessionJob,
+} from "./mcp-context.js";
+import { guardRequests } from "./request-guard.js";
 import { resolveJob } from "./session-job.js";
+import {
+  DEFAULT_SESSION_LIMITS,
+  type RegisteredSession,
+  type SessionLimits,
+  SessionRegistry,
+} from "./session-registry.js";
 import { createSessionServer, type McpSession } from "./session-server.js";
 
 /** Where the MCP endpoint is served. */
@@ -33,12 +44,8 @@ export interface McpHttpOptions {
   /** Every session works on this job; else each on the job its URL names (`?job=<id>&agent=<name>`). */
   job?: SessionJob | undefined;
   finish: FinishMode;
-  /** The draft every session shares (with `job`); default one per session. */
-  draft?: JobDraft | undefined;
-  /** Open sessions at most; a new one beyond answers 503 (default 100). */
-  maxSessions?: number;
-  /** A session unused this long is closed when a new one starts (default 1 hour). */
-  idleMs?: number;
+  /** How many sessions are kept, and how long an idle one (default {@link DEFAULT_SESSION_LIMITS}). */
+  sessionLimits?: Partial<SessionLimits>;
 }
 
 /** The hono app of the endpoint, not listening; `close` ends every session. */
@@ -64,25 +71,40 @@ const rpcError = (code: number, message: string) => ({
   id: null,
 });
 
-interface OpenSession {
+interface OpenSession extends RegisteredSession {
   transport: WebStandardStreamableHTTPServerTransport;
-  session: McpSession;
-  lastUsed: number;
+}
+
+/**
+ * Who a request comes from, for the per-client bound: its address and a digest of its credential
+ * (never the credential itself).
+ */
+function clientOf(c: Context): string {
+  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
+  const address = env?.incoming?.socket?.remoteAddress ?? "local";
+  const credential = c.req.header("authorization");
+  return credential === undefined
+    ? address
+    : `${address} ${digest(credential).toString("hex").slice(0, 12)}`;
 }
 
 /**
  * The MCP Streamable HTTP endpoint at `/mcp` (docs/mcp.md, "Over HTTP"): one stateful session per
- * `initialize` (its `Mcp-Session-Id`), each with its own draft. Before anything, the browser guards
- * of the API: a cross-site request is refused (403), and on loopback without a token a `Host` that
- * is not a loopback name (421); then the bearer token when there is one (401). An unknown session
- * answers 404, a request without one that is not an `initialize` 400.
+ * `initialize` (its `Mcp-Session-Id`), bound to the job its URL names (`?job=`, `&agent=`,
+ * `&attempt=`), whose draft lives in `context.drafts`, so a session may end without losing
+ * anything staged: sessions are bounded and reaped as {@link SessionRegistry} says. Before
+ * anything, the browser guards of the API: a cross-site request is refused (403), and on loopback
+ * without a token a `Host` that is not a loopback name (421); then the bearer token when there is
+ * one (401). An unknown session answers 404 (the client starts a new one, as MCP says), a request
+ * without one that is not an `initialize` 400, a body over {@link maxMessageBytes} 413.
  */
 export function createMcpHttpApp(options: McpHttpOptions): McpHttpApp {
   const { context, token, finish } = options;
-  const maxSessions = options.maxSessions ?? 100;
-  const idleMs = options.idleMs ?? 3_600_000;
   const loopbackOnly = token === null && isLoopbackHost(options.host);
-  const open = new Map<string, OpenSession>();
+  const open = new SessionRegistry<OpenSession>(
+    { ...DEFAULT_SESSION_LIMITS, ...options.sessionLimits },
+    context.logger,
+  );
   const app = new Hono();
 
   app.use("*", async (c, next) => {
@@ -101,28 +123,23 @@ export function createMcpHttpApp(options: McpHttpOptions): McpHttpApp {
     await next();
   });
 
-  const closeSession = async (id: string) => {
-    const s = open.get(id);
-    open.delete(id);
-    await s?.session.server.close().catch(() => {});
-  };
-
   app.all(MCP_PATH, async (c) => {
     const id = c.req.header("mcp-session-id");
     if (id !== undefined) {
-      const s = open.get(id);
+      const s = open.use(id);
       if (!s) return c.json(rpcError(-32001, "Session not found"), 404);
-      s.lastUsed = Date.now();
       return s.transport.handleRequest(c.req.raw);
     }
     if (c.req.method !== "POST")
       return c.json(rpcError(-32000, "Bad Request: no Mcp-Session-Id; start with initialize"), 400);
-    for (const [sid, s] of open) if (Date.now() - s.lastUsed > idleMs) await closeSession(sid);
-    if (open.size >= maxSessions)
-      return c.json(rpcError(-32000, `too many open sessions (${maxSessions})`), 503);
+    const client = clientOf(c);
+    if (!(await open.makeRoom(client)))
+      return c.json(rpcError(-32000, "every open session has a call in flight: try again"), 503, {
+        "Retry-After": "1",
+      });
     const job = await jobOf(c);
     if ("refused" in job) return c.json(rpcError(-32602, job.refused), 400);
-    return start(c, job.job);
+    return start(c, job.job, client);
   });
 
   /** The session's job: the server's, else the one the URL names (`?job=`, `&agent=`). */
@@ -141,23 +158,36 @@ export function createMcpHttpApp(options: McpHttpOptions): McpHttpApp {
     }
   }
 
-  async function start(c: Context, job: SessionJob | undefined): Promise<Response> {
-    const session = createSessionServer(context, { job, finish, draft: options.draft });
+  async function start(c: Context, job: SessionJob | undefined, client: string): Promise<Response> {
+    const attemptId = c.req.query("attempt");
+    let session: McpSession;
+    try {
+      session = await createSessionServer(context, { job, finish, attemptId });
+    } catch (e) {
+      if (isIdemError(e, "INVALID_STATE")) return c.json(rpcError(-32602, e.message), 409);
+      if (isIdemError(e, "INVALID_INPUT")) return c.json(rpcError(-32602, e.message), 400);
+      throw e;
+    }
     const transport: WebStandardStreamableHTTPServerTransport =
       new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
-        // A call carries one effect at most as large as an output may be (413 beyond).
-        maxRequestBodySize: Math.max(4 * 1_048_576, 2 * context.config.limits.maxOutputBytes),
+        maxRequestBodySize: maxMessageBytes(context.config),
         onsessioninitialized: (sid) => {
-          open.set(sid, { transport, session, lastUsed: Date.now() });
+          open.add(sid, {
+            transport,
+            client,
+            busy: session.busy,
+            close: () => session.server.close(),
+          } satisfies OpenSession);
         },
-        // A DELETE from the client: the session ends, and a draft of its own with it.
-        onsessionclosed: (sid) => closeSession(sid),
+        // A DELETE from the client: the session ends (its draft stays in the store).
+        onsessionclosed: (sid) => open.end(sid),
       });
     transport.onclose = () => {
-      if (transport.sessionId !== undefined) open.delete(transport.sessionId);
+      if (transport.sessionId !== undefined) open.forget(transport.sessionId);
     };
     await session.server.connect(transport);
+    guardRequests(transport);
     const response = await transport.handleRequest(c.req.raw);
     // Not an initialize: nothing of it is kept.
     if (transport.sessionId === undefined) await session.server.close();
@@ -167,9 +197,7 @@ export function createMcpHttpApp(options: McpHttpOptions): McpHttpApp {
   return {
     app,
     sessions: () => open.size,
-    async close() {
-      await Promise.all([...open.keys()].map(closeSession));
-    },
+    close: () => open.closeAll(),
   };
 }
 

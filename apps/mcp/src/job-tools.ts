@@ -1,7 +1,8 @@
 import { readStatus, recordOutput, showJob } from "@idem/core";
-import { isIdemError } from "@idem/schema";
+import { effectKey, isIdemError } from "@idem/schema";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import type { JobDraft } from "./job-draft.js";
+import type { DraftOutput, JobDraft } from "./job-draft.js";
 import type { FinishMode, McpContext, SessionJob } from "./mcp-context.js";
 import {
   failureResult,
@@ -19,6 +20,12 @@ const FinishArguments = z.strictObject({
     .max(65_536)
     .optional()
     .describe("What the agent did, in a sentence or a few: kept with the output."),
+  allowEmpty: z
+    .boolean()
+    .optional()
+    .describe(
+      "True to finish with no effect staged, when no effect is what the job needs: without it, finish refuses an empty draft (an output with no effects spends the job).",
+    ),
 });
 
 /** Why a job tool cannot answer in a session bound to no job. */
@@ -52,8 +59,8 @@ function finishTool(ctx: McpContext, binding: JobBinding | undefined): SessionTo
       name: "finish",
       title: "Finish the job's output",
       description: recording
-        ? "Records this job's output (the staged effects, in order, and the summary) in idem's journal; from then on idem applies each effect once. First write wins: calling it again with the same output answers duplicate; another output for a recorded job is refused as a conflict. Nothing can be staged after it."
-        : "Ends this job's output (the staged effects, in order, and the summary): the idem executor records it when you exit with code 0, and idem then applies each effect once. If you fail or are killed before exiting 0, nothing is recorded and the job runs again. Nothing can be staged after it.",
+        ? "Records this job's output (the staged effects, in order, and the summary) in idem's journal; from then on idem applies each effect once. First write wins: calling it again with the same output answers duplicate; another output for a recorded job is refused as a conflict. Nothing can be staged after it. With nothing staged it refuses unless allowEmpty is true."
+        : "Ends this job's output (the staged effects, in order, and the summary): the idem executor records it when you exit with code 0, and idem then applies each effect once. If you fail or are killed before exiting 0, nothing is recorded and the job runs again. Nothing can be staged after it. With nothing staged it refuses unless allowEmpty is true.",
       inputSchema: inputSchemaOf(FinishArguments),
       annotations: { readOnlyHint: false, idempotentHint: true, openWorldHint: true },
     },
@@ -62,54 +69,85 @@ function finishTool(ctx: McpContext, binding: JobBinding | undefined): SessionTo
       const parsed = parseArguments(FinishArguments, args);
       if (!parsed.ok) return parsed.result;
       const { draft, job } = binding;
-      const f = draft.finish(parsed.value.summary);
-      const keys = draft.keys();
-      if (!recording) {
-        if (f.status === "other")
-          return toolError(
-            `conflict: job ${job.jobId}'s output was finished before with another summary; the first stands`,
-            { status: "conflict", jobId: job.jobId, code: "OUTPUT_CONFLICT" },
-          );
-        return toolResult(
-          { status: f.status === "first" ? "finished" : "duplicate", jobId: job.jobId, keys },
-          `${f.status === "first" ? "finished" : "duplicate (finished before)"}: the executor records these ${keys.length} effect(s) as your output when you exit with code 0`,
-        );
-      }
       try {
-        const r = await recordOutput({
-          journal: ctx.journal,
-          config: ctx.config,
-          kinds: ctx.kinds,
-          output: f.output,
-          source: "mcp",
-          actor: ctx.actor,
-        });
-        if (r.status === "invalid")
-          return toolError(
-            `invalid output: ${r.issues.map((i) => `${i.path || "(output)"}: ${i.message}`).join("; ")}`,
-            { status: "invalid", jobId: job.jobId, code: r.code, issues: r.issues },
+        const f = await draft.finish(parsed.value.summary, parsed.value.allowEmpty === true);
+        if (!("output" in f))
+          return toolError(f.message, {
+            status: f.status,
+            jobId: job.jobId,
+            code: "INVALID_STATE",
+          });
+        const keys = f.output.effects.map((_, i) => effectKey(job.jobId, i));
+        if (!recording) {
+          if (f.status === "other")
+            return conflict(job.jobId, "was finished before with another summary");
+          return toolResult(
+            { status: f.status === "first" ? "finished" : "duplicate", jobId: job.jobId, keys },
+            `${f.status === "first" ? "finished" : "duplicate (finished before)"}: the executor records these ${keys.length} effect(s) as your output when you exit with code 0`,
           );
-        if (r.status === "conflict")
-          return toolError(
-            `conflict: another output was recorded first for job ${job.jobId} (this one is kept in the journal's rejections); the first stands`,
-            { status: "conflict", jobId: job.jobId, code: "OUTPUT_CONFLICT" },
-          );
-        ctx.logger?.info(
-          { jobId: job.jobId, status: r.status, effects: keys.length },
-          "mcp finish",
-        );
-        return toolResult(
-          { status: r.status, jobId: job.jobId, keys },
-          r.status === "recorded"
-            ? `recorded: idem applies each of the ${keys.length} effect(s) once`
-            : "duplicate: this output was recorded before; nothing written",
-        );
+        }
+        if (f.recorded) {
+          // Recorded by an earlier finish (its effects are the journal's now): the same again is
+          // a duplicate only if the journal still holds that record.
+          const rec = await ctx.journal.outputs.get(job.jobId);
+          if (f.status === "same" && rec?.contentHash === f.recorded.contentHash)
+            return recordedAnswer(job.jobId, "duplicate", rec.output.effects.length);
+          return conflict(job.jobId, "was recorded first with another output");
+        }
+        return await record(ctx, binding, f.output, keys);
       } catch (e) {
         // Nothing was recorded (the journal could not take it): finish may be called again.
         return failureResult(e);
       }
     },
   };
+}
+
+const conflict = (jobId: string, why: string) =>
+  toolError(`conflict: job ${jobId}'s output ${why}; the first stands (first write wins)`, {
+    status: "conflict",
+    jobId,
+    code: "OUTPUT_CONFLICT",
+  });
+
+const recordedAnswer = (jobId: string, status: "recorded" | "duplicate", effects: number) =>
+  toolResult(
+    { status, jobId, keys: Array.from({ length: effects }, (_, i) => effectKey(jobId, i)) },
+    status === "recorded"
+      ? `recorded: idem applies each of the ${effects} effect(s) once`
+      : "duplicate: this output was recorded before; nothing written",
+  );
+
+/** Records the draft's output through core; the draft then keeps only the record's hash. */
+async function record(
+  ctx: McpContext,
+  binding: JobBinding,
+  output: DraftOutput,
+  keys: string[],
+): Promise<CallToolResult> {
+  const { job, draft } = binding;
+  const r = await recordOutput({
+    journal: ctx.journal,
+    config: ctx.config,
+    kinds: ctx.kinds,
+    output,
+    source: "mcp",
+    actor: ctx.actor,
+  });
+  if (r.status === "invalid")
+    return toolError(
+      `invalid output: ${r.issues.map((i) => `${i.path || "(output)"}: ${i.message}`).join("; ")}`,
+      { status: "invalid", jobId: job.jobId, code: r.code, issues: r.issues },
+    );
+  if (r.status === "conflict")
+    return conflict(
+      job.jobId,
+      "was recorded first with another output (this one is kept in the journal's rejections)",
+    );
+  const rec = await ctx.journal.outputs.get(job.jobId);
+  if (rec) await draft.recorded(rec.contentHash);
+  ctx.logger?.info({ jobId: job.jobId, status: r.status, effects: keys.length }, "mcp finish");
+  return recordedAnswer(job.jobId, r.status, keys.length);
 }
 
 function jobInputTool(ctx: McpContext, binding: JobBinding | undefined): SessionTool {
@@ -129,9 +167,9 @@ function jobInputTool(ctx: McpContext, binding: JobBinding | undefined): Session
       try {
         const row = await ctx.journal.jobs.get(job.jobId);
         if (!row)
-          return toolError(
-            `NOT_FOUND: the journal has no job ${job.jobId} (it was not enqueued through this journal): its input is with whoever asked for it`,
-            { code: "NOT_FOUND" },
+          return toolResult(
+            { jobId: job.jobId, agent: job.agent, input: null },
+            `job ${job.jobId} was not enqueued through idem's journal, so idem has no input for it: the task is what you were asked`,
           );
         return toolResult({ jobId: row.jobId, agent: row.agent, input: row.input });
       } catch (e) {
@@ -154,19 +192,19 @@ function jobOutputTool(ctx: McpContext, binding: JobBinding | undefined): Sessio
     async call() {
       if (!binding) return toolError(NO_JOB, { code: "INVALID_STATE" });
       const { job, draft } = binding;
-      const staged = {
-        effects: draft.output().effects,
-        keys: draft.keys(),
-        finished: draft.isFinished,
-      };
       try {
-        return toolResult({ recorded: await showJob(ctx.journal, job.jobId), draft: staged });
+        const staged = await draft.view();
+        try {
+          return toolResult({ recorded: await showJob(ctx.journal, job.jobId), draft: staged });
+        } catch (e) {
+          if (!isIdemError(e, "NOT_FOUND")) throw e;
+          return toolResult(
+            { recorded: null, draft: staged },
+            `no output recorded for job ${job.jobId} yet; ${staged.effects.length} effect(s) staged in its draft (attempt ${staged.attempt})`,
+          );
+        }
       } catch (e) {
-        if (!isIdemError(e, "NOT_FOUND")) return failureResult(e);
-        return toolResult(
-          { recorded: null, draft: staged },
-          `no output recorded for job ${job.jobId} yet; ${draft.size} effect(s) staged here`,
-        );
+        return failureResult(e);
       }
     },
   };

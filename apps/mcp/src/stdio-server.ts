@@ -1,20 +1,27 @@
 import type { Readable, Writable } from "node:stream";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import {
   isInitializeRequest,
   isJSONRPCRequest,
   isJSONRPCResultResponse,
   type JSONRPCMessage,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { McpContext } from "./mcp-context.js";
+import { type McpContext, maxMessageBytes } from "./mcp-context.js";
+import { guardRequests } from "./request-guard.js";
 import { createSessionServer, type SessionOptions } from "./session-server.js";
+import { BoundedStdioTransport } from "./stdio-transport.js";
 
 /** The streams a stdio server talks over: the process's own by default. */
 export interface StdioStreams {
   stdin?: Readable;
   stdout?: Writable;
 }
+
+/**
+ * The largest message the relay reads: the endpoint answers 413 beyond its own limit (which the
+ * relay passes on as a JSON-RPC error); this only bounds what the relay holds in memory.
+ */
+const BRIDGE_MAX_BYTES = 64 * 1_048_576;
 
 /** Resolves once `stdin` ends or fails: the client has gone. */
 function endOf(stdin: Readable): Promise<void> {
@@ -28,18 +35,31 @@ function endOf(stdin: Readable): Promise<void> {
 
 /**
  * Serves one MCP session over stdio (docs/mcp.md, "Over stdio"): newline-delimited JSON-RPC on
- * stdin and stdout, nothing else on stdout. Resolves when the client closes stdin, once the calls
- * in flight have answered (a `finish` recording then completes before the journal is closed).
- * @throws IdemError INVALID_CONFIG when two kinds have the same tool name.
+ * stdin and stdout, nothing else on stdout, each message at most {@link maxMessageBytes} (a longer
+ * one is answered with a JSON-RPC error and logged; the session goes on). Resolves when the client
+ * closes stdin, once every request received has been answered (or cancelled by the client) and
+ * the calls in flight have ended: a `finish` recording completes, and its answer is written,
+ * before the journal is closed.
+ * @throws IdemError INVALID_CONFIG when two kinds have the same tool name; INVALID_STATE when the
+ * attempt named was superseded or the job's draft is another agent's.
  */
 export async function serveMcpStdio(
   context: McpContext,
   options: SessionOptions & StdioStreams,
 ): Promise<void> {
   const stdin = options.stdin ?? process.stdin;
-  const session = createSessionServer(context, options);
-  await session.server.connect(new StdioServerTransport(stdin, options.stdout ?? process.stdout));
-  await endOf(stdin);
+  const session = await createSessionServer(context, options);
+  const transport = new BoundedStdioTransport(
+    stdin,
+    options.stdout ?? process.stdout,
+    maxMessageBytes(context.config),
+    context.logger,
+  );
+  const ended = endOf(stdin);
+  await session.server.connect(transport);
+  const guard = guardRequests(transport);
+  await ended;
+  await guard.drained();
   await session.settled();
   await session.server.close();
 }
@@ -48,14 +68,14 @@ export async function serveMcpStdio(
  * `idem mcp --connect URL`: a stdio MCP server for a client that starts its servers as commands,
  * relaying every message to the Streamable HTTP endpoint at `url` (an executor's per-job server)
  * with `Authorization: Bearer <token>`, and every answer back. Resolves when stdin ends (the
- * session is then ended at the endpoint). A message the endpoint cannot take is answered as a
- * JSON-RPC error naming why; nothing is staged by it.
+ * session is then ended at the endpoint), once every request relayed has been answered. A message
+ * the endpoint cannot take is answered as a JSON-RPC error naming why; nothing is staged by it.
  */
 export async function bridgeStdioToHttp(
   options: { url: URL; token: string } & StdioStreams,
 ): Promise<void> {
   const stdin = options.stdin ?? process.stdin;
-  const down = new StdioServerTransport(stdin, options.stdout ?? process.stdout);
+  const down = new BoundedStdioTransport(stdin, options.stdout ?? process.stdout, BRIDGE_MAX_BYTES);
   const up = new StreamableHTTPClientTransport(options.url, {
     requestInit: { headers: { Authorization: `Bearer ${options.token}` } },
   });
@@ -80,9 +100,13 @@ export async function bridgeStdioToHttp(
     }
     void down.send(m);
   };
+  const ended = endOf(stdin);
   await up.start();
   await down.start();
-  await endOf(stdin);
+  const guard = guardRequests(down);
+  await ended;
+  // Every request relayed is answered before the session ends (a finish in flight included).
+  await guard.drained();
   await up.terminateSession().catch(() => {});
   await up.close();
   await down.close();

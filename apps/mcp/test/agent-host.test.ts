@@ -88,7 +88,7 @@ describe("the executor's MCP host", () => {
       });
       expect(staged.structuredContent).toMatchObject({ key: "job-a/0" });
       await client.close();
-      expect(a.seal()).toEqual({
+      expect(await a.seal()).toEqual({
         jobId: "job-a",
         agent: "writer",
         effects: [{ kind: "file.write", root: "outbox", path: "a.txt", content: "a" }],
@@ -101,7 +101,7 @@ describe("the executor's MCP host", () => {
       });
       expect(refused.isError).toBe(true);
       await late.close();
-      expect(b.seal().effects).toEqual([]);
+      expect((await b.seal()).effects).toEqual([]);
     } finally {
       await a.close();
       await b.close();

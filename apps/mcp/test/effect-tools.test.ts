@@ -1,9 +1,9 @@
-// The tools made from the kind registry and the job draft they stage into, in process: the names,
-// the schemas and descriptions a model reads, the refusal of two kinds with one tool name, and the
-// draft's checks as a record's (the output's limits included).
+// The tools made from the kind registry, in process: the names, the schemas and descriptions a
+// model reads, no tool for a kind the config gives nothing to act on, and the refusal of two kinds
+// with one tool name.
 import { kindsOf, loadKinds } from "@idem/core";
 import { defineEffectKind } from "@idem/kit";
-import { effectToolName, effectToolsOf, JobDraft } from "@idem/mcp";
+import { effectToolName, effectToolsOf } from "@idem/mcp";
 import { type Config, parseConfig } from "@idem/schema";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -67,28 +67,20 @@ describe("effectToolsOf", () => {
   });
 });
 
-describe("JobDraft", () => {
-  it("checks each effect as a record would, the output's limits included, and stages nothing it refuses", async () => {
-    const config = await configWith(["acme.ticket"], { limits: { maxEffects: 2 } });
-    const draft = new JobDraft("j-1", "writer", config, kindsOf(config));
-    expect(draft.stage({ kind: "acme.ticket", text: "" })).toMatchObject({ ok: false });
-    expect(draft.stage({ kind: "acme.ticket", text: "a" })).toMatchObject({
-      ok: true,
-      key: "j-1/0",
+describe("effectToolsOf and the config", () => {
+  it("lists no tool for a kind whose known aliases the config leaves empty: every effect of it would be refused", async () => {
+    const bare = await configWith(["acme.ticket"], { roots: {} });
+    const names = effectToolsOf(kindsOf(bare), bare).map((t) => t.kind);
+    // No root, repo, publish target or HTTP target: only the kind that names no aliases.
+    expect(names).toEqual(["acme.ticket"]);
+    const some = await configWith(["acme.ticket"], {
+      publish: { events: { stream: "EVENTS", subjectPrefix: "idem.events" } },
+      http: { targets: { hooks: { baseUrl: "https://hooks.example" } } },
     });
-    expect(draft.stage({ kind: "acme.ticket", count: 2 })).toMatchObject({
-      ok: true,
-      key: "j-1/1",
-    });
-    expect(draft.stage({ kind: "acme.ticket", count: 3 })).toEqual({
-      ok: false,
-      issues: [{ path: "effects", field: "", message: "has 3 effects; limits.maxEffects is 2" }],
-    });
-    expect(draft.size).toBe(2);
-    expect(draft.finish("done").status).toBe("first");
-    expect(draft.finish("done").status).toBe("same");
-    expect(draft.finish("other")).toMatchObject({ status: "other", output: { summary: "other" } });
-    expect(draft.output().summary).toBe("done");
-    expect(draft.stage({ kind: "acme.ticket", text: "late" })).toMatchObject({ ok: false });
+    expect(
+      effectToolsOf(kindsOf(some), some)
+        .map((t) => t.kind)
+        .sort(),
+    ).toEqual(["acme.ticket", "file.write", "http.request", "nats.publish"].sort());
   });
 });

@@ -1,5 +1,6 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -142,4 +143,74 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
     if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/** Runs git in `dir` as the tests' committer; answers its stdout. */
+export function git(dir: string, ...args: string[]): string {
+  return execFileSync("git", args, {
+    cwd: dir,
+    encoding: "utf8",
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: "test",
+      GIT_AUTHOR_EMAIL: "test@localhost",
+      GIT_COMMITTER_NAME: "test",
+      GIT_COMMITTER_EMAIL: "test@localhost",
+    },
+  });
+}
+
+/** `git init -b main` in `dir` with one initial commit. */
+export function initRepo(dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  git(dir, "init", "-q", "-b", "main");
+  writeFileSync(join(dir, "README.md"), "# test\n");
+  git(dir, "add", "README.md");
+  git(dir, "commit", "-q", "-m", "initial");
+}
+
+/** The official MCP Inspector's command line (the release that runs on Node 20). */
+export const INSPECTOR = createRequire(import.meta.url).resolve(
+  "@modelcontextprotocol/inspector/cli/build/cli.js",
+);
+
+/**
+ * One call of the Inspector's CLI mode in its own process (`--cli <target> --method tools/call`),
+ * as a client that makes one call per process does; answers the tool's result it prints.
+ */
+export async function inspectorCall(
+  cwd: string,
+  target: string[],
+  tool: string,
+  args: Record<string, string> = {},
+): Promise<{ isError?: boolean; structuredContent?: Record<string, unknown> }> {
+  const pairs = Object.entries(args).map(([k, v]) => `${k}=${v}`);
+  const r = await new Promise<{ code: number; stdout: string; stderr: string }>((done, fail) => {
+    const child = spawn(
+      process.execPath,
+      [
+        INSPECTOR,
+        "--cli",
+        ...target,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        tool,
+        ...(pairs.length > 0 ? ["--tool-arg", ...pairs] : []),
+      ],
+      { cwd, env: cleanEnv(), stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString();
+    });
+    child.on("error", fail);
+    child.on("close", (code) => done({ code: code ?? 1, stdout, stderr }));
+  });
+  if (r.code !== 0) throw new Error(`the Inspector exited ${r.code}: ${r.stderr}${r.stdout}`);
+  return JSON.parse(r.stdout);
 }

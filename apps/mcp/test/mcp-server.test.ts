@@ -1,11 +1,9 @@
 // `idem mcp` (the built CLI) driven by the MCP SDK's own client, over stdio and over Streamable
 // HTTP: the tools are the registry's kinds (the config's own too), an invalid effect is a tool
 // error naming its field, a finished output is recorded once, and a second finish is a duplicate.
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { loadKinds } from "@idem/core";
-import { effectToolName } from "@idem/mcp";
-import { parseConfig } from "@idem/schema";
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
 import { tempDir } from "@idem/testing";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -22,14 +20,12 @@ beforeAll(() => {
     throw new Error("build the CLI first (npm run build)");
 });
 
-/** The tool names the registry of the config in `dir` gives: one per kind, then the job's tools. */
-async function expectedTools(dir: string): Promise<string[]> {
-  const raw = JSON.parse(readFileSync(join(dir, "idem.config.json"), "utf8")) as unknown;
-  const parsed = parseConfig(raw, { dir });
-  if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
-  const kinds = await loadKinds(parsed.config);
-  return [...kinds.names().map(effectToolName), ...JOB_TOOLS].sort();
-}
+/**
+ * The tools of the helpers' config: a tool per kind it gives something to act on (the `outbox`
+ * root; `test.note` names no aliases), none for git, NATS or HTTP (no repo, publish or HTTP
+ * target), then the job's tools.
+ */
+const EXPECTED_TOOLS = ["effect_file_write", "effect_test_note", ...JOB_TOOLS].sort();
 
 const call = async (client: Client, name: string, args: Record<string, unknown>) =>
   (await client.callTool({ name, arguments: args })) as CallToolResult;
@@ -45,9 +41,9 @@ const childEnv = (): Record<string, string> =>
  * invalid effects naming their fields, stage two valid ones with their keys, record on finish,
  * and answer a second finish as a duplicate.
  */
-async function exercise(client: Client, dir: string, jobId: string): Promise<void> {
+async function exercise(client: Client, jobId: string): Promise<void> {
   const { tools } = await client.listTools();
-  expect(tools.map((t) => t.name).sort()).toEqual(await expectedTools(dir));
+  expect(tools.map((t) => t.name).sort()).toEqual(EXPECTED_TOOLS);
   const note = tools.find((t) => t.name === "effect_test_note");
   expect(note?.description).toContain("Keeps a short note in the test's folder.");
   expect(note?.description).toContain("exactly once in effect");
@@ -100,7 +96,7 @@ async function exercise(client: Client, dir: string, jobId: string): Promise<voi
   const output = await call(client, "job_output", {});
   expect(output.structuredContent).toMatchObject({
     recorded: { output: { jobId, source: "mcp" } },
-    draft: { keys: [`${jobId}/0`, `${jobId}/1`], finished: true },
+    draft: { keys: [], finished: true, recorded: true },
   });
 }
 
@@ -140,13 +136,68 @@ describe("idem mcp over stdio", () => {
     try {
       expect(client.getServerVersion()?.name).toBe("idem");
       expect(client.getInstructions()).toContain("page-1");
-      await exercise(client, dir.path, "page-1");
+      // A job the journal never enqueued (--job with --agent): the model is not sent to
+      // job_input, which answers that idem has no input for it rather than an error.
+      expect(client.getInstructions()).not.toContain("job_input");
+      const input = await call(client, "job_input", {});
+      expect(input.isError).toBeFalsy();
+      expect(input.structuredContent).toEqual({ jobId: "page-1", agent: "writer", input: null });
+      await exercise(client, "page-1");
     } finally {
       await client.close();
     }
     await recordedOnce(dir.path, "page-1");
     const status = await idemJson<{ outputs: number; rejections: number }>(dir.path, ["status"]);
     expect(status).toMatchObject({ outputs: 1, rejections: 0 });
+  });
+
+  it("prints a client's mcpServers entry with absolute paths that starts without any PATH (a desktop client's)", async () => {
+    await using dir = await tempDir("idem-mcp-client-config-");
+    writeConfig(dir.path);
+    const r = await idem(dir.path, [
+      "mcp",
+      "--client-config",
+      "--job",
+      "desk-1",
+      "--agent",
+      "writer",
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const printed = JSON.parse(r.stdout) as {
+      mcpServers: { idem: { command: string; args: string[] } };
+    };
+    const { command, args } = printed.mcpServers.idem;
+    expect(isAbsolute(command)).toBe(true);
+    expect(isAbsolute(args[0] as string)).toBe(true);
+    expect(args.slice(1)).toEqual([
+      "mcp",
+      "--config",
+      join(realpathSync(dir.path), "idem.config.json"),
+      "--job",
+      "desk-1",
+      "--agent",
+      "writer",
+    ]);
+    // Started as a desktop client starts it: elsewhere, with no PATH at all.
+    const child = spawn(command, args, { cwd: "/", env: {}, stdio: ["pipe", "pipe", "pipe"] });
+    const answer = new Promise<string>((resolve, reject) => {
+      let out = "";
+      child.stdout.on("data", (d: Buffer) => {
+        out += d.toString();
+        if (out.includes("\n")) resolve(out);
+      });
+      child.on("error", reject);
+      child.on("exit", () => reject(new Error(`exited before answering: ${out}`)));
+    });
+    child.stdin.write(
+      `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "desktop", version: "1" } } })}\n`,
+    );
+    expect(JSON.parse(await answer)).toMatchObject({
+      id: 1,
+      result: { serverInfo: { name: "idem" } },
+    });
+    child.stdin.end();
+    await new Promise((r) => child.once("close", r));
   });
 
   it("refuses a job it cannot bind: a malformed ID, or one the journal does not know without --agent (exit 2)", async () => {
@@ -161,7 +212,7 @@ describe("idem mcp over stdio", () => {
 });
 
 describe("idem mcp --http", () => {
-  it("serves each session's job behind api.token: the same tools and records, a second session's other output a conflict", async () => {
+  it("serves each session's job behind api.token: the same tools and records, and a recorded job's staging refused at once", async () => {
     await using dir = await tempDir("idem-mcp-http-");
     writeConfig(dir.path, { api: { token: TOKEN } });
     await using server = startIdem(dir.path, ["mcp", "--http", "--port", "0"]);
@@ -179,14 +230,19 @@ describe("idem mcp --http", () => {
 
     const client = await connect("?job=page-2&agent=writer");
     try {
-      await exercise(client, dir.path, "page-2");
+      await exercise(client, "page-2");
     } finally {
       await client.close();
     }
-    // Another session on the same job stages another output: first write wins.
+    // Another session on the recorded job: staging is refused at once (first write wins), a
+    // finish with the same summary is a duplicate and with another a conflict.
     const other = await connect("?job=page-2&agent=writer");
     try {
-      await call(other, "effect_test_note", { text: "another note" });
+      const late = await call(other, "effect_test_note", { text: "another note" });
+      expect(late.isError).toBe(true);
+      expect(late.structuredContent).toMatchObject({ status: "conflict", code: "OUTPUT_CONFLICT" });
+      const same = await call(other, "finish", { summary: "a page and a note" });
+      expect(same.structuredContent).toMatchObject({ status: "duplicate", jobId: "page-2" });
       const conflict = await call(other, "finish", { summary: "something else" });
       expect(conflict.isError).toBe(true);
       expect(conflict.structuredContent).toMatchObject({ status: "conflict", jobId: "page-2" });
@@ -201,12 +257,12 @@ describe("idem mcp --http", () => {
       expect(r.structuredContent).toMatchObject({ code: "INVALID_STATE" });
       expect((await call(unbound, "journal_status", {})).structuredContent).toMatchObject({
         outputs: 1,
-        rejections: 1,
+        rejections: 0,
       });
     } finally {
       await unbound.close();
     }
-    await recordedOnce(dir.path, "page-2", 1);
+    await recordedOnce(dir.path, "page-2");
   });
 
   it("applies the API's browser guards: a cross-site request is refused, and without a token a Host that is not loopback", async () => {

@@ -1,6 +1,7 @@
 // The operators' tools of `idem mcp` (mcp.operatorTools), driven by the MCP SDK's client over
-// stdio against the built CLI: off by default, `read` the dry-run plan, the audit and the dead
-// letters, `write` replay and resolve too, each change with a reason and an actor, as on the CLI.
+// stdio against the built CLI: never in a session bound to a job, off by default, `read` the
+// dry-run plan, the audit and the dead letters, `write` replay and resolve too, each change with a
+// reason and an actor, as on the CLI.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "@idem/testing";
@@ -57,8 +58,16 @@ describe("idem mcp's operators' tools", () => {
   it("are offered as mcp.operatorTools allows, and change the journal only with a reason, recorded with the actor", async () => {
     await using dir = await tempDir("idem-mcp-ops-");
     writeConfig(dir.path);
+    // A session bound to an agent's job never has an operator's tools, whatever the setting.
+    setOperatorTools(dir.path, "write");
     await withSession(dir.path, ["--job", "op-1", "--agent", "writer"], async (call, client) => {
-      expect(await names(client)).not.toContain("replay_plan");
+      const tools = await names(client);
+      for (const operator of ["replay_plan", "audit", "dead_letters", "replay", "resolve"])
+        expect(tools).not.toContain(operator);
+      const refused = await client
+        .callTool({ name: "replay", arguments: { all: true, reason: "from a job" } })
+        .catch((e: { code?: number }) => e);
+      expect(refused).toMatchObject({ code: -32602 });
       await call("effect_file_write", { root: "outbox", path: "op-1.txt", content: "op\n" });
       expect((await call("finish", { summary: "op" })).structuredContent).toMatchObject({
         status: "recorded",
@@ -66,6 +75,10 @@ describe("idem mcp's operators' tools", () => {
     });
     const interpreted = await idem(dir.path, ["interpreter", "--once"]);
     expect(interpreted.code, interpreted.stderr).toBe(0);
+    setOperatorTools(dir.path, "off");
+    await withSession(dir.path, [], async (_call, client) => {
+      expect(await names(client)).not.toContain("replay_plan");
+    });
 
     setOperatorTools(dir.path, "read");
     await withSession(dir.path, [], async (call, client) => {

@@ -112,6 +112,19 @@ export {
   replayPlanJson,
   replayReason,
 } from "./replay/index.js";
+export type {
+  PendingRestore,
+  RecoverJournalOptions,
+  RecoveryReport,
+  RestoreResult,
+} from "./restore/index.js";
+export {
+  acceptRestoreLoss,
+  pendingRestore,
+  recoverFrom,
+  recoverJournal,
+  restoreJournal,
+} from "./restore/index.js";
 export type { JobView, PendingJobView, ShownEffect, ShownLineage } from "./show/index.js";
 export { showArchivedJob, showJob, showPendingJob } from "./show/index.js";
 export type {
@@ -119,16 +132,21 @@ export type {
   JobsListing,
   LeasedJob,
   StreamBacklog,
+  StuckHolder,
   WaitingJob,
   WaitingJobState,
 } from "./status/index.js";
 export {
   describeWaitingJob,
+  journalLockHolders,
   LEASED_SHOWN,
+  leaseHoldersPastTime,
   listJobs,
   readLeasedJobs,
   readStatus,
   readStreamBacklog,
+  readStuckHolders,
+  repoLockHolders,
   WAITING_JOB_STATES,
   waitingState,
 } from "./status/index.js";

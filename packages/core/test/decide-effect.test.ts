@@ -81,6 +81,19 @@ describe("decideEffect", () => {
     );
   });
 
+  it("takes an unknown outcome as answered by a person's settlement in a later generation, whatever came first", () => {
+    // dlq retry (or a replay) before the resolve: gen 2 inherited gen 1's doubt, then was resolved.
+    const resolvedLater = [row(1, "uncertain"), row(2, "skipped")];
+    expect(decide(blind, resolvedLater, { generation: 3 }).action).toBe("apply-unprobeable");
+    // Not answered: a later generation that failed, or was itself cut off, leaves the doubt.
+    expect(decide(blind, [row(1, "uncertain"), row(2, "failed")], { generation: 3 }).action).toBe(
+      "uncertain",
+    );
+    expect(decide(blind, [row(1, "skipped"), row(2, "intended")], { generation: 3 }).action).toBe(
+      "uncertain",
+    );
+  });
+
   it("re-sends an unprobeable kind the target deduplicates", () => {
     expect(decide(nats, [])).toEqual({ action: "apply-unprobeable" });
     expect(decide(nats, [row(2, "intended")])).toEqual({ action: "apply-unprobeable" });

@@ -99,7 +99,7 @@ describe("nats.publish (shared nats-server at 127.0.0.1:4222, through the @idem/
     }
   });
 
-  it("refuses a target whose stream is missing with TARGET_MISSING", async () => {
+  it("refuses a target whose stream is missing and cannot be made (its subjects taken) with TARGET_MISSING", async () => {
     const sb = sandbox();
     sb.config.publish.gone = { subjectPrefix: prefix, stream: `${stream}_GONE`, url: null };
     const fx = createEffects(sb.config, { natsUrl: URL, publishTransport: transport });
@@ -109,6 +109,29 @@ describe("nats.publish (shared nats-server at 127.0.0.1:4222, through the @idem/
       ).rejects.toSatisfy((e) => isIdemError(e, "TARGET_MISSING"));
     } finally {
       await fx.close();
+      sb.cleanup();
+    }
+  });
+
+  it("makes a target's stream the server does not have (a lost store), and publishes into it", async () => {
+    const sb = sandbox();
+    const lost = `${stream}_LOST`;
+    const lostPrefix = `${prefix}lost`;
+    sb.config.publish.lost = { subjectPrefix: lostPrefix, stream: lost, url: null };
+    const fx = createEffects(sb.config, { natsUrl: URL, publishTransport: transport });
+    try {
+      const spec = { kind: "nats.publish" as const, target: "lost", subject: "x", data: 1 };
+      expect(await fx.apply(spec, "n-4/0")).toMatchObject({ stream: lost, duplicate: false });
+      const info = (await jsApi(nc, `STREAM.INFO.${lost}`, {})) as unknown as {
+        config: { subjects: string[]; duplicate_window: number; storage: string };
+        state: { messages: number };
+      };
+      expect(info.config.subjects).toEqual([`${lostPrefix}.>`]);
+      expect(info.config.duplicate_window).toBe(3_600_000_000_000);
+      expect(info.state.messages).toBe(1);
+    } finally {
+      await fx.close();
+      await jsApi(nc, `STREAM.DELETE.${lost}`, {}).catch(() => {});
       sb.cleanup();
     }
   });

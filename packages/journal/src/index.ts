@@ -47,7 +47,7 @@ export type {
   JobRecord,
   JournalJobs,
 } from "./port/jobs.js";
-export type { JournalLeaseHolders } from "./port/lease-holders.js";
+export type { HeldLeases, JournalLeaseHolders } from "./port/lease-holders.js";
 export type {
   EffectRecord,
   EffectResolution,
@@ -85,6 +85,16 @@ export type { JournalStatus } from "./port/status.js";
 export type { JournalWakeUps, WorkKind } from "./port/work.js";
 export type { PostgresJournalOptions } from "./store/postgres/postgres-journal-store.js";
 export { PostgresJournalStore } from "./store/postgres/postgres-journal-store.js";
+export type { JournalLockPlace } from "./store/sqlite/lock-places.js";
+export { sqliteLockPlaces } from "./store/sqlite/lock-places.js";
+export type { RestoreMarker } from "./store/sqlite/restore-files.js";
+export {
+  checkBackupFile,
+  clearRestoreMarker,
+  putBackupInPlace,
+  readRestoreMarker,
+  restoreMarkerOf,
+} from "./store/sqlite/restore-files.js";
 export type { SqliteJournalOptions } from "./store/sqlite/sqlite-journal-store.js";
 export {
   openSqliteJournal,

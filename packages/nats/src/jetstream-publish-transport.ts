@@ -3,6 +3,7 @@ import type { NatsConnection } from "@nats-io/transport-node";
 import { natsConnectOptions } from "./connect.js";
 import { expectedPublishStream, streamCaptures } from "./expected-config.js";
 import { loadJetStream, loadTransport } from "./nats-client.js";
+import { isNotFound } from "./provisioning.js";
 
 /** One message for a publish target's stream. */
 export interface TargetMessage {
@@ -36,7 +37,10 @@ export type TargetStreamCheck =
 export interface JetStreamPublishTransport {
   /**
    * Reads the target's stream: `ok` when it captures `<subjectPrefix>.>` (`expectedPublishStream`),
-   * `missing` when it cannot be read, `uncovered` with its subjects otherwise. Read-only; not cached.
+   * `missing` when it cannot be read, `uncovered` with its subjects otherwise. A stream the server
+   * does not have (a NATS store lost with its streams) is created first, capturing
+   * `<subjectPrefix>.>` on file storage with a 1 h duplicate window (`PUBLISH_STREAM_DEFAULTS`), so
+   * publishes land again; one that exists is never changed. Not cached.
    * @throws IdemError UNAVAILABLE when it cannot connect to `url`.
    */
   checkStream(
@@ -54,6 +58,16 @@ export interface JetStreamPublishTransport {
   /** Drains every connection (closing one whose drain fails). Idempotent. */
   close(): Promise<void>;
 }
+
+/**
+ * How a publish target's stream idem creates (because the server has none: a lost store) is made:
+ * file storage, and a duplicate window as `nats.duplicateWindowMs`'s default (1 h), so a replay of
+ * a publish within it is dropped. Anything more (replicas, limits) is the owner's to set again.
+ */
+export const PUBLISH_STREAM_DEFAULTS = {
+  storage: "file",
+  duplicate_window: 3_600_000 * 1_000_000,
+} as const;
 
 /** Opens nothing until first use; see `JetStreamPublishTransport`. */
 export function createJetStreamPublishTransport(): JetStreamPublishTransport {
@@ -93,7 +107,22 @@ export function createJetStreamPublishTransport(): JetStreamPublishTransport {
       try {
         subjects = (await jsm.streams.info(expected.name)).config.subjects ?? [];
       } catch (e) {
-        return { status: "missing", cause: e };
+        if (!isNotFound(e)) return { status: "missing", cause: e };
+        try {
+          const made = await jsm.streams.add({
+            name: expected.name,
+            subjects: [expected.captures],
+            ...PUBLISH_STREAM_DEFAULTS,
+          });
+          subjects = made.config.subjects ?? [];
+        } catch (addErr) {
+          // Another process made it meanwhile: read what it made.
+          try {
+            subjects = (await jsm.streams.info(expected.name)).config.subjects ?? [];
+          } catch {
+            return { status: "missing", cause: addErr };
+          }
+        }
       }
       return streamCaptures(expected, subjects)
         ? { status: "ok" }

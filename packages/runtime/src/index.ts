@@ -25,6 +25,8 @@ export {
   parseOwnerId,
   processStartTime,
 } from "./owner-id.js";
+export type { HeldFileLock, ProcessInfo, ProcessState } from "./process-state.js";
+export { describeProcess, fileLocksOn } from "./process-state.js";
 export type { OtlpTarget, StartTelemetryOptions, TelemetryEnv } from "./start-telemetry.js";
 export { resolveOtlpTarget, startTelemetry } from "./start-telemetry.js";
 export { normalizeTraceparent, TRACEPARENT_HEADER, traceIdOf } from "./traceparent.js";

@@ -274,6 +274,7 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions): ConfigRe
   if ("url" in url) c.journal.url = url.url;
   else issues.push(url.issue);
   c.journal.archiveDir = abs(c.journal.archiveDir);
+  c.mcp.draftDir = abs(c.mcp.draftDir);
   if (c.nats === undefined && options.natsUrl)
     c.nats = NatsConfigSchema.parse({ url: options.natsUrl });
   for (const [alias, t] of Object.entries(c.http.targets)) {

@@ -1,4 +1,4 @@
-import { buildAudit, isAuditClean, openEffects } from "@idem/core";
+import { buildAudit, isAuditClean, openEffects, pendingRestore } from "@idem/core";
 import type { Command } from "commander";
 import {
   EXIT,
@@ -9,6 +9,7 @@ import {
 } from "../context.js";
 import { sinceOption } from "../options.js";
 import { printAudit } from "../render/print-audit.js";
+import { renderPendingRestore } from "../render/print-restore.js";
 
 /** `idem audit`, imported when it runs (its options and help: commands/audit.ts). */
 export async function runAudit(
@@ -27,13 +28,16 @@ export async function runAudit(
         }
       : {},
   );
-  const report = await withReadonlyJournal(config, (j) =>
-    buildAudit(config, j, effects, since),
-  ).finally(() => effects.close());
-  if (!isAuditClean(report)) exitHolder.code = EXIT.INVARIANT;
+  const { report, restore } = await withReadonlyJournal(config, async (j) => ({
+    report: await buildAudit(config, j, effects, since),
+    // A restore whose kept journal still holds outputs or jobs this one lacks: not clean yet.
+    restore: (await pendingRestore(config, j)) ?? null,
+  })).finally(() => effects.close());
+  if (!isAuditClean(report) || (restore && !restore.missing?.complete))
+    exitHolder.code = EXIT.INVARIANT;
   if (opts.json) {
-    printJson(report);
+    printJson({ ...report, restore });
     return;
   }
-  process.stdout.write(printAudit(report));
+  process.stdout.write(`${restore ? renderPendingRestore(restore) : ""}${printAudit(report)}`);
 }

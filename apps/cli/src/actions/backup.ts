@@ -33,7 +33,7 @@ export async function runBackup(
   }
   const restore = onPostgres(config)
     ? `restore: stop idem, pg_restore --clean --if-exists --dbname=${journal} ${target} (the password in PGPASSWORD), run idem doctor`
-    : `restore: stop idem, copy it over ${journal} (remove its -wal and -shm), run idem doctor`;
+    : `restore: stop idem, idem journal restore ${target} (keeps the journal in place, brings back what the backup lacks)`;
   process.stdout.write(
     `backed up ${journal}\n       to ${target} (${bytes} bytes, ${ms} ms)\n${restore}\n`,
   );

@@ -10,6 +10,7 @@ import {
   table,
   withJournal,
 } from "../context.js";
+import { withExistingJournal } from "../ops/existing-journal.js";
 import { nestedConfigOption as configOption } from "../options.js";
 import { clip } from "../render/fit-table.js";
 
@@ -22,7 +23,8 @@ export async function runDlqLs(
   cmd: Command,
 ): Promise<void> {
   const config = await loadConfigWithKinds({ config: configOption(cmd, opts) });
-  const listing = await withJournal(config, listDeadLetters);
+  // Read-only: it never waits on (or fails for) a write lock another process holds.
+  const listing = await withExistingJournal(config, listDeadLetters);
   if (opts.json) {
     printJson(listing);
     return;

@@ -13,7 +13,11 @@ export async function runDoctorCommand(
     network: opts.network ?? false,
     ...(opts.timeout !== undefined && { timeoutMs: opts.timeout }),
   });
-  if (!report.ok) exitHolder.code = EXIT.INVARIANT;
+  const violations = report.findings.filter((f) => f.severity === "violation").length;
+  const unavailable = report.findings.filter((f) => f.severity === "unavailable").length;
+  // Damage or a broken invariant is 3; a server out of reach or a lock held (nothing damaged) is 1.
+  if (violations > 0) exitHolder.code = EXIT.INVARIANT;
+  else if (unavailable > 0) exitHolder.code = EXIT.FAILED;
   if (opts.json) {
     printJson({ config: config.file, ...report });
     return;
@@ -32,11 +36,11 @@ export async function runDoctorCommand(
       )}\n`,
     );
   }
-  const violations = report.findings.filter((f) => f.severity === "violation").length;
-  const warnings = report.findings.length - violations;
+  const warnings = report.findings.length - violations - unavailable;
   const verdict =
     violations > 0 ? color.red(`${violations} violation(s)`) : color.green("no violations");
+  const held = unavailable > 0 ? `, ${color.yellow(`${unavailable} unavailable`)}` : "";
   process.stdout.write(
-    `checked ${report.checked.join(", ")}: ${verdict}, ${warnings} warning(s)\n`,
+    `checked ${report.checked.join(", ")}: ${verdict}${held}, ${warnings} warning(s)\n`,
   );
 }

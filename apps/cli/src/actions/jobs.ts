@@ -1,7 +1,18 @@
-import { type JobsListing, listJobs, readStreamBacklog, WAITING_JOB_STATES } from "@idem/core";
+import {
+  type JobsListing,
+  leaseHoldersPastTime,
+  listJobs,
+  type PendingRestore,
+  pendingRestore,
+  readStreamBacklog,
+  type StuckHolder,
+  WAITING_JOB_STATES,
+} from "@idem/core";
 import { CliError, EXIT, formatTime, loadConfig, printJson, table } from "../context.js";
 import { withExistingJournal } from "../ops/existing-journal.js";
 import { clip, isWide, shortOwner, textLine } from "../render/fit-table.js";
+import { renderPendingRestore } from "../render/print-restore.js";
+import { renderStuckHolders } from "../render/print-stuck.js";
 
 /** `idem jobs`, imported when it runs (its options and help: commands/jobs.ts). */
 export async function runJobs(opts: {
@@ -20,7 +31,9 @@ export async function runJobs(opts: {
       ...(opts.agent === undefined ? {} : { agent: opts.agent }),
     });
     const stream = await readStreamBacklog(config, { agents: read.jobs.map((j) => j.agent) });
-    return { ...read, stream: stream ?? null };
+    const stuck = (await leaseHoldersPastTime(journal)).filter((h) => h.key === "jobs");
+    const restore = (await pendingRestore(config, journal)) ?? null;
+    return { ...read, stream: stream ?? null, stuck, restore };
   });
   if (opts.json) {
     printJson(listing);
@@ -30,8 +43,8 @@ export async function runJobs(opts: {
 }
 
 /** The listing as tables for people. */
-function render(l: JobsListing): string {
-  let out = "";
+function render(l: JobsListing & { stuck: StuckHolder[]; restore: PendingRestore | null }): string {
+  let out = l.restore ? renderPendingRestore(l.restore) : "";
   if (l.jobs.length === 0) {
     out += `no job waits for an output (${l.transport === "jetstream" ? "the journal's outbox and claims" : "embedded queue"})\n`;
   } else {
@@ -79,5 +92,5 @@ function render(l: JobsListing): string {
       )}\n`;
     }
   }
-  return out;
+  return out + renderStuckHolders(l.stuck);
 }

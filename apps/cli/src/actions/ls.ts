@@ -1,5 +1,6 @@
 import type { RunState } from "@idem/schema";
-import { formatTime, loadConfig, printJson, table, withJournal } from "../context.js";
+import { formatTime, loadConfig, printJson, table } from "../context.js";
+import { withExistingJournal } from "../ops/existing-journal.js";
 import { sinceOption, stateOption } from "../options.js";
 
 /** `idem ls`, imported when it runs (its options and help: commands/ls.ts). */
@@ -18,7 +19,8 @@ export async function runLs(opts: {
     ...(opts.since !== undefined && { since: sinceOption(opts.since) as number }),
     ...(opts.limit !== undefined && { limit: opts.limit }),
   };
-  const rows = await withJournal(config, (j) => j.outputs.list(filter));
+  // Read-only: it never waits on (or fails for) a write lock another process holds.
+  const rows = await withExistingJournal(config, (j) => j.outputs.list(filter));
   if (opts.json) {
     printJson(rows);
     return;

@@ -1,7 +1,11 @@
+import { realpathSync } from "node:fs";
+import { resolve } from "node:path";
 import { kindsOf, openEffects } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import {
+  ATTEMPT_PATTERN,
   bridgeStdioToHttp,
+  FileDraftStore,
   type McpContext,
   resolveJob,
   type SessionJob,
@@ -11,7 +15,15 @@ import {
 import { assertListenAllowed, createLogger, type Logger } from "@idem/runtime";
 import { type Config, isIdemError } from "@idem/schema";
 import type { Command } from "commander";
-import { CliError, EXIT, loadConfigWithKinds, readText } from "../context.js";
+import {
+  CliError,
+  configPath,
+  EXIT,
+  loadConfig,
+  loadConfigWithKinds,
+  printJson,
+  readText,
+} from "../context.js";
 import { openVerifiedJournal } from "../ops/open-verified-journal.js";
 import { personOf } from "../ops/person.js";
 import { logFormatOption } from "../options.js";
@@ -23,10 +35,12 @@ interface McpCommandOptions {
   port?: string;
   job?: string;
   agent?: string;
+  attempt?: string;
   actor?: string;
   connect?: string;
   tokenFile?: string;
   logFormat?: string;
+  clientConfig?: boolean;
 }
 
 /** `idem mcp`, imported when it runs (its options and help: commands/mcp.ts; docs/mcp.md). */
@@ -37,9 +51,20 @@ export async function runMcp(opts: McpCommandOptions, cmd: Command): Promise<voi
   if (opts.stdio && opts.http) throw new CliError("--stdio or --http: choose one", EXIT.USAGE);
   if (opts.agent !== undefined && opts.job === undefined)
     throw new CliError("--agent names the agent of --job: give --job too", EXIT.USAGE);
+  if (opts.attempt !== undefined && (opts.job === undefined || opts.http))
+    throw new CliError(
+      "--attempt names an attempt of --job over stdio (over HTTP: &attempt= on the URL)",
+      EXIT.USAGE,
+    );
+  if (opts.attempt !== undefined && !ATTEMPT_PATTERN.test(opts.attempt))
+    throw new CliError(
+      "--attempt: 1 to 128 letters, digits, '.', '_', ':' or '-' (a run's ID, a timestamp)",
+      EXIT.USAGE,
+    );
   const http = opts.http === true;
   if (!http && (opts.host !== undefined || opts.port !== undefined))
     throw new CliError("--host and --port go with --http", EXIT.USAGE);
+  if (opts.clientConfig) return printClientConfig(opts, cmd);
   const config = await loadConfigWithKinds(cmd.optsWithGlobals());
   const host = opts.host ?? config.mcp.host;
   // Beyond loopback without a token: exit 2 before anything opens (docs/security.md).
@@ -54,8 +79,10 @@ export async function runMcp(opts: McpCommandOptions, cmd: Command): Promise<voi
   // Logs go to stderr: over stdio, stdout carries the protocol alone.
   const logger = createLogger({ name: "idem-mcp", format: logFormatOption(opts.logFormat) });
   const journal = await openVerifiedJournal(config);
-  // The targets are opened only for the operators' tools (plan, audit, resolve's probe).
-  const effects = config.mcp.operatorTools === "off" ? undefined : openEffects(config);
+  // The targets are opened only for the operators' tools (plan, audit, resolve's probe), which
+  // only a session bound to no job has.
+  const operator = opts.job === undefined && config.mcp.operatorTools !== "off";
+  const effects = operator ? openEffects(config) : undefined;
   try {
     const context: McpContext = {
       config,
@@ -63,12 +90,19 @@ export async function runMcp(opts: McpCommandOptions, cmd: Command): Promise<voi
       journal,
       actor: `${personOf(opts.actor)} (mcp)`,
       operatorTools: config.mcp.operatorTools,
+      drafts: new FileDraftStore(config.mcp.draftDir),
       effects,
       logger,
     };
     const job = await jobOption(journal, opts);
     if (!http) {
-      await serveMcpStdio(context, { job, finish: "record" });
+      try {
+        await serveMcpStdio(context, { job, finish: "record", attemptId: opts.attempt });
+      } catch (e) {
+        // A superseded attempt, a draft of another agent: refused before the session starts.
+        if (isIdemError(e, "INVALID_STATE")) throw new CliError(e.message, EXIT.FAILED);
+        throw e;
+      }
       return;
     }
     await serveHttp({ context, config, host, port, job, logger });
@@ -76,6 +110,27 @@ export async function runMcp(opts: McpCommandOptions, cmd: Command): Promise<voi
     await effects?.close();
     await journal.close();
   }
+}
+
+/**
+ * `idem mcp --client-config`: the `mcpServers` entry that starts this same idem over stdio, with
+ * absolute paths only (node, idem's script, the config): a desktop client starts its servers with
+ * a PATH of its own, where `idem` (and the `node` its script names) may not be found
+ * (`spawn idem ENOENT`).
+ */
+function printClientConfig(opts: McpCommandOptions, cmd: Command): void {
+  if (opts.http)
+    throw new CliError(
+      "--client-config prints the stdio entry; for --http a client takes the URL (docs/mcp.md)",
+      EXIT.USAGE,
+    );
+  const globals = cmd.optsWithGlobals();
+  loadConfig(globals); // exit 2 here, not in the client, for a config that cannot load
+  const script = realpathSync(resolve(process.argv[1] ?? "idem"));
+  const args = [script, "mcp", "--config", configPath(globals)];
+  if (opts.job !== undefined) args.push("--job", opts.job);
+  if (opts.agent !== undefined) args.push("--agent", opts.agent);
+  printJson({ mcpServers: { idem: { command: process.execPath, args } } });
 }
 
 /** `--port`, checked: undefined when not given. */

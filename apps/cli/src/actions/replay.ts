@@ -149,17 +149,36 @@ async function replay(
 ): Promise<void> {
   const { config, journal, effects, tracing } = session;
   const force = opts.forceUnprobeable ?? false;
-  const plan = await buildReplayPlan({
-    config,
-    journal,
-    effects,
-    selection: request.selection,
-    forceUnprobeable: force,
-    only: request.only,
-  });
+  const planNow = () =>
+    buildReplayPlan({
+      config,
+      journal,
+      effects,
+      selection: request.selection,
+      forceUnprobeable: force,
+      only: request.only,
+    });
   const say = (text: string) => (opts.json ? process.stderr : process.stdout).write(text);
+  let plan = await planNow();
+  if (opts.now && plan.busy.length > 0) {
+    // A selected output whose run still waits (a `dlq resolve` leaves the run pending for an
+    // interpreter): with --now that run is interpreted here first, then the replay is planned again.
+    say(
+      `${plan.busy.length} selected output(s) have a run in progress: interpreting what is due here first\n`,
+    );
+    await driveNow(session, plan.busy.length);
+    plan = await planNow();
+  }
   say(printPlan(plan, false));
   if (plan.jobIds.length === 0) {
+    if (plan.busy.length > 0) {
+      // Nothing replayed because every selected output is still being interpreted elsewhere, or
+      // waits for an interpreter that is not running: say so, never a silent success.
+      say(
+        `nothing was sent: every selected output still has a run in progress (${plan.busy.slice(0, 5).join(", ")}); ${opts.now ? "another interpreter holds it" : "it waits for an interpreter (idem interpreter, or run this again with --now)"}; run this replay again once idem show JOB says it is done or dead\n`,
+      );
+      exitHolder.code = EXIT.FAILED;
+    }
     if (opts.json) printJson({ ...planJson(plan), created: [] });
     return;
   }

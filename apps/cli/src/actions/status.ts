@@ -1,8 +1,9 @@
-import { LEASED_SHOWN, readLeasedJobs, readStatus } from "@idem/core";
+import { LEASED_SHOWN, readLeasedJobs, readStatus, readStuckHolders } from "@idem/core";
 import { EFFECT_STATES, RUN_STATES } from "@idem/schema";
 import { formatTime, loadConfig, printJson, table } from "../context.js";
 import { withExistingJournal } from "../ops/existing-journal.js";
 import { shortOwner } from "../render/fit-table.js";
+import { renderStuckHolders } from "../render/print-stuck.js";
 
 /**
  * `idem status`, imported when it runs (its options and help: commands/status.ts). It reads the
@@ -11,12 +12,13 @@ import { shortOwner } from "../render/fit-table.js";
  */
 export async function runStatus(opts: { json?: boolean; config?: string }): Promise<void> {
   const config = loadConfig(opts);
-  const { s, leased } = await withExistingJournal(config, async (journal) => ({
+  const { s, leased, stuck } = await withExistingJournal(config, async (journal) => ({
     s: await readStatus(journal),
     leased: await readLeasedJobs(journal),
+    stuck: await readStuckHolders(config, journal),
   }));
   if (opts.json) {
-    printJson({ ...s, leased });
+    printJson({ ...s, leased, stuck });
     return;
   }
   // The jobs in `idem jobs`' words: queued (due now) and waiting (for a retry) apart.
@@ -67,4 +69,5 @@ export async function runStatus(opts: { json?: boolean; config?: string }): Prom
   process.stdout.write(
     `effects\n${table([...EFFECT_STATES], [EFFECT_STATES.map((k) => s.effects[k])])}\n`,
   );
+  process.stdout.write(renderStuckHolders(stuck));
 }

@@ -4,7 +4,9 @@ import { lazyAction } from "../lazy-action.js";
 export function register(program: Command): void {
   const journal = program
     .command("journal")
-    .description("the journal itself: copy it to PostgreSQL");
+    .description(
+      "the journal itself: copy it to PostgreSQL, restore it from a backup, recover what a backup lacks",
+    );
   journal
     .command("copy")
     .description(
@@ -19,4 +21,27 @@ export function register(program: Command): void {
     .option("--json", "print JSON")
     .option("--config <file>", "config file (default: $IDEM_CONFIG or ./idem.config.json)")
     .action(lazyAction(async () => (await import("../actions/journal.js")).runJournalCopy));
+  journal
+    .command("restore")
+    .description(
+      "put a backup in place of the SQLite journal (the journal there is kept whole under broken/), then bring back from the kept journal every output and waiting job the backup lacks",
+    )
+    .argument("<backup>", "the backup file (idem backup)")
+    .option("--json", "print JSON")
+    .option("--config <file>", "config file (default: $IDEM_CONFIG or ./idem.config.json)")
+    .action(lazyAction(async () => (await import("../actions/journal-restore.js")).runRestore));
+  journal
+    .command("recover")
+    .description(
+      "bring back into the journal every output and waiting job another journal holds and it lacks (default: the journal a restore kept)",
+    )
+    .option("--from <path>", "the journal to read (default: the one the last restore kept)")
+    .option("--dry-run", "only say what would come back")
+    .option(
+      "--accept-loss",
+      "end a restore's notice without bringing anything back (the kept journal cannot be read)",
+    )
+    .option("--json", "print JSON")
+    .option("--config <file>", "config file (default: $IDEM_CONFIG or ./idem.config.json)")
+    .action(lazyAction(async () => (await import("../actions/journal-restore.js")).runRecover));
 }

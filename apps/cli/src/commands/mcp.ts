@@ -23,12 +23,20 @@ export function register(program: Command): void {
     )
     .option("--job <id>", "the job whose output the session stages (with --http: every session's)")
     .option("--agent <name>", "the job's agent, for a job this journal has not enqueued")
+    .option(
+      "--attempt <id>",
+      "with --job: the attempt this session works in; a name not seen before starts the job's draft again (an agent run again from the start). Default: resume the current one",
+    )
     .option("--actor <name>", "who records and acts (default $IDEM_ACTOR or $USER)")
     .option(
       "--connect <url>",
       "relay stdio to an executor's per-job MCP endpoint (what IDEM_MCP_COMMAND runs); needs --token-file",
     )
     .option("--token-file <file>", "with --connect: the file holding the endpoint's bearer token")
+    .option(
+      "--client-config",
+      "print the mcpServers entry that starts this idem over stdio, with absolute paths (for Claude Desktop, Cursor, VS Code)",
+    )
     .option("--log-format <format>", LOG_FORMAT_HELP)
     .action(lazyAction(async () => (await import("../actions/mcp.js")).runMcp));
 }

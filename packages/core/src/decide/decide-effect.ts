@@ -54,8 +54,10 @@ const PROBE: EffectDecision = Object.freeze({ action: "probe" } as const);
  * later write to the same path) -> skip (never rolled back); a probeable kind -> probe (the target is the truth, whatever the ledger says); an
  * unprobeable kind settled `applied` in an earlier generation -> skip unless forced; an unprobeable
  * kind without target dedup whose intent never got a result (this generation, or an earlier one
- * unless forced) -> uncertain, never re-sent blindly; otherwise apply without a probe (with target
- * dedup the target absorbs a repeat under the same key).
+ * not answered by a settlement in a later generation, unless forced) -> uncertain, never re-sent
+ * blindly; otherwise apply without a probe (with target dedup the target absorbs a repeat under the
+ * same key). So a `dlq resolve --skipped` of the latest generation answers the earlier attempts too,
+ * in whatever order the retries, replays and the resolve came.
  */
 export function decideEffect(input: DecideEffectInput): EffectDecision {
   const { spec, generation, ledger, effects } = input;
@@ -99,7 +101,14 @@ export function decideEffect(input: DecideEffectInput): EffectDecision {
         reason: `unprobeable and not deduplicated at its target: intent of generation ${generation} has no result`,
       };
     }
-    const unknownBefore = earlier.find((r) => UNKNOWN_OUTCOME.includes(r.state));
+    // An unknown outcome is answered by a settlement in a later generation: a person who resolved
+    // the key (`dlq resolve`) looked for it under its one Idempotency-Key, for every attempt.
+    let lastSettled = 0;
+    for (const r of earlier)
+      if (isSettledEffect(r.state) && r.generation > lastSettled) lastSettled = r.generation;
+    const unknownBefore = earlier.find(
+      (r) => UNKNOWN_OUTCOME.includes(r.state) && r.generation > lastSettled,
+    );
     if (unknownBefore && !input.forceUnprobeable) {
       return {
         action: "uncertain",

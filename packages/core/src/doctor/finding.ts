@@ -1,5 +1,9 @@
-/** A violation makes `idem doctor` exit 3; a warning is worth knowing but breaks nothing yet. */
-export type Severity = "violation" | "warning";
+/**
+ * A violation (proven damage, a broken invariant) makes `idem doctor` exit 3; `unavailable`
+ * (a server out of reach, a lock held by another process: nothing is damaged, something must
+ * come back or let go) exit 1; a warning is worth knowing but breaks nothing yet.
+ */
+export type Severity = "violation" | "unavailable" | "warning";
 
 /** One thing doctor found: plain data, rendered by a front end as a row (severity, key, finding, fix). */
 export interface Finding {

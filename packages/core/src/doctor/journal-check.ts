@@ -1,7 +1,14 @@
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { type JournalStore, openJournalStore } from "@idem/journal";
-import { type Config, isIdemError, journalLocationOf, redactUrl } from "@idem/schema";
+import {
+  type Config,
+  isIdemError,
+  type JournalLocation,
+  journalLocationOf,
+  redactUrl,
+} from "@idem/schema";
+import { journalLockHolders, leaseHoldersPastTime } from "../status/stuck-holders.js";
 import type { AddFinding } from "./finding.js";
 import { checkQueuedAgents } from "./queued-agents-check.js";
 import { checkWritableDir, nearestExisting } from "./target-checks.js";
@@ -11,8 +18,11 @@ import { checkWritableDir, nearestExisting } from "./target-checks.js";
  * opens (a file that is empty, not a journal or damaged is a violation) and passes
  * `journal.maintenance.integrity()` (whose verdict on SQLite marks the journal damaged, or clears
  * an earlier mark), its queued jobs for agents no configured agent matches, its durability setting
- * and archive folder.
- * Changes nothing in the journal; never throws (an unopenable journal is a violation).
+ * and archive folder. Damage (INTEGRITY) is a violation; a server out of reach, a write lock held
+ * by another process (named: pid, state, on this host) or any other failure to open is
+ * `unavailable`, never taken for damage. A SQLite journal locked by a frozen process is checked
+ * read-only.
+ * Changes nothing in the journal; never throws.
  */
 export async function checkJournal(config: Config, add: AddFinding): Promise<void> {
   const at = journalLocationOf(config);
@@ -27,39 +37,35 @@ export async function checkJournal(config: Config, add: AddFinding): Promise<voi
     checkWritableDir("journal.path", dirname(nearestExisting(path)), "journal folder", add);
     return;
   }
+  // A SQLite journal whose write lock a frozen process holds: named at once, and checked read-only
+  // (readers are not blocked by a writer), instead of waiting the busy timeout out to fail.
+  const frozen = "path" in at ? journalLockHolders(config) : [];
+  for (const h of frozen) add("unavailable", "journal", h.finding, h.fix);
   let problems: string[];
   try {
-    const journal: JournalStore =
-      "url" in at
-        ? await openJournalStore(at, { readonly: true })
-        : // A journal marked damaged is checked again: a pass clears the mark (integrity()).
-          await openJournalStore(at, {
-            synchronous: config.journal.synchronous,
-            allowDamaged: true,
-          });
-    try {
-      problems = await journal.maintenance.integrity();
-      await checkQueuedAgents(journal, config, add);
-    } finally {
-      await journal.close();
-    }
+    problems = await checkOpened(config, at, frozen.length > 0, add);
   } catch (e) {
-    if ("url" in at && isIdemError(e, "NOT_FOUND")) {
-      add(
-        "warning",
-        "journal.url",
-        e.message,
-        "create the tables with `idem init --journal` (the config is kept; the database must exist)",
-      );
+    if (!isIdemError(e, "LOCKED") || !("path" in at)) {
+      openFailure(e, path, at, add);
       return;
     }
-    add(
-      "violation",
-      "journal",
-      `cannot open ${path}: ${(e as Error).message}`,
-      'restore it from the latest `idem backup` (docs/runbook.md, "A damaged journal")',
-    );
-    return;
+    // Held past the busy timeout by a process that is not frozen (or not on this host).
+    const holders = journalLockHolders(config, { any: true });
+    for (const h of holders) add("unavailable", "journal", h.finding, h.fix);
+    if (holders.length === 0) {
+      add(
+        "unavailable",
+        "journal",
+        `the journal's write lock stayed held past the busy timeout (${e.message}), by a process this host cannot see (another host of a shared file system?)`,
+        "nothing says the journal is damaged: find the process that has it open (`fuser -v` on the journal and its -wal and -shm files) and let it finish or end it: the journal is whole",
+      );
+    }
+    try {
+      problems = await checkOpened(config, at, true, add);
+    } catch (again) {
+      openFailure(again, path, at, add);
+      return;
+    }
   }
   for (const p of problems) {
     add("violation", "journal", p, journalFix(p));
@@ -75,6 +81,75 @@ export async function checkJournal(config: Config, add: AddFinding): Promise<voi
   }
   if (config.journal.retentionDays !== null && existsSync(config.journal.archiveDir)) {
     checkWritableDir("journal.archiveDir", config.journal.archiveDir, "archive folder", add);
+  }
+}
+
+/**
+ * Opens the journal (read-only when `readonly`, or on PostgreSQL) and answers what
+ * `maintenance.integrity()` finds, after the queued-agents check.
+ */
+async function checkOpened(
+  config: Config,
+  at: JournalLocation,
+  readonly: boolean,
+  add: AddFinding,
+): Promise<string[]> {
+  const journal: JournalStore =
+    "url" in at
+      ? await openJournalStore(at, { readonly: true })
+      : // A journal marked damaged is checked again: a pass clears the mark (integrity()).
+        await openJournalStore(at, {
+          synchronous: config.journal.synchronous,
+          allowDamaged: true,
+          ...(readonly && { readonly: true }),
+        });
+  try {
+    const problems = await journal.maintenance.integrity();
+    await checkQueuedAgents(journal, config, add);
+    for (const h of await leaseHoldersPastTime(journal)) {
+      const stuck = h.state === "stopped" || h.state === "zombie";
+      add(stuck ? "unavailable" : "warning", h.key, h.finding, h.fix);
+    }
+    return problems;
+  } finally {
+    await journal.close();
+  }
+}
+
+/**
+ * Why the journal did not open, told apart: only proven damage (INTEGRITY) leads to a backup; a
+ * server out of reach or any other failure to open (permissions, a disk error) is `unavailable`.
+ */
+function openFailure(e: unknown, path: string, at: JournalLocation, add: AddFinding): void {
+  const message = (e as Error).message;
+  if ("url" in at && isIdemError(e, "NOT_FOUND")) {
+    add(
+      "warning",
+      "journal.url",
+      message,
+      "create the tables with `idem init --journal` (the config is kept; the database must exist)",
+    );
+  } else if (isIdemError(e, "INTEGRITY")) {
+    add(
+      "violation",
+      "journal",
+      `cannot open ${path}: ${message}`,
+      'it is damaged: restore it from the latest `idem backup` (docs/runbook.md, "A damaged journal")',
+    );
+  } else if (isIdemError(e, "UNAVAILABLE")) {
+    add(
+      "unavailable",
+      "journal",
+      `cannot reach the journal: ${message}`,
+      'nothing says it is damaged: wait for the PostgreSQL server to come back, or bring it back (docs/runbook.md, "PostgreSQL is down"), then run `idem doctor` again: the journal is whole on the server',
+    );
+  } else {
+    add(
+      "unavailable",
+      "journal",
+      `cannot open ${path}: ${message}`,
+      "nothing says it is damaged: check the file's permissions, the disk and its free space (`ls -l`, `df`), then run `idem doctor` again",
+    );
   }
 }
 

@@ -79,11 +79,13 @@ export async function checkNats(
       try {
         const state = await inspectPublishStream(c, t);
         if (state === "missing") {
+          // The next nats.publish to the target makes it (capturing the prefix, 1 h duplicate
+          // window): a warning, as for the jobs stream an executor makes.
           findings.push({
-            severity: "violation",
+            severity: "warning",
             key: `${key}.stream`,
-            finding: `stream ${t.stream} does not exist on ${url}`,
-            fix,
+            finding: `stream ${t.stream} does not exist on ${url} (a new server, or a lost store): the next nats.publish to ${key} makes it`,
+            fix: `nothing, or make it as you want it first (${fix.replace("create it: ", "")} --dupe-window 1h); anything it held before is gone`,
           });
         } else if (!state.captures) {
           findings.push({

@@ -1,4 +1,5 @@
 import { type Config, checkConfigInvariants, redactUrl } from "@idem/schema";
+import { repoLockHolders } from "../status/stuck-holders.js";
 import type { AddFinding, Finding } from "./finding.js";
 import { checkJournal } from "./journal-check.js";
 import { checkKinds } from "./kind-checks.js";
@@ -12,7 +13,10 @@ import {
 
 /** What `idem doctor` found, as plain data (its `--json` shape, with the config file added). */
 export interface DoctorReport {
-  /** False when any finding is a violation (`idem doctor` exits 3). */
+  /**
+   * False when any finding is a violation (`idem doctor` exits 3) or `unavailable` (a server out
+   * of reach, a lock held: exit 1 when there is no violation).
+   */
   ok: boolean;
   /** What was checked, in order, for the human summary. */
   checked: string[];
@@ -34,7 +38,8 @@ export interface DoctorOptions {
  * configured. Changes nothing: a missing journal is reported, not created; NATS is only read.
  * Safe to run at any time, beside running processes, as often as wanted. No finding shows a URL's
  * credentials (`redactUrl`, docs/security.md).
- * Never throws for what it finds: an unopenable journal or unreachable server is a violation.
+ * Never throws for what it finds: a damaged journal is a violation; a journal server out of reach
+ * or a lock held by another process is `unavailable`, never taken for damage.
  */
 export async function runDoctor(
   config: Config,
@@ -55,6 +60,8 @@ export async function runDoctor(
     checked.push(`repo ${alias}`);
     await checkRepo(alias, repo, add);
   }
+  // A repository lock a frozen (or gone) process keeps: nothing is applied there until it is free.
+  for (const h of await repoLockHolders(config)) add("unavailable", h.key, h.finding, h.fix);
   for (const [alias, root] of Object.entries(config.roots)) {
     checked.push(`root ${alias}`);
     checkWritableDir(`roots.${alias}`, root.path, "root", add);
@@ -93,5 +100,5 @@ export async function runDoctor(
     finding: redactUrl(f.finding),
     fix: redactUrl(f.fix),
   }));
-  return { ok: !findings.some((f) => f.severity === "violation"), checked, findings: shown };
+  return { ok: !findings.some((f) => f.severity !== "warning"), checked, findings: shown };
 }

@@ -10,3 +10,10 @@ export type {
 export { describeWaitingJob, listJobs, WAITING_JOB_STATES, waitingState } from "./list-jobs.js";
 export { readStatus } from "./read-status.js";
 export { readStreamBacklog } from "./stream-backlog.js";
+export type { StuckHolder } from "./stuck-holders.js";
+export {
+  journalLockHolders,
+  leaseHoldersPastTime,
+  readStuckHolders,
+  repoLockHolders,
+} from "./stuck-holders.js";

@@ -175,7 +175,9 @@ export class GitRepo {
   }
 
   /**
-   * For audit: every `Idem-Effect` key reachable from `branch` and its commits, in one scan.
+   * For audit: every `Idem-Effect` key reachable from `branch` and its commits, in one scan; a
+   * commit a later one reverts (`git revert`, not reverted again) is left out, so reverting one
+   * copy of a duplicate clears it (reverting the only copy leaves the key absent: drift).
    * @throws IdemError SANDBOX_VIOLATION for a branch that is not allowed.
    */
   async trailers(branch: string): Promise<Map<string, string[]>> {
@@ -183,7 +185,17 @@ export class GitRepo {
     await this.syncRemote(branch);
     const head = await this.head(branch);
     if (head === null) return new Map();
-    return this.keys.scanRange([head]);
+    const [keys, reverted] = await Promise.all([
+      this.keys.scanRange([head]),
+      this.keys.revertedIn([head]),
+    ]);
+    if (reverted.size === 0) return keys;
+    for (const [key, commits] of keys) {
+      const kept = commits.filter((c) => !reverted.has(c));
+      if (kept.length === 0) keys.delete(key);
+      else keys.set(key, kept);
+    }
+    return keys;
   }
 
   /**

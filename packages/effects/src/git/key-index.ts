@@ -67,6 +67,37 @@ export class KeyIndex {
   }
 
   /**
+   * The commits of a range that a later commit in it reverts and that stay reverted: `git revert`
+   * writes `This reverts commit <sha>.` in its message; a revert that is itself reverted puts its
+   * commit back. One `git log --grep` of the range.
+   */
+  async revertedIn(range: string[]): Promise<Set<string>> {
+    const { stdout } = await runGit(this.objects.path, [
+      "log",
+      "--format=%H%x00%B%x00",
+      "--grep=^This reverts commit [0-9a-f]",
+      ...range,
+      "--",
+    ]);
+    const reverts = new Map<string, string>();
+    const parts = stdout.toString("utf8").split("\0");
+    for (let i = 0; i + 1 < parts.length; i += 2) {
+      const sha = (parts[i] as string).trim();
+      const target = /^This reverts commit ([0-9a-f]{40,64})\b/m.exec(parts[i + 1] as string)?.[1];
+      if (sha && target) reverts.set(sha, target);
+    }
+    const reverted = new Set<string>();
+    const isReverted = (sha: string, depth = 0): boolean => {
+      if (depth > 64) return false;
+      for (const [revert, target] of reverts)
+        if (target === sha && !isReverted(revert, depth + 1)) return true;
+      return false;
+    };
+    for (const target of new Set(reverts.values())) if (isReverted(target)) reverted.add(target);
+    return reverted;
+  }
+
+  /**
    * The `git log` of a range, one `%H NUL %B NUL` entry per commit carrying a key. `large` (a whole
    * branch): git writes to a temporary file instead of a pipe, so a busy event loop (a replay plan
    * reading the journal meanwhile) never stalls it on a full pipe; the file is read once at the end

@@ -5,6 +5,12 @@
  */
 export interface JournalLeaseHolders {
   /**
+   * Each owner of leases of running rows with how many it holds and when the first of them ends
+   * (or ended), epoch ms: for an operator's view of who holds what, past its time or not. Read
+   * through the index of unfinished rows, as `leaseOwners`. Read-only.
+   */
+  heldLeases(): Promise<HeldLeases[]>;
+  /**
    * The distinct owners of the leases of running rows, expired or not, read through the index of
    * unfinished rows (its cost follows the work in flight, not the journal's history). Read-only.
    */
@@ -17,4 +23,14 @@ export interface JournalLeaseHolders {
    * on its own: a lost write leaves the lease to run out as it would have.
    */
   expireLeasesOf(owners: readonly string[]): Promise<number>;
+}
+
+/** One owner's leases (see `JournalLeaseHolders.heldLeases`). */
+export interface HeldLeases {
+  owner: string;
+  count: number;
+  /** When its first lease ends or ended, epoch ms (the journal's clock). */
+  firstUntil: number;
+  /** One job it holds (the one whose lease ends first), for the operator's `idem show`. */
+  jobId: string;
 }

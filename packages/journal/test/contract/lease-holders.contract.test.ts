@@ -46,6 +46,13 @@ describe.each(STORES.map((make) => [make().name, make] as const))(
       const c = await j.runs.claim(claimAs("dead-1"));
       expect([a, b, c].map((x) => x?.output.jobId)).toEqual(["a", "b", "c"]);
       expect((await j.runs.leaseOwners()).sort()).toEqual(["alive", "dead-1"]);
+      const held = await j.runs.heldLeases();
+      expect(held.map((h) => [h.owner, h.count, h.jobId]).sort()).toEqual([
+        ["alive", 1, "b"],
+        ["dead-1", 2, "a"],
+      ]);
+      const untilA = (await j.runs.latest("a"))?.leaseUntil;
+      expect(held.find((h) => h.owner === "dead-1")?.firstUntil).toBe(untilA);
       expect(await j.runs.claim(claimAs("next"))).toMatchObject({ output: { jobId: "d" } });
 
       expect(await j.runs.expireLeasesOf([])).toBe(0);
@@ -79,6 +86,10 @@ describe.each(STORES.map((make) => [make().name, make] as const))(
       const second = await j.jobs.claimNext({ owner: "alive", leaseMs: LONG });
       expect([first?.job.jobId, second?.job.jobId]).toEqual(["q-1", "q-2"]);
       expect((await j.jobs.leaseOwners()).sort()).toEqual(["alive", "dead-1"]);
+      expect((await j.jobs.heldLeases()).map((h) => [h.owner, h.count, h.jobId]).sort()).toEqual([
+        ["alive", 1, "q-2"],
+        ["dead-1", 1, "q-1"],
+      ]);
       expect(await j.jobs.claimNext({ owner: "next", leaseMs: LONG })).toBeUndefined();
       expect(await j.jobs.claim(job("q-1"), { owner: "next", leaseMs: LONG })).toMatchObject({
         status: "held",

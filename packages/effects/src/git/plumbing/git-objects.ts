@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, promises as fs, mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { promises as fs, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { deflateSync } from "node:zlib";
+import { deflateSync, inflateSync } from "node:zlib";
 
 /** The hash of a repository's object format. */
 export type ObjectFormat = "sha1" | "sha256";
@@ -43,7 +43,9 @@ export interface LooseObject {
 /**
  * Writes a loose object the way git does (deflated `type size\0body` in objects/xx/rest, through a
  * temporary file, so a crash never leaves a torn object), fsynced when `durable`.
- * Idempotent: an object that exists is left alone. Returns the oid.
+ * Idempotent: an object that exists whole is left alone. One that exists but is not whole (a power
+ * loss after writes that were not fsynced leaves files empty or torn under their names) is written
+ * again: a new commit never builds on an object git cannot read. Returns the oid.
  */
 export async function writeLooseObject(object: LooseObject): Promise<string> {
   const { objectsDir, format, type, body, durable } = object;
@@ -54,12 +56,7 @@ export async function writeLooseObject(object: LooseObject): Promise<string> {
     writeLooseObjectNow(dir, file, type, body);
     return oid;
   }
-  try {
-    await fs.access(file);
-    return oid;
-  } catch {
-    // absent: write it
-  }
+  if (isWhole(file, type, body)) return oid;
   await fs.mkdir(dir, { recursive: true });
   const tmp = join(dir, `tmp_obj_idem_${randomBytes(6).toString("hex")}`);
   const data = deflateSync(Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]), {
@@ -83,8 +80,32 @@ export async function writeLooseObject(object: LooseObject): Promise<string> {
  */
 export const SYNC_WRITE_LIMIT = 1 << 20;
 
+/**
+ * Whether the loose object at `file` holds exactly `type size\0body`: absent, empty, torn or other
+ * bytes are not whole. Reads it only when it exists (a repeat of an object already written).
+ */
+function isWhole(file: string, type: string, body: Uint8Array): boolean {
+  let data: Buffer;
+  try {
+    data = readFileSync(file);
+  } catch {
+    return false;
+  }
+  try {
+    const raw = inflateSync(data);
+    const header = Buffer.from(`${type} ${body.length}\0`);
+    return (
+      raw.length === header.length + body.length &&
+      raw.subarray(0, header.length).equals(header) &&
+      raw.subarray(header.length).equals(body)
+    );
+  } catch {
+    return false;
+  }
+}
+
 function writeLooseObjectNow(dir: string, file: string, type: string, body: Uint8Array): void {
-  if (existsSync(file)) return;
+  if (isWhole(file, type, body)) return;
   mkdirSync(dir, { recursive: true });
   const tmp = join(dir, `tmp_obj_idem_${randomBytes(6).toString("hex")}`);
   const data = deflateSync(Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body]), {

@@ -24,6 +24,24 @@ export function postgresLeaseHolders(
       return rows.map((r) => r.owner);
     },
 
+    async heldLeases() {
+      const rows = await c.query<{ owner: string; count: unknown; first: unknown; job: string }>(
+        `SELECT DISTINCT ON (lease_owner) lease_owner AS owner,
+                COUNT(*) OVER (PARTITION BY lease_owner) AS count,
+                lease_until AS first, job_id AS job
+           FROM ${table} WHERE ${held} AND lease_owner IS NOT NULL
+          ORDER BY lease_owner, lease_until`,
+      );
+      return rows
+        .map((r) => ({
+          owner: r.owner,
+          count: Number(r.count),
+          firstUntil: Number(r.first),
+          jobId: r.job,
+        }))
+        .sort((a, b) => a.firstUntil - b.firstUntil);
+    },
+
     async expireLeasesOf(owners) {
       if (owners.length === 0) return 0;
       const rows = await c.query<{ id: unknown }>(

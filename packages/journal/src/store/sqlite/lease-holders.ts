@@ -1,5 +1,5 @@
 import { ACTIVE_RUN_STATES, sqlStateList, UNFINISHED_JOB_STATES } from "../../domain/states.js";
-import type { JournalLeaseHolders } from "../../port/lease-holders.js";
+import type { HeldLeases, JournalLeaseHolders } from "../../port/lease-holders.js";
 import type { SqliteConnection } from "./connection.js";
 
 /** Each leased table, with its partial index of unfinished rows and the states that index holds. */
@@ -25,6 +25,22 @@ export function sqliteLeaseHolders(
         )
         .all() as { owner: string }[];
       return rows.map((r) => r.owner);
+    },
+
+    async heldLeases() {
+      const on = (t: string) => `${t}.state IN ${unfinished} AND ${t}.state = 'running'`;
+      const rows = c
+        .st(
+          `SELECT t.lease_owner AS owner, COUNT(*) AS count, MIN(t.lease_until) AS firstUntil,
+                  (SELECT f.job_id FROM ${table} AS f INDEXED BY ${index}
+                    WHERE ${on("f")} AND f.lease_owner = t.lease_owner
+                    ORDER BY f.lease_until LIMIT 1) AS jobId
+             FROM ${table} AS t INDEXED BY ${index}
+            WHERE ${on("t")} AND t.lease_owner IS NOT NULL
+            GROUP BY t.lease_owner ORDER BY firstUntil`,
+        )
+        .all() as HeldLeases[];
+      return rows.map((r) => ({ ...r, count: Number(r.count), firstUntil: Number(r.firstUntil) }));
     },
 
     async expireLeasesOf(owners) {
