@@ -6,13 +6,14 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { effectTargetsOf } from "@idem/effects";
-import { type JournalStore, openSqliteJournal } from "@idem/journal";
+import { type JournalStore, openJournalStore, openSqliteJournal } from "@idem/journal";
 import {
   type AgentOutput,
   type Config,
   EFFECT_TRAILER,
   type EffectSpec,
   effectKey,
+  journalLocationOf,
   parseConfig,
 } from "@idem/schema";
 
@@ -60,7 +61,7 @@ export interface Workspace {
   raw: Record<string, unknown>;
 }
 
-/** A workspace in `dir`: repos/site (main, one initial commit), outbox/, idem.config.json. */
+/** A workspace in `dir`: repos/site (main, one initial commit), outbox/, idem.config.json, its journal. */
 export async function createWorkspace(
   dir: string,
   interpreter: Record<string, unknown> = {},
@@ -93,6 +94,8 @@ export async function createWorkspace(
   writeFileSync(configFile, JSON.stringify(raw, null, 2));
   const parsed = parseConfig(raw, { dir, file: configFile });
   if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+  // Its journal made, as idem init makes it: no command but init creates one.
+  await (await openJournalStore(journalLocationOf(parsed.config), { create: true })).close();
   return { dir, repoPath, docsPath, outboxPath, configFile, config: parsed.config, raw };
 }
 

@@ -6,7 +6,6 @@ import {
   type Config,
   describeJsonError,
   exitCodeOfError,
-  isIdemError,
   journalLocationOf,
   parseConfig,
   redactUrl,
@@ -87,60 +86,16 @@ export function journalLocation(config: Config): string {
 export const onPostgres = (config: Config): boolean => "url" in journalLocationOf(config);
 
 /**
- * Opens the config's journal with the adapter it names, creating it (SQLite: the file; PostgreSQL:
- * the tables) and applying migrations when missing.
+ * Opens the config's journal with the adapter it names, applying pending migrations, and never
+ * creates it: only `idem init` does (issue 42). A missing SQLite file, or a PostgreSQL database
+ * without the journal's tables, is INTEGRITY (exit 3) naming where and docs/runbook.md "A lost
+ * journal", and nothing is created (not even `.idem/`).
  */
 export async function openConfiguredJournal(config: Config): Promise<JournalStore> {
-  return openJournalStore(journalLocationOf(config), { synchronous: config.journal.synchronous });
-}
-
-/**
- * Opens the config's journal, refusing to create it: for commands that act on an existing journal
- * only (`idem backup`). On PostgreSQL a database without the journal's tables is refused too.
- */
-export async function openExistingJournal(config: Config): Promise<JournalStore> {
-  const at = journalLocationOf(config);
-  if ("url" in at) {
-    // Proves the tables are there without creating them, then opens for writing.
-    await (await openJournalStore(at, { readonly: true })).close();
-  } else if (!existsSync(at.path)) {
-    throw new CliError(`no journal at ${at.path}`, EXIT.FAILED);
-  }
-  return openConfiguredJournal(config);
-}
-
-/**
- * Runs `fn` with the config's journal opened read-only: nothing it does can write, so a dry run or
- * an audit leaves the journal as it was. SQLite: the file opened read-only. PostgreSQL: every
- * session `default_transaction_read_only`, so the server itself refuses a write. A missing journal
- * is an error, never created.
- */
-export async function withReadonlyJournal<T>(
-  config: Config,
-  fn: (journal: JournalStore) => Promise<T>,
-): Promise<T> {
-  const at = journalLocationOf(config);
-  if ("path" in at && !existsSync(at.path)) {
-    throw new CliError(`no journal at ${at.path} (run idem init, or check --config)`);
-  }
-  const journal =
-    "url" in at
-      ? await openReadonlyPostgres(at.url)
-      : await openJournalStore(at, { readonly: true });
-  try {
-    return await fn(journal);
-  } finally {
-    await journal.close();
-  }
-}
-
-async function openReadonlyPostgres(url: string): Promise<JournalStore> {
-  try {
-    return await openJournalStore({ url }, { readonly: true });
-  } catch (e) {
-    if (isIdemError(e, "NOT_FOUND")) throw new CliError(e.message);
-    throw e;
-  }
+  return openJournalStore(journalLocationOf(config), {
+    synchronous: config.journal.synchronous,
+    create: false,
+  });
 }
 
 /** Runs `fn` with the journal open and closes it afterwards. */

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { openSqliteJournal } from "@idem/journal";
 import { ManualClock } from "@idem/schema";
@@ -71,6 +71,7 @@ describe("idem backup", () => {
 
 describe("idem prune", () => {
   it("does nothing and says so when journal.retentionDays is not set", async () => {
+    rmSync(join(ws.dir, ".idem"), { recursive: true });
     const r = await idem(["prune", "--config", ws.config]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("retentionDays is not set");

@@ -45,7 +45,7 @@ describe("idem console", () => {
   });
 
   it("refuses --host 0.0.0.0 without api.token with exit 2, naming api.token and --host, before opening anything", async () => {
-    ws = workspace({});
+    ws = workspace({}, { journal: false });
     const r = await idem(["console", "--host", "0.0.0.0", "--port", "0", "--config", ws.config]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("api.token");

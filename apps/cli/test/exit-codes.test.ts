@@ -27,7 +27,7 @@ describe("the CLI's exit codes", () => {
   });
 
   it("exits 3 (INTEGRITY) for a journal file that is not a journal, 2 (INVALID_CONFIG) for a bad key", async () => {
-    mkdirSync(join(ws.dir, ".idem"));
+    mkdirSync(join(ws.dir, ".idem"), { recursive: true });
     writeFileSync(
       join(ws.dir, ".idem/journal.db"),
       "not a database at all, just text ".repeat(100),

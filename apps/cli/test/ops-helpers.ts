@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { SqliteJournalStore } from "@idem/journal";
 
 /** The committed bin shim; suites that spawn it need `npx tsc -b apps/cli` first. */
 export const IDEM_BIN = resolve(dirname(fileURLToPath(import.meta.url)), "../bin/idem.js");
@@ -59,7 +60,11 @@ export interface Workspace {
   remove(): void;
 }
 
-export function workspace(config: unknown = {}): Workspace {
+/**
+ * A temp folder with `config` as its idem.config.json and, unless `journal` is false, the SQLite
+ * journal the config names made (as `idem init` would: no other command creates one).
+ */
+export function workspace(config: unknown = {}, options: { journal?: boolean } = {}): Workspace {
   const dir = mkdtempSync(join(tmpdir(), "idem-ops-"));
   const file = join(dir, "idem.config.json");
   const ws: Workspace = {
@@ -73,6 +78,11 @@ export function workspace(config: unknown = {}): Workspace {
     },
   };
   ws.writeConfig(config);
+  const journal = (config as { journal?: { path?: string; url?: string } }).journal;
+  if (options.journal !== false && journal?.url === undefined) {
+    // Closed at once: nothing of it is left open (close answers after the handle is closed).
+    void SqliteJournalStore.open(resolve(dir, journal?.path ?? ".idem/journal.db")).close();
+  }
   return ws;
 }
 

@@ -64,7 +64,10 @@ export class RunPool {
   private start(claim: Claim, claimedAt: number, ended: RunEnded): void {
     const id = ++this.seq;
     const runId = claim.run.id;
-    const follows = this.options.turns.join(runId, claim.run.targets);
+    const follows = this.options.turns.join(
+      { id: runId, token: claim.lease.token },
+      claim.run.targets,
+    );
     if (!follows) this.heads.add(id);
     const run = this.options.interpret(claim, claimedAt).finally(() => {
       this.running.delete(id);

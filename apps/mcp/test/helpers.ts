@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { SqliteJournalStore } from "@idem/journal";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
@@ -23,7 +24,8 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 
 /**
  * Writes a workspace's idem.config.json in `dir`: an `outbox` root (the folder made), the
- * `test.note` kind (its notes under `notes/`), and what `extra` sets on top (each section replaced).
+ * `test.note` kind (its notes under `notes/`), and what `extra` sets on top (each section replaced);
+ * and its SQLite journal, as `idem init` makes it.
  */
 export function writeConfig(dir: string, extra: Record<string, unknown> = {}): string {
   const config = {
@@ -35,6 +37,9 @@ export function writeConfig(dir: string, extra: Record<string, unknown> = {}): s
   mkdirSync(join(dir, "outbox"), { recursive: true });
   const file = join(dir, "idem.config.json");
   writeFileSync(file, `${JSON.stringify(config, null, 2)}\n`);
+  // Its journal made, as idem init makes it: no other command creates one.
+  const journal = config.journal as { path?: string };
+  if (journal.path !== undefined) void SqliteJournalStore.open(resolve(dir, journal.path)).close();
   return file;
 }
 

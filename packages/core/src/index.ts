@@ -125,8 +125,20 @@ export {
   recoverJournal,
   restoreJournal,
 } from "./restore/index.js";
-export type { JobView, PendingJobView, ShownEffect, ShownLineage } from "./show/index.js";
-export { showArchivedJob, showJob, showPendingJob } from "./show/index.js";
+export type {
+  DamagedJobView,
+  JobView,
+  PendingJobView,
+  ShownEffect,
+  ShownLineage,
+} from "./show/index.js";
+export {
+  damagedOutputProblem,
+  showArchivedJob,
+  showDamagedJob,
+  showJob,
+  showPendingJob,
+} from "./show/index.js";
 export type {
   ConsumerBacklog,
   JobsListing,

@@ -47,6 +47,7 @@ export {
   effectTargetsOf,
   kindOf,
   knownAliasesOf,
+  recordedSpecsProblem,
   supersedeKeyOf,
   targetsOfEffect,
 } from "./registry/check-effects.js";

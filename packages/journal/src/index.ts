@@ -6,9 +6,12 @@ export type {
   JournalCopyTableReport,
 } from "./copy/index.js";
 export { COPY_TABLES, copyJournal } from "./copy/index.js";
+export { DROPPED_BODY, REJECTED_BODIES_PER_JOB } from "./domain/decisions.js";
 export type { JournalEventType } from "./domain/events.js";
 export { deadLetterEvent, effectEvent, JOURNAL_EVENTS } from "./domain/events.js";
 export { jobInput } from "./domain/job-input.js";
+export { LOST_JOURNAL_ENTRY, missingJournal } from "./domain/missing-journal.js";
+export { DAMAGED_OUTPUT_ENTRY, damageMessage } from "./domain/output-damage.js";
 export type {
   ActiveRunState,
   EffectState,
@@ -62,6 +65,7 @@ export type {
   PruneResult,
 } from "./port/maintenance.js";
 export type {
+  DamagedOutput,
   JournalOutputs,
   ListFilter,
   OutputRecord,

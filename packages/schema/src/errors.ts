@@ -6,8 +6,9 @@ import { redactUrl } from "./redact-url.js";
  * `transient` (I/O, lock, timeout, unavailable), `infrastructure` (crash, lost lease, out of disk),
  * `validation` (the output or spec is impossible), `conflict` (the target moved), `uncertain` (the
  * outcome is unknown: a human decides), `logic` (anything else), and `unknown-agent` (a job for an
- * agent that no `agents.<name>` of the executor that took it names: dead-lettered at once). Only
- * `transient` and `infrastructure` are retried.
+ * agent that no `agents.<name>` of the executor that took it names: dead-lettered at once), and
+ * `integrity` (what the journal holds is damaged: a recorded output that cannot be read, or does
+ * not match its shape; never interpreted). Only `transient` and `infrastructure` are retried.
  */
 export const FAILURE_CLASSES = [
   "transient",
@@ -17,6 +18,7 @@ export const FAILURE_CLASSES = [
   "uncertain",
   "logic",
   "unknown-agent",
+  "integrity",
 ] as const;
 /** One of FAILURE_CLASSES. */
 export type FailureClass = (typeof FAILURE_CLASSES)[number];
@@ -80,7 +82,7 @@ export const ERROR_CODES = {
   OUTCOME_UNKNOWN: { class: "uncertain", http: 502, exit: FAILED },
   INVARIANT_VIOLATION: { class: "logic", http: 500, exit: INVARIANT },
   AGENT_FAILED: { class: "transient", http: 502, exit: FAILED },
-  INTEGRITY: { class: "logic", http: 503, exit: INVARIANT },
+  INTEGRITY: { class: "integrity", http: 503, exit: INVARIANT },
   UNKNOWN_AGENT: { class: "unknown-agent", http: 400, exit: FAILED },
 } as const satisfies Record<
   string,

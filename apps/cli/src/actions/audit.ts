@@ -1,12 +1,7 @@
 import { buildAudit, isAuditClean, openEffects, pendingRestore } from "@idem/core";
 import type { Command } from "commander";
-import {
-  EXIT,
-  exitHolder,
-  loadConfigWithKinds,
-  printJson,
-  withReadonlyJournal,
-} from "../context.js";
+import { EXIT, exitHolder, loadConfigWithKinds, printJson } from "../context.js";
+import { withExistingJournal } from "../ops/existing-journal.js";
 import { sinceOption } from "../options.js";
 import { printAudit } from "../render/print-audit.js";
 import { renderPendingRestore } from "../render/print-restore.js";
@@ -28,7 +23,7 @@ export async function runAudit(
         }
       : {},
   );
-  const { report, restore } = await withReadonlyJournal(config, async (j) => ({
+  const { report, restore } = await withExistingJournal(config, async (j) => ({
     report: await buildAudit(config, j, effects, since),
     // A restore whose kept journal still holds outputs or jobs this one lacks: not clean yet.
     restore: (await pendingRestore(config, j)) ?? null,

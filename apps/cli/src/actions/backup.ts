@@ -7,7 +7,7 @@ import {
   journalLocation,
   loadConfig,
   onPostgres,
-  openExistingJournal,
+  openConfiguredJournal,
   printJson,
 } from "../context.js";
 
@@ -25,7 +25,7 @@ export async function runBackup(
   }
   const { bytes, ms } = await backupJournal(target, {
     force: opts.force ?? false,
-    open: () => openExistingJournal(config),
+    open: () => openConfiguredJournal(config),
   });
   if (opts.json) {
     printJson({ file: target, journal, bytes, ms });

@@ -1,16 +1,8 @@
 import { appendFileSync } from "node:fs";
 import { buildAudit, isAuditClean, openEffects } from "@idem/core";
-import type { JournalStore } from "@idem/journal";
-import { FAULT_POINTS, type FaultPoint, sleep } from "@idem/schema";
-import {
-  CliError,
-  color,
-  EXIT,
-  exitHolder,
-  loadConfig,
-  openConfiguredJournal,
-  printJson,
-} from "../context.js";
+import { type JournalStore, openJournalStore } from "@idem/journal";
+import { FAULT_POINTS, type FaultPoint, journalLocationOf, sleep } from "@idem/schema";
+import { CliError, color, EXIT, exitHolder, loadConfig, printJson } from "../context.js";
 import { DEMO_TOPICS } from "../demo/demo-agents.js";
 import { createDemoWorkspace, type DemoWorkspace } from "../demo/demo-workspace.js";
 import { printEffectSummary, summarizeEffects } from "../demo/effect-summary.js";
@@ -69,7 +61,8 @@ export async function runDemoCommand(opts: DemoOptions): Promise<void> {
   say(`workspace ${color.bold(ws.dir)} (seed ${seed})`);
   say(`  git repo repos/site, outbox/, agents ${ws.agents.join(", ")}; logs in demo.log`);
   const config = loadConfig({ config: ws.config });
-  const journal = await openConfiguredJournal(config);
+  // The demo's workspace is its own, made just now: it creates its journal, as idem init does.
+  const journal = await openJournalStore(journalLocationOf(config), { create: true });
   try {
     const result = await runDemo(ws, journal, { jobs, crashes, seed, timeoutMs, say });
     const effects = openEffects(config);

@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { initialConfig, initWorkspace } from "@idem/core";
 import { openJournalStore } from "@idem/journal";
@@ -40,7 +40,9 @@ export async function runInit(opts: {
   const dir = dirname(file);
   if (opts.example) checkExampleFolder(dir);
   const written = opts.example ? exampleConfig(initialConfig()) : initialConfig();
-  writeFileSync(file, `${JSON.stringify(written, null, 2)}\n`);
+  // It holds api.token: readable by its owner only, also when --force overwrote an older file.
+  writeFileSync(file, `${JSON.stringify(written, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
   if (opts.example) writeExampleProject(dir);
   const config = loadConfig({ config: file });
   await initWorkspace(config);

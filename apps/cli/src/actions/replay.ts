@@ -25,8 +25,8 @@ import {
   openConfiguredJournal,
   printJson,
   table,
-  withReadonlyJournal,
 } from "../context.js";
+import { withExistingJournal } from "../ops/existing-journal.js";
 import { sinceOption, stateOption } from "../options.js";
 import { planJson, printPlan } from "../render/print-plan.js";
 
@@ -65,7 +65,7 @@ export async function runReplay(opts: ReplayOptions, cmd: Command): Promise<void
   const effects = openEffects(config);
   try {
     if (opts.dryRun) {
-      const plan = await withReadonlyJournal(config, (journal) =>
+      const plan = await withExistingJournal(config, (journal) =>
         buildReplayPlan({ config, journal, effects, selection, forceUnprobeable: force, only }),
       );
       if (opts.json) printJson(planJson(plan));

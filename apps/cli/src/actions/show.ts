@@ -1,12 +1,15 @@
 import {
+  type DamagedJobView,
+  damagedOutputProblem,
   describeFilter,
   type JobView,
   type PendingJobView,
   showArchivedJob,
+  showDamagedJob,
   showJob,
   showPendingJob,
 } from "@idem/core";
-import type { EventRecord, ReplaySelection } from "@idem/journal";
+import type { EventRecord, ReplaySelection, RunRecord } from "@idem/journal";
 import { isIdemError } from "@idem/schema";
 import { formatTime, loadConfigWithKinds, printJson, table } from "../context.js";
 import { withExistingJournal } from "../ops/existing-journal.js";
@@ -22,18 +25,29 @@ export async function runShow(
   opts: { archive?: boolean; json?: boolean; config?: string },
 ): Promise<void> {
   const config = await loadConfigWithKinds(opts);
-  const data: JobView | PendingJobView = opts.archive
+  const data: JobView | PendingJobView | DamagedJobView = opts.archive
     ? showArchivedJob(config.journal.archiveDir, jobId)
     : await withExistingJournal(config, async (j) => {
         try {
           return await showJob(j, jobId);
         } catch (e) {
+          const problem = damagedOutputProblem(e);
+          if (problem !== undefined) return await showDamagedJob(j, jobId, problem);
           if (!isIdemError(e, "NOT_FOUND")) throw e;
           return await showPendingJob(j, config, jobId);
         }
       });
   if (opts.json) {
     printJson(data);
+    return;
+  }
+  if (data.output === null && "damaged" in data) {
+    process.stdout.write(
+      `job ${data.damaged.jobId}  DAMAGED output: ${terminalText(data.damaged.problem)}\n` +
+        `its run ends dead (class integrity) and nothing of it is applied; see docs/runbook.md, "A damaged output"\n`,
+    );
+    process.stdout.write(runsText(data.runs));
+    process.stdout.write(eventsText(data.events));
     return;
   }
   if (data.output === null) {
@@ -47,20 +61,7 @@ export async function runShow(
     `${textLine(`job ${o.jobId}  agent ${o.agent}  source ${terminalText(o.source)}  recorded ${formatTime(o.recordedAt)}${data.archived ? "  (archived)" : ""}`)}\n` +
       `content ${o.contentHash}\n${summary}`,
   );
-  process.stdout.write(
-    `runs\n${table(
-      ["gen", "state", "attempts", "lease expiries", "class", "effects", "last error"],
-      data.runs.map((r) => [
-        r.generation,
-        r.state,
-        r.attempts,
-        r.leaseExpiries,
-        r.class,
-        r.only ? `only ${describeFilter(r.only)}` : "all",
-        r.lastError,
-      ]),
-    )}\n`,
-  );
+  process.stdout.write(runsText(data.runs));
   if (data.lineage.length > 0) {
     process.stdout.write(
       `lineage\n${table(
@@ -90,6 +91,21 @@ export async function runShow(
     )}\n`,
   );
   process.stdout.write(eventsText(data.events));
+}
+
+function runsText(runs: readonly RunRecord[]): string {
+  return `runs\n${table(
+    ["gen", "state", "attempts", "lease expiries", "class", "effects", "last error"],
+    runs.map((r) => [
+      r.generation,
+      r.state,
+      r.attempts,
+      r.leaseExpiries,
+      r.class,
+      r.only ? `only ${describeFilter(r.only)}` : "all",
+      r.lastError,
+    ]),
+  )}\n`;
 }
 
 function eventsText(events: readonly EventRecord[]): string {

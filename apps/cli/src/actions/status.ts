@@ -7,7 +7,7 @@ import { renderStuckHolders } from "../render/print-stuck.js";
 
 /**
  * `idem status`, imported when it runs (its options and help: commands/status.ts). It reads the
- * journal read-only and never creates it: a missing journal (or PostgreSQL tables) is exit 1
+ * journal read-only and never creates it: a missing journal (or PostgreSQL tables) is exit 3
  * naming `idem init --journal`.
  */
 export async function runStatus(opts: { json?: boolean; config?: string }): Promise<void> {
@@ -48,6 +48,10 @@ export async function runStatus(opts: { json?: boolean; config?: string }): Prom
       ],
     )}\n`,
   );
+  if (s.rejectedBodies.dropped > 0)
+    process.stdout.write(
+      `${s.rejectedBodies.dropped} conflicting bodies not kept: over ${s.rejectedBodies.perJob} per job, only their hash, source and time are (idem show JOB lists a job's rejections)\n`,
+    );
   if (leased.length > 0) {
     const more = s.jobs.running > leased.length ? ` (the first ${LEASED_SHOWN})` : "";
     process.stdout.write(

@@ -40,9 +40,12 @@ export function initialConfig(): Record<string, unknown> {
  * that is not a journal), and Node's error when the archive folder cannot be created.
  */
 export async function initWorkspace(config: Config): Promise<void> {
-  mkdirSync(config.journal.archiveDir, { recursive: true });
+  // The folders it makes (.idem/ and its archive) are its owner's only, as the journal is.
+  mkdirSync(config.journal.archiveDir, { recursive: true, mode: 0o700 });
+  // The one place a command creates a journal (idem init; the demo's own workspace aside).
   const journal = await openJournalStore(journalLocationOf(config), {
     synchronous: config.journal.synchronous,
+    create: true,
   });
   await journal.close();
 }

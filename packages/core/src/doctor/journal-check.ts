@@ -9,16 +9,19 @@ import {
   redactUrl,
 } from "@idem/schema";
 import { journalLockHolders, leaseHoldersPastTime } from "../status/stuck-holders.js";
+import { checkDamagedOutputs } from "./damaged-outputs-check.js";
 import type { AddFinding } from "./finding.js";
 import { checkQueuedAgents } from "./queued-agents-check.js";
+import { checkRejectedBodies } from "./rejections-check.js";
 import { checkWritableDir, nearestExisting } from "./target-checks.js";
 
 /**
  * The journal's part of doctor: that it exists (a missing one is a warning, not created), that it
  * opens (a file that is empty, not a journal or damaged is a violation) and passes
  * `journal.maintenance.integrity()` (whose verdict on SQLite marks the journal damaged, or clears
- * an earlier mark), its queued jobs for agents no configured agent matches, its durability setting
- * and archive folder. Damage (INTEGRITY) is a violation; a server out of reach, a write lock held
+ * an earlier mark), its queued jobs for agents no configured agent matches, its damaged output rows
+ * (each a violation), the conflicting bodies it did not keep, its durability setting and archive
+ * folder. Damage (INTEGRITY) is a violation; a server out of reach, a write lock held
  * by another process (named: pid, state, on this host) or any other failure to open is
  * `unavailable`, never taken for damage. A SQLite journal locked by a frozen process is checked
  * read-only.
@@ -106,6 +109,8 @@ async function checkOpened(
   try {
     const problems = await journal.maintenance.integrity();
     await checkQueuedAgents(journal, config, add);
+    await checkDamagedOutputs(journal, config, add);
+    await checkRejectedBodies(journal, add);
     for (const h of await leaseHoldersPastTime(journal)) {
       const stuck = h.state === "stopped" || h.state === "zombie";
       add(stuck ? "unavailable" : "warning", h.key, h.finding, h.fix);

@@ -8,5 +8,5 @@ export type {
   InterpretRunContext,
   RunOutcome,
 } from "./run-context.js";
-export type { EffectTurn, RunTurn } from "./target-turns.js";
+export type { EffectTurn, HeldRun, RunTurn } from "./target-turns.js";
 export { TargetTurns } from "./target-turns.js";

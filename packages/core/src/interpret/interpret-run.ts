@@ -1,4 +1,5 @@
-import type { Claim } from "@idem/journal";
+import { recordedSpecsProblem } from "@idem/effects";
+import { type Claim, damageMessage } from "@idem/journal";
 import {
   classifyError,
   describeError,
@@ -58,6 +59,8 @@ export async function interpretRun(
   const { run, output } = claim;
   const lease = claim.lease;
   const base = { jobId: run.jobId, generation: run.generation };
+  /** This claim of the run, as the pipeline's order knows it. */
+  const holder = { id: run.id, token: lease.token };
   const rlog = context.log.child(base);
   const claimSpan = context.tracing.start("idem.claim", {
     parent: output.traceparent,
@@ -116,10 +119,14 @@ export async function interpretRun(
   const scope: RunScope = { context, claim, lease, rlog, claimSpan, dead, lost: () => lost };
   const { turns } = context;
   const specs = output.output.effects;
+  // A spec its kind's schema refuses was damaged in the journal: the run ends dead, nothing read
+  // from it (docs/runbook.md, "A damaged output").
+  const damage = recordedSpecsProblem(specs, effects.kinds);
   // A replay's filter (on the run record, so any host honours it): the rest is left as it was.
-  const taken = specs.flatMap((spec, i) =>
-    effectInFilter(spec, run.only, effects.kinds) ? [i] : [],
-  );
+  const taken =
+    damage !== undefined
+      ? []
+      : specs.flatMap((spec, i) => (effectInFilter(spec, run.only, effects.kinds) ? [i] : []));
   /** The last effect of the run on each ordering target: the target is handed over after it. */
   const lastOn = new Map<string, number>();
   for (const i of taken) {
@@ -130,6 +137,8 @@ export async function interpretRun(
   const heldTurns = new Map<string, RunTurn>([...lastOn.keys()].map((t) => [t, { taken: false }]));
   let finished = false;
   try {
+    if (damage !== undefined)
+      await dead("integrity", damageMessage({ jobId: run.jobId, problem: damage }));
     for (const i of taken) {
       if (lost) throw new IdemError("LEASE_LOST", `lease on ${run.jobId} was taken over`);
       if (stopSignal.aborted) return end(await released());
@@ -139,11 +148,11 @@ export async function interpretRun(
       if (turns && target !== undefined) {
         const held = heldTurns.get(target) as RunTurn;
         const where = { last: lastOn.get(target) === i, early: effects.queuedApplies(spec) };
-        turn = turns.effectTurn(run.id, target, held, where, stopSignal);
+        turn = turns.effectTurn(holder, target, held, where, stopSignal);
         if (!turn.early) await turn.take();
       }
       await interpretEffect(scope, i, spec, turn);
-      if (turns && target !== undefined && lastOn.get(target) === i) turns.handOver(run.id, target);
+      if (turns && target !== undefined && lastOn.get(target) === i) turns.handOver(holder, target);
     }
     if (lost) throw new IdemError("LEASE_LOST", `lease on ${run.jobId} was taken over`);
     fault(FAULT_POINTS.INTERPRETER_BEFORE_DONE);
@@ -175,7 +184,7 @@ export async function interpretRun(
     return end(outcome);
   } finally {
     clearInterval(keeper);
-    turns?.leave(run.id, finished);
+    turns?.leave(holder, finished);
   }
 
   /** Gives the run back (pending again, no attempt counted): on stop, or when order blocks it. */

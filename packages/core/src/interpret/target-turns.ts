@@ -30,9 +30,21 @@ export interface RunTurn {
   after?: ApplyTicket | undefined;
 }
 
+/**
+ * One claim of a run: its id (runs are ordered by it: recording order) and its lease token. A run
+ * this interpreter held and lost, then claimed again, is a new claim: what its old claim does
+ * after that (hand over, leave) must not touch the new one's place.
+ */
+export interface HeldRun {
+  id: number;
+  token: string;
+}
+
 /** One held run's place on one ordering target. */
 interface Place {
   runId: number;
+  /** The lease token of the claim that holds the place. */
+  token: string;
   /**
    * open: the run may still act on the target. handed: it is past its last effect there (`ticket`:
    * its apply still queued at the target, which a later apply follows). blocked: it ended first.
@@ -52,14 +64,19 @@ export class TargetTurns {
   private readonly lines = new Map<string, Place[]>();
   private readonly waiters = new Map<string, (() => void)[]>();
 
-  /** A claimed run takes its place on each target; true when it follows a run held here. */
-  join(runId: number, targets: readonly string[]): boolean {
+  /**
+   * A claimed run takes its place on each target (a place an earlier claim of the same run left
+   * is taken over: the journal says this claim holds the run now); true when it follows a run held
+   * here.
+   */
+  join(run: HeldRun, targets: readonly string[]): boolean {
+    const runId = run.id;
     let follows = false;
     for (const target of targets) {
       const line = this.lines.get(target) ?? [];
       this.lines.set(target, line);
       const at = line.findIndex((p) => p.runId >= runId);
-      const place: Place = { runId, state: "open" };
+      const place: Place = { runId, token: run.token, state: "open" };
       if (at < 0) line.push(place);
       else if (line[at]?.runId === runId) line[at] = place;
       else line.splice(at, 0, place);
@@ -115,16 +132,16 @@ export class TargetTurns {
    * there) hands the target over as soon as its apply is queued.
    */
   effectTurn(
-    runId: number,
+    run: HeldRun,
     target: string,
     held: RunTurn,
     where: { last: boolean; early: boolean },
     signal: AbortSignal,
   ): EffectTurn {
     const order: ApplyOrder = {};
-    if (where.last) order.queued = (ticket) => this.handOver(runId, target, ticket);
+    if (where.last) order.queued = (ticket) => this.handOver(run, target, ticket);
     const wait = async (landed: boolean) => {
-      const after = await this.turn(runId, target, signal, landed);
+      const after = await this.turn(run.id, target, signal, landed);
       if (signal.aborted) throw new IdemError("ORDER_BLOCKED", "the interpreter is stopping");
       if (!held.taken) held.after = after;
       held.taken = true;
@@ -135,21 +152,21 @@ export class TargetTurns {
       early: where.early,
       take: () => (held.taken ? Promise.resolve() : wait(false)),
       landed: () => wait(true),
-      reopen: () => (where.last ? this.reopen(runId, target) : undefined),
+      reopen: () => (where.last ? this.reopen(run, target) : undefined),
     };
   }
 
   /** The run is past its last effect on `target`: settled there, or queued under `ticket`. */
-  handOver(runId: number, target: string, ticket?: ApplyTicket): void {
-    this.update(runId, target, (p) => {
+  handOver(run: HeldRun, target: string, ticket?: ApplyTicket): void {
+    this.update(run, target, (p) => {
       p.state = "handed";
       p.ticket = ticket;
     });
   }
 
   /** The run's queued apply on `target` failed: later runs wait for it again. */
-  reopen(runId: number, target: string): void {
-    this.update(runId, target, (p) => {
+  reopen(run: HeldRun, target: string): void {
+    this.update(run, target, (p) => {
       p.state = "open";
       p.ticket = undefined;
     });
@@ -157,11 +174,13 @@ export class TargetTurns {
 
   /**
    * The run ended: its places go, the targets it has not handed over stay blocked for the later
-   * runs unless it `finished` (done or dead: the journal lets later runs go ahead of it then).
+   * runs unless it `finished` (done or dead: the journal lets later runs go ahead of it then). A
+   * claim that lost its run to a new claim of it (another token) leaves nothing: the place is the
+   * new claim's.
    */
-  leave(runId: number, finished: boolean): void {
+  leave(run: HeldRun, finished: boolean): void {
     for (const [target, line] of this.lines) {
-      const place = line.find((p) => p.runId === runId);
+      const place = line.find((p) => p.runId === run.id && p.token === run.token);
       if (!place) continue;
       if (finished || place.state === "handed") line.splice(line.indexOf(place), 1);
       else place.state = "blocked";
@@ -172,8 +191,8 @@ export class TargetTurns {
     }
   }
 
-  private update(runId: number, target: string, change: (p: Place) => void): void {
-    const place = this.lines.get(target)?.find((p) => p.runId === runId);
+  private update(run: HeldRun, target: string, change: (p: Place) => void): void {
+    const place = this.lines.get(target)?.find((p) => p.runId === run.id && p.token === run.token);
     if (!place) return;
     change(place);
     this.notify(target);

@@ -134,9 +134,10 @@ export async function createDrillWorkspace(
         { details: { key: section ?? `kinds.${kind.name}` } },
       );
     }
+    // The drill's workspace is its own, made just now: it creates its journal, as idem init does.
     const journal = await openJournalStore(
       { path: config.journal.path },
-      { synchronous: "NORMAL" },
+      { synchronous: "NORMAL", create: true },
     );
     return {
       dir,

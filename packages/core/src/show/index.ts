@@ -1,4 +1,4 @@
-export type { JobView, ShownEffect, ShownLineage } from "./show-job.js";
-export { showArchivedJob, showJob } from "./show-job.js";
+export type { DamagedJobView, JobView, ShownEffect, ShownLineage } from "./show-job.js";
+export { damagedOutputProblem, showArchivedJob, showDamagedJob, showJob } from "./show-job.js";
 export type { PendingJobView } from "./show-pending-job.js";
 export { showPendingJob } from "./show-pending-job.js";

@@ -7,7 +7,7 @@ import type {
   RejectionRecord,
   RunRecord,
 } from "@idem/journal";
-import { IdemError } from "@idem/schema";
+import { IdemError, isIdemError } from "@idem/schema";
 import { findInArchive } from "../archive/find-in-archive.js";
 import type { ReplayLineage } from "../replay/effect-filter.js";
 
@@ -48,24 +48,55 @@ export interface JobView {
 }
 
 /**
+ * A job whose recorded output row is damaged (docs/runbook.md, "A damaged output"): what is wrong
+ * with it instead of the output, and the rest of the job as `JobView` has it.
+ */
+export interface DamagedJobView extends Omit<JobView, "output" | "archived"> {
+  output: null;
+  damaged: { jobId: string; problem: string };
+}
+
+/**
  * A job as the journal holds it: its output, every run generation, every generation's ledger rows,
  * its events and its rejected conflicting submissions (`idem show JOB`, the console's output
  * page). Read-only. The five reads are made at once, so on PostgreSQL the view waits for one round
  * trip, not five; each read is on its own (no snapshot across them).
- * @throws NOT_FOUND when no output is recorded for the job (a pruned one: see `showArchivedJob`).
+ * @throws NOT_FOUND when no output is recorded for the job (a pruned one: see `showArchivedJob`);
+ * INTEGRITY when its output row is damaged (see `showDamagedJob`).
  */
 export async function showJob(journal: JournalStore, jobId: string): Promise<JobView> {
-  const [output, runs, effects, events, rejections] = await Promise.all([
-    journal.outputs.get(jobId),
+  const [output, rest] = await Promise.all([journal.outputs.get(jobId), historyOf(journal, jobId)]);
+  if (!output) throw new IdemError("NOT_FOUND", `no output recorded for job ${jobId}`);
+  return { output, ...rest };
+}
+
+/**
+ * A job whose output row is damaged, as `idem show` lists it: the problem (from the INTEGRITY
+ * error `showJob` threw, `details.problem`) and its runs, effects, events and rejections.
+ */
+export async function showDamagedJob(
+  journal: JournalStore,
+  jobId: string,
+  problem: string,
+): Promise<DamagedJobView> {
+  return { output: null, damaged: { jobId, problem }, ...(await historyOf(journal, jobId)) };
+}
+
+/** Whether `showJob` refused the job because its output row is damaged; the problem if so. */
+export function damagedOutputProblem(e: unknown): string | undefined {
+  if (!isIdemError(e, "INTEGRITY") || e.details?.reason !== "damaged-output") return undefined;
+  return String(e.details.problem);
+}
+
+async function historyOf(journal: JournalStore, jobId: string): Promise<Omit<JobView, "output">> {
+  const [runs, effects, events, rejections] = await Promise.all([
     journal.runs.forJob(jobId),
     journal.ledger.forJob(jobId),
     journal.events.list({ jobId }),
     journal.outputs.rejections(jobId),
   ]);
-  if (!output) throw new IdemError("NOT_FOUND", `no output recorded for job ${jobId}`);
   const shownRuns = runs.map(withLineage);
   return {
-    output,
     runs: shownRuns,
     lineage: lineageOf(shownRuns),
     effects: effects.map(shownEffect),

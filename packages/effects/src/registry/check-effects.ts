@@ -131,11 +131,40 @@ export function aliasesOfEffect(
 
 /**
  * What a later recorded effect of the same kind with the same answer supersedes (file.write: the
- * root and path), prefixed with the kind; undefined when nothing does.
+ * root and path), prefixed with the kind; undefined when nothing does, and for a spec its kind's
+ * schema refuses (a damaged recorded output: see `recordedSpecsProblem`), which supersedes nothing.
  */
 export function supersedeKeyOf(spec: EffectSpec, registry: KindRegistry): string | undefined {
-  const k = registry.get(spec.kind)?.supersedeKey?.(spec);
+  const kind = registry.get(spec.kind);
+  if (!kind?.supersedeKey || !kind.spec.safeParse(spec).success) return undefined;
+  const k = kind.supersedeKey(spec);
   return k === undefined ? undefined : `${spec.kind}\0${k}`;
+}
+
+/**
+ * What is wrong with the effects of a recorded output, read back from the journal, by their kinds'
+ * schemas: `effects.<i>.<field>: <message>` for the first spec its kind's schema refuses (a spec
+ * without its fields: the row was damaged or edited, since every spec was checked before it was
+ * recorded); undefined when every spec parses. A kind not registered here is not this question
+ * (the config changed): its probe refuses it as before. Pure; never throws.
+ */
+export function recordedSpecsProblem(
+  specs: readonly unknown[],
+  registry: KindRegistry,
+): string | undefined {
+  for (const [i, spec] of specs.entries()) {
+    const name = (spec as { kind?: unknown } | null)?.kind;
+    if (typeof name !== "string") return `effects.${i}: not an effect naming its kind`;
+    const kind = registry.get(name);
+    if (!kind) continue;
+    const r = kind.spec.safeParse(spec);
+    if (!r.success) {
+      const first = r.error.issues[0];
+      const field = issuePath(["effects", i, ...((first?.path ?? []) as (string | number)[])]);
+      return `${field}: ${first?.message ?? "refused by its kind's schema"}`;
+    }
+  }
+  return undefined;
 }
 
 /** One line for listings: the kind's `describe`, else the kind's name. */

@@ -10,6 +10,28 @@ export const recordOutcome = (existingHash: string, hash: string): "duplicate" |
   existingHash === hash ? "duplicate" : "conflict";
 
 /**
+ * How many distinct conflicting bodies one job keeps in `rejections`. Past it a new conflicting
+ * content is kept as a row without its body (`body` empty: its hash, source and time only), and
+ * counted as dropped in the journal's status: an agent that keeps answering one job differently
+ * cannot fill the journal with bodies (issue 42).
+ */
+export const REJECTED_BODIES_PER_JOB = 10;
+
+/**
+ * What a conflict does to `rejections`, from what the job holds there: `known` (this content has a
+ * row already: an event only), `keep` (a new row with its body), or `drop-body` (a new row without
+ * its body: the job keeps REJECTED_BODIES_PER_JOB bodies already).
+ */
+export const rejectionDecision = (
+  bodiesKept: number,
+  known: boolean,
+): "known" | "keep" | "drop-body" =>
+  known ? "known" : bodiesKept >= REJECTED_BODIES_PER_JOB ? "drop-body" : "keep";
+
+/** The body of a rejection row that was kept without it (see REJECTED_BODIES_PER_JOB). */
+export const DROPPED_BODY = "";
+
+/**
  * What a second enqueue of one job ID is: the same input hash (see `jobInput`) is a `duplicate`,
  * another a `conflict` (refused with a `job.conflict` event).
  */

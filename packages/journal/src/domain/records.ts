@@ -1,14 +1,9 @@
-import type { AgentOutput, FailureClass } from "@idem/schema";
+import type { FailureClass } from "@idem/schema";
 import type { DeadLetterRecord } from "../port/dead-letters.js";
 import type { EventRecord } from "../port/events.js";
 import type { JobEntry, JobRecord } from "../port/jobs.js";
 import type { EffectRecord } from "../port/ledger.js";
-import type {
-  OutputRecord,
-  OutputSource,
-  RejectionRecord,
-  ReplaySelection,
-} from "../port/outputs.js";
+import type { OutputSource, RejectionRecord, ReplaySelection } from "../port/outputs.js";
 import type { EffectFilter, ReplayLineage, ReplayOptions, RunRecord } from "../port/runs.js";
 import type { EffectState, JobState, RunState } from "./states.js";
 
@@ -110,17 +105,6 @@ export interface RejectionRowShape {
   at: number;
 }
 
-/** An output record from its row (the body parsed). */
-export const toOutput = (r: OutputRowShape): OutputRecord => ({
-  seq: r.seq,
-  jobId: r.job_id,
-  agent: r.agent,
-  contentHash: r.content_hash,
-  output: JSON.parse(r.body) as AgentOutput,
-  source: r.source,
-  recordedAt: r.recorded_at,
-  ...(r.traceparent === null ? {} : { traceparent: r.traceparent }),
-});
 /** A run record from its row (targets, filter and lineage parsed, force_unprobeable as a boolean). */
 export const toRun = (r: RunRowShape): RunRecord => {
   // `== null`: a journal opened read-only before migration 0007 has no such columns (undefined).

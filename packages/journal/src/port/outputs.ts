@@ -23,13 +23,30 @@ export interface OutputRecord {
   traceparent?: string;
 }
 
+/**
+ * An `outputs` row that cannot be trusted as an output: its body is not the bytes its content hash
+ * was taken of, is not JSON, does not match the AgentOutput shape, or names another job or agent
+ * than its row (docs/runbook.md, "A damaged output"). Its run ends dead (class `integrity`) when
+ * claimed; it never reaches a claim, a select or another output's run.
+ */
+export interface DamagedOutput {
+  seq: number;
+  jobId: string;
+  agent: string;
+  recordedAt: number;
+  /** What is wrong with it, never its body. */
+  problem: string;
+}
+
 /** One line of `outputs.list`: an output with its latest run. */
 export interface OutputSummary {
   seq: number;
   jobId: string;
   agent: string;
-  /** How many effects the output declares. */
+  /** How many effects the output declares (0 for a damaged one). */
   effects: number;
+  /** Set when the row is damaged (see DamagedOutput): what is wrong with it. */
+  damaged?: string;
   recordedAt: number;
   /** The latest run's generation and state. */
   generation: number;
@@ -108,24 +125,34 @@ export interface JournalOutputs {
    * @throws IO when the journal's fsync failed (see `JournalStore.failure`).
    */
   record(output: AgentOutput, options: RecordOptions): Promise<RecordResult>;
-  /** The recorded output of a job, or undefined. */
+  /**
+   * The recorded output of a job, or undefined.
+   * @throws INTEGRITY (`details.reason` `damaged-output`, `details.problem`) when its row is
+   * damaged (see DamagedOutput).
+   */
   get(jobId: string): Promise<OutputRecord | undefined>;
   /**
    * Whether the job's output is recorded. A yes is durable before it is answered, since callers
    * ack deliveries on it.
    */
   has(jobId: string): Promise<boolean>;
-  /** Outputs with their latest run, in recording order. */
+  /** Outputs with their latest run, in recording order; a damaged one too, marked `damaged`. */
   list(filter?: ListFilter): Promise<OutputSummary[]>;
-  /** Outputs a replay selection matches, in recording order; `jobIds` may be of any size. */
+  /**
+   * Outputs a replay selection matches, in recording order; `jobIds` may be of any size. Damaged
+   * rows are left out (see DamagedOutput; `damaged` lists them).
+   */
   select(selection: ReplaySelection): Promise<OutputRecord[]>;
   /**
-   * One page of `select(selection)`, at most `limit` outputs: with `afterSeq`, those recorded
-   * after that seq, in recording order; with `beforeSeq`, those recorded before it, newest first
-   * (`Number.MAX_SAFE_INTEGER`: the newest). Pages read one after another see outputs recorded in
-   * between, as a later `select` would.
+   * One page of `select(selection)`, at most `limit` outputs (fewer only at the end: damaged rows
+   * are skipped, not counted): with `afterSeq`, those recorded after that seq, in recording order;
+   * with `beforeSeq`, those recorded before it, newest first (`Number.MAX_SAFE_INTEGER`: the
+   * newest). Pages read one after another see outputs recorded in between, as a later `select`
+   * would.
    */
   page(selection: ReplaySelection, page: OutputsPage): Promise<OutputRecord[]>;
   /** The refused conflicting submissions, of one job or all, oldest first. */
   rejections(jobId?: string): Promise<RejectionRecord[]>;
+  /** Every damaged output row (see DamagedOutput), in recording order: one pass over the table. */
+  damaged(): Promise<DamagedOutput[]>;
 }

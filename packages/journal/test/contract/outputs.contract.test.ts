@@ -1,6 +1,11 @@
 import type { AgentOutput } from "@idem/schema";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { JOURNAL_EVENTS as E } from "../../src/index.js";
+import {
+  DROPPED_BODY,
+  JOURNAL_EVENTS as E,
+  type JournalStore,
+  REJECTED_BODIES_PER_JOB,
+} from "../../src/index.js";
 import { type ContractStore, STORES, type StoreFactory } from "./stores.js";
 
 const out = (jobId: string, content = "hello"): AgentOutput => ({
@@ -123,6 +128,37 @@ describe.each(STORES.map((make) => [make().name, make] as const))(
       expect(kept.map((r) => r.contentHash)).toEqual([together[0]?.contentHash, third.contentHash]);
       // Every refused attempt is still counted (the audit's conflicts refused).
       expect((await j.events.count([E.OUTPUT_CONFLICT]))[E.OUTPUT_CONFLICT]).toBe(21);
+    });
+
+    it("keeps at most REJECTED_BODIES_PER_JOB conflicting bodies per job, the rest as rows without a body, counted in status", async () => {
+      const j = await store();
+      await j.outputs.record(out("cap-1"), { source: "cli", targets: [] });
+      const n = REJECTED_BODIES_PER_JOB + 5;
+      const other = (i: number) => ({ ...out("cap-1", `other ${i}`), summary: "y".repeat(10_000) });
+      // At once, so that the cap holds under concurrent conflicts too.
+      const answers = await Promise.all(
+        Array.from({ length: n }, (_, i) =>
+          j.outputs.record(other(i), { source: "http", targets: [] }),
+        ),
+      );
+      expect(answers.every((a) => a.status === "conflict")).toBe(true);
+      // A dropped content sent again is known: no second row.
+      const dropped = (await j.outputs.rejections("cap-1")).find((r) => r.body === DROPPED_BODY);
+      const again = answers.find((a) => a.contentHash === dropped?.contentHash);
+      const index = answers.indexOf(again as (typeof answers)[number]);
+      await j.outputs.record(other(index), { source: "http", targets: [] });
+      const rows = await j.outputs.rejections("cap-1");
+      expect(rows).toHaveLength(n);
+      expect(new Set(rows.map((r) => r.contentHash)).size).toBe(n);
+      expect(rows.filter((r) => r.body !== DROPPED_BODY)).toHaveLength(REJECTED_BODIES_PER_JOB);
+      for (const r of rows.filter((x) => x.body !== DROPPED_BODY))
+        expect(r.body.length).toBeGreaterThan(10_000);
+      const status = await (j as unknown as JournalStore).status();
+      expect(status.rejections).toBe(n);
+      expect(status.rejectedBodies).toEqual({ perJob: REJECTED_BODIES_PER_JOB, dropped: 5 });
+      const events = await j.events.list({ jobId: "cap-1", type: E.OUTPUT_CONFLICT });
+      expect(events).toHaveLength(n + 1);
+      expect(events.filter((e) => e.data?.bodyDropped === true)).toHaveLength(5);
     });
 
     it("lists events in the order written, filtered by job, type and time, and counts them by type", async () => {

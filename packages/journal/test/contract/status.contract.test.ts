@@ -7,6 +7,7 @@ import { STORES, type StoreFactory } from "./stores.js";
 const EXPECTED: JournalStatus = {
   outputs: 2,
   rejections: 1,
+  rejectedBodies: { perJob: 10, dropped: 0 },
   deadLetters: 1,
   runs: { pending: 2, running: 0, failed: 0, done: 0, dead: 0 },
   effects: { intended: 0, applied: 0, present: 0, failed: 0, uncertain: 0, skipped: 0 },

@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Clock, IdemError, redactUrl, systemClock } from "@idem/schema";
 import type pg from "pg";
+import { missingJournal } from "../../domain/missing-journal.js";
 import type { WriteDurability } from "../../port/durability.js";
 import type { NewEvent } from "../../port/events.js";
 import { migrate, refuseForeignTables } from "./migrate.js";
@@ -24,6 +25,12 @@ export interface PostgresJournalOptions {
    * (SQLSTATE 25006) and no migration runs; a database without the journal's tables is NOT_FOUND.
    */
   readonly?: boolean;
+  /**
+   * Whether a database without the journal's tables gets them (the default, for an embedding
+   * process and `idem init`). False: it is refused, INTEGRITY with `details.reason` `missing`
+   * (docs/runbook.md, "A lost journal"), and nothing is created (every command but `idem init`).
+   */
+  create?: boolean;
 }
 
 const MIGRATIONS = join(dirname(fileURLToPath(import.meta.url)), "../../../migrations-pg");
@@ -70,10 +77,11 @@ const typesOf = (driver: typeof pg) => ({
 });
 
 /**
- * A read-only open never creates: the journal's tables must be there already, with the migration
- * history that made them (see `refuseForeignTables`).
+ * An open that may not create (read-only, or `create: false`): the journal's tables must be there
+ * already, with the migration history that made them (see `refuseForeignTables`).
+ * @throws NOT_FOUND (read-only) or INTEGRITY `missing` (`create: false`) when none of them is there.
  */
-async function requireJournal(pool: pg.Pool, url: string): Promise<void> {
+async function requireJournal(pool: pg.Pool, url: string, readonly: boolean): Promise<void> {
   const client = await pool.connect();
   try {
     const [found] = (
@@ -89,6 +97,7 @@ async function requireJournal(pool: pg.Pool, url: string): Promise<void> {
         )
       ).rows[0]?.any === true;
     if (found?.outputs !== true && !history) {
+      if (!readonly) throw missingJournal(redactUrl(url), "no journal tables in");
       throw new IdemError(
         "NOT_FOUND",
         `no journal in ${redactUrl(url)}: create its tables with idem init --journal (the config is kept), or check journal.url`,
@@ -146,8 +155,9 @@ export class PostgresConnection {
       client.on("error", () => {});
     });
     try {
-      if (options.readonly) await requireJournal(pool, url);
-      else await migrate(pool, MIGRATIONS);
+      if (options.readonly || options.create === false)
+        await requireJournal(pool, url, options.readonly ?? false);
+      if (!options.readonly) await migrate(pool, MIGRATIONS);
     } catch (e) {
       await pool.end();
       // A server that is down, starting up or unreachable now is UNAVAILABLE, as for any later

@@ -14,7 +14,8 @@ import {
   PRUNED_TABLES,
   TRIGGERS,
 } from "../../domain/maintenance.js";
-import { toEffect, toOutput, toRejection, toRun } from "../../domain/records.js";
+import { toOutput } from "../../domain/output-damage.js";
+import { toEffect, toRejection, toRun } from "../../domain/records.js";
 import type { JournalMaintenance } from "../../port/maintenance.js";
 import type { PostgresConnection } from "./connection.js";
 import { listEvents } from "./events.js";

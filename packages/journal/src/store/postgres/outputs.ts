@@ -1,7 +1,8 @@
 import { canonicalJson, sha256Hex } from "@idem/schema";
-import { toOutput, toRejection } from "../../domain/records.js";
+import { isDamaged, outputSummary, readOutput, toOutput } from "../../domain/output-damage.js";
+import { toRejection } from "../../domain/records.js";
 import type { RunState } from "../../domain/states.js";
-import type { JournalOutputs, OutputSummary } from "../../port/outputs.js";
+import type { DamagedOutput, JournalOutputs } from "../../port/outputs.js";
 import type { PostgresConnection } from "./connection.js";
 import { RecordQueue } from "./record-queue.js";
 import type { OutputRow, RejectionRow } from "./rows.js";
@@ -9,6 +10,9 @@ import { selectOutputs } from "./select.js";
 import { where } from "./where.js";
 
 export { insertRun, lockKey } from "./record.js";
+
+/** Rows per read of `damaged`'s pass over the table. */
+const DAMAGE_SCAN_PAGE = 1000;
 
 /**
  * The outputs of a PostgreSQL journal. Concurrent records share statements and commits (group
@@ -41,31 +45,16 @@ export function postgresOutputs(c: PostgresConnection): JournalOutputs {
       ]);
       const limit =
         filter.limit === undefined ? "" : `LIMIT ${Math.max(0, Math.floor(filter.limit))}`;
-      const rows = await c.query<
-        Pick<OutputRow, "seq" | "job_id" | "agent" | "recorded_at"> & {
-          effects: number;
-          generation: number;
-          state: RunState;
-        }
-      >(
-        `SELECT o.seq, o.job_id, o.agent, o.recorded_at, r.generation, r.state,
-           json_array_length(o.body::json -> 'effects') AS effects
+      const rows = await c.query<OutputRow & { run_generation: number; run_state: RunState }>(
+        `SELECT o.*, r.generation AS run_generation, r.state AS run_state
          FROM outputs o JOIN LATERAL (
            SELECT generation, state FROM runs WHERE job_id = o.job_id ORDER BY generation DESC LIMIT 1
          ) r ON true
          ${w.sql} ORDER BY o.seq ${limit}`,
         w.args,
       );
-      return rows.map(
-        (r): OutputSummary => ({
-          seq: r.seq,
-          jobId: r.job_id,
-          agent: r.agent,
-          effects: r.effects,
-          recordedAt: r.recorded_at,
-          generation: r.generation,
-          state: r.state,
-        }),
+      return rows.map((r) =>
+        outputSummary(r, { generation: r.run_generation, state: r.run_state }),
       );
     },
     async select(selection) {
@@ -82,6 +71,22 @@ export function postgresOutputs(c: PostgresConnection): JournalOutputs {
               jobId,
             ]);
       return rows.map(toRejection);
+    },
+    async damaged() {
+      const found: DamagedOutput[] = [];
+      for (let after = 0; ; ) {
+        const rows = await c.query<OutputRow>(
+          `SELECT * FROM outputs WHERE seq > $1 ORDER BY seq LIMIT ${DAMAGE_SCAN_PAGE}`,
+          [after],
+        );
+        for (const r of rows) {
+          const o = readOutput(r);
+          if (isDamaged(o)) found.push(o);
+        }
+        const last = rows.at(-1);
+        if (!last || rows.length < DAMAGE_SCAN_PAGE) return found;
+        after = last.seq;
+      }
     },
   };
 }

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { recordOutcome } from "../../domain/decisions.js";
+import { DROPPED_BODY, recordOutcome, rejectionDecision } from "../../domain/decisions.js";
 import { JOURNAL_EVENTS as E } from "../../domain/events.js";
 import type { NewRun, RecordRequest } from "../../domain/writes.js";
 import type { RecordOptions, RecordResult } from "../../port/outputs.js";
@@ -103,14 +103,16 @@ const RECORD_SQL = `WITH o AS (
 const DUPLICATE = `INSERT INTO events (at, job_id, type, data, actor)
   VALUES ($1, $2, '${E.OUTPUT_DUPLICATE}', $3, $4)`;
 
+/** What a job holds in `rejections`: bodies kept, and whether content `$2` has a row (`$1` job). */
+const REJECTIONS_HELD = `SELECT count(*) FILTER (WHERE body <> '')::int AS kept,
+  COALESCE(bool_or(content_hash = $2), false) AS known FROM rejections WHERE job_id = $1`;
 /**
- * A conflict's refused body kept as evidence, once per distinct content: an identical one kept
- * already is not stored again (`$1` at, `$2` job, `$3` hash, `$4` body, `$5` source). Run under the
- * job's rejection lock, so that identical conflicts arriving together store one.
+ * A conflict's refused content kept as evidence (`$1` at, `$2` job, `$3` hash, `$4` body or
+ * DROPPED_BODY, `$5` source). Run under the job's rejection lock after REJECTIONS_HELD, so that
+ * identical conflicts arriving together store one and the cap per job holds.
  */
 const REJECTION = `INSERT INTO rejections (job_id, content_hash, body, source, at)
-  SELECT $2, $3, $4, $5, $1
-  WHERE NOT EXISTS (SELECT 1 FROM rejections WHERE job_id = $2 AND content_hash = $3)`;
+  VALUES ($2, $3, $4, $5, $1)`;
 /** A conflict's event: every refused attempt has one, kept or not. */
 const CONFLICT_EVENT = `INSERT INTO events (at, job_id, type, data, actor)
   VALUES ($1, $2, '${E.OUTPUT_CONFLICT}', $3, $4)`;
@@ -209,21 +211,36 @@ export async function settleLoser(
       contentHash: hash,
     };
   }
-  const conflict = {
-    source: options.source,
-    contentHash: hash,
-    existingHash: existing.existing_hash,
-  };
   await c.tx(async (client) => {
     await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [
       lockKey.rejection,
       output.jobId,
     ]);
-    await client.query({
-      name: "idem_record_rejection",
-      text: REJECTION,
-      values: [now, output.jobId, hash, body, options.source],
+    const { rows } = await client.query<{ kept: number; known: boolean }>({
+      name: "idem_record_rejections_held",
+      text: REJECTIONS_HELD,
+      values: [output.jobId, hash],
     });
+    const held = rows[0] ?? { kept: 0, known: false };
+    const decision = rejectionDecision(held.kept, held.known);
+    if (decision !== "known")
+      await client.query({
+        name: "idem_record_rejection",
+        text: REJECTION,
+        values: [
+          now,
+          output.jobId,
+          hash,
+          decision === "keep" ? body : DROPPED_BODY,
+          options.source,
+        ],
+      });
+    const conflict = {
+      source: options.source,
+      contentHash: hash,
+      existingHash: existing.existing_hash,
+      ...(decision === "drop-body" && { bodyDropped: true }),
+    };
     await client.query({
       name: "idem_record_conflict",
       text: CONFLICT_EVENT,

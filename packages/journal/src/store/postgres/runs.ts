@@ -1,13 +1,8 @@
 import type pg from "pg";
 import { runClaimDecision } from "../../domain/decisions.js";
 import { JOURNAL_EVENTS as E, replayedEvent } from "../../domain/events.js";
-import {
-  replayColumns,
-  replayLineage,
-  replayTargets,
-  toOutput,
-  toRun,
-} from "../../domain/records.js";
+import { damageMessage, isDamaged, readOutput } from "../../domain/output-damage.js";
+import { replayColumns, replayLineage, replayTargets, toRun } from "../../domain/records.js";
 import { ACTIVE_RUN_STATES, isActiveRun, sqlStateList } from "../../domain/states.js";
 import type {
   Claim,
@@ -119,6 +114,20 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
           });
           continue;
         }
+        // A damaged output ends its own run (durable, as any dead run), and the claim goes on.
+        const out = await client.query<OutputRow>("SELECT * FROM outputs WHERE job_id = $1", [
+          row.job_id,
+        ]);
+        const output = readOutput(out.rows[0] as OutputRow);
+        if (isDamaged(output)) {
+          await durableAtCommit(client);
+          await markDeadRow(c, client, row, {
+            class: "integrity",
+            error: damageMessage(output),
+            actor: options.owner,
+          });
+          continue;
+        }
         const { takeover } = decision;
         const token = c.ids();
         // The lease and its event in one statement.
@@ -150,9 +159,6 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
           ],
         );
         const updated = rows[0] as RunRow;
-        const out = await client.query<OutputRow>("SELECT * FROM outputs WHERE job_id = $1", [
-          row.job_id,
-        ]);
         const lease: Lease = {
           runId: row.id,
           jobId: row.job_id,
@@ -163,7 +169,7 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
         };
         return {
           run: toRun(updated),
-          output: toOutput(out.rows[0] as OutputRow),
+          output,
           lease,
           takeover,
         };

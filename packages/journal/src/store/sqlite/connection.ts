@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Clock, type IdemError, systemClock } from "@idem/schema";
 import Database from "better-sqlite3";
+import { missingJournal } from "../../domain/missing-journal.js";
 import type { NewEvent } from "../../port/events.js";
 import { whileBusy } from "./busy.js";
 import {
@@ -102,15 +103,17 @@ export class SqliteConnection {
 
   /**
    * Opens a journal file, creating it whole when missing (made aside and linked into place, so
-   * several processes may open a new one at once), and applies pending migrations under SQLite's
-   * write lock. A file that is empty, not a SQLite database, not idem's, or marked damaged is
-   * refused (docs/runbook.md, "A damaged journal").
+   * several processes may open a new one at once) unless `create` is false or it is read-only,
+   * and applies pending migrations under SQLite's write lock. A file that is empty, not a SQLite
+   * database, not idem's, or marked damaged is refused (docs/runbook.md, "A damaged journal"), and
+   * so is a missing one that may not be created ("A lost journal").
    * @throws INTEGRITY for such a file; the SQLite error when it cannot be opened or migrated.
    */
   static open(path: string, options: SqliteJournalOptions = {}): SqliteConnection {
     const file = path !== ":memory:" && path !== "";
-    if (file && !options.readonly && !existsSync(path)) {
-      mkdirSync(dirname(path), { recursive: true });
+    if (file && !existsSync(path)) {
+      if (options.readonly || options.create === false) throw missingJournal(path);
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
       createJournalFile(path, MIGRATIONS);
     }
     if (file && existsSync(path)) checkJournalFile(path, options.allowDamaged ?? false);

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import {
+  chmodSync,
   closeSync,
   existsSync,
   fsyncSync,
@@ -152,11 +153,16 @@ export function checkIdemSchema(db: Database.Database, path: string): void {
  * its own beside it (WAL mode, checkpointed and closed), fsynced, then hard-linked to `path`,
  * which fails when another process linked its own first (that one is kept, this one dropped). So
  * an empty file at the path is never a journal in the making, and is refused. A file system
- * without hard links falls back to a rename when the path is still free.
+ * without hard links falls back to a rename when the path is still free. The file is mode 0600
+ * (its -wal and -shm follow it).
  */
 export function createJournalFile(path: string, migrationsFolder: string): void {
   const tmp = `${path}.new-${process.pid}-${randomBytes(6).toString("hex")}`;
   try {
+    // Readable by its owner only (whatever the umask): SQLite gives its -wal and -shm files the
+    // database file's mode, and an empty file is a new database to it.
+    closeSync(openSync(tmp, "wx", 0o600));
+    chmodSync(tmp, 0o600);
     const db = new Database(tmp);
     try {
       db.pragma("journal_mode = WAL");

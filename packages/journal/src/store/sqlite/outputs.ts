@@ -1,14 +1,15 @@
-import { type AgentOutput, canonicalJson, sha256Hex } from "@idem/schema";
-import { recordOutcome } from "../../domain/decisions.js";
+import { canonicalJson, sha256Hex } from "@idem/schema";
+import { DROPPED_BODY, recordOutcome, rejectionDecision } from "../../domain/decisions.js";
 import { JOURNAL_EVENTS as E } from "../../domain/events.js";
+import { isDamaged, outputSummary, readOutput } from "../../domain/output-damage.js";
 import type { RunState } from "../../domain/states.js";
 import type { RecordRequest } from "../../domain/writes.js";
-import type { JournalOutputs, OutputSummary, RecordResult } from "../../port/outputs.js";
+import type { DamagedOutput, JournalOutputs, RecordResult } from "../../port/outputs.js";
 import type { SqliteConnection } from "./connection.js";
 import { type OutputRow, type RejectionRow, toOutput, toRejection } from "./rows.js";
 import { insertRun } from "./runs.js";
-import { selectOutputs } from "./select.js";
-import { insertedRowid } from "./statements.js";
+import { OUTPUT_COLUMNS, type OutputTuple, outputRowOf, selectOutputs } from "./select.js";
+import { insertedRowid, pagesOf } from "./statements.js";
 import { limitClause, where } from "./where.js";
 
 /** Records one output inside the caller's (batched) transaction. */
@@ -45,11 +46,19 @@ function recordInTx(c: SqliteConnection, request: RecordRequest): RecordResult {
       });
       return { status: "duplicate", jobId: output.jobId, seq: existing.seq, contentHash: hash };
     }
-    // Kept once per distinct content: an identical conflict resubmitted is an event only.
-    c.st(
-      `INSERT INTO rejections (job_id, content_hash, body, source, at) SELECT ?, ?, ?, ?, ?
-       WHERE NOT EXISTS (SELECT 1 FROM rejections WHERE job_id = ? AND content_hash = ?)`,
-    ).run(output.jobId, hash, body, options.source, now, output.jobId, hash);
+    // Kept once per distinct content (an identical conflict resubmitted is an event only), with
+    // its body up to REJECTED_BODIES_PER_JOB per job.
+    const held = c
+      .st(
+        `SELECT COALESCE(SUM(body != ''), 0) AS kept, COALESCE(MAX(content_hash = ?), 0) AS known
+         FROM rejections WHERE job_id = ?`,
+      )
+      .get(hash, output.jobId) as { kept: number; known: number };
+    const decision = rejectionDecision(held.kept, held.known === 1);
+    if (decision !== "known")
+      c.st(
+        "INSERT INTO rejections (job_id, content_hash, body, source, at) VALUES (?, ?, ?, ?, ?)",
+      ).run(output.jobId, hash, decision === "keep" ? body : DROPPED_BODY, options.source, now);
     c.event({
       jobId: output.jobId,
       type: E.OUTPUT_CONFLICT,
@@ -58,6 +67,7 @@ function recordInTx(c: SqliteConnection, request: RecordRequest): RecordResult {
         source: options.source,
         contentHash: hash,
         existingHash: existing.content_hash,
+        ...(decision === "drop-body" && { bodyDropped: true }),
       },
     });
     return {
@@ -133,26 +143,15 @@ export function sqliteOutputs(c: SqliteConnection): JournalOutputs {
       ]);
       const rows = c.db
         .prepare(
-          `SELECT o.seq, o.job_id, o.agent, o.body, o.recorded_at, r.generation, r.state
+          `SELECT o.*, r.generation AS run_generation, r.state AS run_state
            FROM outputs o JOIN runs r ON r.job_id = o.job_id
              AND r.generation = (SELECT MAX(generation) FROM runs WHERE job_id = o.job_id)
            ${w.sql}
            ORDER BY o.seq ${limitClause(filter.limit)}`,
         )
-        .all(...w.args) as (Pick<OutputRow, "seq" | "job_id" | "agent" | "body" | "recorded_at"> & {
-        generation: number;
-        state: RunState;
-      })[];
-      return rows.map(
-        (r): OutputSummary => ({
-          seq: r.seq,
-          jobId: r.job_id,
-          agent: r.agent,
-          effects: (JSON.parse(r.body) as AgentOutput).effects.length,
-          recordedAt: r.recorded_at,
-          generation: r.generation,
-          state: r.state,
-        }),
+        .all(...w.args) as (OutputRow & { run_generation: number; run_state: RunState })[];
+      return rows.map((r) =>
+        outputSummary(r, { generation: r.run_generation, state: r.run_state }),
       );
     },
 
@@ -166,6 +165,20 @@ export function sqliteOutputs(c: SqliteConnection): JournalOutputs {
 
     async rejections(jobId) {
       return rejectionsOf(c, jobId);
+    },
+
+    async damaged() {
+      const found: DamagedOutput[] = [];
+      const page = c.db
+        .prepare(`SELECT ${OUTPUT_COLUMNS} FROM outputs o WHERE o.seq > ? ORDER BY o.seq LIMIT ?`)
+        .raw(true);
+      for await (const rows of pagesOf<OutputTuple>(page)) {
+        for (const row of rows) {
+          const o = readOutput(outputRowOf(row));
+          if (isDamaged(o)) found.push(o);
+        }
+      }
+      return found;
     },
   };
 }

@@ -28,6 +28,7 @@ export type EventRow = RowOf<typeof tables.events>;
 /** A `rejections` row. */
 export type RejectionRow = RowOf<typeof tables.rejections>;
 
+export { toOutput } from "../../domain/output-damage.js";
 export {
   jobRecord,
   toDeadLetter,
@@ -35,7 +36,6 @@ export {
   toEvent,
   toJob,
   toJobEntry,
-  toOutput,
   toRejection,
   toRun,
 } from "../../domain/records.js";

@@ -2,6 +2,7 @@ import { IdemError } from "@idem/schema";
 import { LATER_RUNS_NAMED, laterRunsNote, runClaimDecision } from "../../domain/decisions.js";
 import { JOURNAL_EVENTS as E, replayedEvent } from "../../domain/events.js";
 import { leaseEnd } from "../../domain/leases.js";
+import { damageMessage, isDamaged, readOutput } from "../../domain/output-damage.js";
 import { replayColumns, replayLineage, replayTargets } from "../../domain/records.js";
 import {
   ACTIVE_RUN_STATES,
@@ -15,7 +16,7 @@ import type { JournalRuns, LatestRun, Lease, RunRecord } from "../../port/runs.j
 import type { SqliteConnection } from "./connection.js";
 import { heldRun } from "./held.js";
 import { sqliteLeaseHolders } from "./lease-holders.js";
-import { type OutputRow, type RunRow, toOutput, toRun } from "./rows.js";
+import { type OutputRow, type RunRow, toRun } from "./rows.js";
 import { selectOutputs } from "./select.js";
 import { durableAs, pagesOf } from "./statements.js";
 
@@ -160,6 +161,18 @@ export function sqliteRuns(c: SqliteConnection): JournalRuns {
             });
             continue;
           }
+          // A damaged output ends its own run, and the claim goes on to the next.
+          const output = readOutput(
+            c.st("SELECT * FROM outputs WHERE job_id = ?").get(row.job_id) as OutputRow,
+          );
+          if (isDamaged(output)) {
+            markDead(c, row, {
+              class: "integrity",
+              error: damageMessage(output),
+              actor: options.owner,
+            });
+            continue;
+          }
           const { takeover } = decision;
           const token = c.ids();
           const until = leaseEnd(now, options.leaseMs);
@@ -179,9 +192,6 @@ export function sqliteRuns(c: SqliteConnection): JournalRuns {
               attempts: row.attempts,
             },
           });
-          const output = toOutput(
-            c.st("SELECT * FROM outputs WHERE job_id = ?").get(row.job_id) as OutputRow,
-          );
           const lease: Lease = {
             runId: row.id,
             jobId: row.job_id,

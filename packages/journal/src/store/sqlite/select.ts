@@ -1,5 +1,6 @@
-import type { AgentOutput } from "@idem/schema";
 import type Database from "better-sqlite3";
+import { isDamaged, readOutput } from "../../domain/output-damage.js";
+import type { OutputRowShape } from "../../domain/records.js";
 import type {
   OutputRecord,
   OutputSource,
@@ -8,19 +9,28 @@ import type {
 } from "../../port/outputs.js";
 import { type Condition, placeholders, where } from "./where.js";
 
-/** One `outputs` row as an array, in the column order of `COLUMNS`. */
-type OutputTuple = [number, string, string, string, string, OutputSource, number, string | null];
+/** One `outputs` row as an array, in the column order of `OUTPUT_COLUMNS`. */
+export type OutputTuple = [
+  number,
+  string,
+  string,
+  string,
+  string,
+  OutputSource,
+  number,
+  string | null,
+];
 
-const COLUMNS =
+export const OUTPUT_COLUMNS =
   "o.seq, o.job_id, o.agent, o.content_hash, o.body, o.source, o.recorded_at, o.traceparent";
 /** Job IDs bound in one statement: well under SQLite's bound-parameter limit, with room to spare. */
 const IDS_PER_STATEMENT = 5000;
 
 /**
  * The outputs a replay selection matches, in recording order (`outputs.select`), or one page
- * of them (`outputs.page`). Rows are read as arrays (better-sqlite3 raw mode) and each body is parsed
- * once: at 10,000 outputs this costs about two thirds of row objects mapped afterwards, and a replay
- * plan starts with this read.
+ * of them (`outputs.page`). Rows are read as arrays (better-sqlite3 raw mode) and each body is read
+ * once (`readOutput`: a damaged row is left out, and a page reads on past it). A replay plan starts
+ * with this read.
  */
 export function selectOutputs(
   db: Database.Database,
@@ -54,35 +64,35 @@ export function selectOutputs(
     ],
   ];
   if (!selection.all && !conditions.some(Boolean)) return [];
-  if (page !== undefined) {
-    if (page.limit <= 0) return [];
-    conditions.push(
-      "beforeSeq" in page ? ["o.seq < ?", page.beforeSeq] : ["o.seq > ?", page.afterSeq],
-    );
-  }
+  if (page !== undefined && page.limit <= 0) return [];
+  // A page reads on from a seq, in recording order, or back from one, newest first.
+  const newest = page !== undefined && "beforeSeq" in page;
   const filter = where(conditions);
-  const order = page !== undefined && "beforeSeq" in page ? "o.seq DESC" : "o.seq";
-  const rows = db
+  const statement = db
     .prepare(
-      `SELECT ${COLUMNS} FROM outputs o ${filter.sql} ORDER BY ${order}${page ? " LIMIT ?" : ""}`,
+      `SELECT ${OUTPUT_COLUMNS} FROM outputs o ${filter.sql}${page ? `${filter.sql ? " AND" : " WHERE"} o.seq ${newest ? "<" : ">"} ?` : ""} ORDER BY o.seq${newest ? " DESC" : ""}${page ? " LIMIT ?" : ""}`,
     )
-    .raw(true)
-    .all(...(page ? [...filter.args, page.limit] : filter.args)) as OutputTuple[];
-  const out = new Array<OutputRecord>(rows.length);
-  for (let i = 0; i < rows.length; i++) {
-    const [seq, jobId, agent, contentHash, body, source, recordedAt, traceparent] = rows[
-      i
-    ] as OutputTuple;
-    out[i] = {
-      seq,
-      jobId,
-      agent,
-      contentHash,
-      output: JSON.parse(body) as AgentOutput,
-      source,
-      recordedAt,
-      ...(traceparent === null ? {} : { traceparent }),
-    };
+    .raw(true);
+  const out: OutputRecord[] = [];
+  let cursor = page === undefined ? 0 : "beforeSeq" in page ? page.beforeSeq : page.afterSeq;
+  for (;;) {
+    const asked = page ? page.limit - out.length : 0;
+    const rows = statement.all(
+      ...(page ? [...filter.args, cursor, asked] : filter.args),
+    ) as OutputTuple[];
+    for (const row of rows) {
+      const o = readOutput(outputRowOf(row));
+      if (!isDamaged(o)) out.push(o);
+    }
+    // A page left short by damaged rows reads on past them.
+    const last = rows.at(-1);
+    if (!page || !last || out.length >= page.limit || rows.length < asked) return out;
+    cursor = last[0];
   }
-  return out;
+}
+
+/** A row read as an array, keyed by column name again. */
+export function outputRowOf(row: OutputTuple): OutputRowShape {
+  const [seq, job_id, agent, content_hash, body, source, recorded_at, traceparent] = row;
+  return { seq, job_id, agent, content_hash, body, source, recorded_at, traceparent };
 }

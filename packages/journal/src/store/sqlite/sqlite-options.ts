@@ -18,7 +18,14 @@ export interface SqliteJournalOptions {
   ids?: () => string;
   /** How long a writer waits for another process's lock before SQLITE_BUSY. */
   busyTimeoutMs?: number;
+  /** Read-only: nothing is written, and a missing file is refused (INTEGRITY, `reason: "missing"`). */
   readonly?: boolean;
+  /**
+   * Whether a missing file is created (the default, for an embedding process and `idem init`).
+   * False: a missing file is refused, INTEGRITY with `details.reason` `missing` naming the path and
+   * docs/runbook.md "A lost journal", and nothing is created (every command but `idem init`).
+   */
+  create?: boolean;
   /**
    * Opens a journal marked damaged (`<journal>.damaged`, see journal-file.ts): for `idem doctor`,
    * which checks it again, and `idem backup`, which keeps a copy. Every other open refuses it.

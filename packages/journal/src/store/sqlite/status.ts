@@ -1,3 +1,4 @@
+import { REJECTED_BODIES_PER_JOB } from "../../domain/decisions.js";
 import {
   EFFECT_STATES,
   type EffectState,
@@ -32,6 +33,10 @@ export function readStatus(c: SqliteConnection): JournalStatus {
   return {
     outputs: count("SELECT COUNT(*) AS n FROM outputs"),
     rejections: count("SELECT COUNT(*) AS n FROM rejections"),
+    rejectedBodies: {
+      perJob: REJECTED_BODIES_PER_JOB,
+      dropped: count("SELECT COUNT(*) AS n FROM rejections WHERE body = ''"),
+    },
     deadLetters: count("SELECT COUNT(*) AS n FROM dead_letters WHERE resolved_at IS NULL"),
     runs: byState<RunState>(
       c,
