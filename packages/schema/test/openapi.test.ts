@@ -119,6 +119,7 @@ describe("the response schemas", () => {
     const report = {
       outputs: 1,
       rejections: 0,
+      rejectedBodies: { perJob: 10, dropped: 0 },
       deadLetters: 0,
       runs: zeros(["pending", "running", "failed", "done", "dead"]),
       effects: zeros(["intended", "applied", "present", "failed", "uncertain", "skipped"]),
