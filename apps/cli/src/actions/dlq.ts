@@ -14,8 +14,8 @@ import { withExistingJournal } from "../ops/existing-journal.js";
 import { nestedConfigOption as configOption } from "../options.js";
 import { clip } from "../render/fit-table.js";
 
-const short = (s: string | null | undefined, n = 240) =>
-  s === null || s === undefined ? "" : clip(s, n);
+/** An error or a detail, shortened to about 240 characters (whole with --wide). */
+const short = (s: string | null | undefined) => (s === null || s === undefined ? "" : clip(s, 240));
 
 /** `idem dlq ls`, imported when it runs (its options and help: commands/dlq.ts). */
 export async function runDlqLs(
