@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { skipUnless } from "../support/skip.js";
+import { drillLeftovers, drillTraces } from "./drill-leftovers.js";
 import { buildForTest, REPO_ROOT } from "./interpreter-fixture.js";
 
 const run = promisify(execFile);
@@ -54,5 +55,7 @@ describe("the cluster drill, CI-sized (needs root for network namespaces)", AS_R
     expect(value("runs done")).toBe(60);
     expect(value("NATS node kills")).toBe(1);
     expect(value("hosts cut off past a lease")).toBe(1);
+    // The verdict's teardown left nothing of the drill running (issue 42, item 9).
+    expect(await drillLeftovers(drillTraces(stderr))).toEqual([]);
   }, 480_000);
 });

@@ -34,6 +34,7 @@ import {
   startReceiver,
 } from "./lib/drill-kit.mjs";
 import { createSupervisor } from "./lib/supervisor.mjs";
+import { createTeardown, endThroughTeardown } from "./lib/teardown.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const IDEM = join(here, "../../apps/cli/bin/idem.js");
@@ -135,22 +136,23 @@ async function main() {
     throw new Error("the cluster drill needs root (network namespaces)");
   const work = mkdtempSync(join(tmpdir(), "idem-cluster-drill-"));
   log(`seed ${SEED}, ${JOBS} jobs, budget ${JSON.stringify(BUDGET)}, workspace ${work}`);
+  log(`run ${teardown.runId}`);
   const net = await createNetnsNetwork();
-  cleanups.push(() => net.remove());
+  teardown.add("network", () => net.remove());
   const pg = await startPostgres({ listen: { address: net.address, network: net.network } });
-  cleanups.push(() => pg.stop());
+  teardown.add("postgres", () => pg.stop());
   const dbUrl = await pg.createDatabase("cluster_drill");
   const journalUrl = dbUrl.replace("127.0.0.1", net.address);
   const cluster = await startNatsCluster({ size: 3, host: net.address });
-  cleanups.push(() => cluster.stop());
+  teardown.add("nats cluster", () => cluster.stop());
   const daemon = await startGitDaemon({ host: net.address });
-  cleanups.push(() => daemon.stop());
+  teardown.add("git daemon", () => daemon.stop());
   const repo = daemon.createRepo("site");
   // Every lane's branch starts at the seed commit, as a team's branches would exist already.
   for (let i = 0; i < LANES; i++)
     execFileSync("git", ["--git-dir", repo.path, "branch", `lane-${i}`, "main"]);
   const receiver = await startReceiver(net.address);
-  cleanups.push(async () => receiver.server.close());
+  teardown.add("receiver", async () => receiver.server.close());
   const sharedRoot = join(work, "shared-fs/out");
   for (let i = 0; i < LANES; i++) mkdirSync(join(sharedRoot, `lane${i}`), { recursive: true });
   const services = {
@@ -164,6 +166,7 @@ async function main() {
   const hosts = [];
   for (const name of ["host-a", "host-b", "host-c"]) {
     const ns = await net.addHost();
+    log(`host ${name}: network namespace ${ns.name}, bridge ${net.bridge}`);
     const dir = join(work, name);
     mkdirSync(dir);
     const host = {
@@ -194,6 +197,7 @@ async function main() {
     log,
     spawn: (host, argv, options) => host.ns.spawn(process.execPath, argv, options),
   });
+  teardown.halt(() => sup.halt());
   const { procs, kills } = sup;
   const tally = Object.assign(sup.tally, { natsKills: 0, pgRestarts: 0, partitions: 0, stops: 0 });
 
@@ -438,7 +442,7 @@ async function main() {
       );
   if (lost.length) violations.push(`lost: ${lost.slice(0, 10).join(", ")}`);
   await journal.close();
-  for (const f of cleanups.reverse()) await f().catch(() => {});
+  await teardown.run();
   printReport({
     title: "idem cluster drill (3 hosts, 3 NATS nodes, PostgreSQL, git daemon)",
     seed: SEED,
@@ -451,23 +455,13 @@ async function main() {
   process.exit(violations.length ? 1 : 0);
 }
 
-/** Every child still running when the drill fails: killed, so no idem process outlives it. */
+/** Every child still running: the supervisor's, killed by the teardown before anything else. */
 const children = new Set();
-/** And every server stopped by its PID, the network removed. */
-const cleanups = [];
-async function abandon(why) {
-  log(why);
-  for (const c of children) {
-    c.kill("SIGCONT");
-    c.kill("SIGKILL");
-  }
-  for (const f of cleanups.reverse()) await f().catch(() => {});
-  process.exit(2);
-}
-// Interrupted, it still stops its processes and servers and removes the network.
-for (const s of ["SIGINT", "SIGTERM"]) process.once(s, () => abandon(`${s}: stopping`));
-// A stray error (a child's or a socket's "error" event, a promise nobody awaits) would end the
-// process with exit 1, a violation's code, leaving servers and the network behind: it abandons too.
-process.once("uncaughtException", (e) => abandon(`drill failed (uncaught): ${e?.stack ?? e}`));
-process.once("unhandledRejection", (e) => abandon(`drill failed (unhandled): ${e?.stack ?? e}`));
+/**
+ * However the drill ends (its verdict, an abandon, SIGINT, SIGTERM, a stray error), one teardown
+ * kills its processes (no restart after), stops its servers by their PIDs, removes the network and
+ * kills whatever of the run is left: nothing outlives it (lib/teardown.mjs).
+ */
+const teardown = createTeardown({ log });
+const abandon = endThroughTeardown(teardown, log);
 main().catch((e) => abandon(`drill failed: ${e?.stack ?? e}`));

@@ -22,6 +22,7 @@ import { startNatsServer } from "@idem/testing";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { rng, sleep } from "./lib/drill-kit.mjs";
 import { createSupervisor } from "./lib/supervisor.mjs";
+import { createTeardown, endThroughTeardown } from "./lib/teardown.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const IDEM = join(here, "../../apps/cli/bin/idem.js");
@@ -82,7 +83,9 @@ async function main() {
   log(
     `seed ${SEED}, ${JOBS} jobs, ${KILLS} kills, ${NATS_RESTARTS} nats restarts, workspace ${work}`,
   );
+  log(`run ${teardown.runId}`);
   const nats = await startNatsServer();
+  teardown.add("nats", () => nats.stop());
   const counters = join(work, "counters");
   mkdirSync(counters);
   for (const a of AGENTS) mkdirSync(join(work, `out-${a}`));
@@ -134,6 +137,7 @@ async function main() {
     log,
     spawn: (_host, argv, options) => spawn(process.execPath, argv, options),
   });
+  teardown.halt(() => sup.halt());
   const { procs, tally, kills } = sup;
   let natsRestarts = 0;
   let stops = 0;
@@ -333,7 +337,7 @@ async function main() {
     );
   if (lost.length) violations.push(`lost: ${lost.slice(0, 10).join(", ")}`);
   await journal.close();
-  await nats.stop();
+  await teardown.run();
 
   if (args.json)
     process.stdout.write(`${JSON.stringify({ seed: SEED, table, violations }, null, 2)}\n`);
@@ -355,10 +359,9 @@ async function main() {
   process.exit(violations.length ? 1 : 0);
 }
 
-/** Every child still running when the drill fails: killed, so no executor or interpreter outlives it. */
+/** Every child still running: the supervisor's, killed by the teardown before anything else. */
 const children = new Set();
-main().catch((e) => {
-  log(`drill failed: ${e?.stack ?? e}`);
-  for (const c of children) c.kill("SIGKILL");
-  process.exit(2);
-});
+/** However the drill ends, nothing of it outlives it (lib/teardown.mjs). */
+const teardown = createTeardown({ log });
+const abandon = endThroughTeardown(teardown, log);
+main().catch((e) => abandon(`drill failed: ${e?.stack ?? e}`));

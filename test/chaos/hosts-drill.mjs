@@ -33,6 +33,7 @@ import {
   startReceiver,
 } from "./lib/drill-kit.mjs";
 import { createSupervisor } from "./lib/supervisor.mjs";
+import { createTeardown, endThroughTeardown } from "./lib/teardown.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const IDEM = join(here, "../../apps/cli/bin/idem.js");
@@ -97,10 +98,12 @@ function hostConfig(url, receiverPort, sharedRoot, runsLog, agentScript) {
 async function main() {
   const work = mkdtempSync(join(tmpdir(), "idem-hosts-drill-"));
   log(`seed ${SEED}, ${JOBS} jobs, ${KILLS} kills, workspace ${work}`);
+  log(`run ${teardown.runId}`);
   const pg = await startPostgres();
-  cleanups.push(() => pg.stop());
+  teardown.add("postgres", () => pg.stop());
   const url = await pg.createDatabase("hosts_drill");
   const receiver = await startReceiver();
+  teardown.add("receiver", async () => receiver.server.close());
   const sharedRoot = join(work, "shared-fs/out");
   mkdirSync(sharedRoot, { recursive: true });
   const hosts = HOSTS.map((name) => {
@@ -126,6 +129,7 @@ async function main() {
     log,
     spawn: (_host, argv, options) => spawn(process.execPath, argv, options),
   });
+  teardown.halt(() => sup.halt());
   const { tally, kills } = sup;
 
   const journal = await PostgresJournalStore.open(url);
@@ -255,8 +259,7 @@ async function main() {
     );
   if (lost.length) violations.push(`lost: ${lost.slice(0, 10).join(", ")}`);
   await journal.close();
-  await pg.stop();
-  receiver.server.close();
+  await teardown.run();
 
   printReport({
     title: "idem three-hosts drill (one PostgreSQL journal)",
@@ -270,13 +273,13 @@ async function main() {
   process.exit(violations.length ? 1 : 0);
 }
 
-/** Every child still running when the drill fails: killed, so no executor or interpreter outlives it. */
+/** Every child still running: the supervisor's, killed by the teardown before anything else. */
 const children = new Set();
-/** And the disposable PostgreSQL stopped by its PID. */
-const cleanups = [];
-main().catch(async (e) => {
-  log(`drill failed: ${e?.stack ?? e}`);
-  for (const c of children) c.kill("SIGKILL");
-  for (const f of cleanups) await f().catch(() => {});
-  process.exit(2);
-});
+/**
+ * However the drill ends (its verdict, an abandon, SIGINT, SIGTERM, a stray error), one teardown
+ * kills its processes (no restart after), stops PostgreSQL by its PID and kills whatever of the run
+ * is left: nothing outlives it (lib/teardown.mjs).
+ */
+const teardown = createTeardown({ log });
+const abandon = endThroughTeardown(teardown, log);
+main().catch((e) => abandon(`drill failed: ${e?.stack ?? e}`));

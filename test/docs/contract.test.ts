@@ -31,7 +31,12 @@ const read = (path: string): string => readFileSync(join(ROOT, path), "utf8");
 
 /** The text outside fenced code blocks and inline code spans, where links are links. */
 function prose(markdown: string): string {
-  return markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, "").replace(/`[^`\n]*`/g, "");
+  return withoutCodeBlocks(markdown).replace(/`[^`\n]*`/g, "");
+}
+
+/** Markdown without its fenced code blocks (a heading keeps its inline code: GitHub's anchor does). */
+function withoutCodeBlocks(markdown: string): string {
+  return markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, "");
 }
 
 /** The targets of the inline links `[text](target)` and `<scheme:...>` autolinks of a file. */
@@ -55,7 +60,9 @@ function slug(heading: string): string {
 }
 
 function anchorsOf(path: string): Set<string> {
-  const headings = [...prose(read(path)).matchAll(/^#{1,6}\s+(.+)$/gm)].map((m) => m[1] as string);
+  const headings = [...withoutCodeBlocks(read(path)).matchAll(/^#{1,6}\s+(.+)$/gm)].map(
+    (m) => m[1] as string,
+  );
   return new Set(headings.map(slug));
 }
 

@@ -74,7 +74,7 @@ describe("a hung process, the runbook's way", () => {
       process.execPath,
       [
         "-e",
-        `const db = new (require(${JSON.stringify(betterSqlite)}))(${JSON.stringify(fx.ws.config.journal.path)});
+        `const db = new (require(${JSON.stringify(betterSqlite)}))(${JSON.stringify(fx.ws.config.journal.path)}, { timeout: 120000 });
          db.exec("BEGIN IMMEDIATE");
          db.prepare("INSERT INTO events (at, job_id, type, data, actor) VALUES (0, NULL, 'note', '{}', 'holder')").run();
          process.stdout.write("held\\n");
@@ -83,7 +83,11 @@ describe("a hung process, the runbook's way", () => {
       { stdio: ["ignore", "pipe", "inherit"] },
     );
     try {
-      await new Promise<void>((r) => holder.stdout?.once("data", () => r()));
+      // Waits out a busy machine's writers for the lock; a holder that died instead fails the test.
+      await new Promise<void>((resolve, reject) => {
+        holder.stdout?.once("data", () => resolve());
+        holder.once("exit", (code) => reject(new Error(`the lock holder exited (${code})`)));
+      });
       holder.kill("SIGSTOP");
       const pid = holder.pid as number;
       await waitFor("the holder to stop", () => isStopped(pid));

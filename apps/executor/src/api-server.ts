@@ -1,11 +1,13 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import {
+  type Credentials,
   enqueueJob,
   type JobFileProblems,
   kindsOf,
   loadKinds,
+  type Principal,
   parseJobFile,
   parseSubmission,
+  resolveCredentials,
   SUBMIT_HTTP_STATUS,
   submitOutput,
 } from "@idem/core";
@@ -57,6 +59,11 @@ export interface ApiOptions {
    * `Host` (the console's rule, docs/security.md).
    */
   host?: string;
+  /**
+   * The tokens it takes: `api.token` (the operator's) and each agent's (`credentials.<agent>`);
+   * default resolved from this process's environment (`resolveCredentials`).
+   */
+  credentials?: Credentials;
 }
 
 /** Where the API serves its OpenAPI 3.1 document (the text of docs/openapi.json), without a token. */
@@ -64,14 +71,13 @@ export const OPENAPI_PATH = "/v1/openapi.json";
 /** The document's text, built on the first request (pure, the same for every app). */
 let openApi: string | undefined;
 
-const digest = (s: string) => createHash("sha256").update(s, "utf8").digest();
+/** What the routes know of a request once its token is checked. */
+type ApiEnv = { Variables: { principal: Principal } };
 
-/** Compares a bearer token in constant time (over fixed-length digests, so length leaks nothing). */
-function tokenMatches(header: string | undefined, token: string): boolean {
-  const m = /^Bearer\s+(.+)$/i.exec(header ?? "");
-  const given = m?.[1] ?? "";
-  return timingSafeEqual(digest(given), digest(token)) && given.length > 0;
-}
+/** What an agent's token may not do (only the operator's), answered 403. */
+const OPERATOR_ONLY = (agent: string, what: string) => ({
+  error: `forbidden: agent ${agent}'s token may not ${what}; that takes api.token`,
+});
 
 /** Whether a request's body is declared JSON: `application/json`, with or without parameters. */
 const isJson = (contentType: string | undefined): boolean =>
@@ -79,7 +85,8 @@ const isJson = (contentType: string | undefined): boolean =>
 
 /**
  * The executor's HTTP API: `POST /v1/outputs` (201 recorded, 200 duplicate, 409
- * conflict, 400 invalid with the issues, 401 without the bearer token when `api.token` is set, 413
+ * conflict, 400 invalid with the issues, 403 forbidden for what an agent's token may not record,
+ * 401 without a bearer token it knows when `api.token` is set, 413
  * over `api.maxBodyBytes`, 415 for a body not declared `application/json`), `POST /v1/jobs` (see
  * {@link enqueueRoute}), `GET /v1/outputs/:jobId`, `GET /v1/status`, `GET /v1/openapi.json` (the
  * OpenAPI 3.1 document of all of them, open), `GET /healthz` (503 once the journal has failed for
@@ -88,11 +95,16 @@ const isJson = (contentType: string | undefined): boolean =>
  * post a form to it nor read it by DNS rebinding (docs/security.md). A failure answers its code's HTTP status in
  * ERROR_CODES (503 for every failure of the journal, and for an error without a code) with its
  * class; nothing is half-recorded. Every answer is described by `docs/openapi.json` (`openApiDocument()`
- * of @idem/schema).
+ * of @idem/schema). An agent's token (docs/security.md, "Credentials per agent") records only as
+ * its agent, for its jobs, within its scope; it reads only its agent's outputs and enqueues
+ * nothing (403).
+ * @throws IdemError INVALID_CONFIG from `resolveCredentials` when `credentials` is not given and
+ * an agent's token variable is unset or unfit.
  */
-export function createApiApp(options: ApiOptions): Hono {
+export function createApiApp(options: ApiOptions): Hono<ApiEnv> {
   const { config, journal, metrics, logger } = options;
-  const app = new Hono();
+  const app = new Hono<ApiEnv>();
+  const credentials = options.credentials ?? resolveCredentials(config, process.env);
   const token = config.api.token;
   const loopbackOnly = token === null && isLoopbackHost(options.host ?? config.api.host);
   const limit = bodyLimit({
@@ -128,11 +140,13 @@ export function createApiApp(options: ApiOptions): Hono {
     // The API description is open, as /healthz is: tools fetch it without credentials, and it
     // holds nothing that is not in docs/openapi.json.
     if (c.req.path === OPENAPI_PATH) return next();
-    if (token !== null && !tokenMatches(c.req.header("authorization"), token)) {
+    const principal = credentials.authenticate(c.req.header("authorization"));
+    if (!principal) {
       return c.json({ error: "unauthorized: a bearer token is required" }, 401, {
         "WWW-Authenticate": 'Bearer realm="idem"',
       });
     }
+    c.set("principal", principal);
     await next();
   });
   app.post("/v1/outputs", jsonBody, limit, async (c) => {
@@ -140,12 +154,16 @@ export function createApiApp(options: ApiOptions): Hono {
       new Uint8Array(await c.req.arrayBuffer()),
       config.limits.maxOutputBytes,
     );
+    const principal = c.get("principal");
+    const grant = principal.operator ? undefined : principal.grant;
     const result = parsed.ok
       ? await submitOutput({
           journal,
           config,
           raw: parsed.value,
           source: "http",
+          grant,
+          ...(grant ? { actor: `agent ${grant.agent} (http)` } : {}),
           metrics,
           trace: {
             traceparent: c.req.header("traceparent"),
@@ -154,9 +172,17 @@ export function createApiApp(options: ApiOptions): Hono {
         })
       : parsed.result;
     if (result.status === "invalid") logger.info({ issues: result.issues }, "invalid submission");
+    if (result.status === "forbidden")
+      logger.warn(
+        { agent: grant?.agent, jobId: result.jobId, issues: result.issues },
+        "an agent's token was refused an output outside its grant",
+      );
     return c.json(result, SUBMIT_HTTP_STATUS[result.status]);
   });
   app.post("/v1/jobs", jsonBody, limit, async (c) => {
+    const principal = c.get("principal");
+    if (!principal.operator)
+      return c.json(OPERATOR_ONLY(principal.grant.agent, "enqueue jobs"), 403);
     const answer = await enqueueRoute(await c.req.text(), options, c.req.header("traceparent"));
     return c.json(answer.body, answer.status);
   });
@@ -165,6 +191,9 @@ export function createApiApp(options: ApiOptions): Hono {
     if (!isJobId(jobId)) return c.json({ error: "not a job ID" }, 400);
     const rec = await journal.outputs.get(jobId);
     if (!rec) return c.json({ error: `no output for ${jobId}` }, 404);
+    const principal = c.get("principal");
+    if (!principal.operator && rec.output.agent !== principal.grant.agent)
+      return c.json(OPERATOR_ONLY(principal.grant.agent, "read another agent's output"), 403);
     return c.json(rec);
   });
   app.get("/v1/status", async (c) => c.json(await journal.status()));
@@ -269,10 +298,12 @@ export async function startApiServer(options: ApiOptions & { port?: number }): P
     token: options.config.api.token,
     hostKey: "api.host",
   });
-  // Outputs are checked by their kinds before record: idem's own and the config's.
+  // Outputs are checked by their kinds before record: idem's own and the config's (and the agents'
+  // scopes against them); every agent's token is read before anything listens.
   await loadKinds(options.config);
+  const credentials = options.credentials ?? resolveCredentials(options.config, process.env);
   try {
-    return await serveHttp(createApiApp({ ...options, host }), { host, port });
+    return await serveHttp(createApiApp({ ...options, host, credentials }), { host, port });
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === "EADDRINUSE")
       throw await portInUseError(host, port, e);

@@ -155,6 +155,7 @@ export function createDeliveryHandler(options: DeliveryHandlerOptions): Delivery
    */
   async function recordDurably(
     output: CheckedOutput,
+    job: Job,
     log: Logger,
     traceparent: string | undefined,
   ): Promise<RecordOutcome> {
@@ -164,6 +165,8 @@ export function createDeliveryHandler(options: DeliveryHandlerOptions): Delivery
       output,
       source: "executor",
       actor: owner,
+      // The claimed job is the journal's row (its agent is part of the input's hash).
+      jobAgent: job.agent,
       traceparent,
       metrics,
       retry: {
@@ -300,7 +303,7 @@ export function createDeliveryHandler(options: DeliveryHandlerOptions): Delivery
         "idem.record",
         { parent: span, attributes: { "idem.job_id": job.jobId, "idem.agent": job.agent } },
         async (recordSpan) => {
-          const r = await recordDurably(output, jlog, recordSpan.traceparent);
+          const r = await recordDurably(output, job, jlog, recordSpan.traceparent);
           recordSpan.setAttributes({ "idem.record.status": r.status });
           return r;
         },

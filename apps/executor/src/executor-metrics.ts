@@ -10,6 +10,7 @@ export interface ExecutorMetrics {
   readonly records: Counter<"source" | "status">;
   readonly conflicts: Counter<"source">;
   readonly invalid: Counter<"source">;
+  readonly forbidden: Counter<"source">;
   readonly naks: Counter<"reason">;
   readonly deadLetters: Counter;
   readonly recordRetries: Counter;
@@ -68,6 +69,12 @@ export function createExecutorMetrics(): ExecutorMetrics {
     invalid: new Counter({
       name: "idem_executor_invalid_outputs_total",
       help: "Invalid outputs (nothing written)",
+      labelNames: ["source"],
+      registers,
+    }),
+    forbidden: new Counter({
+      name: "idem_executor_forbidden_outputs_total",
+      help: "Outputs an agent's credential may not record (nothing written)",
       labelNames: ["source"],
       registers,
     }),

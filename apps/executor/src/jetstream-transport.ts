@@ -19,6 +19,7 @@ import {
   retryMsgId,
   sleep,
 } from "@idem/schema";
+import { type DeadDeliverySweep, startDeadDeliverySweep } from "./dead-deliveries.js";
 import { type Delivery, RECOVERY_GRACE_MS } from "./delivery.js";
 import type { ExecutorTransport, TransportContext } from "./transport.js";
 
@@ -222,6 +223,7 @@ export function createJetStreamTransport(
   const { config, journal, log, clock } = context;
   let jobs: JetStreamJobs | undefined;
   let sweepTimer: NodeJS.Timeout | undefined;
+  let deadDeliveries: DeadDeliverySweep | undefined;
   /** The outbox sweep in progress, if any: sweeps never overlap. */
   let sweeping: Promise<void> | undefined;
 
@@ -367,9 +369,11 @@ export function createJetStreamTransport(
       });
       sweepTimer = setInterval(() => sweepOutbox(opened, nats.maxAgeMs, true), OUTBOX_SWEEP_MS);
       sweepTimer.unref();
+      deadDeliveries = startDeadDeliverySweep(context, opened);
     },
     async stop() {
       clearInterval(sweepTimer);
+      await deadDeliveries?.stop();
       await sweeping;
       await jobs?.stop();
     },

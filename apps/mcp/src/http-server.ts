@@ -1,4 +1,5 @@
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
+import { type Credentials, OPERATOR, type Principal } from "@idem/core";
 import {
   crossOriginRefusal,
   type HttpServer,
@@ -37,6 +38,12 @@ export interface McpHttpOptions {
    */
   token: string | null;
   /**
+   * The tokens of the config (`resolveCredentials`): `api.token` opens an operator's session, an
+   * agent's token one held to that agent (its own enqueued jobs, its scope, no operators' tools).
+   * When given, it decides who a request is instead of `token` alone.
+   */
+  credentials?: Credentials | undefined;
+  /**
    * The address it listens on: on loopback without a token, a request whose `Host` is not a
    * loopback name is refused (421), as a DNS-rebound page's would be (docs/security.md).
    */
@@ -73,7 +80,13 @@ const rpcError = (code: number, message: string) => ({
 
 interface OpenSession extends RegisteredSession {
   transport: WebStandardStreamableHTTPServerTransport;
+  /** Who opened it: every later request of the session must be the same credential. */
+  principal: Principal;
 }
+
+/** Whether two principals are the same credential. */
+const same = (a: Principal, b: Principal) =>
+  a.operator === b.operator && (a.operator || b.operator || a.grant.agent === b.grant.agent);
 
 /**
  * Who a request comes from, for the per-client bound: its address and a digest of its credential
@@ -105,6 +118,8 @@ export function createMcpHttpApp(options: McpHttpOptions): McpHttpApp {
     { ...DEFAULT_SESSION_LIMITS, ...options.sessionLimits },
     context.logger,
   );
+  const principals = new WeakMap<Request, Principal>();
+  const principalOf = (c: Context) => principals.get(c.req.raw) ?? OPERATOR;
   const app = new Hono();
 
   app.use("*", async (c, next) => {
@@ -116,10 +131,16 @@ export function createMcpHttpApp(options: McpHttpOptions): McpHttpApp {
       host: c.req.header("host"),
     });
     if (crossSite) return c.json(rpcError(-32000, crossSite), 403);
-    if (token !== null && !tokenMatches(c.req.header("authorization"), token))
+    const principal = options.credentials
+      ? options.credentials.authenticate(c.req.header("authorization"))
+      : token === null || tokenMatches(c.req.header("authorization"), token)
+        ? OPERATOR
+        : undefined;
+    if (!principal)
       return c.json(rpcError(-32001, "unauthorized: a bearer token is required"), 401, {
         "WWW-Authenticate": 'Bearer realm="idem"',
       });
+    principals.set(c.req.raw, principal);
     await next();
   });
 
@@ -127,7 +148,9 @@ export function createMcpHttpApp(options: McpHttpOptions): McpHttpApp {
     const id = c.req.header("mcp-session-id");
     if (id !== undefined) {
       const s = open.use(id);
-      if (!s) return c.json(rpcError(-32001, "Session not found"), 404);
+      // Another credential's session is as unknown as one that never was.
+      if (!s || !same(s.principal, principalOf(c)))
+        return c.json(rpcError(-32001, "Session not found"), 404);
       return s.transport.handleRequest(c.req.raw);
     }
     if (c.req.method !== "POST")
@@ -137,32 +160,58 @@ export function createMcpHttpApp(options: McpHttpOptions): McpHttpApp {
       return c.json(rpcError(-32000, "every open session has a call in flight: try again"), 503, {
         "Retry-After": "1",
       });
-    const job = await jobOf(c);
+    const principal = principalOf(c);
+    const job = await jobOf(c, principal);
     if ("refused" in job) return c.json(rpcError(-32602, job.refused), 400);
-    return start(c, job.job, client);
+    return start(c, job.job, client, principal);
   });
 
-  /** The session's job: the server's, else the one the URL names (`?job=`, `&agent=`). */
-  async function jobOf(c: Context): Promise<{ job: SessionJob | undefined } | { refused: string }> {
+  /**
+   * The session's job: the server's, else the one the URL names (`?job=`, `&agent=`). An agent's
+   * token opens only a job the journal knows as that agent's.
+   */
+  async function jobOf(
+    c: Context,
+    principal: Principal,
+  ): Promise<{ job: SessionJob | undefined } | { refused: string }> {
     const named = c.req.query("job");
+    let job: SessionJob | undefined;
     if (options.job) {
-      return named === undefined || named === options.job.jobId
-        ? { job: options.job }
-        : { refused: `this server works on job ${options.job.jobId} only` };
+      if (named !== undefined && named !== options.job.jobId)
+        return { refused: `this server works on job ${options.job.jobId} only` };
+      job = options.job;
+    } else if (named !== undefined) {
+      const agent = principal.operator ? c.req.query("agent") : principal.grant.agent;
+      try {
+        job = await resolveJob(context.journal, named, agent);
+      } catch (e) {
+        return { refused: describeError(e) };
+      }
     }
-    if (named === undefined) return { job: undefined };
-    try {
-      return { job: await resolveJob(context.journal, named, c.req.query("agent")) };
-    } catch (e) {
-      return { refused: describeError(e) };
+    if (job && !principal.operator) {
+      const row = await context.journal.jobs.get(job.jobId);
+      if (row?.agent !== principal.grant.agent)
+        return {
+          refused: `FORBIDDEN: job ${job.jobId} is not enqueued for agent ${principal.grant.agent}, whose token this is`,
+        };
     }
+    return { job };
   }
 
-  async function start(c: Context, job: SessionJob | undefined, client: string): Promise<Response> {
+  async function start(
+    c: Context,
+    job: SessionJob | undefined,
+    client: string,
+    principal: Principal,
+  ): Promise<Response> {
     const attemptId = c.req.query("attempt");
+    // An agent's session works within its grant, and never with the operators' tools.
+    const ctx = principal.operator
+      ? context
+      : { ...context, grant: principal.grant, operatorTools: "off" as const };
     let session: McpSession;
     try {
-      session = await createSessionServer(context, { job, finish, attemptId });
+      session = await createSessionServer(ctx, { job, finish, attemptId });
     } catch (e) {
       if (isIdemError(e, "INVALID_STATE")) return c.json(rpcError(-32602, e.message), 409);
       if (isIdemError(e, "INVALID_INPUT")) return c.json(rpcError(-32602, e.message), 400);
@@ -178,6 +227,7 @@ export function createMcpHttpApp(options: McpHttpOptions): McpHttpApp {
             client,
             busy: session.busy,
             close: () => session.server.close(),
+            principal,
           } satisfies OpenSession);
         },
         // A DELETE from the client: the session ends (its draft stays in the store).

@@ -1,4 +1,4 @@
-import { checkOutput, isCheckedOutput } from "@idem/core";
+import { type AgentGrant, checkOutput, isCheckedOutput, scopeIssues } from "@idem/core";
 import { type Config, effectKey, IdemError, type ValidationIssue } from "@idem/schema";
 import {
   ATTEMPT_PATTERN,
@@ -20,7 +20,7 @@ export interface DraftOutput {
 /** What staging one effect answered. */
 export type StageResult =
   | { ok: true; key: string; index: number; effect: Record<string, unknown>; staged: number }
-  | { ok: false; issues: StageIssue[]; code: "INVALID_INPUT" | "INVALID_STATE" };
+  | { ok: false; issues: StageIssue[]; code: "INVALID_INPUT" | "INVALID_STATE" | "FORBIDDEN" };
 
 /**
  * Why an effect was refused: `path` names the field in the output as a record names it
@@ -81,6 +81,8 @@ export class JobDraft {
     private readonly store: DraftStore,
     private readonly config: Config,
     private readonly kinds: KindRegistry,
+    /** The session's agent credential: an effect outside its scope is refused (`FORBIDDEN`). */
+    private readonly grant: AgentGrant | undefined,
   ) {}
 
   /**
@@ -97,6 +99,7 @@ export class JobDraft {
     config: Config,
     kinds: KindRegistry,
     attemptId?: string | undefined,
+    grant?: AgentGrant | undefined,
   ): Promise<JobDraft> {
     const { jobId, agent } = job;
     if (attemptId !== undefined && !ATTEMPT_PATTERN.test(attemptId))
@@ -134,7 +137,7 @@ export class JobDraft {
       };
     });
     if (attempt instanceof IdemError) throw attempt;
-    return new JobDraft(jobId, agent, attempt, store, config, kinds);
+    return new JobDraft(jobId, agent, attempt, store, config, kinds, grant);
   }
 
   /** The draft of this session's attempt, or why it is not this session's to change. */
@@ -152,7 +155,7 @@ export class JobDraft {
    * staged before it (core's `checkOutput`: the kind's schema and checks, `limits.maxEffects`,
    * `limits.maxOutputBytes`), and stages it as its kind parsed it. A refusal stages nothing; each
    * issue names its field (see {@link StageIssue}); a finished or superseded draft refuses
-   * (`INVALID_STATE`).
+   * (`INVALID_STATE`), and an effect outside the session's agent credential (`FORBIDDEN`).
    */
   async stage(effect: Record<string, unknown>): Promise<StageResult> {
     return this.store.update<StageResult>(this.jobId, (cur) => {
@@ -169,15 +172,21 @@ export class JobDraft {
         this.config,
         this.kinds,
       );
-      if (!isCheckedOutput(checked)) {
-        const prefix = `effects.${index}.`;
-        const issues = checked.issues.map((i) => ({
-          path: i.path,
-          field: i.path.startsWith(prefix) ? i.path.slice(prefix.length) : "",
-          message: i.message,
-        }));
-        return { answer: { ok: false as const, code: "INVALID_INPUT" as const, issues } };
-      }
+      const prefix = `effects.${index}.`;
+      const refused = (code: "INVALID_INPUT" | "FORBIDDEN", issues: ValidationIssue[]) => ({
+        answer: {
+          ok: false as const,
+          code,
+          issues: issues.map((i) => ({
+            path: i.path,
+            field: i.path.startsWith(prefix) ? i.path.slice(prefix.length) : "",
+            message: i.message,
+          })),
+        },
+      });
+      if (!isCheckedOutput(checked)) return refused("INVALID_INPUT", checked.issues);
+      const outOfScope = this.grant ? scopeIssues(checked.output, this.grant, this.kinds) : [];
+      if (outOfScope.length > 0) return refused("FORBIDDEN", outOfScope);
       const parsed = checked.output.effects[index] as Record<string, unknown>;
       return {
         next: { ...state, effects: [...state.effects, parsed] },

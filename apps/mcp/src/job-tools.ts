@@ -133,7 +133,13 @@ async function record(
     output,
     source: "mcp",
     actor: ctx.actor,
+    grant: ctx.grant,
   });
+  if (r.status === "forbidden")
+    return toolError(
+      `forbidden: ${r.issues.map((i) => `${i.path || "(output)"}: ${i.message}`).join("; ")}`,
+      { status: "forbidden", jobId: job.jobId, code: "FORBIDDEN", issues: r.issues },
+    );
   if (r.status === "invalid")
     return toolError(
       `invalid output: ${r.issues.map((i) => `${i.path || "(output)"}: ${i.message}`).join("; ")}`,

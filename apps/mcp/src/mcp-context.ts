@@ -1,4 +1,4 @@
-import type { Effects } from "@idem/core";
+import type { AgentGrant, Effects } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import type { Logger } from "@idem/runtime";
 import type { Config } from "@idem/schema";
@@ -21,6 +21,11 @@ export interface McpContext {
    * to a job never gets them, whatever this says.
    */
   operatorTools: OperatorTools;
+  /**
+   * The agent credential the session's token is (docs/security.md, "Credentials per agent"): its
+   * effects are staged and recorded within that agent's scope only. Absent: the operator's.
+   */
+  grant?: AgentGrant | undefined;
   /** Where the jobs' drafts are kept: `idem mcp`'s on disk (`mcp.draftDir`), an executor run's in memory. */
   drafts: DraftStore;
   /** The effects façade (`openEffects`), for the operators' tools that probe targets. */

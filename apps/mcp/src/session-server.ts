@@ -144,7 +144,7 @@ export async function createSessionServer(
 ): Promise<McpSession> {
   const job = options.job;
   const draft = job
-    ? await JobDraft.join(ctx.drafts, job, ctx.config, ctx.kinds, options.attemptId)
+    ? await JobDraft.join(ctx.drafts, job, ctx.config, ctx.kinds, options.attemptId, ctx.grant)
     : undefined;
   const view = await draft?.view();
   const binding: JobBinding | undefined =

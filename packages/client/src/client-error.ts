@@ -1,6 +1,7 @@
 /** The codes of {@link IdemClientError}: the API's answers and the transport's failures. */
 export type IdemClientErrorCode =
   | "UNAUTHORIZED"
+  | "FORBIDDEN"
   | "TOO_LARGE"
   | "UNAVAILABLE"
   | "TIMEOUT"
@@ -14,7 +15,8 @@ export type IdemClientErrorCode =
  * The one error the client throws: a `code` to branch on and the HTTP `status` when the server
  * answered (undefined for a network error or a timeout).
  *
- * UNAUTHORIZED (401), TOO_LARGE (413), UNAVAILABLE (5xx or the network, after the retries),
+ * UNAUTHORIZED (401), FORBIDDEN (403: an agent's token asking for what it may not do, or a
+ * browser's cross-site request), TOO_LARGE (413), UNAVAILABLE (5xx or the network, after the retries),
  * TIMEOUT (the deadline passed), JOB_CONFLICT (409 on enqueue), INVALID_INPUT (400 on enqueue, or a
  * job the schema refuses before a JetStream publish), NOT_IMPLEMENTED (501), HTTP (any other
  * status), NATS (a JetStream publish refused for a reason a retry cannot fix; the NATS client's

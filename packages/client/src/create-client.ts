@@ -42,7 +42,7 @@ export interface ClientOptions {
  * importing both sees which is which.
  */
 export interface ClientSubmitAnswer {
-  status: "recorded" | "duplicate" | "conflict" | "invalid";
+  status: "recorded" | "duplicate" | "conflict" | "invalid" | "forbidden";
   jobId: string | null;
   issues?: ValidationIssue[];
 }
@@ -72,8 +72,10 @@ export type ClientStatusReport = Record<string, unknown>;
 export interface IdemClient {
   /**
    * Submits an agent's output. Safe to repeat: first write wins, so a retry after a lost answer
-   * says `duplicate`; another output for the job says `conflict`, a refused one `invalid`.
-   * @throws IdemClientError UNAUTHORIZED, TOO_LARGE, UNAVAILABLE, TIMEOUT, HTTP
+   * says `duplicate`; another output for the job says `conflict`, a refused one `invalid`, one the
+   * client's agent token may not record (another agent's job, an effect outside its scope)
+   * `forbidden`.
+   * @throws IdemClientError UNAUTHORIZED, FORBIDDEN, TOO_LARGE, UNAVAILABLE, TIMEOUT, HTTP
    */
   submit(output: AgentOutput): Promise<ClientSubmitAnswer>;
   /**
@@ -193,6 +195,8 @@ export function createClient(options: ClientOptions): IdemClient {
     const opts = { status: a.status, body: a.body };
     if (a.status === 401)
       throw new IdemClientError("UNAUTHORIZED", `${method} ${path}: ${detail}`, opts);
+    if (a.status === 403)
+      throw new IdemClientError("FORBIDDEN", `${method} ${path}: ${detail}`, opts);
     if (a.status === 413)
       throw new IdemClientError("TOO_LARGE", `${method} ${path}: ${detail}`, opts);
     if (a.status === 501)
@@ -203,7 +207,7 @@ export function createClient(options: ClientOptions): IdemClient {
   return {
     async submit(output) {
       const a = await call("POST", "/v1/outputs", output);
-      if ([200, 201, 400, 409].includes(a.status) && isSubmitAnswer(a.body)) return a.body;
+      if ([200, 201, 400, 403, 409].includes(a.status) && isSubmitAnswer(a.body)) return a.body;
       return fail("POST", "/v1/outputs", a);
     },
     async get(jobId) {
@@ -239,7 +243,13 @@ export function createClient(options: ClientOptions): IdemClient {
 function isSubmitAnswer(b: unknown): b is ClientSubmitAnswer {
   if (typeof b !== "object" || b === null) return false;
   const s = (b as { status?: unknown }).status;
-  return s === "recorded" || s === "duplicate" || s === "conflict" || s === "invalid";
+  return (
+    s === "recorded" ||
+    s === "duplicate" ||
+    s === "conflict" ||
+    s === "invalid" ||
+    s === "forbidden"
+  );
 }
 
 /** The server's `error` text, or the body itself. */

@@ -3,6 +3,15 @@
 // folder exports through its own index; this file names every export, so what core offers is read
 // here. The process runtime (logger, HTTP and metrics server, telemetry) is @idem/runtime.
 
+export type { AgentGrant, Credentials, Principal } from "./access/index.js";
+export {
+  assertCredentialScopes,
+  grantOf,
+  MIN_AGENT_TOKEN_LENGTH,
+  OPERATOR,
+  resolveCredentials,
+  scopeIssues,
+} from "./access/index.js";
 export type { BackupResult, PruneReport } from "./archive/index.js";
 export {
   ArchiveWriter,
@@ -78,10 +87,16 @@ export type {
   DeadHolderSweepResult,
   EndLeasesIfDeadOptions,
 } from "./leases/index.js";
-export { createDeadHolderSweep, DEAD_HOLDER_SWEEP_MS, endLeasesIfDead } from "./leases/index.js";
+export {
+  createDeadHolderSweep,
+  DEAD_HOLDER_SWEEP_MS,
+  endLeasesIfDead,
+  jobsOfDeadHolders,
+} from "./leases/index.js";
 export { isNotReadyYet } from "./readiness/index.js";
 export type {
   CheckedOutput,
+  ForbiddenOutput,
   InvalidOutput,
   RecordCounter,
   RecordMetrics,
@@ -172,6 +187,7 @@ export type {
   SubmitTrace,
 } from "./submit/index.js";
 export {
+  assertOwnJobs,
   oversizedSubmission,
   parseOutputFile,
   parseSubmission,

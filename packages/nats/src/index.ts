@@ -67,4 +67,4 @@ export {
   nanos,
   submitSubject,
 } from "./subjects.js";
-export { withJobPublisher } from "./with-job-publisher.js";
+export { isJetStreamUnavailable, openJobsStream, withJobPublisher } from "./with-job-publisher.js";

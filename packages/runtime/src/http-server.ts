@@ -20,7 +20,7 @@ export interface HttpServer extends AsyncDisposable {
  * @throws the listen error (EADDRINUSE, EACCES) as is.
  */
 export async function serveHttp(
-  app: Hono,
+  app: Pick<Hono, "fetch">,
   address: { host: string; port: number },
 ): Promise<HttpServer> {
   const { host, port } = address;

@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
+import { isSafeBranchName, isSafeBranchPattern } from "./branch-names.js";
 import {
   aliasMap,
   HttpTargetSchema,
@@ -9,6 +10,7 @@ import {
   RepoConfigSchema,
   RootConfigSchema,
 } from "./config-targets.js";
+import { CredentialsConfigSchema } from "./credentials-config.js";
 import { AGENT_PATTERN } from "./ids.js";
 import { JournalUrlSchema, journalUrlOf } from "./journal-url.js";
 import { KIND_SECTIONS, KindConfigSchema } from "./kinds-config.js";
@@ -158,6 +160,7 @@ export const ConfigFileSchema = z.strictObject({
       maxBodyBytes: positiveMs.default(apiDefaults.maxBodyBytes),
     })
     .default(apiDefaults),
+  credentials: CredentialsConfigSchema,
   console: z
     .strictObject({
       host: z.string().min(1).default(consoleDefaults.host),
@@ -258,7 +261,7 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions): ConfigRe
     const resolved = resolveRepo(alias, repo, abs, issues);
     if (resolved) repos[alias] = resolved;
     for (const [i, b] of [repo.branch, ...repo.branches].entries()) {
-      if (!isSafeBranchName(b)) {
+      if (i === 0 ? !isSafeBranchName(b) : !isSafeBranchPattern(b)) {
         issues.push({
           path: i === 0 ? `repos.${alias}.branch` : `repos.${alias}.branches.${i - 1}`,
           message: `"${b}" is not a safe branch name`,
@@ -290,6 +293,13 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions): ConfigRe
         issues.push({ path: `http.targets.${alias}.${key}`, message: NO_CREDENTIALS });
     }
   }
+  // An agent's token beside an API open to every caller would narrow nothing.
+  const tokened = Object.entries(c.credentials).find(([, cr]) => cr.tokenEnv !== null);
+  if (tokened && c.api.token === null)
+    issues.push({
+      path: "api.token",
+      message: `must be set when credentials.${tokened[0]}.tokenEnv gives an agent a token of its own (without it every caller has every right)`,
+    });
   if (c.alerts.webhook !== null && urlHasCredentials(c.alerts.webhook))
     issues.push({ path: "alerts.webhook", message: NO_CREDENTIALS });
   for (const [name, agent] of Object.entries(c.agents)) {
@@ -365,28 +375,4 @@ export function defaultConfig(dir: string): Config {
   const r = parseConfig({}, { dir });
   if (!r.ok) throw new Error("the default config is invalid");
   return r.config;
-}
-
-/**
- * Whether a branch name is safe for git and for idem.
- *
- * A static approximation of `git check-ref-format --branch`, plus idem's own rule that a branch may
- * not look like an option (`-x`). The effects package also asks git itself before writing. Never
- * throws.
- */
-export function isSafeBranchName(b: string): boolean {
-  if (b.length === 0 || b.length > 200) return false;
-  if (
-    b.startsWith("-") ||
-    b.startsWith("/") ||
-    b.endsWith("/") ||
-    b.endsWith(".") ||
-    b.endsWith(".lock")
-  )
-    return false;
-  if (b === "@" || b === "HEAD") return false;
-  if (/\.\.|@\{|\/\/|[\x00-\x20\x7f~^:?*[\\]/.test(b)) return false;
-  return b
-    .split("/")
-    .every((part) => part.length > 0 && !part.startsWith(".") && !part.endsWith(".lock"));
 }

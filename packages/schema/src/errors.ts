@@ -48,7 +48,8 @@ const { FAILED, USAGE, INVARIANT } = EXIT_CODES;
  * follows), the HTTP status every HTTP front end answers it with (the executor's API, the console)
  * and the exit code of the CLI. docs/agents.md ("Error codes") prints it.
  *
- * The statuses say whose fault it is and what to do: 400 and 413 the request's (send another),
+ * The statuses say whose fault it is and what to do: 400 and 413 the request's (send another), 403
+ * the caller's credential (it may not do that: its scope, or another agent's job),
  * 404 nothing there, 409 the state it met (a conflict, a lease lost, a state that does not allow
  * it), 502 what stands behind the server (an agent, an http target), 503 the server cannot serve
  * now and nothing was half-done: every failure of the journal (locked, I/O, a full disk, a damaged
@@ -60,6 +61,7 @@ const { FAILED, USAGE, INVARIANT } = EXIT_CODES;
  */
 export const ERROR_CODES = {
   INVALID_INPUT: { class: "validation", http: 400, exit: FAILED },
+  FORBIDDEN: { class: "validation", http: 403, exit: FAILED },
   INVALID_CONFIG: { class: "validation", http: 500, exit: USAGE },
   UNKNOWN_ALIAS: { class: "validation", http: 400, exit: FAILED },
   OUTPUT_TOO_LARGE: { class: "validation", http: 413, exit: FAILED },
@@ -86,7 +88,7 @@ export const ERROR_CODES = {
   UNKNOWN_AGENT: { class: "unknown-agent", http: 400, exit: FAILED },
 } as const satisfies Record<
   string,
-  { class: FailureClass; http: 400 | 404 | 409 | 413 | 500 | 502 | 503; exit: ExitCode }
+  { class: FailureClass; http: 400 | 403 | 404 | 409 | 413 | 500 | 502 | 503; exit: ExitCode }
 >;
 /** The HTTP status and exit code of an error without a code: the server could not answer. */
 export const UNCODED_ERROR = { http: 503, exit: FAILED } as const;

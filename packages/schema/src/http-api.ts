@@ -51,12 +51,31 @@ export const SubmitInvalidSchema = z
     "The answer to POST /v1/outputs when the output is invalid: nothing written. A body that is " +
       "not JSON or is over limits.maxOutputBytes has one issue with the path ''.",
   );
+/**
+ * `403` of `POST /v1/outputs`: the caller's credential (an agent's token, or the NATS subject of an
+ * agent) may not record this output: another agent's name, a job not enqueued for that agent, an
+ * effect outside its scope. Nothing written; each issue names the field.
+ */
+export const SubmitForbiddenSchema = z
+  .strictObject({
+    status: z.literal("forbidden"),
+    jobId: z
+      .string()
+      .nullable()
+      .describe("The body's `jobId` when it is a string (well-formed or not), else null."),
+    issues: z.array(ValidationIssueSchema),
+  })
+  .describe(
+    "The answer to POST /v1/outputs when the caller's agent credential may not record this " +
+      "output (another agent's name or job, an effect outside its scope): nothing written.",
+  );
 /** Any answer of `POST /v1/outputs` (and of the NATS submit subject but its `error` answer). */
 export const SubmitAnswerSchema = z.discriminatedUnion("status", [
   SubmitRecordedSchema,
   SubmitDuplicateSchema,
   SubmitConflictSchema,
   SubmitInvalidSchema,
+  SubmitForbiddenSchema,
 ]);
 /** A parsed submit answer. */
 export type SubmitAnswer = z.infer<typeof SubmitAnswerSchema>;

@@ -1,4 +1,10 @@
 export { aliasOf } from "./alias-of.js";
+export {
+  branchAllowed,
+  isSafeBranchName,
+  isSafeBranchPattern,
+  namedBranches,
+} from "./branch-names.js";
 export { canonicalJson, contentHash, sha256Hex } from "./canonical.js";
 export { checkJsonShape, describeJsonError, MAX_JSON_DEPTH } from "./check-json-shape.js";
 export type {
@@ -12,15 +18,15 @@ export type {
   RepoConfig,
   RootConfig,
 } from "./config.js";
-export {
-  ConfigFileSchema,
-  defaultConfig,
-  isSafeBranchName,
-  issuePath,
-  parseConfig,
-} from "./config.js";
+export { ConfigFileSchema, defaultConfig, issuePath, parseConfig } from "./config.js";
 export type { InvariantViolation } from "./config-invariants.js";
 export { checkConfigInvariants, redeliveryHorizonMs } from "./config-invariants.js";
+export type { AgentScope, CredentialConfig } from "./credentials-config.js";
+export {
+  AgentScopeSchema,
+  CredentialConfigSchema,
+  CredentialsConfigSchema,
+} from "./credentials-config.js";
 export type {
   ErrorCode,
   ErrorHttpStatus,
@@ -64,6 +70,7 @@ export {
   SubmitAnswerSchema,
   SubmitConflictSchema,
   SubmitDuplicateSchema,
+  SubmitForbiddenSchema,
   SubmitInvalidSchema,
   SubmitRecordedSchema,
   UnhealthySchema,
@@ -149,6 +156,6 @@ export {
   submitSubject,
 } from "./subjects.js";
 export type { Clock } from "./time.js";
-export { ManualClock, parseDuration, parseSince, systemClock } from "./time.js";
+export { ManualClock, parseDuration, parseSince, sleepOn, systemClock } from "./time.js";
 export { unsafeRelativePath, unsafeUrlPath } from "./unsafe-relative-path.js";
 export { validateJob, validateOutput } from "./validate-output.js";

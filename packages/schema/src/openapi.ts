@@ -58,6 +58,13 @@ const RESPONSES = {
     "A browser's cross-site request (`Sec-Fetch-Site` other than `same-origin` or `none`, or an " +
       "`Origin` other than the API's own): refused, nothing read or written.",
   ),
+  Forbidden: json(
+    "Error",
+    "A browser's cross-site request (`Sec-Fetch-Site` other than `same-origin` or `none`, or an " +
+      "`Origin` other than the API's own), or an agent's token (`credentials.<agent>`) asking " +
+      "for what only the operator's token may do or another agent's record: refused, nothing " +
+      "read or written.",
+  ),
   MisdirectedRequest: json(
     "Error",
     "The API listens on loopback without `api.token` and the `Host` header names something " +
@@ -116,7 +123,17 @@ function paths(): Record<string, unknown> {
           content: { "application/json": { schema: schemaRef("AgentOutput") } },
         },
         responses: {
-          "403": responseRef("CrossSite"),
+          "403": {
+            description:
+              "A browser's cross-site request (`Error`), or an output the caller's agent token " +
+              "may not record (`SubmitForbidden`: another agent's name or job, an effect outside " +
+              "its scope): nothing written.",
+            content: {
+              "application/json": {
+                schema: { oneOf: [schemaRef("Error"), schemaRef("SubmitForbidden")] },
+              },
+            },
+          },
           "421": responseRef("MisdirectedRequest"),
           "415": responseRef("UnsupportedMediaType"),
           "200": json("SubmitDuplicate", "The same content was recorded before: nothing written."),
@@ -146,7 +163,7 @@ function paths(): Record<string, unknown> {
           content: { "application/json": { schema: schemaRef("Job") } },
         },
         responses: {
-          "403": responseRef("CrossSite"),
+          "403": responseRef("Forbidden"),
           "421": responseRef("MisdirectedRequest"),
           "415": responseRef("UnsupportedMediaType"),
           "200": json("JobAlreadyEnqueued", "The same job was enqueued before."),
@@ -178,7 +195,7 @@ function paths(): Record<string, unknown> {
         summary: "The recorded output of one job",
         parameters: [parameterRef("jobId")],
         responses: {
-          "403": responseRef("CrossSite"),
+          "403": responseRef("Forbidden"),
           "421": responseRef("MisdirectedRequest"),
           "200": json("OutputRecord", "The output as recorded; its effects' progress is not here."),
           "400": json("Error", "`jobId` is not a job ID."),
@@ -309,8 +326,10 @@ export function openApiDocument(options: EffectSchemas = {}): OpenApiDocument {
           type: "http",
           scheme: "bearer",
           description:
-            "`api.token` of the executor's config. With `api.token` null (the default) no token " +
-            "is checked: keep `api.host` on a loopback or private address then.",
+            "`api.token` of the executor's config (every right), or an agent's own token " +
+            "(`credentials.<agent>.tokenEnv`): that agent's outputs only, for its own jobs, " +
+            "within its scope; no enqueue. With `api.token` null (the default) no token is " +
+            "checked: keep `api.host` on a loopback or private address then.",
         },
       },
     },

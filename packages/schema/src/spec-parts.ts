@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isSafeBranchName } from "./config.js";
+import { isSafeBranchName } from "./branch-names.js";
 import { unsafeHttpHeaderValue } from "./http-header-value.js";
 import { EFFECT_TRAILER } from "./ids.js";
 import { unsafeRelativePath } from "./unsafe-relative-path.js";

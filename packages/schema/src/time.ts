@@ -1,13 +1,26 @@
+import { sleep } from "./sleep.js";
+
 /**
  * The source of time for everything in idem that would call Date.now(). Tests pass a manual clock.
  */
 export interface Clock {
   /** The current time in epoch milliseconds. */
   now(): number;
+  /**
+   * Waits `ms` on this clock (a rate limit's wait inside an effect). Absent: a timer of that many
+   * real milliseconds (see `sleepOn`).
+   */
+  sleep?(ms: number): Promise<void>;
 }
 
 /** The wall clock, `Date.now()`: what the apps pass; packages never read the time otherwise. */
 export const systemClock: Clock = { now: () => Date.now() };
+
+/** Waits `ms` on `clock`: its own `sleep`, else a real timer. Never rejects. */
+export function sleepOn(clock: Clock, ms: number): Promise<void> {
+  const wait = Math.max(0, Math.ceil(ms));
+  return clock.sleep ? clock.sleep(wait) : sleep(wait);
+}
 
 /** A clock that moves only when told to, for tests: starts at 2023-11-14T22:13:20Z by default. */
 export class ManualClock implements Clock {
@@ -23,6 +36,14 @@ export class ManualClock implements Clock {
   /** Sets the clock to an epoch millisecond. */
   set(ms: number): void {
     this.current = ms;
+  }
+  /**
+   * Moves the clock forward by `ms` at once, then lets pending work run (a macrotask), so code that
+   * waits on this clock goes on without real time passing.
+   */
+  async sleep(ms: number): Promise<void> {
+    this.current += Math.max(0, ms);
+    await new Promise((resolve) => setImmediate(resolve));
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { checkConfigInvariants, parseConfig } from "../src/index.js";
+import { branchAllowed, checkConfigInvariants, namedBranches, parseConfig } from "../src/index.js";
 
 describe("parseConfig", () => {
   it("fills every default and resolves paths relative to the config folder", () => {
@@ -34,6 +34,34 @@ describe("parseConfig", () => {
     if (r.ok) return;
     expect(r.issues[0]?.path).toBe("journal");
     expect(r.issues[0]?.message).toMatch(/pth/);
+  });
+
+  it("takes branch patterns (a branch per job) in branches, and refuses a pattern that is not one", () => {
+    const ok = parseConfig(
+      { repos: { a: { url: "file:///srv/a.git", branches: ["idem/*", "pr-*", "release"] } } },
+      { dir: "/" },
+    );
+    expect(ok.ok).toBe(true);
+    if (!ok.ok) return;
+    const repo = ok.config.repos.a as { branch: string; branches: string[] };
+    expect(["main", "idem/job-1", "pr-7", "release"].map((b) => branchAllowed(repo, b))).toEqual([
+      true,
+      true,
+      true,
+      true,
+    ]);
+    expect(
+      ["idem/", "idem", "pr-", "releases", "other/x"].map((b) => branchAllowed(repo, b)),
+    ).toEqual([false, false, false, false, false]);
+    expect(namedBranches(repo)).toEqual(["main", "release"]);
+    for (const bad of ["*", "a*b*", "-x*", "a..*"]) {
+      const r = parseConfig({ repos: { a: { path: "a", branches: [bad] } } }, { dir: "/" });
+      expect(r.ok, bad).toBe(false);
+      if (!r.ok) expect(r.issues[0]?.path).toBe("repos.a.branches.0");
+    }
+    expect(parseConfig({ repos: { a: { path: "a", branch: "idem/*" } } }, { dir: "/" }).ok).toBe(
+      false,
+    );
   });
 
   it("refuses an option-like branch", () => {

@@ -6,6 +6,7 @@ export type { GitHubRequestRecord, GitHubViolation } from "./github/github-serve
 export type {
   GitHubStandIn,
   SeedItem,
+  StandInApp,
   StandInComment,
   StandInIssue,
   StandInPullRequest,
@@ -26,6 +27,9 @@ export type { CheckedRequest, OpenApiChecker } from "./openapi-check.js";
 export { createOpenApiChecker } from "./openapi-check.js";
 export type { PostgresHandle, StartPostgresOptions } from "./postgres.js";
 export { ignoreServerShutdown, postgresBinDir, startPostgres } from "./postgres.js";
+export type { SkippingClock } from "./skipping-clock.js";
+export { skippingClock } from "./skipping-clock.js";
+export type { SlackRotation } from "./slack/slack-auth.js";
 export type {
   SlackArmOptions,
   SlackCall,
@@ -39,6 +43,7 @@ export type {
 } from "./slack/slack-stand-in.js";
 export { startSlackStandIn } from "./slack/slack-stand-in.js";
 export type { SlackMetadata } from "./slack/slack-state.js";
+export type { SlackDistribution } from "./slack/slack-tiers.js";
 export type { SlackIdentity, SlackPost } from "./slack/slack-web-methods.js";
 export type { TempDir } from "./temp-dir.js";
 export { tempDir } from "./temp-dir.js";

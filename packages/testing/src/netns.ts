@@ -29,13 +29,18 @@ export interface NetnsHost {
  * process reaches them there too. Nothing here routes anywhere else.
  */
 export interface NetnsNetwork extends AsyncDisposable {
+  /** The bridge's name (`ib<hex>`), as `ip link` lists it. */
+  readonly bridge: string;
   /** The bridge's address: where services listen. */
   readonly address: string;
   /** The bridge's network, as a CIDR (for a server's list of trusted clients). */
   readonly network: string;
   /** Adds a host (namespace) with the next address on the bridge. */
   addHost(): Promise<NetnsHost>;
-  /** Deletes every namespace, veth pair and the bridge (stop your processes first). Idempotent. */
+  /**
+   * Kills every process still inside one of its namespaces (SIGKILL by PID: `ip netns pids`), then
+   * deletes every namespace, veth pair and the bridge. Idempotent.
+   */
   remove(): Promise<void>;
 }
 
@@ -54,6 +59,17 @@ export async function createNetnsNetwork(): Promise<NetnsNetwork> {
   const remove = async () => {
     if (removed) return;
     removed = true;
+    // Only the drill's processes live in its namespaces: none may outlive them there.
+    for (const ns of namespaces) {
+      const { stdout } = await ip("netns", "pids", ns).catch(() => ({ stdout: "" }));
+      for (const pid of stdout.split(/\s+/).filter((p) => /^\d+$/.test(p))) {
+        try {
+          process.kill(Number(pid), "SIGKILL");
+        } catch {
+          // gone meanwhile
+        }
+      }
+    }
     for (const l of links) await ip("link", "del", l).catch(() => undefined); // both ends
     for (const ns of namespaces) await ip("netns", "del", ns).catch(() => undefined);
     await ip("link", "del", bridge).catch(() => undefined);
@@ -100,6 +116,7 @@ export async function createNetnsNetwork(): Promise<NetnsNetwork> {
   };
 
   return {
+    bridge,
     address,
     network: `${subnet}.0/24`,
     addHost: async () => {

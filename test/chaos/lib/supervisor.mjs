@@ -94,6 +94,20 @@ export function createSupervisor({ idem, logFile, random, kills: budget, childre
       tally.controllerKills += 1;
       faultBudget = budget - kills();
     },
+    /**
+     * The teardown's first step, however the drill ends: no more restarts, SIGKILL (after SIGCONT)
+     * to every child still running, and resolves once each has exited.
+     */
+    async halt() {
+      stopping = true;
+      const live = [...children].filter((c) => c.exitCode === null && c.signalCode === null);
+      const exited = live.map((c) => new Promise((r) => c.once("exit", r)));
+      for (const c of live) {
+        c.kill("SIGCONT");
+        c.kill("SIGKILL");
+      }
+      await Promise.all(exited);
+    },
     /** The end: no more restarts; SIGTERM to all, SIGKILL to what is left 2 s later. */
     async stopAll() {
       stopping = true;

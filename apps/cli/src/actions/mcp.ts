@@ -1,6 +1,6 @@
 import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
-import { kindsOf, openEffects } from "@idem/core";
+import { type Credentials, kindsOf, openEffects, resolveCredentials } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import {
   ATTEMPT_PATTERN,
@@ -76,6 +76,8 @@ export async function runMcp(opts: McpCommandOptions, cmd: Command): Promise<voi
       hostKey: "mcp.host",
     });
   const port = portOption(opts.port) ?? config.mcp.port;
+  // Every agent's token is read before anything opens: a variable unset is exit 2, naming it.
+  const credentials = http ? resolveCredentials(config, process.env) : undefined;
   // Logs go to stderr: over stdio, stdout carries the protocol alone.
   const logger = createLogger({ name: "idem-mcp", format: logFormatOption(opts.logFormat) });
   const journal = await openVerifiedJournal(config);
@@ -105,7 +107,15 @@ export async function runMcp(opts: McpCommandOptions, cmd: Command): Promise<voi
       }
       return;
     }
-    await serveHttp({ context, config, host, port, job, logger });
+    await serveHttp({
+      context,
+      config,
+      host,
+      port,
+      job,
+      logger,
+      credentials: credentials as Credentials,
+    });
   } finally {
     await effects?.close();
     await journal.close();
@@ -164,6 +174,7 @@ async function serveHttp(o: {
   port: number;
   job: SessionJob | undefined;
   logger: Logger;
+  credentials: Credentials;
 }): Promise<void> {
   const token = o.config.api.token;
   let server: Awaited<ReturnType<typeof startMcpHttpServer>>;
@@ -171,6 +182,7 @@ async function serveHttp(o: {
     server = await startMcpHttpServer({
       context: o.context,
       token,
+      credentials: o.credentials,
       host: o.host,
       port: o.port,
       job: o.job,
@@ -184,7 +196,11 @@ async function serveHttp(o: {
       );
     throw e;
   }
-  const auth = token === null ? "no token" : "api.token required";
+  const agents = Object.values(o.config.credentials).filter((c) => c.tokenEnv !== null).length;
+  const auth =
+    token === null
+      ? "no token"
+      : `api.token required${agents > 0 ? `, or one of ${agents} agent token(s)` : ""}`;
   const bound = o.job ? `, job ${o.job.jobId}` : "";
   process.stdout.write(`idem mcp: ${server.endpoint} (${auth}${bound}); Ctrl-C stops it\n`);
   o.logger.info(

@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
 import {
+  assertOwnJobs,
   type OutputFile,
   type OutputFileProblems,
   oversizedSubmission,
@@ -47,10 +48,17 @@ export async function runSubmit(
     report(answer, opts.json);
     return;
   }
-  const results = await withJournal(config, (journal) =>
-    submitBatch(journal, config, parsed.outputs),
-  );
-  reportBatch(results, parsed.where, opts.json);
+  const results = await withJournal(config, async (journal) => {
+    // Another agent's job in the batch refuses it whole, as every other problem does.
+    try {
+      await assertOwnJobs(journal, parsed, file);
+    } catch (e) {
+      refuseBatch(e, opts.json);
+      return undefined;
+    }
+    return submitBatch(journal, config, parsed.outputs);
+  });
+  if (results) reportBatch(results, parsed.where, opts.json);
 }
 
 function sizeOf(file: string): number {
@@ -76,15 +84,24 @@ function readOutputFile(
   try {
     return parseOutputFile(text, file, config);
   } catch (e) {
-    if (!isIdemError(e, "INVALID_INPUT")) throw e;
-    const { problems, answers } = e.details as unknown as OutputFileProblems;
-    if (!json) {
-      throw new CliError(`${e.message}\n${capped(problems).join("\n")}`, EXIT.FAILED, problems);
-    }
-    exitHolder.code = EXIT.FAILED;
-    printJson(answers);
+    refuseBatch(e, json);
     return undefined;
   }
+}
+
+/**
+ * A batch refused before anything was recorded (INVALID_INPUT with OutputFileProblems): exit 1,
+ * its problems listed under the message, or with `--json` one `invalid` answer per output.
+ * @throws anything else as it is.
+ */
+function refuseBatch(e: unknown, json?: boolean): void {
+  if (!isIdemError(e, "INVALID_INPUT")) throw e;
+  const { problems, answers } = e.details as unknown as OutputFileProblems;
+  if (!json) {
+    throw new CliError(`${e.message}\n${capped(problems).join("\n")}`, EXIT.FAILED, problems);
+  }
+  exitHolder.code = EXIT.FAILED;
+  printJson(answers);
 }
 
 /** Records a checked batch, with a progress bar on stderr when it is a terminal and the batch large. */

@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { accessSync, constants, existsSync } from "node:fs";
 import { dirname } from "node:path";
-import { type RepoConfig, redactUrl } from "@idem/schema";
+import { namedBranches, type RepoConfig, redactUrl } from "@idem/schema";
 import type { AddFinding } from "./finding.js";
 
 interface Answer {
@@ -76,7 +76,7 @@ export async function checkRemoteRepo(
         .filter((r): r is string => r?.startsWith("refs/heads/") === true)
         .map((r) => r.slice("refs/heads/".length)),
     );
-    for (const [i, branch] of [repo.branch, ...repo.branches].entries()) {
+    for (const [i, branch] of namedBranches(repo).entries()) {
       if (branches.has(branch)) continue;
       if (i === 0 && branches.size === 0) {
         add(

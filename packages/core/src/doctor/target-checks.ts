@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { accessSync, constants, existsSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
-import type { Config } from "@idem/schema";
+import { type Config, namedBranches } from "@idem/schema";
 import type { AddFinding } from "./finding.js";
 import { checkRemoteRepo } from "./remote-repo-check.js";
 
@@ -59,7 +59,7 @@ export async function checkRepo(
     const fix = await missingBranchFix(alias, repo.path, repo.branch);
     add("violation", `${key}.branch`, fix.finding, fix.fix);
   }
-  for (const branch of repo.branches) {
+  for (const branch of namedBranches(repo).slice(1)) {
     if ((await branchHasCommit(repo.path, branch)) || (await refExists(repo.path, branch)))
       continue;
     add(

@@ -1,4 +1,4 @@
-import type { JournalLeaseHolders } from "@idem/journal";
+import type { JobEntry, JournalJobs, JournalLeaseHolders } from "@idem/journal";
 import { ownerIsDead } from "@idem/runtime";
 import type { Clock } from "@idem/schema";
 
@@ -78,4 +78,25 @@ export async function endLeasesIfDead(
   if (!holder || holder === options.self || !isDead(holder)) return false;
   await holders.expireLeasesOf([holder]);
   return true;
+}
+
+/**
+ * The jobs whose delivery is held by a process provably dead on this host (a JetStream executor
+ * SIGKILLed while its agent ran): running rows whose lease owner is dead, its lease ended or not,
+ * with those owners. For a caller that ends those deliveries at the transport (a JetStream nak)
+ * rather than waiting for them to come back after their ack wait. Read-only: reads the distinct
+ * holders first (the work in flight), and the running jobs only when one of them is dead.
+ * @throws what the journal throws (UNAVAILABLE, a SQLite busy).
+ */
+export async function jobsOfDeadHolders(
+  jobs: Pick<JournalJobs, "leaseOwners" | "list">,
+  options: EndLeasesIfDeadOptions,
+): Promise<{ owners: string[]; jobs: JobEntry[] }> {
+  const isDead = options.isDead ?? ownerIsDead;
+  const owners = (await jobs.leaseOwners()).filter((o) => o !== options.self && isDead(o));
+  if (owners.length === 0) return { owners, jobs: [] };
+  const held = (await jobs.list({ state: "running" })).filter(
+    (j) => j.leaseOwner !== null && owners.includes(j.leaseOwner),
+  );
+  return { owners, jobs: held };
 }

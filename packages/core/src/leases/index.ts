@@ -3,4 +3,9 @@ export type {
   DeadHolderSweepResult,
   EndLeasesIfDeadOptions,
 } from "./dead-holders.js";
-export { createDeadHolderSweep, DEAD_HOLDER_SWEEP_MS, endLeasesIfDead } from "./dead-holders.js";
+export {
+  createDeadHolderSweep,
+  DEAD_HOLDER_SWEEP_MS,
+  endLeasesIfDead,
+  jobsOfDeadHolders,
+} from "./dead-holders.js";

@@ -1,6 +1,7 @@
 // The one path by which an output becomes a record (every front end and the executor).
 export type {
   CheckedOutput,
+  ForbiddenOutput,
   InvalidOutput,
   RecordCounter,
   RecordMetrics,

@@ -7,6 +7,7 @@ import {
   retryAfter,
   type ValidationIssue,
 } from "@idem/schema";
+import { type AgentGrant, scopeIssues } from "../access/agent-grant.js";
 import { checkRecordable } from "../validate/check-recordable.js";
 
 /** A counter as recording uses it (prom-client's Counter fits). */
@@ -14,11 +15,15 @@ export interface RecordCounter {
   inc(labels: Record<string, string>): void;
 }
 
-/** The counters a front end may pass: invalid outputs, records by status, conflicts; by source. */
+/**
+ * The counters a front end may pass: invalid outputs, records by status, conflicts, and outputs an
+ * agent's credential was refused; by source.
+ */
 export interface RecordMetrics {
   invalid: RecordCounter;
   records: RecordCounter;
   conflicts: RecordCounter;
+  forbidden?: RecordCounter;
 }
 
 /**
@@ -44,6 +49,16 @@ export interface RecordOutputRequest {
   source: OutputSource;
   /** Who records it (the executor's owner ID); default the journal's. */
   actor?: string;
+  /**
+   * The agent of the job as the caller holds it (the executor's claimed job); without it the
+   * journal's job row is read. An output whose `agent` is not its job's is refused.
+   */
+  jobAgent?: string | undefined;
+  /**
+   * The agent credential it comes with (an agent's token, an agent's NATS subject); absent: the
+   * operator's, with every right. See {@link recordOutput}.
+   */
+  grant?: AgentGrant | undefined;
   /** The W3C trace context to keep with the record, for the interpreter's spans. */
   traceparent?: string | undefined;
   metrics?: RecordMetrics | undefined;
@@ -64,7 +79,18 @@ export type RecordOutcome =
       /** For a conflict: the content hash of the output recorded first. */
       existingHash?: string | undefined;
     }
-  | InvalidOutput;
+  | InvalidOutput
+  | ForbiddenOutput;
+
+/**
+ * An output the caller's agent credential may not record (nothing written): another agent's name,
+ * a job not enqueued for that agent, an effect outside its scope; each issue names the field.
+ */
+export interface ForbiddenOutput {
+  status: "forbidden";
+  jobId: string;
+  issues: ValidationIssue[];
+}
 
 /** An output that passed {@link checkOutput}: what {@link recordOutput} writes without checking again. */
 export interface CheckedOutput {
@@ -132,9 +158,13 @@ export function isCheckedOutput(value: unknown): value is CheckedOutput {
 /**
  * The one path by which an output becomes a record, for every front end (HTTP and NATS submit,
  * `idem submit`, the executor after an agent run, the MCP server): {@link checkOutput} (unless
- * `output` is already its answer), the ordering targets of its effects, then
- * `journal.outputs.record`. First write wins: the same content again is `duplicate`, other content
- * `conflict` (kept in rejections); an invalid output writes nothing. Safe to repeat: a retry after
+ * `output` is already its answer), then the job's agent (an output for a job the journal knows is
+ * refused as `invalid`, at `agent`, unless its `agent` is the job's: one agent never answers
+ * another's job), the ordering targets of its effects, then `journal.outputs.record`. With an
+ * agent's `grant`, the output must also be in that agent's name, for a job the journal knows as
+ * that agent's, with every effect inside its scope, else it is `forbidden` and nothing is written.
+ * First write wins: the same content again is `duplicate`, other content `conflict` (kept in
+ * rejections); an invalid output writes nothing. Safe to repeat: a retry after
  * a lost answer is a duplicate. Answered once the record is durable.
  * @throws whatever the journal throws (DISK_FULL, IO, UNAVAILABLE) once `retry` (if given) gives
  * up; nothing is recorded then.
@@ -150,6 +180,26 @@ export async function recordOutput(request: RecordOutputRequest): Promise<Record
     return c;
   }
   const { output, canonical } = c;
+  const grant = request.grant;
+  const outOfScope = grant ? grantIssues(output, grant, kinds) : [];
+  if (outOfScope.length > 0) return forbidden(output, outOfScope, request);
+  const jobAgent = request.jobAgent ?? (await journal.jobs.get(output.jobId))?.agent;
+  const wrongAgent = agentIssue(output, jobAgent);
+  if (wrongAgent) {
+    metrics?.invalid.inc({ source });
+    return { status: "invalid", jobId: output.jobId, code: "INVALID_INPUT", issues: [wrongAgent] };
+  }
+  if (grant && jobAgent === undefined)
+    return forbidden(
+      output,
+      [
+        {
+          path: "jobId",
+          message: `job ${output.jobId} is not enqueued: agent ${grant.agent}'s credential records only the jobs enqueued for it`,
+        },
+      ],
+      request,
+    );
   const options = {
     source,
     targets: effectTargetsOf(output, config, kinds),
@@ -177,6 +227,46 @@ export async function recordOutput(request: RecordOutputRequest): Promise<Record
     output,
     ...(r.status === "conflict" ? { existingHash: r.existingHash } : {}),
   };
+}
+
+/**
+ * Why `output` may not answer its job: the job's agent (`jobAgent`, the journal's row) is another.
+ * Undefined for a job the journal does not know, or its own agent's. Pure.
+ */
+export function agentIssue(
+  output: Pick<AgentOutput, "jobId" | "agent">,
+  jobAgent: string | undefined,
+): ValidationIssue | undefined {
+  if (jobAgent === undefined || jobAgent === output.agent) return undefined;
+  return {
+    path: "agent",
+    message: `is "${output.agent}", but job ${output.jobId} is agent "${jobAgent}"'s: an output answers only its own agent's job`,
+  };
+}
+
+/** What an agent's grant refuses in an output: another agent's name, then each effect outside its scope. */
+function grantIssues(
+  output: AgentOutput,
+  grant: AgentGrant,
+  kinds: KindRegistry,
+): ValidationIssue[] {
+  if (output.agent !== grant.agent)
+    return [
+      {
+        path: "agent",
+        message: `is "${output.agent}"; this credential is agent ${grant.agent}'s and records only as it`,
+      },
+    ];
+  return scopeIssues(output, grant, kinds);
+}
+
+function forbidden(
+  output: AgentOutput,
+  issues: ValidationIssue[],
+  request: RecordOutputRequest,
+): ForbiddenOutput {
+  (request.metrics?.forbidden ?? request.metrics?.invalid)?.inc({ source: request.source });
+  return { status: "forbidden", jobId: output.jobId, issues };
 }
 
 /** The issues of an invalid output in one line: `path message; ...` (`(root)` for the whole). */

@@ -1,5 +1,5 @@
 export type { OutputFile, OutputFileProblems } from "./output-file.js";
-export { parseOutputFile } from "./output-file.js";
+export { assertOwnJobs, parseOutputFile } from "./output-file.js";
 export type { SubmitOutputsOptions } from "./submit-batch.js";
 export { submitOutputs } from "./submit-batch.js";
 export type {

@@ -1,3 +1,4 @@
+import type { JournalStore } from "@idem/journal";
 import {
   type AgentOutput,
   type Config,
@@ -7,6 +8,7 @@ import {
   parseStrictJson,
   type ValidationIssue,
 } from "@idem/schema";
+import { agentIssue } from "../record/record-output.js";
 import { checkRecordable } from "../validate/index.js";
 import type { SubmitResult } from "./submit-output.js";
 
@@ -95,6 +97,45 @@ export function parseOutputFile(text: string, file: string, config: Config): Out
   });
   const details: OutputFileProblems = { file, problems, answers };
   return throwInvalid(`${problems.length} problem(s) in ${file}: nothing recorded`, details);
+}
+
+/**
+ * The part of a batch's check that reads the journal: no output may answer a job the journal
+ * knows as another agent's (`agentIssue`, what `recordOutput` refuses one by one), so that a batch
+ * holding one is refused whole before anything is recorded, as every other problem is. Reads one
+ * job row per output; writes nothing.
+ * @throws INVALID_INPUT with {@link OutputFileProblems}, as {@link parseOutputFile} does.
+ */
+export async function assertOwnJobs(
+  journal: JournalStore,
+  batch: { outputs: readonly AgentOutput[]; where: readonly string[] },
+  file: string,
+): Promise<void> {
+  const issues: (ValidationIssue | undefined)[] = [];
+  for (const o of batch.outputs)
+    issues.push(agentIssue(o, (await journal.jobs.get(o.jobId))?.agent));
+  const refused = issues.filter((i) => i !== undefined).length;
+  if (refused === 0) return;
+  const problems = issues.flatMap((i, n) =>
+    i ? [`${batch.where[n]} ${i.path}: ${i.message}`] : [],
+  );
+  const answers = batch.outputs.map(
+    (o, n): SubmitResult => ({
+      status: "invalid",
+      jobId: o.jobId,
+      issues: [
+        issues[n] ?? {
+          path: "",
+          message: `not recorded: ${refused} other output(s) of the batch are refused`,
+        },
+      ],
+    }),
+  );
+  throwInvalid(`${problems.length} problem(s) in ${file}: nothing recorded`, {
+    file,
+    problems,
+    answers,
+  });
 }
 
 function throwInvalid(message: string, details: OutputFileProblems): never {

@@ -2,6 +2,7 @@ import type { JournalStore, OutputSource } from "@idem/journal";
 import { noopTracing, type Tracing } from "@idem/runtime";
 import type { Config, ValidationIssue } from "@idem/schema";
 import { parseStrictJson } from "@idem/schema";
+import type { AgentGrant } from "../access/agent-grant.js";
 import { type RecordMetrics, recordOutput } from "../record/record-output.js";
 
 /** The counters a front end may pass to `submitOutput` (see `RecordMetrics`). */
@@ -9,10 +10,11 @@ export type SubmitMetrics = RecordMetrics;
 
 /**
  * The submit answer (docs/agents.md), shared by HTTP, NATS request/reply and `idem submit`. `recorded` and
- * `duplicate` are successes; `conflict` and `invalid` are refusals (nothing of them is an output).
+ * `duplicate` are successes; `conflict`, `invalid` and `forbidden` (an agent's credential may not
+ * record it) are refusals (nothing of them is an output).
  */
 export interface SubmitResult {
-  status: "recorded" | "duplicate" | "conflict" | "invalid";
+  status: "recorded" | "duplicate" | "conflict" | "invalid" | "forbidden";
   jobId: string | null;
   issues?: ValidationIssue[];
 }
@@ -25,12 +27,13 @@ export interface SubmitTrace {
   tracing?: Tracing;
 }
 
-/** The HTTP status of each submit answer (docs/agents.md): 201, 200, 409, 400. */
+/** The HTTP status of each submit answer (docs/agents.md): 201, 200, 409, 400, 403. */
 export const SUBMIT_HTTP_STATUS = {
   recorded: 201,
   duplicate: 200,
   conflict: 409,
   invalid: 400,
+  forbidden: 403,
 } as const;
 
 /** One submission: the raw value received, where from, and what to count and trace. */
@@ -40,6 +43,10 @@ export interface SubmitOutputRequest {
   /** The submitted value, as parsed from the body (anything: it is checked before record). */
   raw: unknown;
   source: OutputSource;
+  /** The agent credential it came with; absent: the operator's (see `recordOutput`). */
+  grant?: AgentGrant | undefined;
+  /** Who records it, for the journal's events; default the journal's. */
+  actor?: string | undefined;
   metrics?: SubmitMetrics | undefined;
   trace?: SubmitTrace;
 }
@@ -72,11 +79,13 @@ export async function submitOutput(request: SubmitOutputRequest): Promise<Submit
         output: raw,
         source,
         metrics,
+        grant: request.grant,
+        ...(request.actor === undefined ? {} : { actor: request.actor }),
         traceparent: span.traceparent,
       });
       const result: SubmitResult =
-        r.status === "invalid"
-          ? { status: "invalid", jobId: r.jobId, issues: r.issues }
+        r.status === "invalid" || r.status === "forbidden"
+          ? { status: r.status, jobId: r.jobId, issues: r.issues }
           : { status: r.status, jobId: r.jobId };
       span.setAttributes({
         "idem.job_id": result.jobId ?? undefined,

@@ -41,11 +41,14 @@ export async function probeOnBranch(
   key: string,
   hint: ProbeHint | undefined,
   paths: string[],
+  from?: string,
 ): Promise<{ result: ProbeResult; base?: string | null; tree?: string | null }> {
-  const result = await repo.probeKey(branch, key, hint);
+  const result = await repo.probeKey(branch, key, hint, from);
   if (result.status !== "absent") return { result };
   const base = result.detail.base as string | null;
-  const tree = await repo.objects.treeOf(base);
+  // A branch still to be made starts with the tree of the branch it starts from.
+  const start = typeof result.detail.from === "string" ? result.detail.from : base;
+  const tree = await repo.objects.treeOf(start);
   await repo.checkTreePaths(tree, paths);
   return { result, base, tree };
 }
@@ -140,7 +143,14 @@ async function applyRemote(
   { repo, branch }: GitTarget,
   { key, probed, probeNow, change }: BranchApply,
 ): Promise<Record<string, unknown>> {
-  const p = probed ?? (await probeNow());
+  let p = probed ?? (await probeNow());
+  if (p.status === "absent" && p.detail.base === null && typeof p.detail.from === "string") {
+    // A branch per job: made on the remote at the tip of the branch it starts from, then the
+    // commit goes onto it as onto any branch. Killed in between, the next probe finds the branch
+    // without the key and goes on from there.
+    await repo.createRemoteBranch(branch, p.detail.from);
+    p = await probeNow();
+  }
   if (p.status === "present") return p.detail;
   if (p.status === "conflict") throw new IdemError("TARGET_CONFLICT", p.reason);
   const base = p.detail.base;

@@ -6,7 +6,7 @@ import type {
   ProbeResult,
   ScanCall,
 } from "@idem/kit";
-import { aliasOf, type Config } from "@idem/schema";
+import { aliasOf, branchAllowed, type Config, namedBranches } from "@idem/schema";
 import type { GitCommitSpec } from "../kinds/git-commit/spec.js";
 import type { GitPatchSpec } from "../kinds/git-patch/spec.js";
 import type { EffectsServices } from "../kinds/services.js";
@@ -58,11 +58,7 @@ export function checkGitTarget(spec: GitBranchSpec, ctx: CheckContext<unknown>):
     ctx.issue("repo", `unknown repo alias "${spec.repo}"`);
     return false;
   }
-  if (
-    spec.branch !== undefined &&
-    spec.branch !== repo.branch &&
-    !repo.branches.includes(spec.branch)
-  ) {
+  if (spec.branch !== undefined && !branchAllowed(repo, spec.branch)) {
     ctx.issue("branch", `branch "${spec.branch}" is not allowed for repo "${spec.repo}"`);
     return false;
   }
@@ -85,7 +81,7 @@ export const gitScan = {
  */
 export function gitConfiguredBranches<S>(kind: string, ctx: KindContext<unknown>): S[] {
   return Object.entries(ctx.config.repos).flatMap(([repo, r]) =>
-    [r.branch, ...r.branches].map((branch) => ({ kind, repo, branch }) as S),
+    namedBranches(r).map((branch) => ({ kind, repo, branch }) as S),
   );
 }
 

@@ -1,4 +1,4 @@
-import { type IdemError, isIdemError, isSafeBranchName } from "@idem/schema";
+import { branchAllowed, type IdemError, isIdemError, isSafeBranchName } from "@idem/schema";
 import type { ProbeResult } from "../effect-handler.js";
 import { gitCommitChanges } from "../kinds/git-commit/git-commit-effect.js";
 import type { GitCommitSpec } from "../kinds/git-commit/spec.js";
@@ -50,7 +50,11 @@ export async function probeGitGroup(group: GitGroup, ctx: GitGroupProbe): Promis
   // refusal still comes first. A remote's mirror is reached only once the branch passed the check.
   const early = repo.mirror ? undefined : readHeadEarly(repo, branch);
   await repo.checkBranch(branch);
-  await repo.syncRemote(branch);
+  // A branch a git.commit starts (`from`) may not exist yet: its items are probed one by one.
+  await repo.syncRemote(
+    branch,
+    items.some((it) => isCommitSpec(it.spec) && it.spec.from !== undefined),
+  );
   const head = await (early ?? repo.head(branch));
   if (head === null) {
     for (const it of items) out.set(it.key, await ctx.probeOne(it.spec, it.key));
@@ -135,7 +139,7 @@ function readHeadEarly(repo: GitRepo, branch: string): Promise<string | null> | 
   const layout = repo.layout();
   layout.catch(() => undefined); // head() reads the layout again and reports its failure
   const { config } = repo;
-  const allowed = branch === config.branch || config.branches.includes(branch);
+  const allowed = branchAllowed(config, branch);
   if (!allowed || branch.startsWith("-") || !isSafeBranchName(branch)) return undefined;
   const head = repo.head(branch);
   head.catch(() => undefined); // awaited once the branch check passed

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import {
+  branchAllowed,
   type Clock,
   type FaultHook,
   IdemError,
@@ -114,7 +115,7 @@ export class GitRepo {
    * @throws IdemError SANDBOX_VIOLATION otherwise.
    */
   async checkBranch(branch: string): Promise<void> {
-    if (branch !== this.config.branch && !this.config.branches.includes(branch)) {
+    if (!branchAllowed(this.config, branch)) {
       refuse("branch", `"${branch}" is not allowed for repo "${this.alias}"`);
     }
     if (branch.startsWith("-") || !isSafeBranchName(branch))
@@ -148,15 +149,37 @@ export class GitRepo {
    * (see `KeyIndex.lookupKey`; `hint.base` bounds the scan after a crash).
    * @throws IdemError TARGET_MISSING when the branch does not exist in a repo that has branches.
    */
-  async probeKey(branch: string, key: string, hint?: ProbeHint): Promise<ProbeResult> {
+  async probeKey(
+    branch: string,
+    key: string,
+    hint?: ProbeHint,
+    from?: string,
+  ): Promise<ProbeResult> {
     await this.layout();
     const mirror = this.mirror;
     if (!mirror) return this.probeHere(branch, key, hint);
     return mirror.probe(branch, async () => {
-      if ((await mirror.refresh(branch)) === null)
-        return { status: "absent", detail: { base: null } };
-      return this.probeHere(branch, key, hint);
+      if ((await mirror.refresh(branch, from !== undefined)) !== null)
+        return this.probeHere(branch, key, hint);
+      if (from === undefined) return { status: "absent", detail: { base: null } };
+      // A new branch, to start from `from`'s tip on the remote (the apply creates it there).
+      const start = await mirror.refresh(from);
+      if (start === null)
+        throw new IdemError("TARGET_MISSING", `repo "${this.alias}" has no branch "${from}"`);
+      return { status: "absent", detail: { base: null, from: start } };
     });
+  }
+
+  /**
+   * Creates `branch` on the remote at `commit` (a commit the remote has: the tip of the branch
+   * it starts from), unless it exists by now; then brings the mirror to it.
+   * @throws IdemError UNAVAILABLE (the push's outcome unknown: probe again), TARGET_CONFLICT.
+   */
+  async createRemoteBranch(branch: string, commit: string): Promise<void> {
+    const mirror = this.mirror;
+    if (!mirror) throw new IdemError("INVALID_STATE", `repo "${this.alias}" is not a remote`);
+    if ((await mirror.remote.push(branch, commit, null)) === "pushed") mirror.pushed(branch);
+    await mirror.refresh(branch);
   }
 
   /** The key on the branch as this repository (or the mirror, brought to the remote tip) has it. */
@@ -203,10 +226,10 @@ export class GitRepo {
    * it moved). A no-op for a repository on this host.
    * @throws IdemError UNAVAILABLE, TARGET_MISSING
    */
-  async syncRemote(branch: string): Promise<void> {
+  async syncRemote(branch: string, missingOk = false): Promise<void> {
     if (this.mirror) {
       await this.layout();
-      await this.mirror.refresh(branch);
+      await this.mirror.refresh(branch, missingOk);
     }
   }
 

@@ -38,30 +38,32 @@ describe("nextLink", () => {
 });
 
 describe("the github.* kinds' client", () => {
-  it("waits what a primary rate limit says (403 or 429 with x-ratelimit-reset): transient", async () => {
+  it("past rateLimitWaitMs, fails a primary rate limit with its reset (403 or 429): transient", async () => {
     for (const status of [403, 429] as const) {
       const f = await githubFixture();
-      const k = f.open(githubIssueKind);
+      const k = f.open(githubIssueKind, { rateLimitWaitMs: 0 });
       f.gh.exhaustRateLimit({ resetInSeconds: 30, status });
-      const e = await rejection(k.probe(k.check(issue), "job-1/0", { since: Date.now() }));
-      expectIdemError(e, "UNAVAILABLE", { min: 1, max: 32_000 });
+      const e = await rejection(k.probe(k.check(issue), "job-1/0", { since: f.clock.now() }));
+      expectIdemError(e, "UNAVAILABLE", { min: 1000, max: 32_000 });
       expect((e as { details?: { status?: number } }).details?.status).toBe(status);
       f.gh.assertNoViolations();
       await f[Symbol.asyncDispose]();
     }
   });
 
-  it("waits what a secondary rate limit says (403 or 429 with retry-after): transient, nothing created", async () => {
+  it("past rateLimitWaitMs, fails a secondary rate limit with its retry-after: transient, nothing created", async () => {
     fx = await githubFixture();
-    const k = fx.open(githubIssueKind);
+    const k = fx.open(githubIssueKind, { rateLimitWaitMs: 0 });
     const s = k.check(issue);
     const since = Date.now();
     for (const status of [403, 429] as const) {
       fx.gh.secondaryRateLimit({ status, retryAfterSeconds: 7, match: (r) => r.method === "POST" });
+      fx.clock.advance(1000); // past idem's own pacing of creates (a second apart)
       const e = await rejection(interpret(k, s, "job-1/0", since));
       expectIdemError(e, "UNAVAILABLE", { min: 7000, max: 7000 });
     }
     expect(fx.gh.rateLimitRefusals()).toBe(2);
+    fx.clock.advance(1000);
     expect((await interpret(k, s, "job-1/0", since)).outcome).toBe("applied");
     expect(fx.gh.issues("acme", "app")).toHaveLength(1);
   });

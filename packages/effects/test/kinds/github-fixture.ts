@@ -1,5 +1,11 @@
 import { type AnyEffectKind, type OpenedKind, openKind } from "@idem/kit";
-import { type GitHubStandIn, startGitHubStandIn } from "@idem/testing";
+import {
+  type GitHubStandIn,
+  type SkippingClock,
+  type StartGitHubStandInOptions,
+  skippingClock,
+  startGitHubStandIn,
+} from "@idem/testing";
 
 /** The variable the tests' options name for the token. */
 export const TOKEN_ENV = "IDEM_TEST_GITHUB_TOKEN";
@@ -8,6 +14,10 @@ export const TOKEN_ENV = "IDEM_TEST_GITHUB_TOKEN";
 export interface GitHubFixture extends AsyncDisposable {
   gh: GitHubStandIn;
   options: Record<string, unknown>;
+  /** The clock the stand-in and the kinds share: a wait (a rate limit, a lag) skips ahead. */
+  clock: SkippingClock;
+  /** The environment the kinds read their credentials from (a test may change it). */
+  env: Record<string, string | undefined>;
   /** The kind hosted as idem's interpreter hosts it, against the stand-in. */
   open(kind: AnyEffectKind, extra?: Record<string, unknown>): OpenedKind;
 }
@@ -17,9 +27,18 @@ export interface GitHubFixture extends AsyncDisposable {
  * the bare repository `gitDir` when given, so a git push makes a branch there).
  */
 export async function githubFixture(
-  o: { basePath?: string; branches?: string[]; gitDir?: string } = {},
+  o: { basePath?: string; branches?: string[]; gitDir?: string } & Pick<
+    StartGitHubStandInOptions,
+    "listLagMs" | "pushLagMs"
+  > = {},
 ): Promise<GitHubFixture> {
-  const gh = await startGitHubStandIn(o.basePath ? { basePath: o.basePath } : {});
+  const clock = skippingClock();
+  const gh = await startGitHubStandIn({
+    now: () => clock.now(),
+    ...(o.basePath ? { basePath: o.basePath } : {}),
+    ...(o.listLagMs === undefined ? {} : { listLagMs: o.listLagMs }),
+    ...(o.pushLagMs === undefined ? {} : { pushLagMs: o.pushLagMs }),
+  });
   gh.createRepo(
     o.gitDir
       ? { owner: "acme", name: "app", gitDir: o.gitDir }
@@ -30,15 +49,15 @@ export async function githubFixture(
     tokenEnv: TOKEN_ENV,
     repos: { app: { owner: "acme", name: "app" } },
   };
+  const env: Record<string, string | undefined> = { [TOKEN_ENV]: gh.token };
   const opened: OpenedKind[] = [];
   return {
     gh,
     options,
+    clock,
+    env,
     open(kind, extra = {}) {
-      const k = openKind(kind, {
-        options: { ...options, ...extra },
-        env: { [TOKEN_ENV]: gh.token },
-      });
+      const k = openKind(kind, { options: { ...options, ...extra }, env, clock });
       opened.push(k);
       return k;
     },

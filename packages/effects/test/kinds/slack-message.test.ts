@@ -1,5 +1,10 @@
 import { type OpenedKind, openKind } from "@idem/kit";
-import { type SlackStandIn, startSlackStandIn } from "@idem/testing";
+import {
+  type SlackStandIn,
+  type StartSlackStandInOptions,
+  skippingClock,
+  startSlackStandIn,
+} from "@idem/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { slackMessageKind } from "../../src/kinds/slack-message/slack-message-kind.js";
 import { expectIdemError, fieldOf, interpret, rejection } from "./kind-calls.js";
@@ -20,18 +25,29 @@ afterEach(async () => {
   opened = undefined;
 });
 
-async function setUp(o: { member?: boolean; archived?: boolean; token?: string } = {}) {
-  sl = await startSlackStandIn();
+async function setUp(
+  o: {
+    member?: boolean;
+    archived?: boolean;
+    token?: string;
+    options?: Record<string, unknown>;
+  } & StartSlackStandInOptions = {},
+) {
+  const clock = skippingClock();
+  const { member, archived, token, options, ...standIn } = o;
+  sl = await startSlackStandIn({ now: () => clock.now(), ...standIn });
   const ops = sl.createChannel({
     name: "ops",
-    member: o.member ?? true,
-    archived: o.archived ?? false,
+    member: member ?? true,
+    archived: archived ?? false,
   });
+  const env: Record<string, string | undefined> = { [TOKEN_ENV]: token ?? sl.token };
   opened = openKind(slackMessageKind, {
-    options: { baseUrl: sl.url, tokenEnv: TOKEN_ENV, channels: { ops } },
-    env: { [TOKEN_ENV]: o.token ?? sl.token },
+    options: { baseUrl: sl.url, tokenEnv: TOKEN_ENV, channels: { ops }, ...options },
+    env,
+    clock,
   });
-  return { sl, k: opened, ops };
+  return { sl, k: opened, ops, clock, env };
 }
 
 const histories = (s: SlackStandIn, from: number) =>
@@ -112,8 +128,8 @@ describe("slack.message", () => {
     expect((await k.probe(k.check(spec()), "job-1/0", { since })).status).toBe("absent");
   });
 
-  it("waits what `ratelimited` says (HTTP 429, Retry-After): transient", async () => {
-    const { sl, k } = await setUp();
+  it("past rateLimitWaitMs, fails on `ratelimited` (HTTP 429) with its Retry-After: transient", async () => {
+    const { sl, k } = await setUp({ options: { rateLimitWaitMs: 0 } });
     const since = Date.now();
     sl.rateLimit({ retryAfterSeconds: 5, match: (c) => c.method === "chat.postMessage" });
     const e = await rejection(interpret(k, k.check(spec()), "job-1/0", since));

@@ -57,6 +57,18 @@ export interface JetStreamJobs {
    * of it); false when that message is gone, is another one, or cannot be read.
    */
   holds(streamSeq: number, jobId: string): Promise<boolean>;
+  /**
+   * Ends the delivery of the message at `streamSeq` to `agent`'s consumer now, whoever holds it (a
+   * `-NAK` on its ack subject): JetStream delivers it again at once instead of after its ack wait.
+   * For the delivery of an executor found dead, which can no longer settle it. The ack subject is
+   * rebuilt from what the server keeps (`$JS.ACK.<stream>.<consumer>.<n>.<stream seq>.<consumer
+   * seq>.<ts>.<pending>`, ADR-15): the server takes a nak for any message still pending, with a
+   * consumer sequence it has delivered and not acked, so the consumer's last delivered sequence
+   * stands for the unknown one. Answers false, sending nothing, when the consumer is not this
+   * executor's or has nothing pending at or below `streamSeq`.
+   * @throws the JetStream API's error when the consumer cannot be read.
+   */
+  endDelivery(agent: string, streamSeq: number, deliveries: number): Promise<boolean>;
   /** Starts the consumer loops and the dead-letter monitor. Call once. */
   consume(handlers: ConsumeJobsHandlers): Promise<void>;
   /** Stops pulling and waits for the handlers in flight. Idempotent; the connection stays open. */
@@ -94,6 +106,21 @@ export async function openJetStreamJobs(options: OpenJetStreamJobsOptions): Prom
       const found = await jsm.streams.getMessage(nats.stream, { seq: streamSeq }).catch(() => null);
       const msgId = found?.header?.get("Nats-Msg-Id") ?? "";
       return !!found && (msgId === jobId || msgId.startsWith(`${jobId}#`));
+    },
+    async endDelivery(agent, streamSeq, deliveries) {
+      const c = consumers.find((x) => x.agent === agent);
+      if (!c) return false;
+      const info = await jsm.consumers.info(c.stream, c.name);
+      const dseq = info.delivered.consumer_seq;
+      if (streamSeq <= info.ack_floor.stream_seq || dseq <= info.ack_floor.consumer_seq)
+        return false;
+      const ts = Date.now() * 1_000_000;
+      nc.publish(
+        `$JS.ACK.${c.stream}.${c.name}.${Math.max(1, deliveries)}.${streamSeq}.${dseq}.${ts}.0`,
+        "-NAK",
+      );
+      await nc.flush();
+      return true;
     },
     async consume(handlers) {
       (async () => {

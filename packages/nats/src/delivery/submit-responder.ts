@@ -15,6 +15,11 @@ export interface SubmitRequest {
   readonly data: Uint8Array;
   /** The request's `traceparent` header (the submitter's trace), if any; not validated here. */
   readonly traceparent: string | undefined;
+  /**
+   * The agent the subject names (`<prefix>.submit.<agent>`), whose credential the request is held
+   * to; undefined on `<prefix>.submit`, the operator's subject.
+   */
+  readonly agent: string | undefined;
 }
 
 /** A running submit responder. */
@@ -24,10 +29,11 @@ export interface SubmitResponder {
 }
 
 /**
- * Answers requests on `<subjectPrefix>.submit` in the {@link SUBMIT_QUEUE_GROUP} queue group: each
- * body goes to `answer`, whose result is sent back as JSON. `answer` must not throw (a throw leaves
- * the requester to its timeout). The subscription is registered with the server (flushed) before
- * this resolves.
+ * Answers requests on `<subjectPrefix>.submit` and `<subjectPrefix>.submit.<agent>` in the
+ * {@link SUBMIT_QUEUE_GROUP} queue group: each body goes to `answer` (with the agent its subject
+ * names), whose result is sent back as JSON. `answer` must not throw (a throw leaves the requester
+ * to its timeout). The subscriptions are registered with the server (flushed) before this
+ * resolves.
  */
 export async function startSubmitResponder(options: {
   nc: NatsConnection;
@@ -35,21 +41,31 @@ export async function startSubmitResponder(options: {
   answer: (request: SubmitRequest) => Promise<unknown>;
 }): Promise<SubmitResponder> {
   const { nc, answer } = options;
-  const sub: Subscription = nc.subscribe(submitSubject(options.subjectPrefix), {
-    queue: SUBMIT_QUEUE_GROUP,
-    callback: (err, msg) => {
-      if (err) return;
-      void (async () => {
-        const result = await answer({
-          size: msg.data.length,
-          text: () => msg.string(),
-          data: msg.data,
-          traceparent: msg.headers?.get(TRACEPARENT_HEADER) || undefined,
-        });
-        msg.respond(JSON.stringify(result));
-      })();
-    },
-  });
+  const operatorSubject = submitSubject(options.subjectPrefix);
+  const agentOf = (subject: string) =>
+    subject === operatorSubject ? undefined : subject.slice(operatorSubject.length + 1);
+  const subs: Subscription[] = [operatorSubject, `${operatorSubject}.*`].map((subject) =>
+    nc.subscribe(subject, {
+      queue: SUBMIT_QUEUE_GROUP,
+      callback: (err, msg) => {
+        if (err) return;
+        void (async () => {
+          const result = await answer({
+            size: msg.data.length,
+            text: () => msg.string(),
+            data: msg.data,
+            traceparent: msg.headers?.get(TRACEPARENT_HEADER) || undefined,
+            agent: agentOf(msg.subject),
+          });
+          msg.respond(JSON.stringify(result));
+        })();
+      },
+    }),
+  );
   await nc.flush();
-  return { stop: () => sub.unsubscribe() };
+  return {
+    stop: () => {
+      for (const s of subs) s.unsubscribe();
+    },
+  };
 }

@@ -108,6 +108,9 @@ function reachableComponents(document: Json, start: unknown): Map<string, Set<st
 /** The path template and method of each operation the stand-in serves. */
 export const SERVED_OPERATIONS = [
   ["get", "/user"],
+  ["get", "/users/{username}"],
+  ["get", "/app"],
+  ["post", "/app/installations/{installation_id}/access_tokens"],
   ["get", "/rate_limit"],
   ["get", "/repos/{owner}/{repo}"],
   ["get", "/repos/{owner}/{repo}/pulls"],

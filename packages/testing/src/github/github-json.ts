@@ -20,7 +20,8 @@ const nodeId = (prefix: string, id: number) =>
   `${prefix}_${Buffer.from(`${prefix}${id}`).toString("base64").replace(/=+$/, "")}`;
 
 export function userJson(b: Bases, u: UserRecord): Json {
-  const api = `${b.api}/users/${u.login}`;
+  const api = `${b.api}/users/${encodeURIComponent(u.login)}`;
+  const bot = u.type === "Bot";
   return {
     login: u.login,
     id: u.id,
@@ -28,7 +29,7 @@ export function userJson(b: Bases, u: UserRecord): Json {
     avatar_url: `${b.html}/avatars/u/${u.id}?v=4`,
     gravatar_id: "",
     url: api,
-    html_url: `${b.html}/${u.login}`,
+    html_url: bot ? `${b.html}/apps/${u.login.replace(/\[bot\]$/i, "")}` : `${b.html}/${u.login}`,
     followers_url: `${api}/followers`,
     following_url: `${api}/following{/other_user}`,
     gists_url: `${api}/gists{/gist_id}`,
@@ -38,7 +39,7 @@ export function userJson(b: Bases, u: UserRecord): Json {
     repos_url: `${api}/repos`,
     events_url: `${api}/events{/privacy}`,
     received_events_url: `${api}/received_events`,
-    type: "User",
+    type: u.type,
     user_view_type: "public",
     site_admin: false,
   };

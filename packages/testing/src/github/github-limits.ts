@@ -4,8 +4,11 @@
  * Primary limits as GitHub keeps them: a quota per resource (`core` 5,000 an hour, `search` 30 a
  * minute by default) whose state every answer carries in `x-ratelimit-limit`, `-remaining`,
  * `-used`, `-reset` (epoch seconds) and `-resource`; a request past the quota is answered 403
- * with `x-ratelimit-remaining: 0` until the reset time. Secondary limits on demand: the next
- * requests (or those a predicate picks) answered 403 or 429 with `retry-after`.
+ * with `x-ratelimit-remaining: 0` until the reset time. Secondary limits on content creation, as
+ * GitHub documents them ("Rate limits for the REST API", "About secondary rate limits"): more than
+ * 80 content-creating requests a minute, or 500 an hour, by one account are refused 403 with
+ * `retry-after`. Other secondary limits on demand: the next requests (or those a predicate picks)
+ * answered 403 or 429 with `retry-after`.
  */
 import type { GitHubCreate } from "./github-answers.js";
 
@@ -75,17 +78,44 @@ export interface RateDecision {
 
 const ceilSecond = (ms: number) => Math.ceil(ms / 1000) * 1000;
 
+/** GitHub's limits on content creation per account: a minute's and an hour's. */
+export const CONTENT_LIMITS = { perMinute: 80, perHour: 500 } as const;
+
 export class RateLimits {
   private readonly windows = new Map<string, Window>();
   readonly secondary = new Armed<GitHubRequestInfo>();
   /** Requests refused by a primary or secondary limit. */
   refusals = 0;
+  /** Of those, the ones refused by the limits on content creation. */
+  contentRefusals = 0;
+  /** The times of each account's content-creating requests, the last hour's. */
+  private readonly content = new Map<string, number[]>();
 
   constructor(
     private readonly now: () => number,
     private readonly limits: { core: number; search: number },
     private readonly userId: () => number,
   ) {}
+
+  /** Counts a content-creating request of `login`; the refusal when over GitHub's limits. */
+  private creating(login: string): RateDecision["refused"] {
+    const now = this.now();
+    const times = (this.content.get(login.toLowerCase()) ?? []).filter((t) => t > now - 3_600_000);
+    this.content.set(login.toLowerCase(), times);
+    const lastMinute = times.filter((t) => t > now - 60_000).length;
+    if (lastMinute >= CONTENT_LIMITS.perMinute || times.length >= CONTENT_LIMITS.perHour) {
+      this.refusals++;
+      this.contentRefusals++;
+      return {
+        status: 403,
+        retryAfter: 60,
+        message:
+          "You have exceeded a secondary rate limit and have been temporarily blocked from content creation. Please retry your request again later. If you reach out to GitHub Support for help, please include the request ID.",
+      };
+    }
+    times.push(now);
+    return undefined;
+  }
 
   private window(resource: string): Window {
     const now = this.now();
@@ -120,8 +150,11 @@ export class RateLimits {
     };
   }
 
-  /** Counts one request against `resource` (unless `free`) and says whether it is refused. */
-  take(resource: string, info: GitHubRequestInfo, free = false): RateDecision {
+  /**
+   * Counts one request against `resource` (unless `free`) and, for a content-creating one, against
+   * its account's (`content`, a login) limits; says whether it is refused.
+   */
+  take(resource: string, info: GitHubRequestInfo, free = false, content?: string): RateDecision {
     const w = this.window(resource);
     if (w.used >= w.limit) {
       this.refusals++;
@@ -146,6 +179,10 @@ export class RateLimits {
             "You have exceeded a secondary rate limit. Please wait a few minutes before you try again. If you reach out to GitHub Support for help, please include the request ID.",
         },
       };
+    }
+    if (content !== undefined) {
+      const refused = this.creating(content);
+      if (refused) return { headers: this.headers(resource, w), refused };
     }
     if (!free) w.used++;
     return { headers: this.headers(resource, w) };

@@ -12,6 +12,7 @@ import {
   sortBy,
   validationFailed,
 } from "./github-answers.js";
+import type { AppRecord, GitHubAuth, TokenRecord } from "./github-apps.js";
 import {
   type Bases,
   commentJson,
@@ -38,7 +39,23 @@ export interface RouteContext {
   docs: string;
   /** How long a change takes to reach the search index (ms). */
   searchLagMs: number;
+  /** How long a create takes to show in the list endpoints (ms). */
+  listLagMs: number;
+  /** How long a push takes to reach the pull requests API (ms). */
+  pushLagMs: number;
+  auth: GitHubAuth;
+  /** The token the request came with (undefined for an App's JWT). */
+  token: TokenRecord | undefined;
+  /** The App whose JWT the request came with. */
+  app: AppRecord | undefined;
 }
+
+/**
+ * Whether a list shows a record made through the API at `madeAt` (ms): only `listLagMs` later, as
+ * GitHub's lists, served from replicas, show a write a moment after it ("read-after-write lag").
+ */
+const listed = (c: RouteContext, madeAt: number | undefined) =>
+  madeAt === undefined || madeAt + c.listLagMs <= c.now();
 
 export type Route = (c: RouteContext) => RouteAnswer;
 
@@ -110,6 +127,7 @@ function listPulls(c: RouteContext): RouteAnswer {
     const pulls = [...repo.items.values()].filter(
       (i) =>
         i.pull &&
+        listed(c, i.apiAt) &&
         (state === "all" || i.state === state) &&
         (!head ||
           (head.owner.toLowerCase() === repo.owner.login.toLowerCase() &&
@@ -154,9 +172,10 @@ function createPull(c: RouteContext): RouteAnswer {
     const headOwner = colon > 0 ? rawHead.slice(0, colon) : repo.owner.login;
     const headRef = colon > 0 ? rawHead.slice(colon + 1) : rawHead;
     const baseRef = String(b.base);
+    // The head as the pull requests API sees it: a push shows there pushLagMs later.
     const headSha =
       headOwner.toLowerCase() === repo.owner.login.toLowerCase()
-        ? c.state.branchSha(repo, headRef)
+        ? c.state.visibleSha(repo, headRef, c.pushLagMs)
         : undefined;
     const baseSha = c.state.branchSha(repo, baseRef);
     const invalid = [
@@ -195,6 +214,7 @@ function createPull(c: RouteContext): RouteAnswer {
       title: b.title,
       body: typeof b.body === "string" ? b.body : null,
       user: c.user,
+      apiAt: c.now(),
       pull: {
         headRef,
         headSha,
@@ -220,6 +240,7 @@ function listIssues(c: RouteContext): RouteAnswer {
     const unset = (v: unknown) => v === undefined || v === "none";
     const items = [...repo.items.values()].filter(
       (i) =>
+        listed(c, i.apiAt) &&
         (state === "all" || i.state === state) &&
         (q.creator === undefined ||
           i.user.login.toLowerCase() === String(q.creator).toLowerCase()) &&
@@ -255,6 +276,7 @@ function createIssue(c: RouteContext): RouteAnswer {
       body: typeof b.body === "string" ? b.body : null,
       user: c.user,
       labels,
+      apiAt: c.now(),
     });
     const out = issueJson(c.bases, repo, item);
     return created(c, repo, "issue", out, String(out.url), { number: item.number });
@@ -266,7 +288,10 @@ function listComments(c: RouteContext): RouteAnswer {
     withItem(c, repo, c.path.issue_number, (item) => {
       const since = typeof c.query.since === "string" ? Date.parse(c.query.since) : undefined;
       const list = repo.comments.filter(
-        (x) => x.issueNumber === item.number && (since === undefined || x.updatedAt >= since),
+        (x) =>
+          x.issueNumber === item.number &&
+          listed(c, x.apiAt) &&
+          (since === undefined || x.updatedAt >= since),
       );
       return paged(
         c,
@@ -287,7 +312,7 @@ function createComment(c: RouteContext): RouteAnswer {
         return validationFailed([
           { resource: "IssueComment", code: "missing_field", field: "body" },
         ]);
-      const comment = c.state.addComment(repo, item, { body, user: c.user });
+      const comment = c.state.addComment(repo, item, { body, user: c.user, apiAt: c.now() });
       const out = commentJson(c.bases, repo, comment);
       return created(c, repo, "comment", out, String(out.url), {
         number: item.number,
@@ -331,9 +356,16 @@ function getRef(c: RouteContext): RouteAnswer {
   });
 }
 
-/** The operations of this file, by `method template` (search and rate_limit are elsewhere). */
+/**
+ * The operations of this file, by `method template` (search, rate_limit and the App's are
+ * elsewhere).
+ */
 export const ROUTES: Record<string, Route> = {
-  "get /user": (c) => json(200, privateUserJson(c.bases, c.user, 1_262_304_000_000)),
+  // An installation token acts as the App's bot, which has no "authenticated user".
+  "get /user": (c) =>
+    c.token?.kind === "installation"
+      ? errorAnswer(403, "Resource not accessible by integration", c.docs)
+      : json(200, privateUserJson(c.bases, c.user, 1_262_304_000_000)),
   "get /repos/{owner}/{repo}": (c) => withRepo(c, (repo) => json(200, fullRepoJson(c.bases, repo))),
   "get /repos/{owner}/{repo}/pulls": listPulls,
   "post /repos/{owner}/{repo}/pulls": createPull,

@@ -6,13 +6,15 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { errorAnswer, type GitHubCreate, type RouteAnswer } from "./github-answers.js";
+import { APP_ROUTES } from "./github-app-routes.js";
+import { authenticate, type GitHubAuth } from "./github-apps.js";
 import { checkRequest, checkResponse, type MatchedPath } from "./github-check.js";
 import type { GitHubDescription } from "./github-description.js";
 import type { Bases } from "./github-json.js";
 import type { Armed, GitHubRequestInfo, RateLimits } from "./github-limits.js";
 import { ROUTES } from "./github-routes.js";
 import { searchIssues } from "./github-search.js";
-import type { GitHubState, RepoRecord, UserRecord } from "./github-state.js";
+import type { GitHubState, RepoRecord } from "./github-state.js";
 
 /** A request or answer that does not match GitHub's description, or a request GitHub refuses. */
 export interface GitHubViolation {
@@ -46,11 +48,17 @@ export interface ServerParts {
   description: GitHubDescription;
   match(path: string): MatchedPath | undefined;
   limits: RateLimits;
-  tokens: Record<string, string>;
+  auth: GitHubAuth;
   now: () => number;
   basePath: string;
   bases(): Bases;
   searchLagMs: number;
+  /** How long a create takes to show in the list endpoints (read-after-write lag). */
+  listLagMs: number;
+  /** How long a push takes to reach the pull requests API. */
+  pushLagMs: number;
+  /** Requests refused for a token that expired or was revoked (a client renews it). */
+  expiredTokens: number;
   dropBefore: Armed<GitHubCreate>;
   dropAfter: Armed<GitHubCreate>;
   failures: Armed<GitHubRequestInfo>;
@@ -128,6 +136,7 @@ export async function handleGitHubRequest(
       "x-github-api-version-selected": API_VERSION,
       "x-github-media-type": "github.v3; format=json",
       "x-github-request-id": `STAND-IN:${p.requests.length}`,
+      date: new Date(p.now()).toUTCString(),
       ...headers,
       ...(answer.headers ?? {}),
     };
@@ -226,13 +235,18 @@ export async function handleGitHubRequest(
     const token = tokenOf(req.headers.authorization);
     if (token === undefined)
       return refuse(401, "Requires authentication", "no token (Authorization: Bearer <token>)");
-    const login = p.tokens[token];
-    if (login === undefined)
-      return refuse(401, "Bad credentials", "a token the stand-in does not know");
-    const user: UserRecord = p.state.user(login);
+    const who = authenticate(p.auth, p.state, token, template);
+    if ("status" in who) {
+      if (who.violation) return refuse(who.status, who.message, who.violation);
+      if (who.status === 401 && !who.jwt) p.expiredTokens++;
+      return send(errorAnswer(who.status, who.message, docs), template);
+    }
+    const { user, granted, app } = who;
     const info: GitHubRequestInfo = { method: record.method, path, operation: record.operation };
     const resource = template === "/search/issues" ? "search" : "core";
-    const rate = p.limits.take(resource, info, template === "/rate_limit");
+    const key = `${method} ${template}`;
+    const content = CREATES[key] !== undefined ? user.login : undefined;
+    const rate = p.limits.take(resource, info, template === "/rate_limit", content);
     headers = rate.headers;
     if (rate.refused) {
       if (rate.refused.retryAfter !== undefined)
@@ -289,7 +303,6 @@ export async function handleGitHubRequest(
         template,
       );
     }
-    const key = `${method} ${template}`;
     const kind = CREATES[key];
     if (kind) {
       const candidate: GitHubCreate = {
@@ -308,7 +321,7 @@ export async function handleGitHubRequest(
         ? searchIssues
         : key === "get /rate_limit"
           ? undefined
-          : ROUTES[key];
+          : (ROUTES[key] ?? APP_ROUTES[key]);
     const answer: RouteAnswer = route
       ? route({
           state: p.state,
@@ -320,6 +333,11 @@ export async function handleGitHubRequest(
           body: checked.body,
           docs,
           searchLagMs: p.searchLagMs,
+          listLagMs: p.listLagMs,
+          pushLagMs: p.pushLagMs,
+          auth: p.auth,
+          token: granted,
+          app,
           linkBase: (repo?: RepoRecord) => {
             const at = repo
               ? path.replace(/^\/repos\/[^/]+\/[^/]+/, `/repositories/${repo.id}`)

@@ -1,9 +1,10 @@
+import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import { freePort } from "../nats-server.js";
 import type { GitHubCreate } from "./github-answers.js";
+import { GitHubAuth } from "./github-apps.js";
 import { createPathMatcher, multiSegmentParams } from "./github-check.js";
 import { githubDescription, SERVED_OPERATIONS } from "./github-description.js";
-import { iso } from "./github-json.js";
 import { Armed, type ArmOptions, type GitHubRequestInfo, RateLimits } from "./github-limits.js";
 import {
   type GitHubRequestRecord,
@@ -12,9 +13,22 @@ import {
   type ServerParts,
 } from "./github-server.js";
 import { GitHubState, type ItemRecord, type RepoRecord } from "./github-state.js";
+import {
+  commentViews,
+  issueViews,
+  pullRequestViews,
+  type StandInComment,
+  type StandInIssue,
+  type StandInPullRequest,
+} from "./github-views.js";
+
+export type { StandInComment, StandInIssue, StandInPullRequest };
 
 export interface StartGitHubStandInOptions {
-  /** Token -> login of the user it authenticates. Default: one token for the user `idem-bot`. */
+  /**
+   * Personal tokens: token -> login of the user it authenticates (they never expire). Default:
+   * one token for the user `idem-bot`.
+   */
   tokens?: Record<string, string>;
   /** The clock (ms since the epoch) for timestamps, `since`, search lag and rate-limit windows. */
   now?: () => number;
@@ -24,39 +38,20 @@ export interface StartGitHubStandInOptions {
   rateLimit?: { core?: number; search?: number };
   /** A path prefix the API lives under, as GitHub Enterprise Server's `/api/v3`. Default none. */
   basePath?: string;
+  /** How long a create takes to show in the list endpoints (ms). Default 0. */
+  listLagMs?: number;
+  /** How long a push (a branch's move) takes to reach the pull requests API (ms). Default 0. */
+  pushLagMs?: number;
 }
 
-/** A pull request as the stand-in holds it. */
-export interface StandInPullRequest {
-  number: number;
-  title: string;
-  body: string | null;
-  head: string;
-  base: string;
-  state: "open" | "closed";
-  user: string;
-  draft: boolean;
-  createdAt: string;
-}
-
-/** An issue (not a pull request) as the stand-in holds it. */
-export interface StandInIssue {
-  number: number;
-  title: string;
-  body: string | null;
-  state: "open" | "closed";
-  user: string;
-  labels: string[];
-  createdAt: string;
-}
-
-/** An issue comment (on an issue or a pull request). */
-export interface StandInComment {
-  id: number;
-  issueNumber: number;
-  body: string;
-  user: string;
-  createdAt: string;
+/** A GitHub App made with `createApp`, installed on one account. */
+export interface StandInApp {
+  appId: number;
+  installationId: number;
+  /** The App's private key, PKCS#8 PEM, as GitHub lets its owner download it. */
+  privateKey: string;
+  /** Its bot's login, `<slug>[bot]`: the author of what its installation tokens make. */
+  login: string;
 }
 
 /**
@@ -72,6 +67,24 @@ export interface GitHubStandIn extends AsyncDisposable {
   /** The `info.version` of the GitHub description in use. */
   readonly descriptionVersion: string;
 
+  /** Makes a GitHub App (an RSA key pair) and installs it on `owner` (default: `acme`). */
+  createApp(options: { slug: string; name?: string; owner?: string }): StandInApp;
+  /** Makes a new personal token for `login` (default: the stand-in's `login`); answers it. */
+  addToken(login?: string): string;
+  /** Revokes a token at once (a personal token, or an installation token). */
+  revokeToken(token: string): void;
+  /** Installation tokens minted so far. */
+  installationTokensMinted(): number;
+  /** The installation tokens minted so far, oldest first (to revoke one). */
+  installationTokens(): string[];
+  /** Requests refused because their token had expired or was revoked. */
+  expiredTokenRefusals(): number;
+  /** Requests refused by GitHub's limits on content creation (80 a minute, 500 an hour). */
+  contentRateLimitRefusals(): number;
+  /** Changes the lists' read-after-write lag. */
+  setListLag(ms: number): void;
+  /** Changes the lag between a push and the pull requests API. */
+  setPushLag(ms: number): void;
   /** Adds a repository; its default branch (`main`) exists unless `gitDir` provides branches. */
   createRepo(options: {
     owner: string;
@@ -184,6 +197,8 @@ export async function startGitHubStandIn(
   const [token, login] = Object.entries(tokens)[0] ?? [];
   if (!token || !login) throw new Error("startGitHubStandIn needs at least one token");
   const state = new GitHubState(now);
+  const auth = new GitHubAuth(now, (l) => state.user(l));
+  for (const [t, l] of Object.entries(tokens)) auth.tokens.set(t, { login: l, kind: "user" });
   const basePath = (options.basePath ?? "").replace(/\/+$/, "");
   let origin = "";
   const parts: ServerParts = {
@@ -195,11 +210,14 @@ export async function startGitHubStandIn(
       { core: options.rateLimit?.core ?? 5000, search: options.rateLimit?.search ?? 30 },
       () => state.user(login).id,
     ),
-    tokens,
+    auth,
     now,
     basePath,
     bases: () => ({ api: `${origin}${basePath}`, html: origin }),
     searchLagMs: options.searchLagMs ?? 30_000,
+    listLagMs: options.listLagMs ?? 0,
+    pushLagMs: options.pushLagMs ?? 0,
+    expiredTokens: 0,
     dropBefore: new Armed(),
     dropAfter: new Armed(),
     failures: new Armed(),
@@ -244,6 +262,28 @@ export async function startGitHubStandIn(
     token,
     login,
     descriptionVersion: description.version,
+    createApp(o) {
+      const { app, privateKey } = auth.createApp({ ...o, owner: o.owner ?? "acme" });
+      const inst = auth.install(app, o.owner ?? "acme");
+      return { appId: app.id, installationId: inst.id, privateKey, login: `${app.slug}[bot]` };
+    },
+    addToken(l = login) {
+      const t = `ghp_${randomBytes(18).toString("hex")}`;
+      auth.tokens.set(t, { login: l, kind: "user" });
+      return t;
+    },
+    revokeToken: (t) => auth.revoke(t),
+    installationTokensMinted: () => auth.minted,
+    installationTokens: () =>
+      [...auth.tokens].flatMap(([t, r]) => (r.kind === "installation" ? [t] : [])),
+    expiredTokenRefusals: () => parts.expiredTokens,
+    contentRateLimitRefusals: () => parts.limits.contentRefusals,
+    setListLag(ms) {
+      parts.listLagMs = ms;
+    },
+    setPushLag(ms) {
+      parts.pushLagMs = ms;
+    },
     createRepo(o) {
       const r = state.createRepo(o);
       return { id: r.id, fullName: `${r.owner.login}/${r.name}` };
@@ -278,53 +318,9 @@ export async function startGitHubStandIn(
       return state.addComment(repo, itemOf(owner, name, number), fields).id;
     },
     setState: (owner, name, number, s) => state.setItemState(itemOf(owner, name, number), s),
-    pullRequests(owner, name) {
-      return [...repoOf(owner, name).items.values()].flatMap((i) =>
-        i.pull
-          ? [
-              {
-                number: i.number,
-                title: i.title,
-                body: i.body,
-                head: i.pull.headRef,
-                base: i.pull.baseRef,
-                state: i.state,
-                user: i.user.login,
-                draft: i.pull.draft,
-                createdAt: iso(i.createdAt),
-              },
-            ]
-          : [],
-      );
-    },
-    issues(owner, name) {
-      return [...repoOf(owner, name).items.values()].flatMap((i) =>
-        i.pull
-          ? []
-          : [
-              {
-                number: i.number,
-                title: i.title,
-                body: i.body,
-                state: i.state,
-                user: i.user.login,
-                labels: [...i.labels],
-                createdAt: iso(i.createdAt),
-              },
-            ],
-      );
-    },
-    comments(owner, name, number) {
-      return repoOf(owner, name)
-        .comments.filter((c) => number === undefined || c.issueNumber === number)
-        .map((c) => ({
-          id: c.id,
-          issueNumber: c.issueNumber,
-          body: c.body,
-          user: c.user.login,
-          createdAt: iso(c.createdAt),
-        }));
-    },
+    pullRequests: (owner, name) => pullRequestViews(repoOf(owner, name)),
+    issues: (owner, name) => issueViews(repoOf(owner, name)),
+    comments: (owner, name, number) => commentViews(repoOf(owner, name), number),
     creates: () => ({ ...parts.creates }),
     requests: () => [...parts.requests],
     violations: () => [...parts.violations],

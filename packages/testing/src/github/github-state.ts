@@ -11,6 +11,8 @@ import { execFileSync } from "node:child_process";
 export interface UserRecord {
   id: number;
   login: string;
+  /** `Bot` for an App's bot (`<slug>[bot]`), else `User`. */
+  type: "User" | "Bot";
 }
 
 /** A pull request's own part of an issue record. */
@@ -38,6 +40,8 @@ export interface ItemRecord {
   closedAt: number | null;
   /** The exact time (ms) it was written, which the search index sees `searchLagMs` later. */
   changedAt: number;
+  /** When it was made through the API (ms), which the lists show `listLagMs` later. */
+  apiAt?: number;
   pull?: PullPart;
 }
 
@@ -50,6 +54,8 @@ export interface CommentRecord {
   createdAt: number;
   updatedAt: number;
   changedAt: number;
+  /** When it was made through the API (ms), which the lists show `listLagMs` later. */
+  apiAt?: number;
 }
 
 /** A repository and everything in it. */
@@ -89,6 +95,14 @@ const seconds = (ms: number) => Math.floor(ms / 1000) * 1000;
 export class GitHubState {
   readonly users = new Map<string, UserRecord>();
   readonly repos = new Map<string, RepoRecord>();
+  /**
+   * When each branch last moved as the stand-in saw it (`<repo id>:<branch>`), and what it was
+   * before, for the push lag; a branch there from the start moved "long ago".
+   */
+  private readonly moves = new Map<
+    string,
+    { sha: string | undefined; at: number; before: string | undefined }
+  >();
   private nextId = { user: 583231, repo: 1296269, item: 1347000001, comment: 1400000001 };
 
   constructor(private readonly now: () => number) {}
@@ -98,7 +112,7 @@ export class GitHubState {
     const key = login.toLowerCase();
     let u = this.users.get(key);
     if (!u) {
-      u = { id: this.nextId.user++, login };
+      u = { id: this.nextId.user++, login, type: /\[bot\]$/i.test(login) ? "Bot" : "User" };
       this.users.set(key, u);
     }
     return u;
@@ -144,19 +158,54 @@ export class GitHubState {
     if (!options.gitDir && !(repo.defaultBranch in branches))
       branches[repo.defaultBranch] = undefined;
     for (const [b, sha] of Object.entries(branches)) this.setBranch(repo, b, sha);
+    for (const [b, sha] of this.listBranches(repo))
+      this.moves.set(`${repo.id}:${b}`, { sha, at: Number.NEGATIVE_INFINITY, before: undefined });
     this.repos.set(key, repo);
     return repo;
+  }
+
+  /** Every branch of the repository with its SHA. */
+  private listBranches(repo: RepoRecord): [string, string][] {
+    if (!repo.gitDir) return [...repo.branches];
+    const out = git(repo.gitDir, [
+      "for-each-ref",
+      "--format=%(refname:short) %(objectname)",
+      "refs/heads",
+    ]);
+    return out
+      .split("\n")
+      .filter((l) => l.length > 0)
+      .map((l) => l.split(" ") as [string, string]);
+  }
+
+  /**
+   * The SHA of branch `name` as the pull requests API sees it: `lagMs` after the stand-in first saw
+   * it move (a push, `setBranch`), what it was before (undefined for a branch that was new).
+   */
+  visibleSha(repo: RepoRecord, name: string, lagMs: number): string | undefined {
+    const sha = this.branchSha(repo, name);
+    const k = `${repo.id}:${name}`;
+    let m = this.moves.get(k);
+    if (!m || m.sha !== sha) {
+      m = { sha, at: this.now(), before: m?.sha };
+      this.moves.set(k, m);
+    }
+    return this.now() - m.at < lagMs ? m.before : sha;
   }
 
   /** Sets branch `name` to `sha` (made up from the names when omitted). */
   setBranch(repo: RepoRecord, name: string, sha?: string): string {
     const value = sha ?? fakeSha(`${repo.owner.login}/${repo.name}@${name}`);
     if (!SHA.test(value)) throw new Error(`a branch's SHA is 40 hex digits, not ${value}`);
+    const k = `${repo.id}:${name}`;
+    const before = this.moves.get(k)?.sha;
     if (repo.gitDir) {
       git(repo.gitDir, ["update-ref", `refs/heads/${name}`, value]);
     } else {
       repo.branches.set(name, value);
     }
+    if (this.repos.has(`${repo.owner.login}/${repo.name}`.toLowerCase()))
+      this.moves.set(k, { sha: value, at: this.now(), before });
     return value;
   }
 
@@ -165,7 +214,14 @@ export class GitHubState {
     if (!repo.gitDir) {
       const sha = repo.branches.get(name);
       if (sha !== undefined || !repo.pushedOnDemand?.(name)) return sha;
-      return this.setBranch(repo, name);
+      const made = this.setBranch(repo, name);
+      // As if pushed long before: the drill's heads are there when it asks.
+      this.moves.set(`${repo.id}:${name}`, {
+        sha: made,
+        at: Number.NEGATIVE_INFINITY,
+        before: undefined,
+      });
+      return made;
     }
     try {
       return git(repo.gitDir, ["rev-parse", "--verify", "--quiet", `refs/heads/${name}^{commit}`]);
@@ -199,6 +255,7 @@ export class GitHubState {
       state?: "open" | "closed";
       createdAt?: number;
       pull?: PullPart;
+      apiAt?: number;
     },
   ): ItemRecord {
     const exact = fields.createdAt ?? this.now();
@@ -219,6 +276,7 @@ export class GitHubState {
       changedAt: exact,
     };
     if (fields.pull) item.pull = fields.pull;
+    if (fields.apiAt !== undefined) item.apiAt = fields.apiAt;
     repo.items.set(item.number, item);
     return item;
   }
@@ -226,7 +284,7 @@ export class GitHubState {
   addComment(
     repo: RepoRecord,
     item: ItemRecord,
-    fields: { body: string; user: UserRecord; createdAt?: number },
+    fields: { body: string; user: UserRecord; createdAt?: number; apiAt?: number },
   ): CommentRecord {
     const exact = fields.createdAt ?? this.now();
     const at = seconds(exact);
@@ -239,6 +297,7 @@ export class GitHubState {
       updatedAt: at,
       changedAt: exact,
     };
+    if (fields.apiAt !== undefined) comment.apiAt = fields.apiAt;
     repo.comments.push(comment);
     item.comments++;
     // A new comment makes the issue "updated", as on GitHub (it moves in `sort=updated`).

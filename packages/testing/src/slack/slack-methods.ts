@@ -1,84 +1,78 @@
 /**
- * The Slack Web API methods the stand-in serves and their arguments, encoded once from Slack's
- * method reference (docs.slack.dev/reference/methods/<method>: "Arguments", "Errors").
+ * The Slack Web API methods the stand-in serves, their arguments and their answers, from Slack's
+ * method reference as `@slack/web-api` publishes it: its TypeScript types (`Methods`, each method
+ * `(options: Arguments) => Promise<Response>`), read by `scripts/slack-web-api.mjs` into
+ * `slack-web-api.ts` (a test fails while that file is not what the installed @slack/web-api
+ * says). Slack's own OpenAPI specification (github.com/slackapi/slack-api-specs) was archived in
+ * 2024 and is out of date; the SDK's types are the description Slack maintains.
  *
- * Why a table and not a published description: Slack's OpenAPI specification
- * (github.com/slackapi/slack-api-specs) was archived in March 2024, is OpenAPI 2.0, out of date
- * and not on npm in a maintained form; `@slack/web-api` describes the arguments as TypeScript
- * types only, which cannot check a request at run time. So the arguments below are the documented
- * ones, each with the type Slack reads it as.
- *
- * How Slack reads them, which the stand-in copies: form-encoded bodies (and the query string)
+ * How Slack reads arguments, which the stand-in copies: form-encoded bodies (and the query string)
  * carry every value as a string, so a JSON argument (`metadata`, `blocks`) is a JSON-encoded
  * string and a boolean is `true`/`false`/`1`/`0`; JSON bodies carry typed values; a token is
  * read from `Authorization: Bearer` or, in a form body only, from a `token` argument. A missing
  * required argument is `invalid_arguments` with `response_metadata.messages`; an argument Slack
  * does not know is ignored (and recorded as a violation, since the caller counts on it).
  */
+import { SLACK_WEB_API } from "./slack-web-api.js";
 
 /** How an argument is read. `ts` is a Slack timestamp string ("1712345678.000100"). */
 export type ArgType = "string" | "boolean" | "integer" | "json" | "ts";
 
 export interface MethodSpec {
-  /** HTTP methods Slack accepts for it. */
+  /** HTTP methods Slack accepts for it (the reference's "Method access"). */
   http: readonly ("GET" | "POST")[];
   args: Readonly<Record<string, { type: ArgType; required?: boolean }>>;
+  /** The field names its answers may carry (see `checkAnswer`). */
+  answer: AnswerShape;
 }
 
-const TOKEN = { token: { type: "string" } } as const;
+/** An answer's field names at each level: `"[]"` an array's items, `true` anything. */
+export type AnswerShape = true | { readonly [field: string]: AnswerShape };
 
-export const METHODS: Readonly<Record<string, MethodSpec>> = {
-  "auth.test": { http: ["GET", "POST"], args: { ...TOKEN } },
-  "chat.postMessage": {
-    http: ["POST"],
-    args: {
-      ...TOKEN,
-      channel: { type: "string", required: true },
-      text: { type: "string" },
-      blocks: { type: "json" },
-      attachments: { type: "json" },
-      markdown_text: { type: "string" },
-      metadata: { type: "json" },
-      thread_ts: { type: "ts" },
-      reply_broadcast: { type: "boolean" },
-      mrkdwn: { type: "boolean" },
-      parse: { type: "string" },
-      link_names: { type: "boolean" },
-      unfurl_links: { type: "boolean" },
-      unfurl_media: { type: "boolean" },
-      username: { type: "string" },
-      icon_emoji: { type: "string" },
-      icon_url: { type: "string" },
-      as_user: { type: "boolean" },
+/** The methods Slack's reference says take a GET besides a POST; the others are POST only. */
+const GET_TOO = new Set(["auth.test", "conversations.history", "conversations.info"]);
+
+/** The methods the stand-in serves, by name. */
+export const METHODS: Readonly<Record<string, MethodSpec>> = Object.fromEntries(
+  Object.entries(SLACK_WEB_API.methods).map(([name, m]) => [
+    name,
+    {
+      http: GET_TOO.has(name) ? ["GET", "POST"] : ["POST"],
+      args: m.args as MethodSpec["args"],
+      answer: m.answer as AnswerShape,
     },
-  },
-  "conversations.history": {
-    http: ["GET", "POST"],
-    args: {
-      ...TOKEN,
-      channel: { type: "string", required: true },
-      cursor: { type: "string" },
-      include_all_metadata: { type: "boolean" },
-      inclusive: { type: "boolean" },
-      latest: { type: "ts" },
-      limit: { type: "integer" },
-      oldest: { type: "ts" },
-    },
-  },
-  "conversations.info": {
-    http: ["GET", "POST"],
-    args: {
-      ...TOKEN,
-      channel: { type: "string", required: true },
-      include_locale: { type: "boolean" },
-      include_num_members: { type: "boolean" },
-    },
-  },
-  "conversations.join": {
-    http: ["POST"],
-    args: { ...TOKEN, channel: { type: "string", required: true } },
-  },
-};
+  ]),
+);
+
+/** Fields every answer may carry beside its method's (Slack's warnings, `ok: false`'s `why`). */
+const EVERY_ANSWER = new Set(["ok", "error", "warning", "response_metadata", "needed", "provided"]);
+
+/**
+ * The fields of `answer` its method's description does not name, as `path` strings: a stand-in
+ * answer that carries one is a stand-in bug (a client could come to count on it).
+ */
+export function checkAnswer(spec: MethodSpec, answer: unknown): string[] {
+  const problems: string[] = [];
+  const walk = (value: unknown, shape: AnswerShape, at: string, top: boolean) => {
+    if (shape === true || value === null || typeof value !== "object") return;
+    if (Array.isArray(value)) {
+      const item = (shape as Record<string, AnswerShape>)["[]"];
+      if (item !== undefined)
+        for (const [i, v] of value.entries()) walk(v, item, `${at}[${i}]`, false);
+      return;
+    }
+    for (const [k, v] of Object.entries(value)) {
+      const sub = (shape as Record<string, AnswerShape>)[k];
+      if (sub === undefined) {
+        if (!(top && EVERY_ANSWER.has(k))) problems.push(`${at}.${k} is not in the description`);
+        continue;
+      }
+      walk(v, sub, `${at}.${k}`, false);
+    }
+  };
+  walk(answer, spec.answer, "answer", true);
+  return problems;
+}
 
 /** A Slack timestamp: seconds, a dot, six digits (Slack also reads bare seconds). */
 export const TS = /^\d{1,12}(\.\d{1,6})?$/;

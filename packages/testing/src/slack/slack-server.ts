@@ -6,8 +6,10 @@
  * Slack answers.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { METHODS, readArgs } from "./slack-methods.js";
+import type { SlackAuth } from "./slack-auth.js";
+import { checkAnswer, METHODS, readArgs } from "./slack-methods.js";
 import type { SlackState } from "./slack-state.js";
+import { historyLimit, type SlackRateTiers } from "./slack-tiers.js";
 import { runMethod, type SlackIdentity, type SlackPost } from "./slack-web-methods.js";
 
 /** A call as the knobs' predicates see it. */
@@ -19,6 +21,8 @@ export interface SlackCall {
 /** A call that does not match Slack's documented arguments, or that Slack refuses. */
 export interface SlackViolation {
   method: string;
+  /** `response`: the stand-in's own answer does not match the description (a stand-in bug). */
+  side?: "request" | "response";
   /** True when Slack answers it with an error; false when Slack silently ignores the problem. */
   rejected: boolean;
   /** The `error` answered, when rejected. */
@@ -61,13 +65,17 @@ export class SlackArmed<T> {
 
 export interface SlackParts {
   state: SlackState;
-  tokens: Set<string>;
+  auth: SlackAuth;
+  tiers: SlackRateTiers;
+  /** How long a post takes to show in `conversations.history` (read-after-write lag). */
+  historyLagMs: number;
+  now: () => number;
   identity: SlackIdentity;
   rateLimits: SlackArmed<SlackCall>;
   failures: SlackArmed<SlackCall>;
   dropBefore: SlackArmed<SlackPost>;
   dropAfter: SlackArmed<SlackPost>;
-  counts: { posts: number; rateLimited: number };
+  counts: { posts: number; rateLimited: number; tierLimited: number; expiredTokens: number };
   requests: SlackRequestRecord[];
   violations: SlackViolation[];
 }
@@ -113,6 +121,9 @@ export async function handleSlackRequest(
       const meta = (out.response_metadata ?? {}) as Record<string, unknown>;
       out.response_metadata = { ...meta, warnings };
     }
+    const spec = METHODS[name];
+    const problems = spec ? checkAnswer(spec, out) : [];
+    if (problems.length > 0) violate({ side: "response", rejected: false, problems });
     record.status = status;
     record.ok = out.ok === true;
     if (typeof out.error === "string") record.error = out.error;
@@ -182,8 +193,49 @@ export async function handleSlackRequest(
     const header = /^bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "")?.[1];
     const token = header ?? bodyToken;
     delete given.token;
+    const tier = (channel?: unknown) => {
+      const wait = p.tiers.take(name, typeof channel === "string" ? channel : undefined);
+      if (wait === undefined) return false;
+      p.counts.rateLimited++;
+      p.counts.tierLimited++;
+      send({ ok: false, error: "ratelimited" }, 429, { "retry-after": String(wait) });
+      return true;
+    };
+    // The app's own credentials (in the body, or HTTP Basic), not a token.
+    if (name === "oauth.v2.access") {
+      const basic = /^basic\s+(\S+)$/i.exec(req.headers.authorization ?? "")?.[1];
+      if (basic) {
+        const [id, secret] = Buffer.from(basic, "base64").toString("utf8").split(":");
+        given.client_id ??= id;
+        given.client_secret ??= secret;
+      }
+      if (tier()) return;
+      const read = readArgs(spec, given, json);
+      if (read.errors.length > 0)
+        return fail("invalid_arguments", read.errors, {
+          response_metadata: { messages: read.errors },
+        });
+      const a = read.args as Record<string, string | undefined>;
+      const answer = p.auth.refresh({
+        clientId: a.client_id,
+        clientSecret: a.client_secret,
+        grantType: a.grant_type,
+        refreshToken: a.refresh_token,
+      });
+      if (answer.ok !== true)
+        return fail(String(answer.error), [`oauth.v2.access: ${answer.error}`]);
+      return send(answer);
+    }
     if (token === undefined) return fail("not_authed", ["no token"]);
-    if (!p.tokens.has(token)) return fail("invalid_auth", ["a token the stand-in does not know"]);
+    const standing = p.auth.check(token);
+    if (standing === "invalid_auth" && !p.auth.knows(token))
+      return fail("invalid_auth", ["a token the stand-in does not know"]);
+    if (standing !== "ok") {
+      // Expired (rotation: after 12 hours) or revoked: Slack doing its job; a client renews it.
+      p.counts.expiredTokens++;
+      return send({ ok: false, error: standing });
+    }
+    if (tier(given.channel)) return;
     const call: SlackCall = { method: name, args: given };
     const limited = p.rateLimits.take(call);
     if (limited) {
@@ -221,6 +273,7 @@ export async function handleSlackRequest(
     const answer = runMethod(name, read.args, {
       state: p.state,
       identity: p.identity,
+      history: { ...historyLimit(p.tiers.distribution), lagMs: p.historyLagMs, now: p.now() },
       warn: (w) => warnings.push(w),
       beforePost: (post) => (p.dropBefore.take(post) ? "drop" : "go"),
       afterPost: (post) => {

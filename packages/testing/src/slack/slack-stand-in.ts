@@ -1,5 +1,7 @@
+import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import { freePort } from "../nats-server.js";
+import { SlackAuth, type SlackRotation } from "./slack-auth.js";
 import {
   handleSlackRequest,
   SlackArmed,
@@ -10,13 +12,27 @@ import {
   type SlackViolation,
 } from "./slack-server.js";
 import { type MessageRecord, type SlackMetadata, SlackState } from "./slack-state.js";
+import { type SlackDistribution, SlackRateTiers } from "./slack-tiers.js";
 import type { SlackIdentity, SlackPost } from "./slack-web-methods.js";
 
 export interface StartSlackStandInOptions {
-  /** Bot tokens the stand-in accepts. Default one, `xoxb-stand-in-token`. */
+  /** Bot tokens the stand-in accepts (never expiring). Default one, `xoxb-stand-in-token`. */
   tokens?: string[];
-  /** The clock (ms since the epoch) message timestamps are made from. */
+  /** The clock (ms since the epoch) of timestamps, rate windows and token expiry. */
   now?: () => number;
+  /**
+   * Who the app is to Slack's rate limits: `non-marketplace` (commercially distributed outside the
+   * Marketplace) gets `conversations.history` once a minute, 15 messages a page. Default
+   * `internal` (Tier 3).
+   */
+  distribution?: SlackDistribution;
+  /**
+   * Token rotation on: `token` is an access token that expires 12 hours after it was issued, and
+   * `rotation` holds the app's client ID and secret and the refresh token. Default off.
+   */
+  rotation?: boolean;
+  /** How long a post takes to show in `conversations.history` (ms). Default 0. */
+  historyLagMs?: number;
 }
 
 /** A message as the stand-in holds it. */
@@ -38,8 +54,24 @@ export interface StandInMessage {
 export interface SlackStandIn extends AsyncDisposable {
   /** The Web API base: methods are at `${url}/api/<method>` (as `https://slack.com`). */
   readonly url: string;
-  /** A bot token the stand-in accepts. */
+  /** A bot token the stand-in accepts (with rotation, the install's first access token). */
   readonly token: string;
+  /** With `rotation`: the app's OAuth credentials and the install's refresh token. */
+  readonly rotation: SlackRotation | undefined;
+  /** Tokens issued by `oauth.v2.access` refreshes so far. */
+  refreshes(): number;
+  /** Calls refused because their token had expired (`token_expired`) or was revoked. */
+  expiredTokenRefusals(): number;
+  /** Calls refused by the app's rate tiers (not the `rateLimit` knob). */
+  tierRateLimitRefusals(): number;
+  /** Revokes a token at once (`token_revoked`). */
+  revokeToken(token: string): void;
+  /** A new bot token that never expires (a secret rotated by hand); answers it. */
+  addToken(): string;
+  /** Changes who the app is to Slack's rate limits. */
+  setDistribution(d: SlackDistribution): void;
+  /** Changes how long a post takes to show in history. */
+  setHistoryLag(ms: number): void;
   /** The bot's user id, bot id, app id and workspace. */
   readonly identity: Readonly<SlackIdentity>;
 
@@ -116,19 +148,35 @@ function listen(server: Server, port: number): Promise<void> {
 export async function startSlackStandIn(
   options: StartSlackStandInOptions = {},
 ): Promise<SlackStandIn> {
+  const now = options.now ?? Date.now;
+  const auth = new SlackAuth(now);
   const tokens = options.tokens ?? ["xoxb-stand-in-token"];
-  const [token] = tokens;
+  for (const t of tokens) auth.addToken(t);
+  let token = tokens[0];
+  let rotation: SlackRotation | undefined;
+  if (options.rotation) {
+    const first = auth.install();
+    token = first.accessToken;
+    rotation = {
+      clientId: auth.clientId,
+      clientSecret: auth.clientSecret,
+      refreshToken: first.refreshToken,
+    };
+  }
   if (!token) throw new Error("startSlackStandIn needs at least one token");
-  const state = new SlackState(options.now ?? Date.now);
+  const state = new SlackState(now);
   const parts: SlackParts = {
     state,
-    tokens: new Set(tokens),
+    auth,
+    tiers: new SlackRateTiers(now, options.distribution ?? "internal"),
+    historyLagMs: options.historyLagMs ?? 0,
+    now,
     identity: IDENTITY,
     rateLimits: new SlackArmed(),
     failures: new SlackArmed(),
     dropBefore: new SlackArmed(),
     dropAfter: new SlackArmed(),
-    counts: { posts: 0, rateLimited: 0 },
+    counts: { posts: 0, rateLimited: 0, tierLimited: 0, expiredTokens: 0 },
     requests: [],
     violations: [],
   };
@@ -162,6 +210,22 @@ export async function startSlackStandIn(
   return {
     url,
     token,
+    rotation,
+    refreshes: () => auth.refreshes,
+    expiredTokenRefusals: () => parts.counts.expiredTokens,
+    tierRateLimitRefusals: () => parts.counts.tierLimited,
+    revokeToken: (t) => auth.revoke(t),
+    addToken() {
+      const t = `xoxb-${randomBytes(12).toString("hex")}`;
+      auth.addToken(t);
+      return t;
+    },
+    setDistribution(d) {
+      parts.tiers.distribution = d;
+    },
+    setHistoryLag(ms) {
+      parts.historyLagMs = ms;
+    },
     identity: IDENTITY,
     createChannel: (o) => state.createChannel(o).id,
     setMember(channel, member) {

@@ -21,6 +21,8 @@ export interface MessageRecord {
   blocks?: unknown[];
   attachments?: unknown[];
   metadata?: SlackMetadata;
+  /** When it was posted through the API (ms): history shows it `historyLagMs` later. */
+  postedAt?: number;
   /** A reply's parent `ts` (a reply is not in the channel's history unless broadcast). */
   threadTs?: string;
   broadcast?: boolean;
@@ -130,7 +132,15 @@ export class SlackState {
    */
   history(
     channel: ChannelRecord,
-    q: { oldest?: string; latest?: string; inclusive?: boolean; limit: number; cursor?: string },
+    q: {
+      oldest?: string;
+      latest?: string;
+      inclusive?: boolean;
+      limit: number;
+      cursor?: string;
+      /** Posts made through the API at this time (ms) or later are not shown yet. */
+      shownBefore?: number;
+    },
   ): HistoryPage | undefined {
     const oldest = tsValue(q.oldest ?? "0");
     const latest = q.latest === undefined ? Number.POSITIVE_INFINITY : tsValue(q.latest);
@@ -145,7 +155,9 @@ export class SlackState {
         const v = tsValue(m.ts);
         const low = q.inclusive ? v >= oldest : v > oldest;
         const high = q.inclusive ? v <= latest : v < latest;
-        const visible = m.threadTs === undefined || m.threadTs === m.ts || m.broadcast === true;
+        const visible =
+          (m.threadTs === undefined || m.threadTs === m.ts || m.broadcast === true) &&
+          (m.postedAt === undefined || q.shownBefore === undefined || m.postedAt <= q.shownBefore);
         return low && high && v <= upTo && visible;
       })
       .reverse();

@@ -26,6 +26,8 @@ export interface SlackIdentity {
 export interface MethodContext {
   state: SlackState;
   identity: SlackIdentity;
+  /** `conversations.history`: the app's `limit` (most, default), the lag of posts, and now. */
+  history: { max: number; default: number; lagMs: number; now: number };
   warn(warning: string): void;
   /** Asked before a post is stored; "drop" drops the connection instead. */
   beforePost(post: SlackPost): "go" | "drop";
@@ -130,6 +132,7 @@ function postMessage(a: Args, c: MethodContext): Answer | "drop" {
     user: c.identity.userId,
     botId: c.identity.botId,
     appId: c.identity.appId,
+    postedAt: c.history.now,
   };
   if (Array.isArray(a.blocks)) fields.blocks = a.blocks;
   if (Array.isArray(a.attachments)) fields.attachments = a.attachments;
@@ -152,8 +155,13 @@ function history(a: Args, c: MethodContext): Answer {
   const channel = c.state.channels.get(String(a.channel));
   if (!channel) return no("channel_not_found");
   if (!channel.member) return no("not_in_channel");
-  const limit = typeof a.limit === "number" ? Math.min(Math.max(a.limit, 1), 999) : 100;
-  const q: Parameters<SlackState["history"]>[1] = { limit, inclusive: a.inclusive === true };
+  const h = c.history;
+  const limit = typeof a.limit === "number" ? Math.min(Math.max(a.limit, 1), h.max) : h.default;
+  const q: Parameters<SlackState["history"]>[1] = {
+    limit,
+    inclusive: a.inclusive === true,
+    shownBefore: h.now - h.lagMs,
+  };
   if (typeof a.oldest === "string") q.oldest = a.oldest;
   if (typeof a.latest === "string") q.latest = a.latest;
   if (typeof a.cursor === "string" && a.cursor !== "") q.cursor = a.cursor;

@@ -120,15 +120,16 @@ export class RemoteMirror {
   /**
    * Brings the mirror's branch to the remote's tip and answers it: one ls-remote, and a fetch only
    * when the tip is a commit the mirror does not hold. A remote without the branch answers null
-   * (TARGET_MISSING when the remote has other branches: idem creates a branch only in an empty one).
+   * (TARGET_MISSING when the remote has other branches, unless `missingOk`: idem creates a branch
+   * only in an empty repository, or from another branch a git.commit names in `from`).
    * @throws IdemError UNAVAILABLE, TARGET_MISSING
    */
-  async refresh(branch: string): Promise<string | null> {
+  async refresh(branch: string, missingOk = false): Promise<string | null> {
     await this.ensure();
     const asked = this.ask(branch);
     const tip = await asked.tip;
     if (tip === null) {
-      if (await this.remote.hasBranches())
+      if (!missingOk && (await this.remote.hasBranches()))
         throw new IdemError(
           "TARGET_MISSING",
           `repo "${this.remote.alias}": the remote ${this.remote.shownUrl} has no branch "${branch}"`,

@@ -54,7 +54,7 @@ export function createGitCommitHandler(
     checkKey(key);
     gitCommitChanges(spec, maxFileBytes);
     const target = await gitTarget(targets, spec);
-    return (await probeOnBranch(target, key, hint, pathsOf(spec))).result;
+    return (await probeOnBranch(target, key, hint, pathsOf(spec), spec.from)).result;
   };
   return {
     probeable: () => true,

@@ -39,6 +39,16 @@ export const gitCommitKind = defineEffectKind<GitCommitSpec, undefined, GitResou
   spec: GitCommitSpecSchema,
   check(spec, ctx) {
     if (!checkGitTarget(spec, ctx)) return;
+    if (spec.from !== undefined) {
+      const repo = aliasOf(ctx.config.repos, spec.repo);
+      if (typeof repo?.url !== "string")
+        ctx.issue(
+          "from",
+          `starts a new branch on a repo on a server only (repo "${spec.repo}" has no url)`,
+        );
+      else if (spec.branch === undefined || spec.branch === spec.from)
+        ctx.issue("from", "needs a branch of its own to start (branch, not the same as from)");
+    }
     const max = ctx.config.limits.maxFileBytes;
     const seen = new Set<string>();
     let sized = true;
@@ -72,7 +82,7 @@ export const gitCommitKind = defineEffectKind<GitCommitSpec, undefined, GitResou
   aliases: gitAliases,
   knownAliases: gitKnownAliases,
   describe: (spec) =>
-    `${spec.repo}@${spec.branch ?? "(default branch)"}: ${firstLine(spec.message)} (${spec.files.length} file${spec.files.length === 1 ? "" : "s"})`,
+    `${spec.repo}@${spec.branch ?? "(default branch)"}${spec.from === undefined ? "" : ` (new from ${spec.from})`}: ${firstLine(spec.message)} (${spec.files.length} file${spec.files.length === 1 ? "" : "s"})`,
   probeable: () => true,
   targetDedup: () => true,
   queuedApplies: gitQueuedApplies,

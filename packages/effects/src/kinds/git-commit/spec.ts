@@ -21,6 +21,12 @@ export const GitCommitSpecSchema = z.strictObject({
   kind: z.literal("git.commit"),
   repo: AliasSchema,
   branch: BranchNameSchema.optional(),
+  /**
+   * A branch of a remote repo (`url`) to start `branch` from when the remote does not have it yet:
+   * the commit is the first of a new branch made at `from`'s tip (a branch per job, for a pull
+   * request per job). Ignored once `branch` exists.
+   */
+  from: BranchNameSchema.optional(),
   message: CommitMessageSchema,
   files: z.array(GitFileSchema).min(1, "must change at least one file"),
 });

@@ -109,9 +109,14 @@ export const githubCommentKind = defineEffectKind({
     const what = `comment on ${fullName(repo)}#${spec.number}`;
     const a = await client.send("POST", client.url(commentsPath(repo, spec.number)), what, {
       create: true,
+      scope: call.key,
       body: { body: withKeyMarker(spec.body, call.key) },
     });
-    if (a.status === 201) return itemDetail(asItem(a.body));
+    if (a.status === 201) {
+      const comment = asItem(a.body);
+      await client.identity.confirm(comment, `comment ${comment.id ?? "?"} on #${spec.number}`);
+      return itemDetail(comment);
+    }
     if (a.status === 404)
       invalid("number", `${fullName(repo)} has no issue or pull request #${spec.number}`);
     if (a.status === 403 && /locked/i.test(githubMessage(a.body)))

@@ -8,7 +8,14 @@ import {
 } from "@idem/kit";
 import { z } from "zod";
 import { type GitHubClient, openGitHubClient, repoPath } from "../github/github-client.js";
-import { asItem, collectMarked, findMarked, itemDetail } from "../github/github-marked.js";
+import { githubDoctor } from "../github/github-doctor.js";
+import {
+  asItem,
+  collectMarked,
+  findMarked,
+  itemDetail,
+  type MarkedList,
+} from "../github/github-marked.js";
 import {
   body,
   checkGitHubSpec,
@@ -16,6 +23,7 @@ import {
   fullName,
   type GitHubOptions,
   GitHubOptionsSchema,
+  type GitHubRepo,
   githubRepo,
   listFrom,
   repoAlias,
@@ -44,10 +52,31 @@ export type GitHubIssueSpec = z.infer<typeof GitHubIssueSpecSchema>;
 const isIssue = (i: { pull_request?: unknown }) => i.pull_request === undefined;
 
 /**
- * Lists the issues the token's account created (`creator`), updated since the recording time
- * less the clock skew (GitHub's `since` filters on `updated_at`, which is never before the
- * creation), every state, newest first, stopping at the first one created before that time:
- * present when one carries the key. Never the search API, whose index lags the writes.
+ * The issues of a repository updated since `from` (GitHub's `since` filters on `updated_at`,
+ * which is never before the creation), every state, newest first. Not filtered by `creator` on
+ * GitHub's side: for a bot's login that match is not assured on every GitHub (GHEC, GHES), and a
+ * filter that silently matches nothing would make every probe answer absent. The author is
+ * checked here instead, as the pull request probe does.
+ */
+function issuesSince(
+  repo: GitHubRepo,
+  login: string,
+  from: { ms: number; iso: string },
+): MarkedList {
+  return {
+    path: `${repoPath(repo)}/issues`,
+    query: { since: from.iso, state: "all", sort: "created", direction: "desc" },
+    what: `list the issues of ${fullName(repo)} since ${from.iso}`,
+    login,
+    stopBefore: from.ms,
+    accept: isIssue,
+  };
+}
+
+/**
+ * Lists the repository's issues since the recording time less the clock skew, newest first,
+ * stopping at the first one created before that time: present when one the token's account made
+ * carries the key. Never the search API, whose index lags the writes.
  */
 async function probe(
   spec: GitHubIssueSpec,
@@ -57,24 +86,7 @@ async function probe(
   const repo = githubRepo(call.options, spec.repo);
   const login = await client.login();
   const from = listFrom(call.since, call.options.clockSkewMs);
-  const found = await findMarked(
-    client,
-    {
-      path: `${repoPath(repo)}/issues`,
-      query: {
-        creator: login,
-        since: from.iso,
-        state: "all",
-        sort: "created",
-        direction: "desc",
-      },
-      what: `list the issues ${login} created on ${fullName(repo)}`,
-      login,
-      stopBefore: from.ms,
-      accept: isIssue,
-    },
-    call.key,
-  );
+  const found = await findMarked(client, issuesSince(repo, login, from), call.key);
   return found ? present(itemDetail(found)) : absent();
 }
 
@@ -82,7 +94,7 @@ async function probe(
 export const githubIssueKind = defineEffectKind({
   name: "github.issue",
   description:
-    "Opens an issue on a configured GitHub repository, once: its body carries a hidden marker with the effect key, and the probe lists the issues the token's account created since the output was recorded.",
+    "Opens an issue on a configured GitHub repository, once: its body carries a hidden marker with the effect key, and the probe lists the repository's issues since the output was recorded for one the token's account made.",
   guarantee: "exactly-once-in-effect",
   spec: GitHubIssueSpecSchema,
   options: GitHubOptionsSchema,
@@ -92,6 +104,7 @@ export const githubIssueKind = defineEffectKind({
   describe: (spec) =>
     `${spec.repo}: issue ${JSON.stringify(spec.title)}${spec.labels?.length ? ` [${spec.labels.join(", ")}]` : ""}`,
   open: openGitHubClient,
+  doctor: githubDoctor,
   probe,
   async apply(spec, call) {
     if (!call.probed) {
@@ -103,13 +116,18 @@ export const githubIssueKind = defineEffectKind({
     const what = `open an issue on ${fullName(repo)}`;
     const a = await client.send("POST", client.url(`${repoPath(repo)}/issues`), what, {
       create: true,
+      scope: call.key,
       body: {
         title: spec.title,
         body: withKeyMarker(spec.body ?? "", call.key),
         ...(spec.labels === undefined ? {} : { labels: spec.labels }),
       },
     });
-    if (a.status === 201) return itemDetail(asItem(a.body));
+    if (a.status === 201) {
+      const issue = asItem(a.body);
+      await client.identity.confirm(issue, `issue #${issue.number ?? "?"}`);
+      return itemDetail(issue);
+    }
     throw client.failure(a, what);
   },
   scan: {
@@ -119,24 +137,7 @@ export const githubIssueKind = defineEffectKind({
       const repo = githubRepo(call.options, spec.repo);
       const login = await client.login();
       const from = listFrom(call.clock.now() - call.options.scanWindowMs, 0);
-      return collectMarked(
-        client,
-        {
-          path: `${repoPath(repo)}/issues`,
-          query: {
-            creator: login,
-            since: from.iso,
-            state: "all",
-            sort: "created",
-            direction: "desc",
-          },
-          what: `list the issues ${login} created on ${fullName(repo)}`,
-          login,
-          stopBefore: from.ms,
-          accept: isIssue,
-        },
-        (issue) => `#${issue.number}`,
-      );
+      return collectMarked(client, issuesSince(repo, login, from), (issue) => `#${issue.number}`);
     },
   },
   samples: {

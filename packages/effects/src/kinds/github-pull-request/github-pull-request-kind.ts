@@ -9,7 +9,7 @@ import {
   present,
   withKeyMarker,
 } from "@idem/kit";
-import { IdemError } from "@idem/schema";
+import { IdemError, sleepOn } from "@idem/schema";
 import { z } from "zod";
 import { type GitHubClient, openGitHubClient, repoPath } from "../github/github-client.js";
 import type { GitHubAnswer } from "../github/github-failure.js";
@@ -119,7 +119,7 @@ async function refused(
   if (/pull request already exists/i.test(said)) {
     const list = pullsOf(repo, spec, await client.login(), { state: "open", base });
     const others: number[] = [];
-    for await (const page of client.pages(list.path, list.query, list.what)) {
+    for await (const page of client.pages(list.path, list.query, list.what, call.key)) {
       for (const raw of page) {
         const pr = asItem(raw);
         if (madeBy(pr, list.login) && hasKeyMarker(pr.body, call.key)) return itemDetail(pr);
@@ -145,6 +145,12 @@ async function refused(
   throw new IdemError("INVALID_INPUT", `${what}: GitHub refused it (422: ${said})`, {
     details: { status: 422 },
   });
+}
+
+/** A 422 that a head GitHub does not see yet explains: "No commits between", or `head` invalid. */
+function headNotSeen(a: GitHubAnswer): boolean {
+  if (a.status !== 422) return false;
+  return /no commits between/i.test(githubMessage(a.body)) || errorFields(a.body).includes("head");
 }
 
 /** The `field` of each entry of a 422's `errors`. */
@@ -187,19 +193,35 @@ export const githubPullRequestKind = defineEffectKind({
     const repo = githubRepo(call.options, spec.repo);
     const base = await baseOf(spec, repo, client);
     const what = `open a pull request ${repo.owner}:${spec.head} -> ${base} on ${fullName(repo)}`;
-    const a = await client.send("POST", client.url(`${repoPath(repo)}/pulls`), what, {
-      create: true,
-      body: {
-        title: spec.title,
-        head: spec.head,
-        base,
-        body: withKeyMarker(spec.body ?? "", call.key),
-        ...(spec.draft === undefined ? {} : { draft: spec.draft }),
-      },
-    });
-    if (a.status === 201) return itemDetail(asItem(a.body));
-    if (a.status === 422) return refused(a, spec, call, repo, base, what);
-    throw client.failure(a, what);
+    const body = {
+      title: spec.title,
+      head: spec.head,
+      base,
+      body: withKeyMarker(spec.body ?? "", call.key),
+      ...(spec.draft === undefined ? {} : { draft: spec.draft }),
+    };
+    const started = call.clock.now();
+    for (let delay = 1000; ; delay = Math.min(delay * 2, 8000)) {
+      const a = await client.send("POST", client.url(`${repoPath(repo)}/pulls`), what, {
+        create: true,
+        scope: call.key,
+        body,
+      });
+      if (a.status === 201) {
+        const pr = asItem(a.body);
+        await client.identity.confirm(pr, `pull request #${pr.number ?? "?"}`);
+        return itemDetail(pr);
+      }
+      // A push reaches the pull requests API a moment later: a head it does not see yet (or
+      // without the commits just pushed) is tried again for pushLagMs before it counts.
+      const waited = call.clock.now() - started;
+      if (headNotSeen(a) && waited + delay <= call.options.pushLagMs) {
+        await sleepOn(call.clock, delay);
+        continue;
+      }
+      if (a.status === 422) return refused(a, spec, call, repo, base, what);
+      throw client.failure(a, what);
+    }
   },
   scan: {
     target: (spec) => `github:${spec.repo}/pulls`,

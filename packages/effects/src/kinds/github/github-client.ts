@@ -1,20 +1,41 @@
-import { type OpenContext, readCappedText } from "@idem/kit";
-import { IdemError } from "@idem/schema";
-import { type GitHubAnswer, githubFailure, networkFailure } from "./github-failure.js";
+import { fail, type OpenContext, readCappedText } from "@idem/kit";
+import { type Clock, IdemError, sleepOn } from "@idem/schema";
+import { RateWaits } from "../rate-waits.js";
+import { type GitHubCredentials, githubCredentials } from "./github-credentials.js";
+import {
+  type GitHubAnswer,
+  githubFailure,
+  isRateLimited,
+  networkFailure,
+  rateLimitedWait,
+} from "./github-failure.js";
+import { GitHubIdentity } from "./github-identity.js";
 import { nextLink } from "./github-link.js";
 import type { GitHubOptions, GitHubRepo } from "./github-options.js";
+import { CreatePacer } from "./github-pacing.js";
 
 /** The REST API version every request asks for. */
 export const GITHUB_API_VERSION = "2022-11-28";
 /** The largest answer read (100 items of 65,536-character bodies fit many times over). */
 const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 
-/** What a GitHub client needs: its options, the token (from the environment), fetch and a clock. */
+/** What a GitHub client needs: its options, its credentials, fetch and a clock. */
 export interface GitHubClientParts {
   options: GitHubOptions;
-  token: string;
+  credentials: GitHubCredentials;
   fetch: typeof fetch;
-  now: () => number;
+  clock: Clock;
+}
+
+/** What one request is, beside its method and URL. */
+export interface SendOptions {
+  body?: unknown;
+  /** A create: paced (GitHub's limits on content creation), and its lost answer remembered. */
+  create?: boolean;
+  /** The effect key the request is for: its rate-limit waits share one deadline. */
+  scope?: string;
+  /** An `Authorization` of its own (an App's JWT), instead of the token. */
+  authorization?: string;
 }
 
 /** A query string's values. */
@@ -26,16 +47,29 @@ export type Query = Record<string, string | number | boolean>;
  * pagination that never leaves the configured base URL, and every answer that is not the one
  * expected mapped onto idem's failures (`githubFailure`). The token is only ever a header: no
  * error, detail or log carries it.
+ *
+ * As GitHub asks of a client: a token GitHub refuses (401) is renewed once (read again, or minted
+ * again) before the refusal stands; a rate limit is waited out (`retry-after`, the reset, else a
+ * minute), within `rateLimitWaitMs` per effect; creates are paced to a second apart, 80 a minute
+ * and 500 an hour; and a probe right after a create whose answer was lost waits `readLagMs` for
+ * the lists to show it.
  */
 export class GitHubClient {
   private readonly base: URL;
   private readonly basePath: string;
-  private loginOf: Promise<string> | undefined;
   private readonly defaultBranches = new Map<string, Promise<string>>();
+  private readonly pacer = new CreatePacer();
+  private readonly waits: RateWaits;
+  /** When a create's answer was lost, by effect key (its next probe waits for the lists). */
+  private readonly lost = new Map<string, number>();
+  /** Who the token is, checked (see GitHubIdentity). */
+  readonly identity: GitHubIdentity;
 
   constructor(private readonly parts: GitHubClientParts) {
     this.base = new URL(parts.options.baseUrl);
     this.basePath = this.base.pathname.replace(/\/+$/, "");
+    this.waits = new RateWaits(parts.clock, parts.options.rateLimitWaitMs);
+    this.identity = new GitHubIdentity(this, parts.options, parts.credentials);
   }
 
   get options(): GitHubOptions {
@@ -51,20 +85,64 @@ export class GitHubClient {
 
   /**
    * One request; answers whatever status GitHub gives (the caller maps the unexpected ones with
-   * `fail`). `create` marks a request that may perform something (its network failure says so).
-   * @throws IdemError UNAVAILABLE when no complete answer came (see `networkFailure`).
+   * `fail`), after renewing a refused token once and waiting out rate limits within the effect's
+   * deadline. A create is paced first.
+   * @throws IdemError UNAVAILABLE when no complete answer came (see `networkFailure`), or when a
+   * rate limit's wait would pass the effect's deadline (with the wait, as `retryAfterMs`).
    */
   async send(
     method: "GET" | "POST",
     url: URL,
     what: string,
-    o: { body?: unknown; create?: boolean } = {},
+    o: SendOptions = {},
+  ): Promise<GitHubAnswer> {
+    const scope = o.scope ?? "";
+    if (o.create) await this.paced(scope, what);
+    let token = o.authorization ?? (await this.parts.credentials.token());
+    let renewed = o.authorization !== undefined;
+    for (;;) {
+      const a = await this.once(method, url, what, token, o);
+      if (a.status === 401 && !renewed) {
+        renewed = true;
+        const next = await this.parts.credentials.renew(token);
+        if (next !== undefined) {
+          token = next;
+          continue;
+        }
+      }
+      if (isRateLimited(a)) {
+        const wait = rateLimitedWait(a, this.parts.clock.now());
+        if (await this.waits.wait(scope, wait)) continue;
+      }
+      return a;
+    }
+  }
+
+  /** Reserves the create's time and waits for it, within the effect's deadline. */
+  private async paced(scope: string, what: string): Promise<void> {
+    const now = this.parts.clock.now();
+    const at = this.pacer.reserve(now);
+    if (at <= now || (await this.waits.wait(scope, at - now))) return;
+    this.pacer.release(at);
+    throw fail.transient(
+      `${what}: held back to keep GitHub's limits on content creation (80 a minute, 500 an hour per token) past rateLimitWaitMs`,
+      { retryAfterMs: at - now },
+    );
+  }
+
+  /** The request itself, once. */
+  private async once(
+    method: "GET" | "POST",
+    url: URL,
+    what: string,
+    token: string,
+    o: SendOptions,
   ): Promise<GitHubAnswer> {
     const { timeoutMs, userAgent } = this.parts.options;
     const signal = AbortSignal.timeout(timeoutMs);
     const headers: Record<string, string> = {
       accept: "application/vnd.github+json",
-      authorization: `Bearer ${this.parts.token}`,
+      authorization: o.authorization ?? `Bearer ${token}`,
       "user-agent": userAgent,
       "x-github-api-version": GITHUB_API_VERSION,
     };
@@ -90,6 +168,7 @@ export class GitHubClient {
       return { status: res.status, headers: res.headers, body };
     } catch (e) {
       if (e instanceof IdemError) throw e;
+      if (o.create && o.scope !== undefined) this.lost.set(o.scope, this.parts.clock.now());
       throw networkFailure(e, what, {
         timedOut: signal.aborted,
         mayHavePerformed: o.create === true,
@@ -99,11 +178,28 @@ export class GitHubClient {
   }
 
   /**
+   * Before a probe of `scope`: when a create of it lost its answer in this process less than
+   * `readLagMs` ago, waits out the rest, so the lists show what that create made.
+   */
+  async settled(scope: string): Promise<void> {
+    const at = this.lost.get(scope);
+    if (at === undefined) return;
+    this.lost.delete(scope);
+    const left = at + this.parts.options.readLagMs - this.parts.clock.now();
+    if (left > 0) await sleepOn(this.parts.clock, left);
+  }
+
+  /**
    * A GET whose answer must be `200` with a JSON body.
    * @throws IdemError from `githubFailure` for any other answer.
    */
-  async get(path: string, what: string, query: Query = {}): Promise<unknown> {
-    const a = await this.send("GET", this.url(path, query), what);
+  async get(path: string, what: string, query: Query = {}, scope?: string): Promise<unknown> {
+    const a = await this.send(
+      "GET",
+      this.url(path, query),
+      what,
+      scope === undefined ? {} : { scope },
+    );
     if (a.status !== 200 || a.body === undefined) throw this.failure(a, what);
     return a.body;
   }
@@ -112,7 +208,7 @@ export class GitHubClient {
   failure(a: GitHubAnswer, what: string): IdemError {
     if (a.status >= 200 && a.status < 300)
       return new IdemError("UNAVAILABLE", `${what}: GitHub answered ${a.status} without JSON`);
-    return githubFailure(a, what, this.parts.now());
+    return githubFailure(a, what, this.parts.clock.now());
   }
 
   /**
@@ -120,7 +216,12 @@ export class GitHubClient {
    * caller stops. A link must stay under the configured base URL (the token goes only there).
    * @throws IdemError INVALID_CONFIG for a link elsewhere, or past `maxPages`; any failure of `get`.
    */
-  async *pages(path: string, query: Query, what: string): AsyncGenerator<unknown[]> {
+  async *pages(
+    path: string,
+    query: Query,
+    what: string,
+    scope?: string,
+  ): AsyncGenerator<unknown[]> {
     let url: URL | undefined = this.url(path, { ...query, per_page: 100 });
     for (let page = 1; url; page++) {
       if (page > this.parts.options.maxPages)
@@ -128,7 +229,7 @@ export class GitHubClient {
           "INVALID_CONFIG",
           `${what}: more than maxPages (${this.parts.options.maxPages}) pages of 100; raise maxPages`,
         );
-      const a = await this.send("GET", url, what);
+      const a = await this.send("GET", url, what, scope === undefined ? {} : { scope });
       if (a.status !== 200 || !Array.isArray(a.body)) throw this.failure(a, what);
       yield a.body;
       const next = nextLink(a.headers.get("link"));
@@ -159,25 +260,11 @@ export class GitHubClient {
   }
 
   /**
-   * The token's login (`options.login`, else GET /user once per client; a failure is not kept).
-   * @throws IdemError from `githubFailure`.
+   * The token's login, checked (see GitHubIdentity).
+   * @throws IdemError INVALID_CONFIG when the configured login is not the token's.
    */
-  login(): Promise<string> {
-    if (this.parts.options.login) return Promise.resolve(this.parts.options.login);
-    const what = "read the token's user (GET /user; an app's token cannot: set the option login)";
-    this.loginOf ??= this.get("/user", what).then(
-      (u) => {
-        const login = (u as { login?: unknown }).login;
-        if (typeof login !== "string" || login === "")
-          throw new IdemError("UNAVAILABLE", "GET /user answered no login");
-        return login;
-      },
-      (e: unknown) => {
-        this.loginOf = undefined;
-        throw e;
-      },
-    );
-    return this.loginOf;
+  async login(): Promise<string> {
+    return (await this.identity.resolve()).login;
   }
 
   /** A repository's default branch (GET /repos/{owner}/{repo} once per repository). */
@@ -209,21 +296,17 @@ export function repoPath(repo: GitHubRepo): string {
 }
 
 /**
- * The one client of a process for these options and token, shared by the three `github.*` kinds
- * (one GET /user, one default-branch lookup per repository).
- * @throws IdemError INVALID_CONFIG when the token's variable is unset (naming it, not its value).
+ * The one client of a process for these options, shared by the three `github.*` kinds (one
+ * identity check, one default-branch lookup per repository, one pacing of creates per token).
+ * @throws IdemError INVALID_CONFIG when the token's variable (or the App's key) is not there,
+ * naming it, never its value.
  */
 export function openGitHubClient(ctx: OpenContext<GitHubOptions>): GitHubClient {
-  const token = ctx.env(ctx.options.tokenEnv);
+  const credentials = githubCredentials(ctx);
   const id = `github-client:${JSON.stringify(ctx.options)}`;
   return ctx.shared(
     id,
     () =>
-      new GitHubClient({
-        options: ctx.options,
-        token,
-        fetch: ctx.fetch,
-        now: () => ctx.clock.now(),
-      }),
+      new GitHubClient({ options: ctx.options, credentials, fetch: ctx.fetch, clock: ctx.clock }),
   );
 }

@@ -48,6 +48,14 @@ export function isRateLimited(a: GitHubAnswer): boolean {
 }
 
 /**
+ * How long a rate-limited answer asks to wait: `retry-after`, else until `x-ratelimit-reset`, else
+ * a minute (GitHub: "wait for at least one minute before retrying"); never less than a second.
+ */
+export function rateLimitedWait(a: GitHubAnswer, now: number): number {
+  return Math.max(1000, retryAfterMs(a.headers, now) ?? SECONDARY_WAIT_MS);
+}
+
+/**
  * The failure an answer other than the one expected stands for (docs/kinds/github.md, "Failures"):
  * - a rate limit (429, or 403 with `retry-after`, `x-ratelimit-remaining: 0` or saying so) is
  *   transient and waits what GitHub says (`retry-after`, else until `x-ratelimit-reset`, else a
@@ -67,14 +75,16 @@ export function githubFailure(a: GitHubAnswer, what: string, now: number): IdemE
   const text = `${what}: GitHub answered ${a.status}${said ? ` (${said})` : ""}`;
   const details = { status: a.status };
   if (isRateLimited(a)) {
-    const wait = retryAfterMs(a.headers, now) ?? SECONDARY_WAIT_MS;
-    return fail.transient(`${text}; rate limited`, { retryAfterMs: wait, details });
+    return fail.transient(`${text}; rate limited past rateLimitWaitMs`, {
+      retryAfterMs: rateLimitedWait(a, now),
+      details,
+    });
   }
   switch (a.status) {
     case 401:
       return new IdemError(
         "INVALID_CONFIG",
-        `${text}: the token in the variable the options name (tokenEnv) is refused`,
+        `${text}: the token is refused, even read (or minted) again: set a valid one in the variable tokenEnv names, or check github.app`,
         { details },
       );
     case 403:

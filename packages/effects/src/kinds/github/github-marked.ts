@@ -9,7 +9,7 @@ export interface GitHubItem {
   body?: string | null;
   state?: string;
   created_at?: string;
-  user?: { login?: string } | null;
+  user?: { login?: string; type?: string } | null;
   /** Set on the issues list's pull requests. */
   pull_request?: unknown;
 }
@@ -48,31 +48,44 @@ function* counted(page: unknown[], list: MarkedList): Generator<GitHubItem, "sto
       const at = Date.parse(item.created_at);
       if (Number.isFinite(at) && at < list.stopBefore) return "stop";
     }
-    if (madeBy(item, list.login) && (list.accept?.(item) ?? true)) yield item;
+    if (list.accept?.(item) ?? true) yield item;
   }
   return undefined;
 }
 
 /**
- * The first item of a list whose body carries `key`'s marker, reading pages only until it is
- * found or the list is past `stopBefore`. @throws IdemError as `GitHubClient.pages`.
+ * The first item of a list made by the login whose body carries `key`'s marker, reading pages only
+ * until it is found or the list is past `stopBefore`. One made by another account is someone's
+ * copy, unless the login is unchecked and a bot made it (`GitHubIdentity.found`). Waits first for
+ * a create of this key whose answer was lost to show in the lists (`GitHubClient.settled`).
+ * @throws IdemError as `GitHubClient.pages`; INVALID_CONFIG when the login is refuted.
  */
 export async function findMarked(
   client: GitHubClient,
   list: MarkedList,
   key: string,
 ): Promise<GitHubItem | undefined> {
-  for await (const page of client.pages(list.path, list.query, list.what)) {
+  await client.settled(key);
+  for await (const page of client.pages(list.path, list.query, list.what, key)) {
     const items = counted(page, list);
     for (let next = items.next(); ; next = items.next()) {
       if (next.done) {
         if (next.value === "stop") return undefined;
         break;
       }
-      if (hasKeyMarker(next.value.body, key)) return next.value;
+      const item = next.value;
+      if (!hasKeyMarker(item.body, key)) continue;
+      if (madeBy(item, list.login)) return item;
+      await client.identity.found(item, describeItem(item));
     }
   }
   return undefined;
+}
+
+/** `#12` or `comment 99`, for messages. */
+function describeItem(item: GitHubItem): string {
+  if (typeof item.number === "number") return `#${item.number}`;
+  return typeof item.id === "number" ? `comment ${item.id}` : "an item";
 }
 
 /**
@@ -85,13 +98,14 @@ export async function collectMarked(
   where: (item: GitHubItem) => string,
 ): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
-  for await (const page of client.pages(list.path, list.query, list.what)) {
+  for await (const page of client.pages(list.path, list.query, list.what, `scan:${list.path}`)) {
     const items = counted(page, list);
     for (let next = items.next(); ; next = items.next()) {
       if (next.done) {
         if (next.value === "stop") return out;
         break;
       }
+      if (!madeBy(next.value, list.login)) continue;
       for (const key of markedKeys(next.value.body)) {
         const at = out.get(key) ?? [];
         at.push(where(next.value));

@@ -17,14 +17,40 @@ export const GitHubOptionsSchema = z.strictObject({
       return !url.username && !url.password && !url.search && !url.hash;
     }, "must be a plain http(s) URL without credentials, query or fragment")
     .default("https://api.github.com"),
-  /** The environment variable holding the token (a PAT or an app installation token). */
+  /**
+   * The environment variable holding the token (a personal access token, or an installation token
+   * another tool mints): read again after GitHub refuses it (401), so a rotated secret is picked up.
+   * Not read when `app` is set.
+   */
   tokenEnv: z
     .string()
     .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "must be an environment variable name")
     .default("GITHUB_TOKEN"),
   /**
-   * The token's login, when GET /user cannot tell it (an app installation token: `my-app[bot]`).
-   * Probes count only items this account made.
+   * A GitHub App whose installation tokens idem mints itself (`@octokit/auth-app`), and mints again
+   * before they expire: its App ID, the installation on the repositories' owner, and its private
+   * key from an environment variable or a file (relative to the config's folder).
+   */
+  app: z
+    .strictObject({
+      appId: z.union([z.number().int().min(1), z.string().regex(/^\d{1,20}$/, "must be a number")]),
+      installationId: z.number().int().min(1),
+      privateKeyEnv: z
+        .string()
+        .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, "must be an environment variable name")
+        .optional(),
+      privateKeyFile: z.string().min(1).max(4096).optional(),
+    })
+    .refine(
+      (a) => (a.privateKeyEnv === undefined) !== (a.privateKeyFile === undefined),
+      "needs exactly one of privateKeyEnv and privateKeyFile",
+    )
+    .optional(),
+  /**
+   * The token's login. Checked before anything is made: GET /user for a personal token, the App's
+   * slug (`<slug>[bot]`) with `app`; an installation token from `tokenEnv` cannot be asked who it
+   * is, so it needs this (`my-app[bot]`), and it is checked against the author of the first item
+   * idem makes or finds. Probes count only items this account made.
    */
   login: z
     .string()
@@ -60,6 +86,23 @@ export const GitHubOptionsSchema = z.strictObject({
     .max(366 * 86_400_000)
     .default(7 * 86_400_000),
   userAgent: z.string().min(1).max(200).default("idem"),
+  /**
+   * How long an effect's probes and applies may wait on GitHub's rate limits (and idem's own pacing
+   * of creates), counted from its first wait in this process: a rate limit costs time, not an
+   * attempt. Past it, a rate limit fails the attempt (transient, retried no sooner than GitHub says).
+   */
+  rateLimitWaitMs: z.number().int().min(0).max(21_600_000).default(600_000),
+  /**
+   * How long a pull request whose head GitHub does not see yet ("No commits between", an invalid
+   * head) is tried again: a push reaches the pull requests API only a moment later.
+   */
+  pushLagMs: z.number().int().min(0).max(600_000).default(15_000),
+  /**
+   * How long after a create whose answer was lost the next probe of that effect waits first: a
+   * list endpoint shows a write only a moment later (read-after-write lag), and a probe that reads
+   * it too soon would answer absent and make a second item.
+   */
+  readLagMs: z.number().int().min(0).max(600_000).default(5_000),
 });
 /** Parsed GitHubOptionsSchema. */
 export type GitHubOptions = z.infer<typeof GitHubOptionsSchema>;

@@ -1,13 +1,17 @@
 import { absent, defineEffectKind, type ProbeCall, type ProbeResult, present } from "@idem/kit";
 import { z } from "zod";
 import { openSlackClient, type SlackClient, type SlackIdentity } from "../slack/slack-client.js";
+import { findInHistory, tsOf } from "../slack/slack-history.js";
 import {
+  BROADCAST,
+  findChannel,
   historyFrom,
   SLACK_MAX_TEXT,
   type SlackOptions,
   SlackOptionsSchema,
   slackChannel,
   slackTs,
+  unknownChannel,
 } from "../slack/slack-options.js";
 
 /**
@@ -51,16 +55,11 @@ function keyOf(raw: unknown, eventType: string, me: SlackIdentity): string | und
   return typeof key === "string" ? key : undefined;
 }
 
-/** A message's `ts` (Slack's id of it in its channel), when it looks like one. */
-function tsOf(m: unknown): string | undefined {
-  const ts = (m as HistoryMessage).ts;
-  return typeof ts === "string" && /^\d{1,12}\.\d{1,6}$/.test(ts) ? ts : undefined;
-}
-
 /**
  * Reads the channel's history from the recording time less the clock skew (`oldest`, inclusive),
  * newest first, with every message's metadata: present when a message this bot posted carries
- * the key in its metadata.
+ * the key in its metadata. An attempt that a rate limit stops goes on where it stopped at the next
+ * (`findInHistory`), so the slowest tier (one call a minute, 15 messages) still gets through.
  */
 async function probe(spec: SlackMessageSpec, call: Call): Promise<ProbeResult> {
   const client = call.resource;
@@ -68,13 +67,12 @@ async function probe(spec: SlackMessageSpec, call: Call): Promise<ProbeResult> {
   const me = await client.auth();
   const oldest = historyFrom(call.since, call.options.clockSkewMs);
   const what = `read the history of ${spec.channel} (${channel})`;
-  for await (const page of client.history(channel, oldest, what)) {
-    for (const m of page) {
-      if (keyOf(m, call.options.eventType, me) === call.key)
-        return present({ channel, ts: tsOf(m) });
-    }
-  }
-  return absent();
+  const found = await findInHistory(
+    client,
+    { channel, oldest, key: call.key, what },
+    (m) => keyOf(m, call.options.eventType, me) === call.key,
+  );
+  return found === undefined ? absent() : present({ channel, ts: tsOf(found) });
 }
 
 /** The `slack.message` kind (docs/kinds/slack.md). */
@@ -87,7 +85,13 @@ export const slackMessageKind = defineEffectKind({
   options: SlackOptionsSchema,
   configSection: "slack",
   check(spec, ctx) {
-    slackChannel(ctx.options, spec.channel);
+    const target = findChannel(ctx.options, spec.channel);
+    if (!target) ctx.issue("channel", unknownChannel(ctx.options, spec.channel));
+    if (!target?.broadcast && BROADCAST.test(spec.text))
+      ctx.issue(
+        "text",
+        `notifies everyone in the channel (<!channel>, <!here>, <!everyone>); set broadcast: true on the channel ${spec.channel} to allow it`,
+      );
   },
   targets: (spec) => [`slack:${spec.channel}`],
   aliases: (spec) => [{ type: "slack", name: spec.channel }],
@@ -101,6 +105,7 @@ export const slackMessageKind = defineEffectKind({
     }
     const client = call.resource;
     const channel = slackChannel(call.options, spec.channel);
+    client.progress.delete(call.key);
     const a = await client.call(
       "chat.postMessage",
       {
@@ -112,7 +117,7 @@ export const slackMessageKind = defineEffectKind({
           : { unfurl_links: spec.unfurl, unfurl_media: spec.unfurl }),
       },
       `post to ${spec.channel} (${channel})`,
-      { mayHavePerformed: true },
+      { mayHavePerformed: true, scope: call.key },
     );
     return { channel, ts: tsOf(a) };
   },
@@ -137,7 +142,8 @@ export const slackMessageKind = defineEffectKind({
   },
   samples: {
     valid: (i, ctx) => {
-      const channels = (ctx.options as { channels?: Record<string, string> } | undefined)?.channels;
+      const channels = (ctx.options as { channels?: Record<string, unknown> } | undefined)
+        ?.channels;
       return {
         kind: "slack.message" as const,
         channel: Object.keys(channels ?? {})[0] ?? "ops",
@@ -152,6 +158,11 @@ export const slackMessageKind = defineEffectKind({
         field: "text",
       },
       { spec: { kind: "slack.message", channel: "no-such-alias", text: "hi" }, field: "channel" },
+      {
+        spec: { kind: "slack.message", channel: "ops", text: "<!channel> deploy done" },
+        field: "text",
+        why: "a broadcast pages every member unless the channel allows it",
+      },
     ],
   },
 });
