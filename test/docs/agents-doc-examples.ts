@@ -2,10 +2,13 @@
 // that check or use them (test/docs, the packed-CLI install test).
 //
 //   <!-- idem:config -->           the config the examples' aliases need
+//   <!-- idem:first-config -->     the config of the first command agent (A command agent)
 //   <!-- idem:job -->              a Job
 //   <!-- idem:output -->           a complete AgentOutput
 //   <!-- idem:stdout -->           a command agent's stdout (jobId and agent left to the executor)
 //   <!-- idem:invalid PATH... -->  an AgentOutput idem refuses, with an issue at each PATH
+// and, in other languages (`fencedBlocks`): `<!-- idem:agent -->` the minimal agent (```js) and
+// `<!-- idem:steps -->` the first agent's shell steps (```sh).
 import { readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -15,7 +18,14 @@ export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..
 /** docs/agents.md. */
 export const AGENTS_DOC = join(REPO_ROOT, "docs/agents.md");
 /** The markers an example may carry. */
-export const EXAMPLE_MARKERS = ["config", "job", "stdout", "output", "invalid"] as const;
+export const EXAMPLE_MARKERS = [
+  "config",
+  "first-config",
+  "job",
+  "stdout",
+  "output",
+  "invalid",
+] as const;
 
 /** One fenced ```json block of the doc. */
 export interface JsonBlock {
@@ -40,7 +50,7 @@ export function jsonBlocks(markdown: string): JsonBlock[] {
     const end = lines.indexOf("```", i + 1);
     if (end < 0) throw new Error(`docs/agents.md:${i + 1}: a json block is not closed`);
     const before = lines[i - 1]?.trim() ?? "";
-    const m = /^<!--\s*idem:([a-z]+)((?:\s+[^\s-]\S*)*)\s*-->$/.exec(before);
+    const m = /^<!--\s*idem:([a-z][a-z-]*)((?:\s+[^\s-]\S*)*)\s*-->$/.exec(before);
     blocks.push({
       ...(m ? { marker: m[1] } : {}),
       args: m?.[2]?.trim().split(/\s+/).filter(Boolean) ?? [],
@@ -74,9 +84,28 @@ export function agentsDocExamples(markdown = readFileSync(AGENTS_DOC, "utf8")) {
     blocks,
     marked,
     config: of("config"),
+    firstConfig: of("first-config"),
     jobs: of("job"),
     stdouts: of("stdout"),
     outputs: of("output"),
     invalid: of("invalid"),
   };
+}
+
+/** The text of every fenced block in `lang` (```sh, ```js) right after `<!-- idem:<marker> -->`. */
+export function fencedBlocks(
+  marker: string,
+  lang: string,
+  markdown = readFileSync(AGENTS_DOC, "utf8"),
+): string[] {
+  const lines = markdown.split("\n");
+  const found: string[] = [];
+  for (let i = 1; i < lines.length; i++) {
+    if (lines[i]?.trim() !== `\`\`\`${lang}`) continue;
+    if (lines[i - 1]?.trim() !== `<!-- idem:${marker} -->`) continue;
+    const end = lines.indexOf("```", i + 1);
+    if (end < 0) throw new Error(`docs/agents.md:${i + 1}: a ${lang} block is not closed`);
+    found.push(lines.slice(i + 1, end).join("\n"));
+  }
+  return found;
 }

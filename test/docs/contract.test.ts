@@ -5,6 +5,8 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
+import { initialConfig } from "@idem/core";
+import { BUILT_IN_KINDS } from "@idem/effects";
 import { ERROR_CODES, FAILURE_CLASSES, FAULT_POINTS } from "@idem/schema";
 import { describe, expect, it } from "vitest";
 import { buildProgram } from "../../apps/cli/src/main.js";
@@ -152,5 +154,46 @@ describe("the contract in the repository", () => {
     const table = tableKeys(section(read("docs/concepts.md"), "### Failure classes"));
     const missing = FAILURE_CLASSES.filter((c) => !table.has(c));
     expect(missing).toEqual([]);
+  });
+});
+
+describe("what the docs state about the code", () => {
+  it("gives the HTTP contract's version in docs/agents.md as docs/openapi.json has it", () => {
+    const openapi = JSON.parse(read("docs/openapi.json")) as { info: { version: string } };
+    const stated = /`info.version` is the version of this HTTP contract \(`([^`]+)`\)/.exec(
+      read("docs/agents.md"),
+    )?.[1];
+    expect(stated).toBe(openapi.info.version);
+  });
+
+  it("lists every built-in kind under replay's --kind in docs/cli.md", () => {
+    const line = /^- `--kind K\.\.\.`:[\s\S]*?(?=\n- )/m.exec(read("docs/cli.md"))?.[0] ?? "";
+    const missing = BUILT_IN_KINDS.map((k) => k.name).filter((k) => !line.includes(`\`${k}\``));
+    expect(missing).toEqual([]);
+  });
+
+  it("names each section idem init writes, in docs/cli.md and docs/configuration.md", () => {
+    const sections = Object.keys(initialConfig());
+    for (const doc of ["docs/cli.md", "docs/configuration.md"]) {
+      const paragraph =
+        read(doc)
+          .split(/\n\s*\n/)
+          .find((p) => p.includes("filled with their defaults")) ?? "";
+      expect(
+        sections.filter((s) => !paragraph.includes(`\`${s}\``)),
+        doc,
+      ).toEqual([]);
+    }
+  });
+
+  it("says about how many packages npm install fetches (within 10% of the lockfile's, installed here)", () => {
+    const lock = JSON.parse(read("package-lock.json")) as {
+      packages: Record<string, { link?: boolean }>;
+    };
+    const installed = Object.entries(lock.packages).filter(
+      ([path, p]) => path.includes("node_modules/") && !p.link && existsSync(join(ROOT, path)),
+    ).length;
+    const stated = Number(/It fetches about (\d+) packages/.exec(read("README.md"))?.[1]);
+    expect(Math.abs(stated - installed) / installed).toBeLessThanOrEqual(0.1);
   });
 });

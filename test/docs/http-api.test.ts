@@ -124,7 +124,16 @@ describe("the HTTP API as docs/agents.md describes it", () => {
     expect(status.status).toBe(200);
     const counts = (await status.json()) as Record<string, unknown>;
     expect(Object.keys(counts).sort()).toEqual(
-      ["deadLetters", "effects", "jobs", "outputs", "rejections", "runs"].sort(),
+      [
+        "deadLetters",
+        "effects",
+        "jobs",
+        "jobsWaiting",
+        "outputs",
+        "rejectedBodies",
+        "rejections",
+        "runs",
+      ].sort(),
     );
     expect(Object.keys(counts.runs as object).sort()).toEqual(
       ["dead", "done", "failed", "pending", "running"].sort(),

@@ -29,6 +29,9 @@ describe("idem demo", () => {
         final: Record<string, number> & { applied: number; present: number; skipped: number };
       };
       kills: { executor: number; interpreter: number };
+      crashPoints: string[];
+      crashesAfterApply: number;
+      presentAfterCrash: number;
       audit: {
         enqueued: number;
         outputs: number;
@@ -57,6 +60,13 @@ describe("idem demo", () => {
     expect(states.final.present + states.final.skipped).toBe(out.effects);
     expect(states.final.skipped).toBeGreaterThan(0);
     expect(out.kills.executor + out.kills.interpreter).toBeGreaterThan(0);
+    // The seeded schedule always shows a crash between an apply and its record, and the next
+    // interpreter finding that effect already at its target.
+    expect(out.crashPoints[0]).toBeDefined();
+    expect(out.crashesAfterApply).toBeGreaterThan(0);
+    expect(out.crashPoints).toContain("interpreter.after-apply:1");
+    expect(out.presentAfterCrash).toBeGreaterThan(0);
+    expect(states.firstRun.present).toBeGreaterThan(0);
     expect(r.stderr).toContain("killed");
     expect(r.stderr).toContain("plan: 0 apply");
 
@@ -69,6 +79,19 @@ describe("idem demo", () => {
     expect(keys).toHaveLength(30);
     // status.md holds the last report's bytes: never rolled back by the replay.
     expect(readFileSync(join(dir, "outbox/status.md"), "utf8")).toContain("#30");
+  }, 700_000);
+
+  it("says in its summary that a crash fell between an apply and its record, even with one crash", async () => {
+    dir = join(mkdtempSync(join(tmpdir(), "idem-demo-test-")), "ws");
+    const r = await idem(
+      ["demo", "--dir", dir, "--jobs", "6", "--crashes", "1", "--seed", "3", "--timeout", "600"],
+      { timeoutMs: 660_000 },
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain("killed interpreter at interpreter.after-apply:1");
+    expect(r.stdout).toMatch(
+      /1 crash\(es\) between an apply and its record: the next interpreter probed, found \d+ effect\(s\) already at their target, and did not send them again/,
+    );
   }, 700_000);
 
   it("refuses a workspace folder that is not empty", async () => {

@@ -2,7 +2,8 @@
 // `npm install -g` puts into an empty prefix with no workspace and no access to the repository's
 // node_modules (the npm registry serves the third-party dependencies), packed and installed once
 // for every test below. There, with the install's bin first on PATH: `idem version`, init, a submit
-// of an example output of docs/agents.md, the interpreter, audit and the console; a real
+// of an example output of docs/agents.md, the interpreter, audit and the console; the project
+// `idem init --example` makes, its README followed word for word from an empty folder; a real
 // nats-server (enqueue, doctor, the executor and its HTTP API, the interpreter, `up` with pretty
 // logs and OpenTelemetry traces); a PostgreSQL journal with a git repository on a server (submit,
 // the journal's own queue, `up` committing to the remote); and the demo. About 3.5 to 6.5 minutes
@@ -28,6 +29,7 @@ import {
   workspace,
   writerJobs,
 } from "./installed.js";
+import { followReadme } from "./readme-steps.js";
 
 let root: string;
 let cli: InstalledCli;
@@ -132,6 +134,17 @@ describe("the packed CLI, installed globally into an empty prefix", () => {
     } finally {
       await web.stop();
     }
+  });
+
+  it("makes a project in one command whose README runs as written (idem init --example, from an empty folder)", async () => {
+    const dir = join(root, "example");
+    mkdirSync(dir);
+    const init = await idem(["init", "--example"], dir);
+    ok(init, "init --example");
+    expect(init.stdout).toContain("next: idem up");
+    const readme = readFileSync(join(dir, "README.md"), "utf8");
+    const followed = await followReadme(readme, { dir, env: cli.env });
+    expect(followed.steps).toBeGreaterThan(8);
   });
 
   it("runs on a real nats-server: enqueue, doctor, the executor and its API, the interpreter, and up with pretty logs and traces", async () => {

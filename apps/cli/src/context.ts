@@ -13,6 +13,7 @@ import {
 import type CliTable from "cli-table3";
 import pc from "picocolors";
 import { CliError, EXIT } from "./exit.js";
+import { cellWidth, columnFloor, fitColumns, tableWidth, wrapText } from "./render/fit-table.js";
 import { jsonText, StyledCell, terminalText } from "./render/terminal-text.js";
 
 export { CliError, EXIT, exitHolder } from "./exit.js";
@@ -144,31 +145,58 @@ export const color = pc.createColors(useColor());
 const requireCjs = createRequire(import.meta.url);
 
 /**
- * An aligned table for people. Every cell's text is made safe for a terminal (`terminalText`:
- * control characters escaped, URLs' credentials redacted), except a `StyledCell`, already made
- * safe and coloured.
+ * An aligned table for people, fitted to the terminal's width (`tableWidth`: 120 columns when
+ * stdout is no terminal; unbounded with `--wide`): the widest columns are narrowed and their text
+ * wrapped in the cell, never cut. Rows are separated by a line only when one of them takes more
+ * than one. Every cell's text is made safe for a terminal (`terminalText`: control characters
+ * escaped, URLs' credentials redacted), except a `StyledCell`, already made safe and coloured.
  */
 export function table(
   head: string[],
   rows: (string | number | null | undefined | StyledCell)[][],
 ): string {
   const Table = requireCjs("cli-table3") as typeof CliTable;
+  // A styled cell is short (a state, a verdict) and coloured: never wrapped.
+  const cells = rows.map((r) =>
+    r.map((c) =>
+      c instanceof StyledCell
+        ? c
+        : new PlainCell(c === null || c === undefined ? "" : terminalText(String(c))),
+    ),
+  );
+  const natural = head.map((h, i) =>
+    cells.reduce((w, r) => Math.max(w, cellWidth(r[i]?.text ?? "")), cellWidth(h)),
+  );
+  const floors = head.map((h, i) =>
+    columnFloor(
+      h,
+      cells.map((r) => r[i]?.text ?? ""),
+    ),
+  );
+  const fitted = fitColumns(natural, floors, tableWidth());
+  const tall = fitted
+    ? natural.some((w, i) => w > (fitted[i] ?? w))
+    : cells.some((r) => r.some((c) => c.text.includes("\n")));
   const t = new Table({
     head: head.map((h) => color.bold(h)),
     style: { head: [], border: [] },
-    chars: useColor() ? {} : undefined,
+    ...(fitted && { colWidths: fitted.map((w) => w + 2) }),
+    chars: tall ? {} : { mid: "", "left-mid": "", "mid-mid": "", "right-mid": "" },
   });
-  for (const r of rows)
+  // Wrapped here, at words and then at the punctuation of IDs and paths, rather than by
+  // cli-table3, which breaks a line at its width wherever that falls.
+  for (const r of cells)
     t.push(
-      r.map((c) =>
-        c === null || c === undefined
-          ? ""
-          : c instanceof StyledCell
-            ? c.text
-            : terminalText(String(c)),
+      r.map((c, i) =>
+        fitted && c instanceof PlainCell ? wrapText(c.text, fitted[i] ?? 0) : c.text,
       ),
     );
   return t.toString();
+}
+
+/** A cell's text made safe (`terminalText`), not styled: wrapped when its column is narrowed. */
+class PlainCell {
+  constructor(readonly text: string) {}
 }
 
 /** The first `max` lines, indented, and a count of the rest: long lists of problems stay readable. */

@@ -16,3 +16,7 @@ export const STOP_GRACE_DEFAULT_S = 60;
 
 /** The help of `--grace` on `idem executor` and `idem up`. */
 export const GRACE_HELP = `on SIGTERM/SIGINT (Ctrl-C), how long to wait for the agents in flight before killing them (their process groups) and giving their jobs back; a second Ctrl-C does it at once (default: queue.stopGraceMs, ${STOP_GRACE_DEFAULT_S} s)`;
+
+/** The help of `--wide` on the commands that print tables. */
+export const WIDE_HELP =
+  "tables at full width: every column, owner IDs in full, long texts whole (default: fitted to the terminal, 120 columns when not one)";

@@ -22,32 +22,20 @@ import * as submit from "./commands/submit.js";
 import * as up from "./commands/up.js";
 import * as version from "./commands/version.js";
 import { CliError, EXIT, exitHolder } from "./exit.js";
+import { setWide } from "./render/fit-table.js";
 
 /**
- * Every command module: `register(program)` adds its command (name, arguments, options, help);
- * the command's implementation under actions/ is imported only when it runs.
+ * Every command module by the group `idem --help` lists it under, as `gh` groups its commands:
+ * `register(program)` adds its command (name, arguments, options, help); the command's
+ * implementation under actions/ is imported only when it runs.
  */
-const COMMANDS: { register(program: Command): void }[] = [
-  init,
-  submit,
-  status,
-  ls,
-  show,
-  doctor,
-  backup,
-  prune,
-  audit,
-  replay,
-  up,
-  demo,
+const COMMAND_GROUPS: [string, { register(program: Command): void }[]][] = [
+  ["Start:", [init, demo, version]],
+  ["Run:", [up, executor, interpreter, consoleCommand, mcp]],
+  ["Record and queue:", [submit, enqueue]],
+  ["Look:", [status, jobs, ls, show, kinds, doctor]],
+  ["After an incident:", [audit, replay, dlq, backup, prune, journal]],
 ];
-COMMANDS.push(interpreter, dlq);
-COMMANDS.push(executor, enqueue);
-COMMANDS.push(journal);
-COMMANDS.push(consoleCommand, mcp);
-COMMANDS.push(jobs);
-COMMANDS.push(version);
-COMMANDS.push(kinds);
 
 /** Builds the `idem` program. Actions set a non-zero exit code through `exitHolder` or throw. */
 export function buildProgram(): Command {
@@ -67,8 +55,14 @@ export function buildProgram(): Command {
     if (global !== undefined && action.getOptionValue("config") === undefined) {
       action.setOptionValue("config", global);
     }
+    setWide(action.getOptionValue("wide") === true);
   });
-  for (const c of COMMANDS) c.register(program);
+  for (const [heading, group] of COMMAND_GROUPS) {
+    program.commandsGroup(heading);
+    for (const c of group) c.register(program);
+  }
+  program.commandsGroup("Help:");
+  program.helpCommand(true);
   for (const cmd of program.commands) {
     cmd.exitOverride();
     if (!cmd.options.some((o) => o.long === "--config")) {

@@ -93,7 +93,10 @@ describe("idem jobs", () => {
 
     const text = await idem(["jobs", "--config", fx.ws.config]);
     expect(text.stdout).toMatch(/held-1 +│ slow +│ leased/);
-    expect(text.stdout).toContain(`held by ${held?.holder}`);
+    // Tables and lines show the holder as host:pid:random; --wide and --json in full.
+    expect(text.stdout).toContain(`held by ${held?.holder?.split("@")[0]} until`);
+    const wide = await idem(["jobs", "--wide", "--config", fx.ws.config]);
+    expect(wide.stdout).toContain(`held by ${held?.holder} until`);
 
     const status = await idem(["status", "--json", "--config", fx.ws.config]);
     const s = JSON.parse(status.stdout) as { leased: { jobId: string; holder: string }[] };

@@ -108,7 +108,7 @@ describe("idem show: a replay's lineage", () => {
       ["bob", "check everything", 2],
     ]);
 
-    const human = await idem(["show", "job-1", ...cfg]);
+    const human = await idem(["show", "job-1", "--wide", ...cfg]);
     expect(human.code, human.stderr).toBe(0);
     const section = human.stdout.slice(human.stdout.indexOf("lineage\n"));
     expect(section).toContain(reason);

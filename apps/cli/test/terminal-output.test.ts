@@ -65,7 +65,7 @@ describe("agent text on a terminal", () => {
     } finally {
       await journal.close();
     }
-    const listed = await idem(["dlq", "ls", ...cfg]);
+    const listed = await idem(["dlq", "ls", "--wide", ...cfg]);
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stdout).not.toMatch(RAW_CONTROL);
     expect(listed.stdout).toContain("outbox/\\e]52;c;cm0gLXJm\\x07x.txt");

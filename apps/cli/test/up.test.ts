@@ -87,6 +87,59 @@ describe("idem up", () => {
   });
 });
 
+describe("idem up --log-format pretty", () => {
+  it("logs one line per entry, an agent's stderr line as its message, about five lines a job", async () => {
+    fx = await opsFixture({
+      agents: { writer: { command: ["node", "./agent.mjs"], timeoutMs: 60_000 } },
+      api: { port: 0 },
+    });
+    writeFileSync(
+      join(fx.ws.dir, "agent.mjs"),
+      `console.error("working on " + process.env.IDEM_JOB_ID);\n${AGENT}`,
+    );
+    const jobs = 20;
+    for (let n = 1; n <= jobs; n++)
+      await fx.journal.jobs.enqueue({ jobId: `pretty-${n}`, agent: "writer", input: { n } });
+    const child = spawn(
+      process.execPath,
+      [IDEM_BIN, "up", "--log-format", "pretty", "--config", fx.ws.config],
+      { env: cleanEnv({ IDEM_LOG_LEVEL: "info" }), stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    const exited = new Promise<number | null>((r) => child.on("close", (code) => r(code)));
+    try {
+      await until("every job applied", async () => {
+        const s = await fx?.journal.status();
+        return s?.runs.done === jobs;
+      });
+    } finally {
+      child.kill("SIGTERM");
+    }
+    expect(await exited).toBe(0);
+    const lines = out.trimEnd().split("\n");
+    expect(out).toMatch(
+      /^executor +\| \[[\d:.]+\] INFO \(idem-executor\): pretty-7: writer stderr: working on pretty-7 \{"delivery":1\}$/m,
+    );
+    // No entry without a message, no field on a line of its own.
+    expect(
+      lines.filter((l) => /\):\s*$/.test(l)),
+      out,
+    ).toEqual([]);
+    expect(
+      lines.filter((l) => /^\w+ +\| {4}/.test(l)),
+      out,
+    ).toEqual([]);
+    // Per job: the stderr line, recorded, claimed, settled, ended; and a few lines to start and stop.
+    expect(lines.length, out).toBeLessThanOrEqual(jobs * 5 + 20);
+  });
+});
+
 describe("idem up on Ctrl-C", () => {
   it("says each child stopped once in the child and once in up", async () => {
     fx = await opsFixture({

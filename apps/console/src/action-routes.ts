@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import {
   buildReplayPlan,
+  changingJobIds,
   checkEffectFilter,
   createReplayRuns,
   type EffectFilter,
@@ -267,17 +268,28 @@ export function actionRoutes(app: Hono, d: ConsoleDeps): void {
       forceUnprobeable: q.force,
       only,
     });
-    const created = await createReplayRuns(d.journal, plan, {
-      actor,
-      reason,
-      forceUnprobeable: q.force,
-      ...(d.tracing && { tracing: d.tracing }),
-    });
+    // Only the outputs whose generation changes something: the count the confirm button showed.
+    const changing = changingJobIds(plan);
+    const created = await createReplayRuns(
+      d.journal,
+      { ...plan, jobIds: changing },
+      {
+        actor,
+        reason,
+        forceUnprobeable: q.force,
+        ...(d.tracing && { tracing: d.tracing }),
+      },
+    );
     const id = randomUUID();
     const runs = created.map((r) => ({ jobId: r.jobId, generation: r.generation }));
     d.replays.set(id, { actor, reason, at: d.now(), runs });
     if (wantsJson(c))
-      return c.json({ summary: plan.summary, created: runs, progress: `/replay/runs/${id}` });
+      return c.json({
+        summary: plan.summary,
+        created: runs,
+        unchanged: plan.jobIds.length - changing.length,
+        progress: `/replay/runs/${id}`,
+      });
     return c.redirect(`/replay/runs/${id}`, 303);
   });
 
@@ -289,13 +301,16 @@ export function actionRoutes(app: Hono, d: ConsoleDeps): void {
         d,
         "no such replay in this console's memory (it keeps the replays it made since it started)",
       );
-    const progress = await readReplayProgress(d.journal, r.runs);
-    if (wantsJson(c)) return c.json(progress);
+    const [progress, idle] = await Promise.all([
+      readReplayProgress(d.journal, r.runs),
+      d.interpreters.check(d.now()),
+    ]);
+    if (wantsJson(c)) return c.json({ ...progress, idleInterpreters: idle });
     return page(c, d.shell(c), {
       title: "Replay progress",
       path: "/replay",
       live: d.liveMs,
-      body: progressBody(progress, r),
+      body: progressBody(progress, r, progress.remaining > 0 ? idle : null),
     });
   });
 }

@@ -34,6 +34,7 @@ details summary{cursor:pointer;color:var(--muted);font-size:13px}
 .card{border:1px solid var(--line);border-radius:6px;padding:8px 10px}
 .card .v{font-size:22px;font-weight:700;font-variant-numeric:tabular-nums}
 .card .k{color:var(--muted);font-size:13px}
+.card.quiet{opacity:.75}
 .alerts{list-style:none;padding:0;margin:8px 0}
 .alerts li{border-left:4px solid var(--bad);padding:6px 10px;margin:4px 0;background:var(--chip)}
 .flash{padding:8px 10px;border-radius:4px;background:var(--chip)}.flash.ok{border-left:4px solid var(--ok)}.flash.err{border-left:4px solid var(--bad)}
@@ -57,6 +58,7 @@ button.danger{background:var(--bad);border-color:var(--bad)}
 .legend{font-size:13px;color:var(--muted)}.legend .o{color:var(--accent)}.legend .a{color:var(--ok)}
 .timeline{list-style:none;padding:0;margin:0;border-left:2px solid var(--line)}
 .timeline li{padding:3px 0 3px 12px;position:relative}
+.timeline .ev{font-weight:600}.timeline .by{color:var(--muted)}
 .timeline li::before{content:"";position:absolute;left:-5px;top:10px;width:8px;height:8px;border-radius:50%;background:var(--accent)}
 .vh{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
 .ro{color:var(--warn);font-weight:600}

@@ -15,7 +15,9 @@ import { actionRoutes } from "./action-routes.js";
 import { ActivityHistory } from "./activity.js";
 import { CSS, FAVICON, JS } from "./assets.js";
 import { actionRefusal, type Caller, createAuth, identify, safeNext, signInNonce } from "./auth.js";
+import { BackgroundAudit } from "./background-audit.js";
 import { type ConsoleDeps, wantsJson } from "./deps.js";
+import { InterpreterWatch } from "./interpreter-watch.js";
 import { page, signInPage } from "./layout.js";
 import { BadRequest, readRoutes } from "./read-routes.js";
 import type { Session } from "./sessions.js";
@@ -45,10 +47,12 @@ export interface ConsoleOptions {
   tracing?: Tracing;
   /** Live pages poll every this many ms (default 3000). */
   liveMs?: number;
+  /** The background audit's period; default `console.auditIntervalMs` (null: none). */
+  auditIntervalMs?: number | null;
   now?: () => number;
 }
 
-/** A console app, not listening: `app.fetch` serves it; `close` ends what it holds (nothing now). */
+/** A console app, not listening: `app.fetch` serves it; `close` stops its background audit. */
 export interface Console {
   readonly app: Hono;
   close(): void;
@@ -79,6 +83,20 @@ export function createConsole(options: ConsoleOptions): Console {
   const readOnly = options.readOnly ?? config.console.readOnly;
   const loopbackOnly =
     options.loopbackOnly ?? (auth.token === null && isLoopbackHost(config.console.host));
+  const intervalMs =
+    options.auditIntervalMs === undefined
+      ? config.console.auditIntervalMs
+      : options.auditIntervalMs;
+  const audit =
+    intervalMs === null
+      ? undefined
+      : new BackgroundAudit({
+          config,
+          journal: options.journal,
+          effects: options.effects,
+          now,
+          intervalMs,
+        }).start();
   const d: ConsoleDeps = {
     config,
     journal: options.journal,
@@ -87,6 +105,11 @@ export function createConsole(options: ConsoleOptions): Console {
     readOnly,
     auth,
     overview: new SharedOverview(options.journal, config, new ActivityHistory(), now),
+    audit: audit?.state ?? null,
+    interpreters: new InterpreterWatch(
+      options.journal,
+      Math.max(10_000, 10 * config.interpreter.pollMs),
+    ),
     ...(options.tracing && { tracing: options.tracing }),
     now,
     liveMs: options.liveMs ?? 3000,
@@ -192,7 +215,7 @@ export function createConsole(options: ConsoleOptions): Console {
     });
   });
 
-  return { app: app as unknown as Hono, close: () => {} };
+  return { app: app as unknown as Hono, close: () => audit?.stop() };
 }
 
 /** A listening console. */

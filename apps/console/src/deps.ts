@@ -4,6 +4,8 @@ import type { Tracing } from "@idem/runtime";
 import type { Config } from "@idem/schema";
 import type { Context } from "hono";
 import type { ConsoleAuth } from "./auth.js";
+import type { BackgroundAuditState } from "./background-audit.js";
+import type { InterpreterWatch } from "./interpreter-watch.js";
 import type { Shell } from "./layout.js";
 import type { SharedOverview } from "./shared-overview.js";
 
@@ -27,6 +29,10 @@ export interface ConsoleDeps {
   auth: ConsoleAuth;
   /** The overview every viewer shares (see SharedOverview). */
   overview: SharedOverview;
+  /** The background audit's period and last failure; null when `console.auditIntervalMs` is null. */
+  audit: BackgroundAuditState | null;
+  /** Whether runs wait with no interpreter taking them (the overview's and progress page's warning). */
+  interpreters: InterpreterWatch;
   tracing?: Tracing;
   now: () => number;
   /** Live pages poll every this many ms. */

@@ -148,3 +148,68 @@ export function flash(query: { done?: string; error?: string }): Html {
     query.error ? html`<p class="flash err" role="alert">${query.error}</p>` : ""
   }`;
 }
+
+/**
+ * An owner ID as HTML text: `<host>:<pid>:<random>`, the part log lines and `ps` agree on, with
+ * the whole ID (boot ID, PID namespace, start time) in its title.
+ */
+export function ownerHtml(owner: string | null | undefined): string {
+  if (!owner) return "";
+  const at = owner.indexOf("@");
+  if (at <= 0) return escapeHtml(owner);
+  return `<code title="${escapeHtml(owner)}">${escapeHtml(owner.slice(0, at))}</code>`;
+}
+
+/** An owner ID, short, whole in its title (see `ownerHtml`). */
+export const owner = (id: string | null | undefined): Html => raw(ownerHtml(id));
+
+/** A nested value in words: `a: 1, b: x y` for an object, items by commas for an array. */
+function plainText(v: unknown): string {
+  if (Array.isArray(v)) return v.map(plainText).join(", ");
+  if (v !== null && typeof v === "object")
+    return Object.entries(v)
+      .filter(([, x]) => x !== null && x !== undefined)
+      .map(([k, x]) => `${k}: ${plainText(x)}`)
+      .join(", ");
+  return String(v);
+}
+
+/** Fields of an event's data that name a process. */
+const OWNER_KEYS = new Set(["owner", "previousOwner", "holder", "leaseOwner"]);
+
+/**
+ * An event's data as HTML text a person reads: `name value` pairs (nulls left out), owner IDs
+ * short, an effect's detail by its telling fields (a commit's short sha, a path, a status), any
+ * other object as short JSON, every long value cut with the whole in its title.
+ */
+export function eventDataHtml(data: Record<string, unknown> | null | undefined): string {
+  if (!data) return "";
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(data)) {
+    if (v === null || v === undefined) continue;
+    let value: string;
+    if (OWNER_KEYS.has(k) && typeof v === "string") value = ownerHtml(v);
+    else if (k === "detail" && typeof v === "object" && !Array.isArray(v)) {
+      const d = v as Record<string, unknown>;
+      const telling = DETAIL_FIELDS.filter((f) => d[f] !== undefined && d[f] !== null);
+      if (telling.length === 0) value = shortHtml(JSON.stringify(d), 80);
+      else {
+        parts.push(
+          ...telling.map((f) => {
+            const x = d[f];
+            const text =
+              f === "commit" && typeof x === "string"
+                ? `<code title="${escapeHtml(x)}">${escapeHtml(x.slice(0, 12))}</code>`
+                : shortHtml(typeof x === "string" ? x : JSON.stringify(x), 80);
+            return `<span class="kv"><b>${f}</b> ${text}</span>`;
+          }),
+        );
+        continue;
+      }
+    } else if (typeof v === "string") value = shortHtml(v, 100);
+    else if (typeof v === "object") value = shortHtml(plainText(v), 100);
+    else value = escapeHtml(String(v));
+    parts.push(`<span class="kv"><b>${escapeHtml(k)}</b> ${value}</span>`);
+  }
+  return parts.join("");
+}

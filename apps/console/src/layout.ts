@@ -103,7 +103,7 @@ export function signInPage(c: Context, options: { next: string; nonce: string; e
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Sign in · idem console</title><link rel="stylesheet" href="/assets/console.css"></head>
 <body><main id="main"><h1>idem console: sign in</h1>
-<p>This console requires the token of <code>api.token</code>. Scripts send it as <code>Authorization: Bearer …</code>.</p>
+<p>This console requires its token: <code>api.token</code> in the config file it runs with (<code>idem.config.json</code>, unless <code>--config</code> or <code>$IDEM_CONFIG</code> names another; <code>idem init</code> wrote a random one there). On that machine, <code>grep '"token"' idem.config.json</code> shows it. Scripts send it as <code>Authorization: Bearer …</code>.</p>
 ${options.error ? html`<p class="flash err" role="alert">${options.error}</p>` : ""}
 <form class="action" method="post" action="/sign-in">
 <input type="hidden" name="csrf" value="${options.nonce}"><input type="hidden" name="next" value="${options.next}">

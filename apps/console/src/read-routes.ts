@@ -36,13 +36,17 @@ export function stateField(value: string, field: string): RunState | undefined {
 /** The read-only pages: overview, outputs, an output, audit. */
 export function readRoutes(app: Hono, d: ConsoleDeps): void {
   app.get("/", async (c) => {
-    const overview = await (wantsFragment(c) ? d.overview.recent() : d.overview.read());
-    if (wantsJson(c)) return c.json(overview);
+    const [overview, idle] = await Promise.all([
+      wantsFragment(c) ? d.overview.recent() : d.overview.read(),
+      d.interpreters.check(d.now()),
+    ]);
+    const audit = lastAudit(d.journal);
+    if (wantsJson(c)) return c.json({ ...overview, audit: audit ?? null, idleInterpreters: idle });
     return page(c, d.shell(c), {
       title: "Overview",
       path: "/",
       live: d.liveMs,
-      body: overviewBody(overview, lastAudit(d.journal)),
+      body: overviewBody(overview, audit, { background: d.audit, idle }),
     });
   });
 
@@ -53,15 +57,29 @@ export function readRoutes(app: Hono, d: ConsoleDeps): void {
       since: c.req.query("since") ?? "",
       limit: Math.min(500, Math.max(1, Number(c.req.query("limit") ?? 50) || 50)),
     };
-    const after = Number(c.req.query("after") ?? 0);
-    if (!Number.isInteger(after) || after < 0)
-      throw new BadRequest("after: a recording sequence number (0 or more)");
+    // Newest first, page after page back (`before`); `after` reads oldest first from a seq.
+    const cursor = (name: "before" | "after") => {
+      const v = c.req.query(name);
+      if (v === undefined) return undefined;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 0)
+        throw new BadRequest(`${name}: a recording sequence number (0 or more)`);
+      return n;
+    };
+    const after = cursor("after");
+    const before = cursor("before");
     const filter: OutputsFilter = {
       ...(q.agent && { agent: q.agent }),
       ...(q.state && { state: stateField(q.state, "state") }),
       ...(q.since && { since: sinceField(q.since, "since", d.now()) }),
     };
-    const p = await listOutputsPage(d.journal, filter, { afterSeq: after, limit: q.limit });
+    const p = await listOutputsPage(
+      d.journal,
+      filter,
+      after === undefined
+        ? { beforeSeq: before ?? Number.MAX_SAFE_INTEGER, limit: q.limit }
+        : { afterSeq: after, limit: q.limit },
+    );
     if (wantsJson(c)) return c.json(p);
     return page(c, d.shell(c), {
       title: "Outputs",

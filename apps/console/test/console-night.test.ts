@@ -27,7 +27,14 @@ describe("the console at 3 a.m.", () => {
     if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
     const config = parsed.config;
     const effects = openEffects(config, { kinds: kindsOf(config, { durable: false }) });
-    const c = createConsole({ config, journal: t.journal, effects, actor: "night (console)" });
+    // Without the background audit: this is the path of a person who asks for one.
+    const c = createConsole({
+      config,
+      journal: t.journal,
+      effects,
+      actor: "night (console)",
+      auditIntervalMs: null,
+    });
     // One browser: the session cookie the console hands out comes back with every request (its
     // forms' CSRF token is that session's).
     let cookie = "";
@@ -71,7 +78,7 @@ describe("the console at 3 a.m.", () => {
       rmSync(file); // by hand, at 3 a.m.
 
       const before = await (await request("/")).text();
-      expect(before).toContain("No audit run from this console since it started");
+      expect(before).toContain("No background audit");
       const outputPage = await (await request("/outputs/night-1")).text();
       expect(outputPage).toContain("state (as the ledger last saw it)");
       expect(outputPage).toContain('data-testid="ledger-note"');
@@ -114,6 +121,80 @@ describe("the console at 3 a.m.", () => {
       await t.journal.jobs.claimNext({ owner: "host-9:4242:abcd", leaseMs: 600_000 });
       const leased = await (await request("/")).text();
       expect(leased).toMatch(/data-leased="held-1">.*host-9:4242:abcd.*<time datetime="[^"]+Z">/s);
+    } finally {
+      c.close();
+      await effects.close();
+    }
+  });
+
+  it("finds drift by itself (the background audit) and warns when runs wait with no interpreter", async () => {
+    await using t = await tempJournal();
+    const dir = join(t.dir, "ws");
+    mkdirSync(join(dir, "outbox"), { recursive: true });
+    const parsed = parseConfig(
+      {
+        journal: { path: t.path },
+        roots: { outbox: { path: "outbox" } },
+        console: { auditIntervalMs: 1000 },
+        interpreter: { pollMs: 20 },
+      },
+      { dir, file: join(dir, "idem.config.json") },
+    );
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+    const config = parsed.config;
+    const effects = openEffects(config, { kinds: kindsOf(config, { durable: false }) });
+    const c = createConsole({ config, journal: t.journal, effects, actor: "night (console)" });
+    const overview = async () =>
+      (await (
+        await c.app.fetch(
+          new Request(`${ORIGIN}/?format=json`, { headers: { host: "127.0.0.1:7071" } }),
+        )
+      ).json()) as {
+        audit: { by: string; clean: boolean; drift: number; driftJobs: string[] } | null;
+        idleInterpreters: { pending: number; waitedMs: number } | null;
+      };
+    const until = async (what: string, check: () => Promise<boolean>) => {
+      const end = Date.now() + 60_000;
+      while (!(await check())) {
+        if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    };
+    try {
+      const output: AgentOutput = {
+        jobId: "night-2",
+        agent: "writer",
+        effects: [{ kind: "file.write", root: "outbox", path: "m.txt", content: "hi\n" }],
+      };
+      await t.journal.outputs.record(output, {
+        source: "api",
+        targets: effectTargetsOf(output, config),
+      });
+      // A run waits and nothing takes it: the warning comes once it has waited 10 s unserved.
+      expect((await overview()).idleInterpreters).toBeNull();
+      await until("the no-interpreter warning", async () => {
+        const idle = (await overview()).idleInterpreters;
+        return idle !== null && idle.pending === 1 && idle.waitedMs >= 10_000;
+      });
+      const page = await (
+        await c.app.fetch(new Request(`${ORIGIN}/`, { headers: { host: "127.0.0.1:7071" } }))
+      ).text();
+      expect(page).toMatch(/data-alert="no-interpreter"[^>]*>1 run\(s\) have waited \d+ s/);
+      await createInterpreter({
+        config,
+        journal: t.journal,
+        effects,
+        logger: silentLogger(),
+      }).drain();
+      expect((await overview()).idleInterpreters).toBeNull();
+
+      // Deleted by hand; nobody opens the audit page: the background audit finds it.
+      rmSync(join(dir, "outbox/m.txt"));
+      await until("the background audit to find the drift", async () => {
+        const a = (await overview()).audit;
+        return a !== null && a.by === "background" && a.drift === 1;
+      });
+      expect((await overview()).audit?.driftJobs).toEqual(["night-2"]);
     } finally {
       c.close();
       await effects.close();

@@ -86,17 +86,24 @@ describe("the console on PostgreSQL", WITH_PG, () => {
     const page = (await (await req("/outputs?agent=writer&format=json")).json()) as {
       rows: { jobId: string; state: string }[];
     };
-    expect(page.rows.map((x) => x.jobId)).toEqual(["pg-0", "pg-1"]);
+    // Newest first, page after page back; `after` reads in recording order.
+    expect(page.rows.map((x) => x.jobId)).toEqual(["pg-1", "pg-0"]);
     expect(page.rows.every((x) => x.state === "pending")).toBe(true);
     const paged = (await (await req("/outputs?limit=2&format=json")).json()) as {
-      nextAfterSeq: number;
+      rows: { jobId: string }[];
+      nextBeforeSeq: number;
     };
+    expect(paged.rows.map((x) => x.jobId)).toEqual(["pg-2", "pg-1"]);
     const next = (await (
-      await req(`/outputs?limit=2&after=${paged.nextAfterSeq}&format=json`)
+      await req(`/outputs?limit=2&before=${paged.nextBeforeSeq}&format=json`)
     ).json()) as {
       rows: { jobId: string }[];
     };
-    expect(next.rows.map((x) => x.jobId)).toEqual(["pg-2"]);
+    expect(next.rows.map((x) => x.jobId)).toEqual(["pg-0"]);
+    const oldest = (await (await req("/outputs?limit=2&after=0&format=json")).json()) as {
+      rows: { jobId: string }[];
+    };
+    expect(oldest.rows.map((x) => x.jobId)).toEqual(["pg-0", "pg-1"]);
     const html = await (await req("/outputs/pg-1")).text();
     expect(html).toContain("note 1");
     expect(html).toContain("output.recorded");

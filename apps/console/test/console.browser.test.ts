@@ -75,6 +75,11 @@ beforeAll(async () => {
   writeFileSync(join(tmp, "bad.json"), JSON.stringify(BAD_PATCH));
   expect((await idem(["submit", join(tmp, "bad.json")], { cwd: ws })).code).toBe(0);
   expect((await idem(["interpreter", "--once"], { cwd: ws })).code).toBe(1);
+  // The background audit every second: drift shows on the overview without anyone asking.
+  const configFile = join(ws, "idem.config.json");
+  const config = JSON.parse(readFileSync(configFile, "utf8"));
+  config.console = { ...config.console, auditIntervalMs: 1000 };
+  writeFileSync(configFile, JSON.stringify(config, null, 2));
   main = await startConsoleChild([], ws);
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -104,7 +109,10 @@ describe(
       }>(["status"], ws);
       await page.goto(`${main.url}/`);
       expect(await count(page, "outputs")).toBe(status.outputs);
-      expect(await count(page, "deadLetters")).toBe(status.deadLetters);
+      // One name for what waits for a person: dead runs and dead-lettered jobs, both dead letters.
+      expect(await count(page, "deadLetters")).toBe(status.deadLetters + (status.runs.dead ?? 0));
+      expect(await count(page, "deadLetters.runs")).toBe(status.runs.dead);
+      expect(await count(page, "deadLetters.jobs")).toBe(status.deadLetters);
       for (const [s, n] of Object.entries(status.runs))
         expect(await count(page, `runs.${s}`)).toBe(n);
       for (const [s, n] of Object.entries(status.effects))
@@ -148,6 +156,11 @@ describe(
       const listed = await idemJson<unknown[]>(["ls"], ws);
       const rows = await page.locator("tr[data-job]").count();
       expect(rows).toBe(listed.length);
+      // Newest first: the last output recorded leads.
+      const order = (await idemJson<{ jobId: string }[]>(["ls"], ws)).map((o) => o.jobId);
+      expect(await page.locator("tr[data-job]").first().getAttribute("data-job")).toBe(
+        order[order.length - 1],
+      );
       await shot(page, "outputs");
       await page.goto(`${main.url}/outputs?agent=writer`);
       for (const a of await page.locator("tr[data-job] td:nth-child(2)").allInnerTexts())
@@ -176,6 +189,13 @@ describe(
           await expect(row.locator(`code[title="${commit}"]`).count()).resolves.toBe(1);
       }
       expect(await page.locator('[data-testid="timeline"] li').count()).toBe(view.events.length);
+      // Readable: fields by name, no raw JSON, process IDs short (the whole one in the title).
+      const timeline = (await page.locator('[data-testid="timeline"]').textContent()) ?? "";
+      expect(timeline).not.toContain('{"');
+      expect(timeline).not.toMatch(/@[0-9a-f-]{36}\//);
+      expect(timeline).toMatch(/generation 1/);
+      const actor = page.locator('[data-testid="timeline"] .by code[title*="@"]').first();
+      expect(await actor.getAttribute("title")).toMatch(/^.+:\d+:[0-9a-f]{8}@/);
       await shot(page, "output");
     });
 
@@ -195,6 +215,14 @@ describe(
       await page.goto(`${main.url}/dead-letters`);
       const card = page.locator('article[data-job="bad-patch-1"]');
       await expect(card.textContent()).resolves.toContain("conflict");
+      // A conflict is not cured by trying again: the page says what to look at, Resolve comes
+      // first and Retry is the plain, secondary button.
+      expect(await card.locator('[data-testid="retry-repeats"]').count()).toBe(1);
+      const buttons = await card.locator("form button").allTextContents();
+      expect(buttons[0]).toBe("Resolve");
+      expect(await card.getByRole("button", { name: /Retry/ }).getAttribute("class")).toContain(
+        "secondary",
+      );
       await shot(page, "dead-letters");
       // The keyboard alone: a radio, the reason, Enter submits.
       await card.getByLabel(/skipped/).focus();
@@ -225,6 +253,16 @@ describe(
       git(repo, "reset", "-q", "--hard", "HEAD~3");
       const lost = before.length - keysOnBranch().length;
       expect(lost).toBeGreaterThan(0);
+      // Nobody asks for an audit: the background audit finds the drift, the overview says so.
+      await page.goto(`${main.url}/`);
+      await until(
+        "the overview to show the drift the background audit found",
+        async () => (await page.locator('[data-alert="drift"]').count()) === 1,
+      );
+      await expect(page.locator('[data-alert="drift"]').textContent()).resolves.toContain(
+        "background audit",
+      );
+      await shot(page, "overview-drift");
       type Plan = {
         plan: { key: string; jobId: string; action: string; reason: string }[];
         summary: Record<string, number>;
@@ -255,7 +293,21 @@ describe(
           reason: tr.lastElementChild?.textContent ?? "",
         })),
       );
-      expect(rows).toEqual(cli.plan.map(({ key, action, reason }) => ({ key, action, reason })));
+      // Every row of the CLI's plan, leading with what will change; the skips come last, folded.
+      const changesFirst = [
+        ...cli.plan.filter((e) => e.action !== "skip"),
+        ...cli.plan.filter((e) => e.action === "skip"),
+      ];
+      expect(rows).toEqual(
+        changesFirst.map(({ key, action, reason }) => ({ key, action, reason })),
+      );
+      expect(await page.locator('[data-testid="skips"]').getAttribute("open")).toBeNull();
+      // The button counts only the outputs whose generation changes something.
+      const changing = new Set(cli.plan.filter((e) => e.action !== "skip").map((e) => e.jobId));
+      expect(changing.size).toBeLessThan(demoJobs.length);
+      await expect(
+        page.getByRole("button", { name: /new generation/ }).textContent(),
+      ).resolves.toBe(`Create ${changing.size} new generation(s)`);
       // The page's JSON is the CLI's document, whole.
       const pageJson = await page.evaluate(async (jobs) => {
         const r = await fetch(`/replay?jobs=${encodeURIComponent(jobs)}&repo=site&format=json`);
@@ -270,6 +322,16 @@ describe(
       await page.getByLabel(/Reason/).fill("site restored from an old backup");
       await page.getByRole("button", { name: /new generation/ }).click();
       await page.waitForURL(/\/replay\/runs\//);
+      expect(await page.locator("[data-run]").count()).toBe(changing.size);
+      // No interpreter runs: the page says so, and how to start one, rather than wait silently.
+      await until(
+        "the progress page to warn that no interpreter runs",
+        async () => (await page.locator('[data-testid="no-interpreter"]').count()) === 1,
+        120_000,
+      );
+      await expect(page.locator('[data-testid="no-interpreter"]').textContent()).resolves.toContain(
+        "idem interpreter",
+      );
       await shot(page, "replay-progress-pending");
       const drained = await idem(["interpreter", "--once"], { cwd: ws });
       expect(drained.code, drained.stdout + drained.stderr).toBe(0);
@@ -280,6 +342,7 @@ describe(
           (await page.locator('[data-testid="progress"]').getAttribute("data-remaining")) === "0",
       );
       await shot(page, "replay-progress");
+      expect(await page.locator('[data-testid="no-interpreter"]').count()).toBe(0);
       // The output's page shows the lineage of its new generation: who, why, which it replays.
       const replayed = cli.plan.find((e) => e.action === "apply");
       if (!replayed) throw new Error("no apply in the plan");
@@ -379,6 +442,9 @@ describe(
         const p = await ctx.newPage();
         const first = await p.goto(`${sec.url}/outputs`);
         expect(first?.status()).toBe(401);
+        await expect(p.locator("main").textContent()).resolves.toContain(
+          "api.token in the config file it runs with (idem.config.json",
+        );
         await shot(p, "sign-in");
         await p.getByLabel("Token").fill("wrong");
         await p.keyboard.press("Enter");

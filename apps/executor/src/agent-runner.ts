@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import type { Logger } from "@idem/runtime";
 import type { AgentConfig, Config, Job } from "@idem/schema";
 import { aliasOf, IdemError, parseStrictJson } from "@idem/schema";
+import { AgentWatchdog } from "./agent-watchdog.js";
 import { describeAgentStdout, escapedText } from "./output-excerpt.js";
 
 /** What an agent runner gets besides the job. */
@@ -200,7 +201,8 @@ function lineLogger(
 ): { write(d: Buffer): void; end(): void } {
   let partial = "";
   const line = (text: string) => {
-    if (text.length > 0) log.info({ jobId: job.jobId, agent: job.agent, [stream]: text });
+    if (text.length > 0)
+      log.info({ jobId: job.jobId, agent: job.agent, [stream]: text }, `agent ${stream}`);
   };
   return {
     write(d) {
@@ -218,6 +220,8 @@ function lineLogger(
 /** The process groups of the agents running now: killed when this process exits. */
 const liveGroups = new Set<number>();
 let exitHook = false;
+/** Kills them when this process dies without running its exit hook (a SIGKILL). */
+const watchdog = new AgentWatchdog();
 
 /** SIGKILLs a process group, ignoring one that is gone. */
 function killGroup(pgid: number): void {
@@ -230,19 +234,26 @@ function killGroup(pgid: number): void {
 
 /**
  * Tracks an agent's process group (its pid leads it): `kill()` SIGKILLs the whole group, and every
- * group still tracked is killed when this process exits, so an executor that ends (but for a
- * SIGKILL of its own) leaves no agent behind.
+ * group still tracked is killed when this process exits, and by the watchdog (agent-watchdog.ts)
+ * when it dies without exiting (a SIGKILL): an executor leaves no agent behind.
  */
 function trackGroup(pid: number | undefined): { kill(): void; forget(): void } {
   if (pid === undefined) return { kill: () => {}, forget: () => {} };
   liveGroups.add(pid);
+  watchdog.watch(pid);
   if (!exitHook) {
     exitHook = true;
     process.once("exit", () => {
       for (const g of liveGroups) killGroup(g);
     });
   }
-  return { kill: () => killGroup(pid), forget: () => liveGroups.delete(pid) };
+  return {
+    kill: () => killGroup(pid),
+    forget: () => {
+      liveGroups.delete(pid);
+      watchdog.forget(pid);
+    },
+  };
 }
 
 /**

@@ -116,6 +116,7 @@ export type {
 } from "./replay/index.js";
 export {
   buildReplayPlan,
+  changingJobIds,
   checkEffectFilter,
   createReplayRuns,
   describeFilter,

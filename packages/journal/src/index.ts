@@ -71,6 +71,7 @@ export type {
   OutputRecord,
   OutputSource,
   OutputSummary,
+  OutputsPage,
   RecordOptions,
   RecordResult,
   RejectionRecord,

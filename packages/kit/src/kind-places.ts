@@ -8,4 +8,3 @@ export const PLACE_TYPES = ["repo", "root", "target"] as const;
 
 /** One of PLACE_TYPES. */
 export type PlaceType = (typeof PLACE_TYPES)[number];
-

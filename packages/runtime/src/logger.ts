@@ -60,6 +60,45 @@ function redacted(inner: DestinationStream): DestinationStream {
   return { write: (line: string) => inner.write(redactUrl(line)) };
 }
 
+/** The fields that hold an owner ID (`<host>:<pid>:<random>@<boot id>/<pid ns>/<start time>`). */
+const OWNER_FIELDS = ["owner", "holder", "previousOwner", "leaseOwner"];
+
+/**
+ * A JSON log line as the pretty form shows it, one line per entry: the job ID leads the message,
+ * an agent's output line is the message itself (`writer stderr: working on note-1`), and owner
+ * IDs are cut to `<host>:<pid>:<random>` (the JSON form keeps every field as it is). A line that is
+ * not a JSON object is left alone.
+ */
+export function foldForPretty(line: string): string {
+  let entry: Record<string, unknown>;
+  try {
+    const parsed: unknown = JSON.parse(line);
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return line;
+    entry = parsed as Record<string, unknown>;
+  } catch {
+    return line;
+  }
+  let msg = typeof entry.msg === "string" ? entry.msg : "";
+  for (const stream of ["stderr", "stdout"]) {
+    const text = entry[stream];
+    if (typeof text !== "string") continue;
+    msg = `${typeof entry.agent === "string" ? `${entry.agent} ` : ""}${stream}: ${text}`;
+    delete entry[stream];
+    delete entry.agent;
+  }
+  if (typeof entry.jobId === "string") {
+    msg = msg === "" ? entry.jobId : `${entry.jobId}: ${msg}`;
+    delete entry.jobId;
+  }
+  for (const field of OWNER_FIELDS) {
+    const owner = entry[field];
+    if (typeof owner === "string" && owner.indexOf("@") > 0)
+      entry[field] = owner.slice(0, owner.indexOf("@"));
+  }
+  entry.msg = msg;
+  return JSON.stringify(entry);
+}
+
 /** pino-pretty's formatter over a synchronous write to fd 2 (colours on a terminal without NO_COLOR). */
 function prettyStderr(): DestinationStream {
   const { prettyFactory } = requireCjs("pino-pretty") as typeof PinoPretty;
@@ -67,10 +106,11 @@ function prettyStderr(): DestinationStream {
     colorize: Boolean(process.stderr.isTTY) && !process.env.NO_COLOR,
     translateTime: "SYS:HH:MM:ss.l",
     ignore: "pid,hostname",
+    singleLine: true,
   });
   return {
     write(line: string) {
-      let bytes = Buffer.from(pretty(redactUrl(line)));
+      let bytes = Buffer.from(pretty(foldForPretty(redactUrl(line))));
       while (bytes.length > 0) {
         try {
           bytes = bytes.subarray(writeSync(2, bytes));

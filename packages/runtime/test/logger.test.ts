@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { isLogFormat, LOG_FORMATS } from "../src/logger.js";
+import { foldForPretty, isLogFormat, LOG_FORMATS } from "../src/logger.js";
 
 const RUNTIME_DIR = fileURLToPath(new URL("..", import.meta.url));
 
@@ -46,12 +46,30 @@ describe("createLogger", () => {
     });
   });
 
-  it("writes the pretty form synchronously too, with the same message and fields", () => {
+  it("writes the pretty form synchronously too, one line with the same message and fields", () => {
     const r = logThenKill("pretty");
     expect(r.signal).toBe("SIGKILL");
-    expect(r.stderr).toMatch(/^\[[\d:.]+\] INFO \(idem-test\): before the kill$/m);
-    expect(r.stderr).toMatch(/^ {4}event: "test.line"$/m);
-    expect(r.stderr).toMatch(/^ {4}n: 1$/m);
+    expect(r.stderr).toMatch(
+      /^\[[\d:.]+\] INFO \(idem-test\): before the kill \{"event":"test.line","n":1\}\n$/,
+    );
+  });
+
+  it("leads a pretty line with the job ID, makes an agent's stderr line its message and shortens owner IDs", () => {
+    const owner = "vm:21516:3539cde9@72bf406f-aad7-420c-8422-f59612b84160/4026531836/45215";
+    const stderr = logThenKill(
+      "pretty",
+      `{ jobId: "note-1", agent: "writer", delivery: 1, stderr: "working on note-1" }, "agent stderr"`,
+    ).stderr;
+    expect(stderr).toMatch(/: note-1: writer stderr: working on note-1 \{"delivery":1\}\n$/);
+    const claimed = logThenKill("pretty", `{ owner: "${owner}", previousOwner: null }, "claimed"`);
+    expect(claimed.stderr).toContain('claimed {"owner":"vm:21516:3539cde9","previousOwner":null}');
+    // The JSON form keeps every field as it was.
+    expect(
+      JSON.parse(logThenKill("json", `{ owner: "${owner}" }, "claimed"`).stderr),
+    ).toMatchObject({
+      owner,
+    });
+    expect(foldForPretty("not json")).toBe("not json");
   });
 
   it("redacts the credentials of every URL a line carries, in a field, an error or the message", () => {

@@ -46,7 +46,12 @@ const interpreterDefaults = {
   pipeline: 16,
 };
 const apiDefaults = { host: "127.0.0.1", port: 7070, token: null, maxBodyBytes: 1_048_576 };
-const consoleDefaults = { host: "127.0.0.1", port: 7071, readOnly: false };
+const consoleDefaults = {
+  host: "127.0.0.1",
+  port: 7071,
+  readOnly: false,
+  auditIntervalMs: 600_000 as number | null,
+};
 const telemetryDefaults = { otlpUrl: null, serviceName: null, headers: {} };
 
 /**
@@ -147,6 +152,14 @@ export const ConfigFileSchema = z.strictObject({
       host: z.string().min(1).default(consoleDefaults.host),
       port: z.number().int().min(0).max(65535).default(consoleDefaults.port),
       readOnly: z.boolean().default(consoleDefaults.readOnly),
+      /** The background audit's period (docs/console.md); null turns it off. */
+      auditIntervalMs: z
+        .number()
+        .int()
+        .min(1000)
+        .max(7 * 24 * 3_600_000)
+        .nullable()
+        .default(consoleDefaults.auditIntervalMs),
     })
     .default(consoleDefaults),
   alerts: z

@@ -168,11 +168,19 @@ export const StatusReportSchema = z
   .strictObject({
     outputs: count,
     rejections: count,
+    rejectedBodies: z
+      .strictObject({ perJob: count, dropped: count })
+      .describe(
+        "The conflicting bodies kept per job at most, and how many were not kept over it (their rejections keep the hash, source and time only).",
+      ),
     deadLetters: count.describe("Open (unresolved) dead letters."),
     runs: counts(RUN_STATES).describe("Each output's latest run, by state."),
     effects: counts(EFFECT_STATES).describe("The effects ledger, by state."),
     jobs: counts(JOB_STATES).describe(
       "The embedded queue's jobs, or the outbox of jobs enqueued to JetStream, by state.",
+    ),
+    jobsWaiting: count.describe(
+      "Of the queued jobs, those waiting for a retry after a failed delivery (due later); `idem jobs` calls them waiting.",
     ),
   })
   .describe("The journal's counts.");

@@ -12,7 +12,12 @@ describe("parseConfig", () => {
     expect(r.config.interpreter.backoffMs).toEqual([1000, 5000, 30000]);
     expect(r.config.nats).toBeUndefined();
     expect(r.config.queue.pollMs).toBe(100);
-    expect(r.config.console).toEqual({ host: "127.0.0.1", port: 7071, readOnly: false });
+    expect(r.config.console).toEqual({
+      host: "127.0.0.1",
+      port: 7071,
+      readOnly: false,
+      auditIntervalMs: 600_000,
+    });
   });
 
   it("refuses a zero queue.pollMs and a console port out of range, naming each key", () => {

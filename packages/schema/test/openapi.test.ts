@@ -119,12 +119,16 @@ describe("the response schemas", () => {
     const report = {
       outputs: 1,
       rejections: 0,
+      rejectedBodies: { perJob: 10, dropped: 0 },
       deadLetters: 0,
       runs: zeros(["pending", "running", "failed", "done", "dead"]),
       effects: zeros(["intended", "applied", "present", "failed", "uncertain", "skipped"]),
       jobs: zeros(["queued", "running", "done", "dead"]),
+      jobsWaiting: 0,
     };
     expect(StatusReportSchema.safeParse(report).success).toBe(true);
+    const { jobsWaiting: _waiting, ...before12 } = report;
+    expect(StatusReportSchema.safeParse(before12).success).toBe(false);
     const { dead: _dead, ...runs } = report.runs;
     expect(StatusReportSchema.safeParse({ ...report, runs }).success).toBe(false);
   });

@@ -89,6 +89,7 @@ export async function runDemoCommand(opts: DemoOptions): Promise<void> {
           `${onTarget}/${totalEffects} effects at their targets, each key once; ` +
           `${report.duplicates.length} duplicates; ${result.kills.executor + result.kills.interpreter} crashes ` +
           `(executor ${result.kills.executor}, interpreter ${result.kills.interpreter}); ${((Date.now() - started) / 1000).toFixed(1)} s\n` +
+          `${afterApplyLine(result)}\n` +
           `look around: git -C ${shellWord(ws.repo)} log --oneline | head\n` +
           `             export IDEM_CONFIG=${shellWord(ws.config)}; ${idem} status; ${idem} replay --all --dry-run\n`,
       );
@@ -97,6 +98,14 @@ export async function runDemoCommand(opts: DemoOptions): Promise<void> {
   } finally {
     await journal.close();
   }
+}
+
+/** What the summary says of the crashes between an apply and its record. */
+function afterApplyLine(r: DemoResult): string {
+  if (r.kills.executor + r.kills.interpreter === 0) return "no crash (--crashes 0)";
+  if (r.crashesAfterApply === 0 || r.presentAfterCrash === 0)
+    return `${r.crashesAfterApply} crash(es) between an apply and its record; no effect was left applied but unrecorded`;
+  return `${r.crashesAfterApply} crash(es) between an apply and its record: the next interpreter probed, found ${r.presentAfterCrash} effect(s) already at their target, and did not send them again`;
 }
 
 function positive(v: string, name: string): number {
@@ -112,6 +121,8 @@ interface DemoResult {
   crashPoints: string[];
   /** Effects an interpreter found at their target after a crash (applied, then killed before recording). */
   presentAfterCrash: number;
+  /** Crashes between an apply and its record (`interpreter.after-apply`). */
+  crashesAfterApply: number;
   replay: string;
 }
 
@@ -143,6 +154,11 @@ async function runDemo(
   const kills: Record<Role, number> = { executor: 0, interpreter: 0 };
   const crashPoints: string[] = [];
   let crashesLeft = o.crashes;
+  // The schedule: until an effect was found present after a crash, every interpreter start is
+  // armed at its first apply (interpreter.after-apply:1), so the demo always shows a crash between
+  // an apply and its record and the next interpreter's probe finding the effect already there;
+  // every other crash falls at a point and hit count drawn from the seed.
+  let presentSeen = false;
   let finished = false;
   const children = new Map<Role, IdemChild>();
   const loops: Promise<void>[] = [];
@@ -153,7 +169,10 @@ async function runDemo(
       let fault: string | undefined;
       // Arm every start while crashes are left, at a random point and hit count: a process started
       // unarmed would run to the end, and the crashes would stop there.
-      if (crashesLeft > 0) {
+      if (crashesLeft > 0 && role === "interpreter" && !presentSeen) {
+        fault = `${FAULT_POINTS.INTERPRETER_AFTER_APPLY}:1`;
+      } else if (crashesLeft > (role === "executor" && !presentSeen ? 1 : 0)) {
+        // The last crash left is kept for the interpreter until one was found present.
         const points = POINTS[role];
         const point = points[Math.floor(random() * points.length)] as string;
         fault = `${point}:${1 + Math.floor(random() * 4)}`;
@@ -188,6 +207,7 @@ async function runDemo(
   let lastAt = 0;
   while (!failure) {
     const s = await journal.status();
+    if (s.effects.present > 0) presentSeen = true;
     const active = s.runs.pending + s.runs.running + s.runs.failed;
     const line = `${s.outputs}/${o.jobs} outputs recorded, ${s.runs.done} runs done, ${s.effects.applied} effects applied`;
     if (line !== lastLine && s.outputs > 0 && Date.now() - lastAt >= 2000) {
@@ -233,6 +253,9 @@ async function runDemo(
     kills,
     crashPoints,
     presentAfterCrash: drained.effects.present,
+    crashesAfterApply: crashPoints.filter((p) =>
+      p.startsWith(`${FAULT_POINTS.INTERPRETER_AFTER_APPLY}:`),
+    ).length,
     replay: summary,
   };
 }

@@ -12,9 +12,10 @@ import {
 } from "../context.js";
 import { withExistingJournal } from "../ops/existing-journal.js";
 import { nestedConfigOption as configOption } from "../options.js";
+import { clip } from "../render/fit-table.js";
 
-const short = (s: string | null | undefined, n = 80) =>
-  s === null || s === undefined ? "" : s.length > n ? `${s.slice(0, n - 1)}…` : s;
+/** An error or a detail, shortened to about 240 characters (whole with --wide). */
+const short = (s: string | null | undefined) => (s === null || s === undefined ? "" : clip(s, 240));
 
 /** `idem dlq ls`, imported when it runs (its options and help: commands/dlq.ts). */
 export async function runDlqLs(

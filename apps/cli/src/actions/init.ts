@@ -1,5 +1,5 @@
 import { chmodSync, existsSync, writeFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { initialConfig, initWorkspace } from "@idem/core";
 import { openJournalStore } from "@idem/journal";
 import { type Config, isIdemError } from "@idem/schema";
@@ -12,6 +12,7 @@ import {
   loadConfig,
   printJson,
 } from "../context.js";
+import { checkExampleFolder, exampleConfig, writeExampleProject } from "../init/example-project.js";
 
 /**
  * `idem init`, imported when it runs (its options and help: commands/init.ts). With `--journal`
@@ -21,10 +22,14 @@ import {
 export async function runInit(opts: {
   force?: boolean;
   journal?: boolean;
+  example?: boolean;
   json?: boolean;
   config?: string;
 }): Promise<void> {
-  if (opts.journal) return initJournal(opts);
+  if (opts.journal) {
+    if (opts.example) throw new CliError("--example writes a config: drop --journal", EXIT.USAGE);
+    return initJournal(opts);
+  }
   const file = opts.config ? configPath(opts) : resolve(CONFIG_FILE);
   if (existsSync(file) && !opts.force) {
     throw new CliError(
@@ -32,15 +37,30 @@ export async function runInit(opts: {
       EXIT.FAILED,
     );
   }
+  const dir = dirname(file);
+  if (opts.example) checkExampleFolder(dir);
+  const written = opts.example ? exampleConfig(initialConfig()) : initialConfig();
   // It holds api.token: readable by its owner only, also when --force overwrote an older file.
-  writeFileSync(file, `${JSON.stringify(initialConfig(), null, 2)}\n`, { mode: 0o600 });
+  writeFileSync(file, `${JSON.stringify(written, null, 2)}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);
+  if (opts.example) writeExampleProject(dir);
   const config = loadConfig({ config: file });
   await initWorkspace(config);
   // With IDEM_JOURNAL_URL set, the journal's tables are made in that PostgreSQL database.
   const journal = journalLocation(config);
-  if (opts.json) printJson({ config: file, journal });
-  else process.stdout.write(`wrote ${file}\ncreated journal ${journal}\n`);
+  if (opts.json) {
+    printJson({ config: file, journal, ...(opts.example && { example: dir }) });
+    return;
+  }
+  process.stdout.write(
+    opts.example
+      ? `wrote ${file}, agent.mjs, job.json, README.md, repos/notes (a git repository) and outbox/\n` +
+          `created journal ${journal}\n` +
+          "next: idem up, then in a second terminal idem enqueue job.json (README.md walks through it)\n"
+      : `wrote ${file}\ncreated journal ${journal}\n` +
+          'next: add an agent under "agents" (and the repos or roots its effects name) to the config, then idem up;\n' +
+          "      or start from a runnable project: idem init --example, in an empty folder\n",
+  );
 }
 
 /** `idem init --journal`: the journal of the config `loadConfig` finds, made if missing. */

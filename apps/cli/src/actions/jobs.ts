@@ -10,6 +10,7 @@ import {
 } from "@idem/core";
 import { CliError, EXIT, formatTime, loadConfig, printJson, table } from "../context.js";
 import { withExistingJournal } from "../ops/existing-journal.js";
+import { clip, isWide, shortOwner, textLine } from "../render/fit-table.js";
 import { renderPendingRestore } from "../render/print-restore.js";
 import { renderStuckHolders } from "../render/print-stuck.js";
 
@@ -47,27 +48,33 @@ function render(l: JobsListing & { stuck: StuckHolder[]; restore: PendingRestore
   if (l.jobs.length === 0) {
     out += `no job waits for an output (${l.transport === "jetstream" ? "the journal's outbox and claims" : "embedded queue"})\n`;
   } else {
+    // Compact: the lease end or the next try in one column (a job has at most one), the holder
+    // as host:pid:random, the error wrapped; --wide: each in full, in its own column.
+    const head = isWide()
+      ? ["job", "agent", "state", "delivery", "holder", "lease ends", "next try", "last error"]
+      : ["job", "agent", "state", "delivery", "holder", "until", "last error"];
     out += `${table(
-      ["job", "agent", "state", "delivery", "holder", "lease ends", "next try", "last error"],
+      head,
       l.jobs.map((j) => [
         j.jobId,
         j.agent,
         j.state,
         `${j.deliveries}/${j.maxDeliver}`,
-        j.holder ?? "",
-        formatTime(j.leaseUntil),
-        formatTime(j.nextAt),
-        j.lastError === null ? "" : j.lastError.slice(0, 60),
+        shortOwner(j.holder),
+        ...(isWide()
+          ? [formatTime(j.leaseUntil), formatTime(j.nextAt)]
+          : [formatTime(j.leaseUntil ?? j.nextAt)]),
+        j.lastError === null ? "" : clip(j.lastError, 240),
       ]),
     )}\n`;
     const counts = WAITING_JOB_STATES.map((s) => `${l.counts[s]} ${s}`).join(", ");
     out += `${l.jobs.length} job(s)${l.truncated ? " shown (more wait: --limit)" : ""}: ${counts}; read at ${formatTime(l.at)}\n`;
     for (const j of l.jobs) {
-      if (j.state === "leased" || j.state === "expired") out += `  ${j.jobId}: ${j.next}\n`;
+      if (j.state === "leased" || j.state === "expired")
+        out += `${textLine(`  ${j.jobId}: ${j.holder ? j.next.replace(j.holder, shortOwner(j.holder)) : j.next}`, "    ")}\n`;
     }
     if (l.counts.leased + l.counts.expired > 0) {
-      out +=
-        "  a job whose executor died stays leased until its lease ends (docs/agents.md, When an executor dies)\n";
+      out += `${textLine("  a job whose executor died stays leased until its lease ends (docs/agents.md, When an executor dies)", "    ")}\n`;
     }
   }
   if (l.stream) {

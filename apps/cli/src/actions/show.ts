@@ -13,6 +13,7 @@ import type { EventRecord, ReplaySelection, RunRecord } from "@idem/journal";
 import { isIdemError } from "@idem/schema";
 import { formatTime, loadConfigWithKinds, printJson, table } from "../context.js";
 import { withExistingJournal } from "../ops/existing-journal.js";
+import { clip, shortOwner, textLine } from "../render/fit-table.js";
 import { terminalText } from "../render/terminal-text.js";
 
 /**
@@ -57,7 +58,7 @@ export async function runShow(
   // The summary is the agent's text: printed with its control characters escaped.
   const summary = o.output.summary ? `summary: ${terminalText(o.output.summary)}\n` : "";
   process.stdout.write(
-    `job ${o.jobId}  agent ${o.agent}  source ${terminalText(o.source)}  recorded ${formatTime(o.recordedAt)}${data.archived ? "  (archived)" : ""}\n` +
+    `${textLine(`job ${o.jobId}  agent ${o.agent}  source ${terminalText(o.source)}  recorded ${formatTime(o.recordedAt)}${data.archived ? "  (archived)" : ""}`)}\n` +
       `content ${o.contentHash}\n${summary}`,
   );
   process.stdout.write(runsText(data.runs));
@@ -85,7 +86,7 @@ export async function runShow(
         e.generation,
         e.kind,
         e.state,
-        e.detail ? JSON.stringify(e.detail) : "",
+        e.detail ? clip(JSON.stringify(e.detail), 240) : "",
       ]),
     )}\n`,
   );
@@ -113,8 +114,8 @@ function eventsText(events: readonly EventRecord[]): string {
     events.map((e) => [
       formatTime(e.at),
       e.type,
-      e.actor,
-      e.data ? JSON.stringify(e.data).slice(0, 80) : "",
+      shortOwner(e.actor),
+      e.data ? clip(JSON.stringify(e.data), 240) : "",
     ]),
   )}\n`;
 }
@@ -122,15 +123,19 @@ function eventsText(events: readonly EventRecord[]): string {
 /** A job with no output: where it stands in the queue, and what happens next. */
 function pendingText(v: PendingJobView): string {
   const j = v.job;
-  let out = `job ${j.jobId}  agent ${j.agent}  no output recorded yet: ${j.state}\n`;
-  out += j.deliveries === 0 ? "not delivered yet" : `delivery ${j.deliveries} of ${j.maxDeliver}`;
+  let out = `${textLine(`job ${j.jobId}  agent ${j.agent}  no output recorded yet: ${j.state}`)}\n`;
+  let where =
+    j.deliveries === 0 ? "not delivered yet" : `delivery ${j.deliveries} of ${j.maxDeliver}`;
   if (j.holder !== null && (j.state === "leased" || j.state === "expired"))
-    out += `, held by ${j.holder} until ${formatTime(j.leaseUntil)}`;
-  if (j.nextAt !== null) out += `, next try ${formatTime(j.nextAt)}`;
-  out += `\nnext: ${j.next}\ninput (${v.input.bytes} bytes): ${v.input.summary}\n`;
-  if (j.lastError !== null) out += `last error (${j.lastClass ?? "?"}): ${j.lastError}\n`;
+    where += `, held by ${shortOwner(j.holder)} until ${formatTime(j.leaseUntil)}`;
+  if (j.nextAt !== null) where += `, next try ${formatTime(j.nextAt)}`;
+  const next = j.holder ? j.next.replace(j.holder, shortOwner(j.holder)) : j.next;
+  out += `${textLine(where)}\n${textLine(`next: ${next}`)}\n`;
+  out += `${textLine(`input (${v.input.bytes} bytes): ${terminalText(v.input.summary)}`)}\n`;
+  if (j.lastError !== null)
+    out += `${textLine(`last error (${j.lastClass ?? "?"}): ${terminalText(j.lastError)}`)}\n`;
   if (v.deadLetter)
-    out += `dead letter: ${v.deadLetter.class} after ${v.deadLetter.deliveries} deliveries at ${formatTime(v.deadLetter.at)}: ${v.deadLetter.lastError}\n`;
+    out += `${textLine(`dead letter: ${v.deadLetter.class} after ${v.deadLetter.deliveries} deliveries at ${formatTime(v.deadLetter.at)}: ${terminalText(v.deadLetter.lastError)}`)}\n`;
   return out + eventsText(v.events);
 }
 

@@ -2,6 +2,7 @@ import { LEASED_SHOWN, readLeasedJobs, readStatus, readStuckHolders } from "@ide
 import { EFFECT_STATES, RUN_STATES } from "@idem/schema";
 import { formatTime, loadConfig, printJson, table } from "../context.js";
 import { withExistingJournal } from "../ops/existing-journal.js";
+import { shortOwner } from "../render/fit-table.js";
 import { renderStuckHolders } from "../render/print-stuck.js";
 
 /**
@@ -20,8 +21,32 @@ export async function runStatus(opts: { json?: boolean; config?: string }): Prom
     printJson({ ...s, leased, stuck });
     return;
   }
+  // The jobs in `idem jobs`' words: queued (due now) and waiting (for a retry) apart.
   process.stdout.write(
-    `${table(["outputs", "rejections", "dead letters", "jobs queued", "jobs running", "jobs done", "jobs dead"], [[s.outputs, s.rejections, s.deadLetters, s.jobs.queued, s.jobs.running, s.jobs.done, s.jobs.dead]])}\n`,
+    `${table(
+      [
+        "outputs",
+        "rejections",
+        "dead letters",
+        "jobs queued",
+        "jobs waiting",
+        "jobs running",
+        "jobs done",
+        "jobs dead",
+      ],
+      [
+        [
+          s.outputs,
+          s.rejections,
+          s.deadLetters,
+          s.jobs.queued - s.jobsWaiting,
+          s.jobsWaiting,
+          s.jobs.running,
+          s.jobs.done,
+          s.jobs.dead,
+        ],
+      ],
+    )}\n`,
   );
   if (s.rejectedBodies.dropped > 0)
     process.stdout.write(
@@ -35,7 +60,7 @@ export async function runStatus(opts: { json?: boolean; config?: string }): Prom
         leased.map((l) => [
           l.jobId,
           l.agent,
-          l.holder,
+          shortOwner(l.holder),
           `${formatTime(l.leaseUntil)}${l.ended ? " (ended: holder died or stalled; next claim takes it)" : ""}`,
           l.deliveries,
         ]),

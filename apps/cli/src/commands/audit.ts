@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { WIDE_HELP } from "../help-text.js";
 import { lazyAction } from "../lazy-action.js";
 
 export function register(program: Command): void {
@@ -9,5 +10,6 @@ export function register(program: Command): void {
     )
     .option("--since <time>", "from an ISO-8601 time or a duration back (15m, 2h, 7d)")
     .option("--json", "print JSON")
+    .option("--wide", WIDE_HELP)
     .action(lazyAction(async () => (await import("../actions/audit.js")).runAudit));
 }

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { WIDE_HELP } from "../help-text.js";
 import { lazyAction } from "../lazy-action.js";
 
 export function register(program: Command): void {
@@ -14,6 +15,7 @@ export function register(program: Command): void {
       "dead runs (class, attempts, last error), uncertain effects and dead-lettered jobs",
     )
     .option("--json", "print JSON")
+    .option("--wide", WIDE_HELP)
     .option("--config <file>", "config file (default: $IDEM_CONFIG or ./idem.config.json)")
     .action(lazyAction(async () => (await import("../actions/dlq.js")).runDlqLs));
 

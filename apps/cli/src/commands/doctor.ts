@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { WIDE_HELP } from "../help-text.js";
 import { lazyAction } from "../lazy-action.js";
 
 export function register(program: Command): void {
@@ -10,5 +11,6 @@ export function register(program: Command): void {
     .option("--network", "also contact http targets (otherwise they are checked syntactically)")
     .option("--timeout <ms>", "how long one network check may take", (v) => Number.parseInt(v, 10))
     .option("--json", "print JSON")
+    .option("--wide", WIDE_HELP)
     .action(lazyAction(async () => (await import("../actions/doctor.js")).runDoctorCommand));
 }

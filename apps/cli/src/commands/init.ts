@@ -5,7 +5,11 @@ export function register(program: Command): void {
   program
     .command("init")
     .description(
-      "write a default idem.config.json and an empty journal in the current directory; with --journal, create the journal of an existing config",
+      "write a default idem.config.json and an empty journal in the current directory (--example: a runnable project around them); with --journal, create the journal of an existing config",
+    )
+    .option(
+      "--example",
+      "also write a runnable project: a command agent, a git repository it commits to, a job and a README that walks through it",
     )
     .option("--force", "overwrite an existing config")
     .option(

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { WIDE_HELP } from "../help-text.js";
 import { lazyAction } from "../lazy-action.js";
 
 /**
@@ -14,5 +15,6 @@ export function register(program: Command): void {
     .option("--agent <agent>", "only this agent's jobs")
     .option("--limit <n>", "at most n jobs (default 100)")
     .option("--json", "print JSON")
+    .option("--wide", WIDE_HELP)
     .action(lazyAction(async () => (await import("../actions/jobs.js")).runJobs));
 }

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { WIDE_HELP } from "../help-text.js";
 import { lazyAction } from "../lazy-action.js";
 
 const CONFIG_HELP =
@@ -15,6 +16,7 @@ export function register(program: Command): void {
       "lists the effect kinds this config can use, idem's own and the config's (kinds.<name>): guarantee, aliases, probe and scan",
     )
     .option("--json", "print JSON, with each kind's JSON Schema")
+    .option("--wide", WIDE_HELP)
     .option("--config <file>", CONFIG_HELP)
     .action(lazyAction(async () => (await import("../actions/kinds.js")).runKinds));
 
@@ -32,6 +34,7 @@ export function register(program: Command): void {
     .option("--kind <name>", "the kind to drill when the module exports several")
     .option("--keep", "keep the drill's workspace (its config and journal) and print where")
     .option("--json", "print the report as JSON")
+    .option("--wide", WIDE_HELP)
     .option("--config <file>", CONFIG_HELP)
     .action(lazyAction(async () => (await import("../actions/kinds.js")).runKindsTest));
 }

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { WIDE_HELP } from "../help-text.js";
 import { lazyAction } from "../lazy-action.js";
 
 export function register(program: Command): void {
@@ -26,5 +27,6 @@ export function register(program: Command): void {
     .option("--reason <text>", "why (required unless --dry-run; recorded with the new generations)")
     .option("--actor <name>", "who replays (default $IDEM_ACTOR or $USER)")
     .option("--json", "print JSON")
+    .option("--wide", WIDE_HELP)
     .action(lazyAction(async () => (await import("../actions/replay.js")).runReplay));
 }

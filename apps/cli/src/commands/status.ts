@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { WIDE_HELP } from "../help-text.js";
 import { lazyAction } from "../lazy-action.js";
 
 export function register(program: Command): void {
@@ -8,5 +9,6 @@ export function register(program: Command): void {
       "counts of outputs, latest runs by state, effects by state, rejections and dead letters",
     )
     .option("--json", "print JSON")
+    .option("--wide", WIDE_HELP)
     .action(lazyAction(async () => (await import("../actions/status.js")).runStatus));
 }

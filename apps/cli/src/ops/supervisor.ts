@@ -68,8 +68,15 @@ export interface SupervisorOptions {
   /** First restart delay; doubles per quick death up to `maxBackoffMs`. */
   backoffMs?: number;
   maxBackoffMs?: number;
-  /** A process that ran this long before dying restarts at the first delay again. */
+  /**
+   * A process that ran this long before dying was healthy: it restarts at the first delay again,
+   * its backoff reset (default 10 s; a process that cannot start dies within a few).
+   */
   healthyAfterMs?: number;
+  /** Starts one process (default `spawnIdem`); a test's own. */
+  spawn?: (name: string, args: readonly string[]) => IdemChild;
+  /** The clock a run's length is measured with (default `Date.now`). */
+  now?: () => number;
   /**
    * How long a stopped process gets between SIGTERM and SIGKILL: a last resort, longer than the
    * executor's own stop grace (it kills its agents and gives their jobs back itself).
@@ -79,7 +86,8 @@ export interface SupervisorOptions {
 
 /**
  * Keeps each process running: one that exits is restarted after a backoff (500 ms, doubling to
- * 30 s; back to 500 ms once it has run for a minute). `stop()` sends SIGTERM to all, waits for
+ * 30 s while it keeps dying soon after its start; back to 500 ms after a run of 10 s or more, as
+ * pm2 resets its backoff after a run that lasted). `stop()` sends SIGTERM to all, waits for
  * them (SIGKILL after the grace period) and resolves when every one has exited.
  */
 export function supervise(options: SupervisorOptions): {
@@ -89,7 +97,12 @@ export function supervise(options: SupervisorOptions): {
 } {
   const backoff = options.backoffMs ?? 500;
   const maxBackoff = options.maxBackoffMs ?? 30_000;
-  const healthyAfter = options.healthyAfterMs ?? 60_000;
+  const healthyAfter = options.healthyAfterMs ?? 10_000;
+  const now = options.now ?? Date.now;
+  const start =
+    options.spawn ??
+    ((name: string, args: readonly string[]) =>
+      spawnIdem(name, args, { config: options.config, onLine: options.onLine }));
   const grace = options.stopGraceMs ?? 15_000;
   let stopping = false;
   const current = new Map<string, IdemChild>();
@@ -102,8 +115,8 @@ export function supervise(options: SupervisorOptions): {
       (async () => {
         const delays = createBackoff({ initialMs: backoff, maxMs: maxBackoff });
         while (!stopping) {
-          const started = Date.now();
-          const c = spawnIdem(p.name, p.args, { config: options.config, onLine: options.onLine });
+          const started = now();
+          const c = start(p.name, p.args);
           current.set(p.name, c);
           options.onEvent(`${p.name} started (pid ${c.child.pid})`);
           const { code, signal } = await c.exited;
@@ -117,7 +130,7 @@ export function supervise(options: SupervisorOptions): {
             options.onFatal?.(p.name, code);
             return;
           }
-          if (Date.now() - started >= healthyAfter) delays.reset();
+          if (now() - started >= healthyAfter) delays.reset();
           const delay = delays.next();
           options.onEvent(
             `${p.name} exited (${signal ?? `code ${code}`}); restarting in ${delay} ms`,

@@ -1,5 +1,6 @@
 import type { KindDrillReport, KindListing } from "@idem/core";
 import { color, table } from "../context.js";
+import { textLine } from "./fit-table.js";
 import { styled, terminalText } from "./terminal-text.js";
 
 /** `idem kinds` for people: one row per kind, then what each does. */
@@ -16,11 +17,13 @@ export function printKinds(listing: KindListing): string {
     ]),
   )}\n`;
   for (const k of listing.kinds) {
-    out += `${color.bold(terminalText(k.name))}: ${terminalText(k.description)}`;
+    let about = terminalText(k.description);
     if (k.faultPoints.length > 0)
-      out += ` Fault points: ${terminalText(k.faultPoints.join(", "))}.`;
-    if (!k.samples) out += " No samples: idem kinds test cannot drill it.";
-    out += "\n";
+      about += ` Fault points: ${terminalText(k.faultPoints.join(", "))}.`;
+    if (!k.samples) about += " No samples: idem kinds test cannot drill it.";
+    // Wrapped before the name is coloured: the colour's codes take no width.
+    const name = terminalText(k.name);
+    out += `${textLine(`${name}: ${about}`).replace(name, color.bold(name))}\n`;
   }
   for (const u of listing.unavailable) {
     out += `${color.dim(`${u.name}: not available, needs the config's ${u.section} section (docs/kinds/${u.section}.md)`)}\n`;

@@ -15,14 +15,20 @@ function actionCell(a: PlanEntry["action"] | "keep"): StyledCell {
   return styled(color.red, a);
 }
 
-/** The plan for people: every row when short, otherwise everything that is not a skip. */
+/**
+ * The plan for people, leading with what will change: every row when short (the skips and keeps
+ * last), otherwise everything that is not a skip.
+ */
 export function printPlan(p: ReplayPlan, dryRun: boolean): string {
   let out = "";
   const all: { key: string; kind: string; action: PlanEntry["action"] | "keep"; reason: string }[] =
     p.plan.length + p.kept.length <= FULL_TABLE_ROWS
       ? [...p.plan, ...p.kept.map((k) => ({ ...k, action: "keep" as const }))]
       : p.plan.filter((e) => e.action !== "skip");
-  const shown = all.slice(0, MAX_TABLE_ROWS);
+  // What will change leads; the skips and keeps come after it.
+  const quiet = (a: PlanEntry["action"] | "keep") => a === "skip" || a === "keep";
+  const ordered = [...all.filter((e) => !quiet(e.action)), ...all.filter((e) => quiet(e.action))];
+  const shown = ordered.slice(0, MAX_TABLE_ROWS);
   if (shown.length > 0) {
     out += `${table(
       ["key", "kind", "action", "reason"],

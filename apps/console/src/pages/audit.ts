@@ -7,6 +7,8 @@ import { type Html, table, time } from "../format.js";
 /** What the console remembers of the last audit it ran, for the overview's alerts. */
 export interface AuditMemory {
   at: number;
+  /** Who ran it: a person on the audit page, or the background audit (`console.auditIntervalMs`). */
+  by: "page" | "background";
   since: number | null;
   clean: boolean;
   /** The jobs whose effects drifted (the ledger says applied or present; the target lacks them). */
@@ -15,13 +17,20 @@ export interface AuditMemory {
   duplicates: number;
 }
 
-/** Per console (its journal handle): the last audit run from its audit page, in memory only. */
+/** Per console (its journal handle): the last audit it ran (page or background), in memory only. */
 const memory = new WeakMap<JournalStore, AuditMemory>();
 
-/** Notes an audit the audit page ran, for the overview. */
-export function rememberAudit(journal: JournalStore, r: AuditReport, clean: boolean, at: number) {
+/** Notes an audit the audit page or the background audit ran, for the overview. */
+export function rememberAudit(
+  journal: JournalStore,
+  r: AuditReport,
+  clean: boolean,
+  at: number,
+  by: AuditMemory["by"] = "page",
+) {
   memory.set(journal, {
     at,
+    by,
     since: r.since,
     clean,
     driftJobs: driftJobs(r),

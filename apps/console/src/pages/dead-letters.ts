@@ -1,6 +1,16 @@
 import type { DeadLetterListing, DeadRun } from "@idem/core";
 import { html } from "hono/html";
-import { badge, detail, flash, type Html, jobLink, short, table, time } from "../format.js";
+import {
+  badge,
+  detail,
+  flash,
+  type Html,
+  jobHref,
+  jobLink,
+  short,
+  table,
+  time,
+} from "../format.js";
 
 /** What the action forms need: the CSRF token and who acts by default; null when read-only. */
 export interface ActionForms {
@@ -14,10 +24,17 @@ const hidden = (f: ActionForms, jobId: string): Html =>
 const actorField = (f: ActionForms): Html =>
   html`<label>Actor <input name="actor" value="${f.actor}" required maxlength="200"></label>`;
 
-function retryForm(f: ActionForms, jobId: string, what: string): Html {
+function retryForm(f: ActionForms, jobId: string, what: string, secondary = false): Html {
   return html`<form class="action" method="post" action="/dead-letters/retry" data-action="retry">
-${hidden(f, jobId)}${actorField(f)}<button type="submit">Retry ${what}</button></form>`;
+${hidden(f, jobId)}${actorField(f)}<button type="submit"${secondary ? html` class="secondary"` : ""}>Retry ${what}</button></form>`;
 }
+
+/**
+ * Failures a retry alone does the same again: the target moved (`conflict`), the output cannot
+ * be applied as it is (`validation`, `logic`), or a person must say what happened (`uncertain`).
+ * For those the page leads with what to look at and the decision; Retry comes after, plain.
+ */
+const RETRY_REPEATS = new Set(["conflict", "validation", "logic", "uncertain"]);
 
 function resolveForm(f: ActionForms, run: DeadRun): Html {
   const id = `r-${run.jobId}`;
@@ -45,7 +62,13 @@ ${table(
   ),
   "No open effect: a retry makes a new generation.",
 )}
-${forms ? html`${retryForm(forms, run.jobId, "(new generation)")}${run.effects.length > 0 ? resolveForm(forms, run) : ""}` : ""}
+${
+  !forms
+    ? ""
+    : RETRY_REPEATS.has(run.class ?? "")
+      ? html`<p data-testid="retry-repeats">A ${run.class} is not cured by trying again: look at the target first (<a href="${jobHref(run.jobId)}">the output and its effects</a>, <a href="/replay?jobs=${encodeURIComponent(run.jobId)}">a dry run</a> probes them now). Then resolve the open effect, or retry once the target is fixed.</p>${run.effects.length > 0 ? resolveForm(forms, run) : ""}${retryForm(forms, run.jobId, "(new generation)", true)}`
+      : html`${retryForm(forms, run.jobId, "(new generation)")}${run.effects.length > 0 ? resolveForm(forms, run) : ""}`
+}
 </article>`;
 }
 

@@ -5,7 +5,9 @@ import {
   badgeTag,
   detailHtml,
   escapeHtml as e,
+  eventDataHtml,
   type Html,
+  ownerHtml,
   shortHtml,
   tableHtml,
   timeTag,
@@ -62,9 +64,7 @@ export function outputBody(v: JobView, canAct: boolean): Html {
       : `<ol class="timeline" data-testid="timeline">${v.events
           .map(
             (x) =>
-              `<li data-type="${e(x.type)}">${timeTag(x.at)} <b>${e(x.type)}</b> by ${e(x.actor)}${
-                x.data ? ` <code>${e(JSON.stringify(x.data).slice(0, 160))}</code>` : ""
-              }</li>`,
+              `<li data-type="${e(x.type)}">${timeTag(x.at)} <span class="ev">${e(x.type)}</span> <span class="by">by ${ownerHtml(x.actor)}</span> ${eventDataHtml(x.data)}</li>`,
           )
           .join("")}</ol>`;
   const rejections =

@@ -18,7 +18,10 @@ export function outputsBody(q: OutputsQuery, _filter: OutputsFilter, p: OutputsP
   if (q.state) next.set("state", q.state);
   if (q.since) next.set("since", q.since);
   next.set("limit", String(q.limit));
+  if (p.nextBeforeSeq !== undefined) next.set("before", String(p.nextBeforeSeq));
   if (p.nextAfterSeq !== undefined) next.set("after", String(p.nextAfterSeq));
+  const more = p.nextBeforeSeq ?? p.nextAfterSeq;
+  const newest = !("nextAfterSeq" in p);
   return html`<h1>Outputs</h1>
 <form class="filters" method="get" action="/outputs" role="search">
 <label>Agent <input name="agent" value="${q.agent}" placeholder="any"></label>
@@ -30,7 +33,7 @@ export function outputsBody(q: OutputsQuery, _filter: OutputsFilter, p: OutputsP
 <button type="submit">Filter</button> <a href="/outputs">clear</a>
 </form>
 ${table(
-  "Outputs in recording order",
+  newest ? "Outputs, newest first" : "Outputs in recording order",
   ["job", "agent", "effects", "gen", "state", "recorded", "summary"],
   p.rows.map(
     (r) =>
@@ -38,5 +41,5 @@ ${table(
   ),
   "No output matches.",
 )}
-${p.nextAfterSeq !== undefined ? html`<p><a rel="next" href="/outputs?${next.toString()}">Next page →</a></p>` : html`<p class="empty">End of the list.</p>`}`;
+${more !== undefined ? html`<p><a rel="next" href="/outputs?${next.toString()}">${newest ? "Older" : "Next page"} →</a></p>` : html`<p class="empty">End of the list.</p>`}`;
 }

@@ -1,7 +1,8 @@
-import { describeFilter, type ReplayPlan } from "@idem/core";
+import { changingJobIds, describeFilter, type ReplayPlan } from "@idem/core";
 import { EFFECT_STATES, RUN_STATES } from "@idem/schema";
 import { html } from "hono/html";
 import { badge, flash, type Html, jobLink, table } from "../format.js";
+import type { IdleInterpreters } from "../interpreter-watch.js";
 import type { ReplayProgress } from "../views/replay-progress.js";
 
 /** The replay form's fields as typed (strings, so they can be shown again and carried on). */
@@ -81,17 +82,31 @@ function hiddenSelection(q: ReplayQuery): Html {
   )}`;
 }
 
-/** The plan of `idem replay --dry-run`: summary, busy outputs, every effect's action and reason. */
-function planView(plan: ReplayPlan): Html {
+/** One plan row: key, job, generation, kind, action and reason. */
+const planRow = (e: ReplayPlan["plan"][number]): Html =>
+  html`<tr data-key="${e.key}" data-action="${e.action}"><td><code>${e.key}</code></td><td>${jobLink(e.jobId)}</td><td class="n">${e.generation}</td><td>${e.kind}</td><td>${badge(e.action)}</td><td>${e.reason}</td></tr>`;
+
+/**
+ * The plan of `idem replay --dry-run`, leading with what will change (the effects to apply, and
+ * the conflicts and uncertain ones a person must look at) and the outputs that get a generation;
+ * the effects found at their target (skip) come last, folded.
+ */
+function planView(plan: ReplayPlan, changing: readonly string[]): Html {
   const s = plan.summary;
-  const rows = plan.plan.slice(0, MAX_ROWS);
+  const changes = plan.plan.filter((e) => e.action !== "skip");
+  const skips = plan.plan.filter((e) => e.action === "skip");
+  const unchanged = plan.jobIds.length - changing.length;
+  const head = ["key", "job", "gen", "kind", "action", "reason"];
   return html`<section data-testid="plan"><h2>Plan (dry run: nothing changed)</h2>
-<div class="cards" data-testid="summary">${(
-    ["apply", "skip", "conflict", "uncertain"] as const
-  ).map(
+<div class="cards" data-testid="summary">${(["apply", "conflict", "uncertain"] as const).map(
     (a) =>
       html`<div class="card"><div class="v" data-k="summary.${a}">${s[a]}</div><div class="k">${badge(a)}</div></div>`,
-  )}<div class="card"><div class="v" data-k="outputs">${plan.jobIds.length}</div><div class="k">new generation(s)</div></div></div>
+  )}<div class="card"><div class="v" data-k="outputs">${changing.length}</div><div class="k">new generation(s)</div></div><div class="card quiet"><div class="v" data-k="summary.skip">${s.skip}</div><div class="k">${badge("skip")} already at the target</div></div></div>
+<p data-testid="changes">${
+    changing.length === 0
+      ? html`<b>Nothing would change</b>: every selected effect is already at its target.`
+      : html`<b>${changes.length} effect(s) would change</b>, in ${changing.length} output(s).`
+  }${unchanged > 0 ? html` ${unchanged} selected output(s) whose every effect is at its target get no new generation.` : ""}</p>
 ${
   plan.busy.length > 0
     ? html`<p>${plan.busy.length} selected output(s) still being interpreted are left alone: ${plan.busy.slice(0, 20).map((j) => html`${jobLink(j)} `)}</p>`
@@ -112,18 +127,25 @@ ${
       }.</p>`
     : ""
 }
-${table(
-  `Effects (${plan.plan.length})`,
-  ["key", "job", "gen", "kind", "action", "reason"],
-  rows.map(
-    (e) =>
-      html`<tr data-key="${e.key}" data-action="${e.action}"><td><code>${e.key}</code></td><td>${jobLink(e.jobId)}</td><td class="n">${e.generation}</td><td>${e.kind}</td><td>${badge(e.action)}</td><td>${e.reason}</td></tr>`,
-  ),
-  "The selection holds no effect.",
-)}
+${
+  changes.length > 0
+    ? table(`What will change (${changes.length})`, head, changes.slice(0, MAX_ROWS).map(planRow))
+    : ""
+}
+${
+  skips.length > 0
+    ? html`<details data-testid="skips"><summary>${skips.length} effect(s) already at their target: skipped</summary>${table(
+        `Already at their target (${skips.length})`,
+        head,
+        skips.slice(0, MAX_ROWS).map(planRow),
+      )}</details>`
+    : plan.plan.length === 0
+      ? html`<p class="empty">The selection holds no effect.</p>`
+      : ""
+}
 ${
   plan.kept.length > 0
-    ? table(
+    ? html`<details><summary>${plan.kept.length} effect(s) outside the filter, kept as they were</summary>${table(
         `Kept as they were (${plan.kept.length})`,
         ["key", "job", "kind", "state", "reason"],
         plan.kept
@@ -132,10 +154,10 @@ ${
             (k) =>
               html`<tr data-kept="${k.key}"><td><code>${k.key}</code></td><td>${jobLink(k.jobId)}</td><td>${k.kind}</td><td>${badge(k.state)}</td><td>${k.reason}</td></tr>`,
           ),
-      )
+      )}</details>`
     : ""
 }
-${plan.plan.length > MAX_ROWS ? html`<p>${plan.plan.length - MAX_ROWS} more row(s) not shown; add <code>format=json</code> to this page's URL for every one.</p>` : ""}
+${changes.length > MAX_ROWS || skips.length > MAX_ROWS ? html`<p>More rows than shown; add <code>format=json</code> to this page's URL for every one.</p>` : ""}
 </section>`;
 }
 
@@ -148,19 +170,20 @@ export function replayBody(options: {
   flash: { done?: string; error?: string };
 }): Html {
   const { query: q, plan, forms } = options;
+  const changing = plan ? changingJobIds(plan) : [];
   return html`<h1>Replay</h1>
 ${flash(options.flash)}
 <p>Choose the outputs; the plan below is exactly what <code>idem replay --dry-run</code> computes: each effect probed at its target, nothing changed.</p>
 ${selectionForm(q, options.choices)}
-${plan ? planView(plan) : ""}
+${plan ? planView(plan, changing) : ""}
 ${
-  plan && forms && plan.jobIds.length > 0
+  plan && forms && changing.length > 0
     ? html`<form class="action" method="post" action="/replay" data-testid="confirm">
 <input type="hidden" name="csrf" value="${forms.csrf}">${hiddenSelection(q)}
 <label>Reason (required, recorded) <input name="reason" required maxlength="2000" size="40"></label>
 <label>Actor <input name="actor" value="${forms.actor}" required maxlength="200"></label>
-<button type="submit" class="danger">Create ${plan.jobIds.length} new generation(s)</button>
-</form><p class="empty">The plan is computed again when you confirm; the generations then wait for an interpreter (idem up, idem interpreter).</p>`
+<button type="submit" class="danger">Create ${changing.length} new generation(s)</button>
+</form><p class="empty">The plan is computed again when you confirm, and only the outputs it finds changing get a generation; they then wait for an interpreter (idem up, idem interpreter).</p>`
     : ""
 }
 ${plan && !forms ? html`<p class="ro">Read-only console: replay with idem replay.</p>` : ""}`;
@@ -170,9 +193,15 @@ ${plan && !forms ? html`<p class="ro">Read-only console: replay with idem replay
 export function progressBody(
   p: ReplayProgress,
   meta: { actor: string; reason: string; at: number },
+  idle: IdleInterpreters | null,
 ): Html {
   return html`<h1>Replay progress</h1>
 <p>${p.total} generation(s) created by <b>${meta.actor}</b>: “${meta.reason}”.</p>
+${
+  idle
+    ? html`<p class="flash err" role="alert" data-testid="no-interpreter">${idle.pending} run(s) have waited ${Math.round(idle.waitedMs / 1000)} s and no interpreter takes them: is one running? Start one with <code>idem interpreter</code> (or <code>idem up</code>) for this journal.</p>`
+    : ""
+}
 <p data-testid="progress" data-remaining="${p.remaining}">${
     p.remaining === 0
       ? html`<b>Interpreted</b>: ${p.states.done} done, ${p.states.dead} dead; effects ${p.effects.applied} applied, ${p.effects.present} found present, ${p.effects.skipped} skipped, ${p.effects.failed + p.effects.uncertain} failed or uncertain.`

@@ -1,4 +1,4 @@
-import type { JournalStore, ReplaySelection } from "@idem/journal";
+import type { JournalStore, OutputsPage as PageOf, ReplaySelection } from "@idem/journal";
 import type { RunState } from "@idem/schema";
 
 /** One row of the console's outputs list: an output with its latest run. */
@@ -17,7 +17,10 @@ export interface OutputRow {
 /** A page of outputs and the cursor of the next one (undefined on the last page). */
 export interface OutputsPage {
   rows: OutputRow[];
-  nextAfterSeq: number | undefined;
+  /** Newest first: the next page is `before` this seq. */
+  nextBeforeSeq?: number | undefined;
+  /** Oldest first (`after`): the next page is after this seq. */
+  nextAfterSeq?: number | undefined;
 }
 
 /** What the outputs list filters on. */
@@ -28,15 +31,15 @@ export interface OutputsFilter {
 }
 
 /**
- * One page of outputs in recording order, after seq `afterSeq`, filtered by agent, the latest
- * run's state and a recording time (the journal's `outputs.page`), with each one's latest run
- * (`runs.latestOf`). Reads `limit + 1` outputs to know whether a next page exists; never more.
- * Read-only; journal errors propagate.
+ * One page of outputs, newest first before seq `beforeSeq` (or in recording order after
+ * `afterSeq`), filtered by agent, the latest run's state and a recording time (the journal's
+ * `outputs.page`), with each one's latest run (`runs.latestOf`). Reads `limit + 1` outputs to
+ * know whether a next page exists; never more. Read-only; journal errors propagate.
  */
 export async function listOutputsPage(
   journal: JournalStore,
   filter: OutputsFilter,
-  page: { afterSeq: number; limit: number },
+  page: PageOf,
 ): Promise<OutputsPage> {
   const selection: ReplaySelection = {
     ...(filter.agent !== undefined && { agent: filter.agent }),
@@ -45,10 +48,7 @@ export async function listOutputsPage(
   };
   if (Object.keys(selection).length === 0) selection.all = true;
   const limit = Math.max(1, Math.floor(page.limit));
-  const outputs = await journal.outputs.page(selection, {
-    afterSeq: page.afterSeq,
-    limit: limit + 1,
-  });
+  const outputs = await journal.outputs.page(selection, { ...page, limit: limit + 1 });
   const shown = outputs.slice(0, limit);
   const latest = await journal.runs.latestOf(shown.map((o) => o.jobId));
   const rows = shown.map((o) => {
@@ -66,5 +66,6 @@ export async function listOutputsPage(
     };
   });
   const last = shown[shown.length - 1];
-  return { rows, nextAfterSeq: outputs.length > limit && last ? last.seq : undefined };
+  const next = outputs.length > limit && last ? last.seq : undefined;
+  return "beforeSeq" in page ? { rows, nextBeforeSeq: next } : { rows, nextAfterSeq: next };
 }

@@ -75,7 +75,7 @@ export async function readOverview(
     alerts.push({
       kind: "dead-letters",
       count: lastHour.length,
-      message: `${lastHour.length} dead letters in the last hour, over the threshold of ${perHour} (alerts.deadLettersPerHour)`,
+      message: `${lastHour.length} jobs dead-lettered in the last hour, over the threshold of ${perHour} (alerts.deadLettersPerHour)`,
     });
   }
   if (status.effects.uncertain > 0) {
@@ -89,7 +89,7 @@ export async function readOverview(
     alerts.push({
       kind: "dead-runs",
       count: status.runs.dead,
-      message: `${status.runs.dead} dead run(s): retry or resolve them`,
+      message: `${status.runs.dead} dead run(s) in the dead letters: retry or resolve them`,
     });
   }
   return {

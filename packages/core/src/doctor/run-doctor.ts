@@ -60,7 +60,7 @@ export async function runDoctor(
       "warning",
       "agents",
       "no agents configured: idem up and idem executor run no agent here; they serve the submit API for agents elsewhere (HTTP POST /v1/outputs, or NATS) and the interpreter applies what is submitted",
-      "to run agents here, configure agents.<name> with its command (docs/agents.md, A command agent)",
+      'to run agents here, configure agents.<name> with its command, as the project of idem init --example does (its README and agent.mjs; "A command agent" in docs/agents.md of idem\'s repository)',
     );
   }
   for (const [name, agent] of Object.entries(config.agents)) {

@@ -1,3 +1,4 @@
+export { changingJobIds } from "./changing-outputs.js";
 export { createReplayRuns } from "./create-replay-runs.js";
 export type { EffectFilter, ReplayLineage } from "./effect-filter.js";
 export {

@@ -62,6 +62,11 @@ export type RecordResult =
   | { status: "duplicate"; jobId: string; seq: number; contentHash: string }
   | { status: "conflict"; jobId: string; contentHash: string; existingHash: string };
 
+/** Where a page of outputs starts and which way it reads (see `JournalOutputs.page`). */
+export type OutputsPage =
+  | { afterSeq: number; limit: number }
+  | { beforeSeq: number; limit: number };
+
 /** How an output is recorded: its source, the ordering targets of its effects, the actor. */
 export interface RecordOptions {
   source: OutputSource;
@@ -139,15 +144,13 @@ export interface JournalOutputs {
    */
   select(selection: ReplaySelection): Promise<OutputRecord[]>;
   /**
-   * One page of `select(selection)`: the matching outputs recorded after seq `afterSeq`, at most
-   * `limit` of them, in recording order (fewer only at the end: damaged rows are skipped, not
-   * counted). Pages read one after another see outputs recorded in between, as a later `select`
+   * One page of `select(selection)`, at most `limit` outputs (fewer only at the end: damaged rows
+   * are skipped, not counted): with `afterSeq`, those recorded after that seq, in recording order;
+   * with `beforeSeq`, those recorded before it, newest first (`Number.MAX_SAFE_INTEGER`: the
+   * newest). Pages read one after another see outputs recorded in between, as a later `select`
    * would.
    */
-  page(
-    selection: ReplaySelection,
-    page: { afterSeq: number; limit: number },
-  ): Promise<OutputRecord[]>;
+  page(selection: ReplaySelection, page: OutputsPage): Promise<OutputRecord[]>;
   /** The refused conflicting submissions, of one job or all, oldest first. */
   rejections(jobId?: string): Promise<RejectionRecord[]>;
   /** Every damaged output row (see DamagedOutput), in recording order: one pass over the table. */

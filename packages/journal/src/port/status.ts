@@ -16,4 +16,9 @@ export interface JournalStatus {
   runs: Record<RunState, number>;
   effects: Record<EffectState, number>;
   jobs: Record<JobState, number>;
+  /**
+   * Of the queued jobs, those waiting for a retry after a failed delivery (due later): `idem jobs`
+   * calls them `waiting`, and the rest of `jobs.queued` (due now) `queued`.
+   */
+  jobsWaiting: number;
 }

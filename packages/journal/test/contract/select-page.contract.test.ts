@@ -65,6 +65,16 @@ describe.each(STORES.map((make) => [make().name, make] as const))(
               afterSeq = page[page.length - 1]?.seq ?? afterSeq;
             }
             expect(paged).toEqual(all);
+            // Newest first: the same outputs, the other way round.
+            const back = [];
+            for (let beforeSeq = Number.MAX_SAFE_INTEGER; ; ) {
+              const page = await t.journal.outputs.page(selection, { beforeSeq, limit });
+              expect(page.length).toBeLessThanOrEqual(limit);
+              back.push(...page);
+              if (page.length < limit) break;
+              beforeSeq = page[page.length - 1]?.seq ?? beforeSeq;
+            }
+            expect(back).toEqual([...all].reverse());
           }
         }
         expect((await t.journal.outputs.select({ agent: "reviewer" })).map((o) => o.jobId)).toEqual(
@@ -96,6 +106,11 @@ describe.each(STORES.map((make) => [make().name, make] as const))(
           afterSeq = page[page.length - 1]?.seq ?? afterSeq;
         }
         expect(paged.map((o) => o.jobId)).toEqual(expected);
+        const newest = await t.journal.outputs.page(
+          { jobIds: ids },
+          { beforeSeq: Number.MAX_SAFE_INTEGER, limit: 7 },
+        );
+        expect(newest.map((o) => o.jobId)).toEqual([...expected].reverse().slice(0, 7));
         for (let i = 0; i < 30; i++) {
           const claim = await t.journal.runs.claim(CLAIM);
           if (!claim) throw new Error("no claim");

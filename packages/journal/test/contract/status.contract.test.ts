@@ -11,7 +11,8 @@ const EXPECTED: JournalStatus = {
   deadLetters: 1,
   runs: { pending: 2, running: 0, failed: 0, done: 0, dead: 0 },
   effects: { intended: 0, applied: 0, present: 0, failed: 0, uncertain: 0, skipped: 0 },
-  jobs: { queued: 1, running: 1, done: 1, dead: 1 },
+  jobs: { queued: 2, running: 1, done: 1, dead: 1 },
+  jobsWaiting: 1,
 };
 
 /** One sequence of operations: enqueues, a claim, a record, a conflict, a dead letter. */
@@ -33,6 +34,18 @@ async function operate(j: QueueStore): Promise<void> {
     { source: "cli", targets: [] },
   );
   await j.deadLetters.add("s-3", { class: "logic", error: "bad", deliveries: 1 });
+  // A failed delivery: queued again, waiting for its retry an hour from now.
+  await j.jobs.enqueue({ jobId: "s-5", agent: "writer", input: { id: "s-5" } });
+  const claimed = await j.jobs.claim(
+    { jobId: "s-5", agent: "writer", input: { id: "s-5" } },
+    { owner: "e", leaseMs: 600_000 },
+  );
+  if (claimed.status !== "acquired") throw new Error(`s-5: ${claimed.status}`);
+  await j.jobs.fail(claimed.lease, {
+    class: "transient",
+    error: "x",
+    nextAt: Date.now() + 3_600_000,
+  });
 }
 
 describe.each(STORES.map((make) => [make().name, make] as const))(
@@ -58,6 +71,7 @@ describe.each(STORES.map((make) => [make().name, make] as const))(
         deadLetters: 0,
         runs: { ...EXPECTED.runs, pending: 0 },
         jobs: { queued: 0, running: 0, done: 0, dead: 0 },
+        jobsWaiting: 0,
       });
     });
 

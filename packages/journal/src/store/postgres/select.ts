@@ -1,5 +1,5 @@
 import { isDamaged, readOutput } from "../../domain/output-damage.js";
-import type { OutputRecord, ReplaySelection } from "../../port/outputs.js";
+import type { OutputRecord, OutputsPage, ReplaySelection } from "../../port/outputs.js";
 import type { PostgresConnection } from "./connection.js";
 import type { OutputRow } from "./rows.js";
 import { type Condition, where } from "./where.js";
@@ -13,7 +13,7 @@ import { type Condition, where } from "./where.js";
 export async function selectOutputs(
   c: PostgresConnection,
   selection: ReplaySelection,
-  page?: { afterSeq: number; limit: number },
+  page?: OutputsPage,
 ): Promise<OutputRecord[]> {
   if (selection.jobIds !== undefined && selection.jobIds.length === 0) return [];
   const conditions: Condition[] = [
@@ -27,12 +27,17 @@ export async function selectOutputs(
   ];
   if (!selection.all && !conditions.some(Boolean)) return [];
   if (page !== undefined && page.limit <= 0) return [];
+  // A page reads on from a seq, in recording order, or back from one, newest first.
+  const newest = page !== undefined && "beforeSeq" in page;
   const out: OutputRecord[] = [];
-  for (let afterSeq = page?.afterSeq ?? 0; ; ) {
+  let cursor = page === undefined ? 0 : "beforeSeq" in page ? page.beforeSeq : page.afterSeq;
+  for (;;) {
     const asked = page ? Math.floor(page.limit) - out.length : 0;
-    const w = where(page ? [...conditions, ["o.seq > ?", afterSeq]] : conditions);
+    const w = where(
+      page ? [...conditions, [newest ? "o.seq < ?" : "o.seq > ?", cursor]] : conditions,
+    );
     const rows = await c.query<OutputRow>(
-      `SELECT o.* FROM outputs o ${w.sql} ORDER BY o.seq ${page ? `LIMIT ${asked}` : ""}`,
+      `SELECT o.* FROM outputs o ${w.sql} ORDER BY o.seq${newest ? " DESC" : ""} ${page ? `LIMIT ${asked}` : ""}`,
       w.args,
     );
     for (const row of rows) {
@@ -42,6 +47,6 @@ export async function selectOutputs(
     // A page left short by damaged rows reads on past them.
     const last = rows.at(-1);
     if (!page || !last || out.length >= page.limit || rows.length < asked) return out;
-    afterSeq = last.seq;
+    cursor = last.seq;
   }
 }

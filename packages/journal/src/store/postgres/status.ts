@@ -33,24 +33,32 @@ async function byState<S extends string>(
  */
 export async function readStatus(c: PostgresConnection): Promise<JournalStatus> {
   const count = async (sql: string) => (await c.query<{ n: number }>(sql))[0]?.n ?? 0;
-  const [outputs, rejections, dropped, deadLetters, runs, effects, jobs] = await Promise.all([
-    count("SELECT count(*)::int AS n FROM outputs"),
-    count("SELECT count(*)::int AS n FROM rejections"),
-    count("SELECT count(*)::int AS n FROM rejections WHERE body = ''"),
-    count("SELECT count(*)::int AS n FROM dead_letters WHERE resolved_at IS NULL"),
-    byState<RunState>(
-      c,
-      RUN_STATES,
-      `SELECT r.state, count(*)::int AS n FROM runs r
+  const [outputs, rejections, dropped, deadLetters, runs, effects, jobs, jobsWaiting] =
+    await Promise.all([
+      count("SELECT count(*)::int AS n FROM outputs"),
+      count("SELECT count(*)::int AS n FROM rejections"),
+      count("SELECT count(*)::int AS n FROM rejections WHERE body = ''"),
+      count("SELECT count(*)::int AS n FROM dead_letters WHERE resolved_at IS NULL"),
+      byState<RunState>(
+        c,
+        RUN_STATES,
+        `SELECT r.state, count(*)::int AS n FROM runs r
        WHERE r.generation = (SELECT max(generation) FROM runs x WHERE x.job_id = r.job_id) GROUP BY r.state`,
-    ),
-    byState<EffectState>(
-      c,
-      EFFECT_STATES,
-      "SELECT state, count(*)::int AS n FROM effects GROUP BY state",
-    ),
-    byState<JobState>(c, JOB_STATES, "SELECT state, count(*)::int AS n FROM jobs GROUP BY state"),
-  ]);
+      ),
+      byState<EffectState>(
+        c,
+        EFFECT_STATES,
+        "SELECT state, count(*)::int AS n FROM effects GROUP BY state",
+      ),
+      byState<JobState>(c, JOB_STATES, "SELECT state, count(*)::int AS n FROM jobs GROUP BY state"),
+      // The host's clock, as `idem jobs` tells a waiting job from a due one.
+      c
+        .query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM jobs WHERE state = 'queued' AND next_at > $1",
+          [c.clock.now()],
+        )
+        .then((rows) => rows[0]?.n ?? 0),
+    ]);
   return {
     outputs,
     rejections,
@@ -59,6 +67,7 @@ export async function readStatus(c: PostgresConnection): Promise<JournalStatus> 
     runs,
     effects,
     jobs,
+    jobsWaiting,
   };
 }
 

@@ -1,7 +1,12 @@
 import type Database from "better-sqlite3";
 import { isDamaged, readOutput } from "../../domain/output-damage.js";
 import type { OutputRowShape } from "../../domain/records.js";
-import type { OutputRecord, OutputSource, ReplaySelection } from "../../port/outputs.js";
+import type {
+  OutputRecord,
+  OutputSource,
+  OutputsPage,
+  ReplaySelection,
+} from "../../port/outputs.js";
 import { type Condition, placeholders, where } from "./where.js";
 
 /** One `outputs` row as an array, in the column order of `OUTPUT_COLUMNS`. */
@@ -30,7 +35,7 @@ const IDS_PER_STATEMENT = 5000;
 export function selectOutputs(
   db: Database.Database,
   selection: ReplaySelection,
-  page?: { afterSeq: number; limit: number },
+  page?: OutputsPage,
 ): OutputRecord[] {
   if (selection.jobIds !== undefined && selection.jobIds.length === 0) return [];
   if (selection.jobIds !== undefined && selection.jobIds.length > IDS_PER_STATEMENT) {
@@ -42,7 +47,8 @@ export function selectOutputs(
       const chunk = ids.slice(i, i + IDS_PER_STATEMENT);
       parts.push(selectOutputs(db, { ...selection, jobIds: chunk }, page));
     }
-    const merged = parts.flat().sort((a, b) => a.seq - b.seq);
+    const newest = page !== undefined && "beforeSeq" in page;
+    const merged = parts.flat().sort((a, b) => (newest ? b.seq - a.seq : a.seq - b.seq));
     return page ? merged.slice(0, Math.max(0, page.limit)) : merged;
   }
   const conditions: Condition[] = [
@@ -59,17 +65,20 @@ export function selectOutputs(
   ];
   if (!selection.all && !conditions.some(Boolean)) return [];
   if (page !== undefined && page.limit <= 0) return [];
+  // A page reads on from a seq, in recording order, or back from one, newest first.
+  const newest = page !== undefined && "beforeSeq" in page;
   const filter = where(conditions);
   const statement = db
     .prepare(
-      `SELECT ${OUTPUT_COLUMNS} FROM outputs o ${filter.sql}${page ? `${filter.sql ? " AND" : " WHERE"} o.seq > ?` : ""} ORDER BY o.seq${page ? " LIMIT ?" : ""}`,
+      `SELECT ${OUTPUT_COLUMNS} FROM outputs o ${filter.sql}${page ? `${filter.sql ? " AND" : " WHERE"} o.seq ${newest ? "<" : ">"} ?` : ""} ORDER BY o.seq${newest ? " DESC" : ""}${page ? " LIMIT ?" : ""}`,
     )
     .raw(true);
   const out: OutputRecord[] = [];
-  for (let afterSeq = page?.afterSeq ?? 0; ; ) {
+  let cursor = page === undefined ? 0 : "beforeSeq" in page ? page.beforeSeq : page.afterSeq;
+  for (;;) {
     const asked = page ? page.limit - out.length : 0;
     const rows = statement.all(
-      ...(page ? [...filter.args, afterSeq, asked] : filter.args),
+      ...(page ? [...filter.args, cursor, asked] : filter.args),
     ) as OutputTuple[];
     for (const row of rows) {
       const o = readOutput(outputRowOf(row));
@@ -78,7 +87,7 @@ export function selectOutputs(
     // A page left short by damaged rows reads on past them.
     const last = rows.at(-1);
     if (!page || !last || out.length >= page.limit || rows.length < asked) return out;
-    afterSeq = last[0];
+    cursor = last[0];
   }
 }
 

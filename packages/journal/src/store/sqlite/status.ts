@@ -50,6 +50,11 @@ export function readStatus(c: SqliteConnection): JournalStatus {
       "SELECT state, COUNT(*) AS n FROM effects GROUP BY state",
     ),
     jobs: byState<JobState>(c, JOB_STATES, "SELECT state, COUNT(*) AS n FROM jobs GROUP BY state"),
+    jobsWaiting: (
+      c
+        .st("SELECT COUNT(*) AS n FROM jobs WHERE state = 'queued' AND next_at > ?")
+        .get(c.clock.now()) as { n: number }
+    ).n,
   };
 }
 
