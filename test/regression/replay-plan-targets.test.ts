@@ -3,6 +3,7 @@
 // effects on issues of one repository (or two effects of a user kind on one `repo`) shared the
 // first one's target, so the plan reported both there and one probe failure marked both a
 // conflict. The plan now asks each effect's kind for its target.
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadKinds } from "@idem/core";
 import { effectTargetsOf } from "@idem/effects";
@@ -30,7 +31,7 @@ describe("regression: a replay plan names each effect's own target", () => {
           tokenEnv: "PLAN_GITHUB_TOKEN",
           repos: { app: { owner: "acme", name: "app" } },
         },
-        kinds: { "fixture.ticket": { module: TICKET, options: { dir: "tickets" } } },
+        kinds: { "fixture.ticket": { module: TICKET, options: { dir: join(ws.dir, "tickets") } } },
       };
       ws.writeConfig(raw);
       const parsed = parseConfig(raw, { dir: ws.dir, file: ws.config });
