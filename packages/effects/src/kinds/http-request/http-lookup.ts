@@ -128,10 +128,12 @@ async function cappedText(res: Response, max: number): Promise<string | undefine
 
 /**
  * Whether the answer holds the key where the lookup says: `match` an array whose items (or each
- * item's `field`) include it, or a value equal to it. Only a string equal to the key counts; an
- * answer that merely lists something (a search that also returns other items) never does.
+ * item's `field`) include it, or a value equal to it. Only a string equal to the key counts. An
+ * answer carrying anything else and not the key (other items, another value) is a filter the
+ * service ignores or widens: answering absent there would send the effect twice, so it is refused.
  * @throws IdemError INVALID_CONFIG naming `http.targets.<alias>.lookup.match` when the answer has
- * nothing at `match` (its shape is not what the config says: answering absent would apply twice).
+ * nothing at `match` (its shape is not what the config says), or `...lookup.path` when it holds
+ * items or a value of another key.
  */
 export function lookupResult(
   doc: unknown,
@@ -140,20 +142,29 @@ export function lookupResult(
   alias: string,
 ): ProbeResult {
   const at = resolvePointer(doc, lookup.match);
+  const k = `http.targets.${alias}.lookup`;
   if (at === undefined) {
-    const k = `http.targets.${alias}.lookup.match`;
     throw new IdemError(
       "INVALID_CONFIG",
-      `${k}: the lookup's answer has nothing at ${JSON.stringify(lookup.match)}`,
-      { details: { key: k } },
+      `${k}.match: the lookup's answer has nothing at ${JSON.stringify(lookup.match)}`,
+      { details: { key: `${k}.match` } },
     );
   }
-  if (at === null) return absent({ lookup: "none" });
+  if (at === null || (Array.isArray(at) && at.length === 0)) return absent({ lookup: "none" });
   if (Array.isArray(at)) {
     const i = at.findIndex(
       (item) => (lookup.field === undefined ? item : resolvePointer(item, lookup.field)) === key,
     );
-    return i >= 0 ? present({ lookup: "found", index: i }) : absent({ lookup: "none" });
-  }
-  return at === key ? present({ lookup: "found" }) : absent({ lookup: "none" });
+    if (i >= 0) return present({ lookup: "found", index: i });
+  } else if (at === key) return present({ lookup: "found" });
+  throw unfiltered(k, key);
+}
+
+/** The lookup answered something, none of it the key: the service does not filter by it. */
+export function unfiltered(k: string, key: string): IdemError {
+  return new IdemError(
+    "INVALID_CONFIG",
+    `${k}.path: the lookup for ${JSON.stringify(key)} answered items that do not carry it: the service ignores or widens the filter, and absent could not be told from another item (use a filter by exact external id)`,
+    { details: { key: `${k}.path` } },
+  );
 }

@@ -11,19 +11,22 @@ export interface HttpRequester {
 }
 
 /**
+ * Whether a request creates, and so carries the key where a target's lookup finds it: a POST. The
+ * key is written on no other method (a PATCH or PUT carrying it would overwrite the external id
+ * of the item it changes, and the create's probe would then answer absent), so a lookup probes
+ * only a POST; any other request to the target is as on a target without one.
+ */
+export const createsWithKey = (spec: HttpRequestSpec): boolean => spec.method === "POST";
+
+/**
  * What a target's lookup and headersEnv ask of a spec, checked before record and again at apply:
- * a body that can carry the key at `keyField` (not GET, an object, no value there of the agent's
- * own), and no header of the agent's that the config or the lookup sets.
- * @throws IdemError SANDBOX_VIOLATION naming `method`, `body` or `headers.<name>`.
+ * a create's body can carry the key at `keyField` (an object, no value there of the agent's own),
+ * and no header of the agent's is one the config or the lookup sets.
+ * @throws IdemError SANDBOX_VIOLATION naming `body` or `headers.<name>`.
  */
 export function checkLookupSpec(spec: HttpRequestSpec, t: HttpTarget): void {
   const keyField = t.lookup?.keyField;
-  if (keyField !== undefined) {
-    if (spec.method === "GET")
-      refuse(
-        "method",
-        `GET sends no body, and the target keeps the effect key at ${keyField} of it`,
-      );
+  if (keyField !== undefined && createsWithKey(spec)) {
     const why = keyFieldProblem(spec.body, keyField);
     if (why) refuse("body", why);
   }
@@ -229,6 +232,11 @@ export function createHttpRequestHandler(
     const t = targetOf(spec.target);
     requestUrl(t, spec.path);
     if (t.lookup) {
+      if (!createsWithKey(spec))
+        throw new IdemError(
+          "INVALID_STATE",
+          `http target "${spec.target}" looks up creates (POST) only, not ${spec.method}`,
+        );
       const url = keyedUrl(t, t.lookup.path, key);
       const res = await probeGet(t, url, configHeaders(t, env));
       const read = await readLookup(res, t.lookup, spec.target);
@@ -254,9 +262,9 @@ export function createHttpRequestHandler(
       const t = targetOf(spec.target);
       const url = requestUrl(t, spec.path);
       checkHeaders(spec.headers, false);
-      const lookup = t.lookup;
+      const lookup = t.lookup && createsWithKey(spec) ? t.lookup : undefined;
+      checkLookupSpec(spec, t);
       if (lookup) {
-        checkLookupSpec(spec, t);
         // Without a probe of its own caller's, a target that can be asked is asked first.
         if (!probed) {
           const p = await probe(spec, key);
@@ -270,10 +278,7 @@ export function createHttpRequestHandler(
         "Idempotency-Key": key,
       };
       let body: string | undefined;
-      const sent =
-        lookup?.keyField && spec.method !== "GET"
-          ? withKeyField(spec.body, lookup.keyField, key)
-          : spec.body;
+      const sent = lookup?.keyField ? withKeyField(spec.body, lookup.keyField, key) : spec.body;
       if (sent !== undefined && spec.method !== "GET") {
         body = JSON.stringify(sent);
         if (!Object.keys(headers).some((h) => h.toLowerCase() === "content-type"))
