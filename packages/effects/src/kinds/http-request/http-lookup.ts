@@ -1,6 +1,6 @@
 // The declarative probe of an http target (docs/kinds/http.md, "Lookup"): the key kept by the
 // target as an external id, set by idem in the request, found again by a GET the config describes.
-import { absent, IdemError, type ProbeResult, present } from "@idem/kit";
+import { absent, IdemError, type ProbeResult, present, readTextPrefix } from "@idem/kit";
 import type { HttpTarget } from "./http-targets.js";
 
 /** A parsed `http.targets.<alias>.lookup`. */
@@ -91,8 +91,8 @@ export async function readLookup(
     );
   }
   if (res.status !== 200) return undefined;
-  const text = await cappedText(res, MAX_LOOKUP_BYTES);
-  if (text === undefined)
+  const { text, truncated } = await readTextPrefix(res, MAX_LOOKUP_BYTES);
+  if (truncated)
     throw new IdemError(
       "INVALID_CONFIG",
       `${key}: the answer is larger than ${MAX_LOOKUP_BYTES} bytes`,
@@ -105,25 +105,6 @@ export async function readLookup(
   } catch {
     throw new IdemError("INVALID_CONFIG", `${key}: the answer is not JSON`, { details: { key } });
   }
-}
-
-/** The body as text, or undefined past `max` bytes (then the rest is not read). */
-async function cappedText(res: Response, max: number): Promise<string | undefined> {
-  if (!res.body) return "";
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => {});
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
 }
 
 /**
