@@ -72,6 +72,25 @@ describe.each(["postgres", "mysql"] as const)("sql.exec's doctor on %s", (dialec
     expect(found[2]?.message).toContain("has 2 parameter(s), params declares 1");
   });
 
+  it("changes nothing at the target: a statement holding more is refused, never run", async () => {
+    await using db = await createTestDb(dialect);
+    const statements = {
+      ...statementsOf(dialect),
+      two: {
+        sql: `UPDATE orders SET paid = ${dialect === "postgres" ? "true" : "1"} WHERE id = ${p(dialect, 1)}; INSERT INTO idem_drill (id, note) VALUES (7, 'doctor ran me')`,
+        params: [{ name: "id", type: "integer" }],
+      },
+      bare: { sql: "DELETE FROM idem_drill; INSERT INTO idem_drill (id, note) VALUES (8, 'x')" },
+    };
+    const found = await doctor(sqlOptions(db, { statements }));
+    expect(found.map((f) => [f.severity, f.key])).toEqual([
+      ["violation", "sql.targets.db.statements.two.sql"],
+      ["violation", "sql.targets.db.statements.bare.sql"],
+    ]);
+    expect(await db.count("idem_drill")).toBe(0);
+    expect(await db.count("orders")).toBe(0);
+  });
+
   it("refuses a key table that is not idem's", async () => {
     await using db = await createTestDb(dialect);
     await db.exec("CREATE TABLE idem_effects (id integer)");
