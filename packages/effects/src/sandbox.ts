@@ -1,12 +1,6 @@
-import {
-  gitAttributesIssue,
-  IdemError,
-  isGitAttributesPath,
-  isIdemError,
-  unsafeHttpHeaderValue,
-  unsafeRelativePath,
-} from "@idem/schema";
+import { IdemError, isIdemError, unsafeHttpHeaderValue } from "@idem/schema";
 import { EFFECT_TRAILER } from "./git/git-names.js";
+import { gitAttributesIssue, isGitAttributesPath, unsafeRepoPath } from "./git/git-path.js";
 
 /** Throws SANDBOX_VIOLATION with the field it is about. */
 export function refuse(field: string, why: string): never {
@@ -25,7 +19,7 @@ export function checkKey(key: string): void {
 
 /** Re-checks a relative path at the target (the stored spec may predate today's schema). */
 export function checkRelativePath(field: string, p: string): void {
-  const why = unsafeRelativePath(p);
+  const why = unsafeRepoPath(p);
   if (why) refuse(field, `"${p}" ${why}`);
   if (Buffer.byteLength(p) > 4096) refuse(field, "is too long");
   if (/[\n\r]/.test(p)) refuse(field, "may not contain a line break");

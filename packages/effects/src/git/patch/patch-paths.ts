@@ -1,5 +1,6 @@
-import { GIT_ATTRIBUTES_MAX_LINE, IdemError, isGitAttributesPath } from "@idem/schema";
+import { IdemError } from "@idem/schema";
 import { checkRelativePath, refuse } from "../../sandbox.js";
+import { GIT_ATTRIBUTES_MAX_LINE, isGitAttributesPath } from "../git-path.js";
 
 /** One file of a unified diff, with the paths its headers name. */
 export interface PatchFile {

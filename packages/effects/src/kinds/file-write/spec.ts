@@ -1,5 +1,6 @@
-import { AliasSchema, RelativePathSchema } from "@idem/kit";
+import { AliasSchema } from "@idem/kit";
 import { z } from "zod";
+import { RepoPathSchema } from "../../git/git-path.js";
 
 /**
  * `file.write`: the whole content of one file under a configured root.
@@ -10,7 +11,7 @@ import { z } from "zod";
 export const FileWriteSpecSchema = z.strictObject({
   kind: z.literal("file.write"),
   root: AliasSchema,
-  path: RelativePathSchema,
+  path: RepoPathSchema,
   content: z.string(),
   encoding: z.enum(["utf8", "base64"]).optional(),
 });

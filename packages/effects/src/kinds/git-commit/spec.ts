@@ -1,10 +1,11 @@
-import { AliasSchema, RelativePathSchema } from "@idem/kit";
+import { AliasSchema } from "@idem/kit";
 import { z } from "zod";
 import { BranchNameSchema, CommitMessageSchema } from "../../git/git-names.js";
+import { RepoPathSchema } from "../../git/git-path.js";
 
 const GitFileSchema = z.union([
-  z.strictObject({ path: RelativePathSchema, content: z.string() }),
-  z.strictObject({ path: RelativePathSchema, delete: z.literal(true) }),
+  z.strictObject({ path: RepoPathSchema, content: z.string() }),
+  z.strictObject({ path: RepoPathSchema, delete: z.literal(true) }),
 ]);
 
 /**

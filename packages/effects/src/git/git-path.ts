@@ -6,6 +6,9 @@
  * `is_hfs_dot_generic` (utf8.c); and the tree and blob checks of fsck.c. Pure, never throws.
  */
 
+import { unsafeRelativePath } from "@idem/schema";
+import { z } from "zod";
+
 /** The code points HFS+ ignores in a name (utf8.c, `next_hfs_char`): `.git\u200c` is `.git`. */
 const HFS_IGNORABLE = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
 
@@ -145,3 +148,24 @@ export function gitAttributesIssue(content: Uint8Array): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * Why a path relative to a repository or a `file.write` root is unsafe, or undefined: the
+ * vocabulary's rules (`unsafeRelativePath`: NUL, absolute, backslashes, `..`, empty or `.`
+ * segments, a leading `-`) and every path git itself refuses or `git fsck` reports
+ * ({@link unsafeGitPath}). The same rules for a root as for a repository: a root is often a git
+ * work tree. Never throws.
+ */
+export function unsafeRepoPath(p: string): string | undefined {
+  return unsafeRelativePath(p) ?? unsafeGitPath(p);
+}
+
+/** A path in a repository or a root, checked by its text with {@link unsafeRepoPath}. */
+export const RepoPathSchema = z
+  .string()
+  .min(1)
+  .max(4096)
+  .superRefine((p, ctx) => {
+    const why = unsafeRepoPath(p);
+    if (why) ctx.addIssue({ code: "custom", message: why });
+  });
