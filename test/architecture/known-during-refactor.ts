@@ -68,8 +68,6 @@ export const LONG_FUNCTIONS_TODAY: readonly { file: string; name: string; why: s
     "apps/cli/src/actions/replay.ts replay",
   ].map((f) => entry(f, "a sequence of steps read top to bottom: to be split by phase")),
   ...[
-    "apps/executor/src/delivery.ts createDeliveryHandler",
-    "apps/executor/src/delivery.ts handleTraced",
     "apps/cli/src/actions/executor.ts runExecutor",
     "apps/cli/src/actions/interpreter.ts runInterpreter",
   ].map((f) => entry(f, "the executor's decision and the processes' composition (issue 46)")),
