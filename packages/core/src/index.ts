@@ -106,7 +106,7 @@ export {
   endLeasesIfDead,
   jobsOfDeadHolders,
 } from "./leases/index.js";
-export { isNotReadyYet } from "./readiness/index.js";
+export { isNotReadyYet, openVerifiedJournal, whenAvailable } from "./readiness/index.js";
 export type {
   CheckedOutput,
   ForbiddenOutput,

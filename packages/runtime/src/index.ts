@@ -29,6 +29,7 @@ export type { HeldFileLock, ProcessInfo, ProcessState } from "./process-state.js
 export { describeProcess, fileLocksOn } from "./process-state.js";
 export type { OtlpTarget, StartTelemetryOptions, TelemetryEnv } from "./start-telemetry.js";
 export { resolveOtlpTarget, startTelemetry } from "./start-telemetry.js";
+export { onStopSignal } from "./stop-signal.js";
 export { normalizeTraceparent, TRACEPARENT_HEADER, traceIdOf } from "./traceparent.js";
 export type {
   CreateTracingOptions,

@@ -1,9 +1,8 @@
 import { startConsole } from "@idem/console";
-import { openEffects } from "@idem/core";
+import { openEffects, openVerifiedJournal } from "@idem/core";
 import { assertListenAllowed, createLogger, startTelemetry } from "@idem/runtime";
 import type { Command } from "commander";
 import { CliError, EXIT, loadConfigWithKinds } from "../context.js";
-import { openVerifiedJournal } from "../ops/open-verified-journal.js";
 import { personOf } from "../ops/person.js";
 import { logFormatOption } from "../options.js";
 

@@ -1,14 +1,11 @@
 import { resolve } from "node:path";
-import { assertConfigInvariants } from "@idem/core";
+import { assertConfigInvariants, openVerifiedJournal, whenAvailable } from "@idem/core";
 import { type ApiServer, createExecutor, type Executor, startApiServer } from "@idem/executor";
 import type { JournalStore } from "@idem/journal";
-import { assertListenAllowed, createLogger, startTelemetry } from "@idem/runtime";
+import { assertListenAllowed, createLogger, onStopSignal, startTelemetry } from "@idem/runtime";
 import { type Config, createFaultHook, type FaultPoint } from "@idem/schema";
 import type { Command } from "commander";
 import { CliError, EXIT, loadConfig } from "../context.js";
-import { openVerifiedJournal } from "../ops/open-verified-journal.js";
-import { onStopSignal } from "../ops/stop-signal.js";
-import { whenAvailable } from "../ops/when-available.js";
 import { graceOption, logFormatOption } from "../options.js";
 
 /**

@@ -1,12 +1,15 @@
-import { openEffects } from "@idem/core";
+import { openEffects, openVerifiedJournal, whenAvailable } from "@idem/core";
 import { createInterpreter, createInterpreterMetrics } from "@idem/interpreter";
-import { createLogger, type HttpServer, startMetricsServer, startTelemetry } from "@idem/runtime";
+import {
+  createLogger,
+  type HttpServer,
+  onStopSignal,
+  startMetricsServer,
+  startTelemetry,
+} from "@idem/runtime";
 import { createFaultHook } from "@idem/schema";
 import type { Command } from "commander";
 import { CliError, EXIT, exitHolder, loadConfigWithKinds } from "../context.js";
-import { openVerifiedJournal } from "../ops/open-verified-journal.js";
-import { onStopSignal } from "../ops/stop-signal.js";
-import { whenAvailable } from "../ops/when-available.js";
 import { logFormatOption } from "../options.js";
 import { jsonText } from "../render/terminal-text.js";
 

@@ -1,6 +1,12 @@
 import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
-import { type Credentials, kindsOf, openEffects, resolveCredentials } from "@idem/core";
+import {
+  type Credentials,
+  kindsOf,
+  openEffects,
+  openVerifiedJournal,
+  resolveCredentials,
+} from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import {
   ATTEMPT_PATTERN,
@@ -24,7 +30,6 @@ import {
   printJson,
   readText,
 } from "../context.js";
-import { openVerifiedJournal } from "../ops/open-verified-journal.js";
 import { personOf } from "../ops/person.js";
 import { logFormatOption } from "../options.js";
 

@@ -1,6 +1,6 @@
-import { isNotReadyYet } from "@idem/core";
 import type { Logger } from "@idem/runtime";
 import { describeError, retry } from "@idem/schema";
+import { isNotReadyYet } from "./not-ready.js";
 
 /**
  * Runs `start` until it succeeds, waiting out what `isNotReadyYet` says with backoff (0.5 s

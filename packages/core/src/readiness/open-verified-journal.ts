@@ -1,7 +1,6 @@
-import { verifyJournal } from "@idem/core";
-import type { JournalStore } from "@idem/journal";
-import type { Config } from "@idem/schema";
-import { openConfiguredJournal } from "../context.js";
+import { type JournalStore, openJournalStore } from "@idem/journal";
+import { type Config, journalLocationOf } from "@idem/schema";
+import { verifyJournal } from "../doctor/verify-journal.js";
 
 /**
  * Opens the config's journal for a process that serves (executor, interpreter, console) and checks
@@ -9,7 +8,10 @@ import { openConfiguredJournal } from "../context.js";
  * @throws INTEGRITY for a damaged journal (it is closed); the open's errors as they are.
  */
 export async function openVerifiedJournal(config: Config): Promise<JournalStore> {
-  const journal = await openConfiguredJournal(config);
+  const journal = await openJournalStore(journalLocationOf(config), {
+    synchronous: config.journal.synchronous,
+    create: false,
+  });
   try {
     await verifyJournal(journal);
   } catch (e) {
