@@ -67,10 +67,6 @@ export const LONG_FUNCTIONS_TODAY: readonly { file: string; name: string; why: s
     "apps/cli/src/actions/demo.ts runDemo",
     "apps/cli/src/actions/replay.ts replay",
   ].map((f) => entry(f, "a sequence of steps read top to bottom: to be split by phase")),
-  ...[
-    "apps/cli/src/actions/executor.ts runExecutor",
-    "apps/cli/src/actions/interpreter.ts runInterpreter",
-  ].map((f) => entry(f, "the executor's decision and the processes' composition (issue 46)")),
 ];
 
 function entry(fileAndName: string, why: string): { file: string; name: string; why: string } {
