@@ -7,6 +7,8 @@ export {
   hostRefusal,
   isLoopbackHost,
 } from "./browser-guards.js";
+export type { FileLockOptions, HolderState } from "./file-lock.js";
+export { describeHolder, FileLock, processState } from "./file-lock.js";
 export type { HttpServer } from "./http-server.js";
 export { metricsHandler, serveHttp, startMetricsServer } from "./http-server.js";
 export type { CreateLoggerOptions, LogFormat, Logger } from "./logger.js";

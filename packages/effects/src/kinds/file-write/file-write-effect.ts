@@ -3,7 +3,7 @@ import { promises as fs } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, sep } from "node:path";
 import { aliasOf, IdemError, type KindLock, type ProbeResult } from "@idem/kit";
-import { FileLock } from "../../fs/file-lock.js";
+import { FileLock } from "../../file-lock.js";
 import { checkKey, checkRelativePath, refuse } from "../../sandbox.js";
 import type { FileRoots } from "./file-roots.js";
 import { StaleTemps, tempName } from "./file-write-temps.js";

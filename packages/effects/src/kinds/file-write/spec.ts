@@ -1,6 +1,6 @@
+import { RepoPathSchema } from "@idem/git";
 import { AliasSchema } from "@idem/kit";
 import { z } from "zod";
-import { RepoPathSchema } from "../../git/git-path.js";
 
 /**
  * `file.write`: the whole content of one file under a configured root.

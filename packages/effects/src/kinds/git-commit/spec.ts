@@ -1,7 +1,6 @@
+import { BranchNameSchema, CommitMessageSchema, RepoPathSchema } from "@idem/git";
 import { AliasSchema } from "@idem/kit";
 import { z } from "zod";
-import { BranchNameSchema, CommitMessageSchema } from "../../git/git-names.js";
-import { RepoPathSchema } from "../../git/git-path.js";
 
 const GitFileSchema = z.union([
   z.strictObject({ path: RepoPathSchema, content: z.string() }),
