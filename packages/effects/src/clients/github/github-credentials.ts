@@ -5,7 +5,7 @@ import { fail, type OpenContext } from "@idem/kit";
 type CredentialsContext = Pick<OpenContext<GitHubOptions>, "env" | "options" | "clock" | "fetch">;
 
 import { IdemError } from "@idem/kit";
-import type { GitHubOptions } from "./github-options.js";
+import type { GitHubOptions } from "../../kinds/github/github-options.js";
 
 /**
  * Where the `github.*` kinds' token comes from, and how a new one is had when GitHub refuses the

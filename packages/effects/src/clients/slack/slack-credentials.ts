@@ -2,7 +2,7 @@ import { promises as fs } from "node:fs";
 import { dirname } from "node:path";
 import type { OpenContext } from "@idem/kit";
 import { IdemError, sleep } from "@idem/kit";
-import type { SlackOptions } from "./slack-options.js";
+import type { SlackOptions } from "../../kinds/slack/slack-options.js";
 
 /**
  * Where `slack.message`'s bot token comes from, and how a new one is had when Slack refuses the

@@ -1,16 +1,16 @@
 import { type Clock, fail, IdemError, type OpenContext, readCappedText, sleepOn } from "@idem/kit";
-import { RateWaits } from "../rate-waits.js";
-import { type GitHubCredentials, githubCredentials } from "./github-credentials.js";
 import {
   type GitHubAnswer,
   githubFailure,
   isRateLimited,
   networkFailure,
   rateLimitedWait,
-} from "./github-failure.js";
+} from "../../kinds/github/github-failure.js";
+import type { GitHubOptions, GitHubRepo } from "../../kinds/github/github-options.js";
+import { RateWaits } from "../../kinds/rate-waits.js";
+import { type GitHubCredentials, githubCredentials } from "./github-credentials.js";
 import { GitHubIdentity } from "./github-identity.js";
 import { nextLink } from "./github-link.js";
-import type { GitHubOptions, GitHubRepo } from "./github-options.js";
 import { CreatePacer } from "./github-pacing.js";
 
 /** The REST API version every request asks for. */

@@ -7,10 +7,10 @@ import {
   retryAfterMs,
   sleepOn,
 } from "@idem/kit";
-import { RateWaits } from "../rate-waits.js";
+import { RateWaits } from "../../kinds/rate-waits.js";
+import type { SlackOptions } from "../../kinds/slack/slack-options.js";
 import { type RefreshCall, type SlackCredentials, slackCredentials } from "./slack-credentials.js";
 import { BoundedMap, type HistoryProgress } from "./slack-history.js";
-import type { SlackOptions } from "./slack-options.js";
 
 /** The largest answer read (a page of 999 messages with their metadata fits many times over). */
 const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
