@@ -1,4 +1,9 @@
-import { assertConfigInvariants, openVerifiedJournal, whenAvailable } from "@idem/core";
+import {
+  assertConfigInvariants,
+  openVerifiedJournal,
+  resolveCredentials,
+  whenAvailable,
+} from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import {
   assertListenAllowed,
@@ -49,6 +54,8 @@ export async function runExecutorProcess(
       token: config.api.token,
       hostKey: "api.host",
     });
+  // An agent's token variable unset: refused naming the key, before the journal is looked for.
+  const credentials = options.api === false ? undefined : resolveCredentials(config, process.env);
   const logger = createLogger({ name: "idem-executor", format: options.logFormat });
   // Off unless telemetry.otlpUrl or OTEL_EXPORTER_OTLP_ENDPOINT is set; shut down last, so the
   // spans of the drain are exported before the process exits.
@@ -83,6 +90,7 @@ export async function runExecutorProcess(
       api = await startApiServer({
         config,
         journal,
+        ...(credentials ? { credentials } : {}),
         metrics: executor.metrics,
         logger,
         tracing,
