@@ -1,5 +1,6 @@
 import { setMaxListeners } from "node:events";
-import { assertConfigInvariants, createDeliveryHandler, loadKinds } from "@idem/core";
+import { assertConfigInvariants, loadKinds } from "@idem/core";
+import { createDeliveryHandler } from "@idem/core/execute";
 import type { JournalStore } from "@idem/journal";
 import {
   closeNats,

@@ -1,4 +1,4 @@
-import type { Delivery } from "@idem/core";
+import type { Delivery } from "@idem/core/execute";
 import type { JournalStore } from "@idem/journal";
 import type { Logger, Tracing } from "@idem/runtime";
 import type { Clock, Config } from "@idem/schema";

@@ -1,4 +1,5 @@
-import { openEffects, openVerifiedJournal, whenAvailable } from "@idem/core";
+import { openEffects } from "@idem/core";
+import { openVerifiedJournal, whenAvailable } from "@idem/core/readiness";
 import {
   createLogger,
   type HttpServer,
