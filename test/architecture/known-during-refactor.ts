@@ -63,9 +63,7 @@ export const LONG_FUNCTIONS_TODAY: readonly { file: string; name: string; why: s
     "packages/core/src/kinds/run-kind-drill.ts runKindDrill",
     "packages/core/src/kinds/drill-crashes.ts crashPhase",
     "packages/git/src/patch/patch-paths.ts parsePatchFiles",
-    "apps/executor/src/agent-runner.ts spawnAgent",
     "apps/cli/src/actions/demo.ts runDemo",
-    "apps/cli/src/actions/replay.ts replay",
   ].map((f) => entry(f, "a sequence of steps read top to bottom: to be split by phase")),
 ];
 
