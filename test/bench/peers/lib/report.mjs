@@ -84,6 +84,7 @@ export function section(results, m) {
     "",
     "CPU per job: the user and system CPU time of every process of the system, from the start of the submission until the last commit, over the jobs, read from `/proc/<pid>/stat` (utime + stime of each process and cutime + cstime, what it reaped: the `git` processes a worker spawned count in it): idem's executor and interpreter and its `idem enqueue` process (reported by a shell that waits for it); DBOS's worker; Restate's server and service deployment; the plain loop's process; and for the systems whose state is in PostgreSQL (idem PostgreSQL, DBOS) the bench's PostgreSQL server, all its processes (the backends, the WAL writer, the checkpointer). The bench's own client calls (DBOS's `DBOSClient.enqueue`, Restate's ingress calls, the `git rev-list` polls) are not counted for anyone.",
     "",
+    ...cpuPartsLines(results),
     ...(results.details && Object.keys(results.rates).length
       ? bestTable(results.rates, results.labels, results.details)
       : []),
@@ -107,4 +108,30 @@ export function section(results, m) {
     END,
   ];
   return lines.join("\n");
+}
+
+/** Where idem's CPU per job goes in this workload: its parts' medians over the rounds. */
+function cpuPartsLines(results) {
+  const lines = [];
+  for (const name of ["idem-sqlite", "idem-postgres"]) {
+    const runs = (results.details?.[name] ?? []).filter((r) => r.cpuPartsMs);
+    if (runs.length === 0) continue;
+    const keys = Object.keys(runs[0].cpuPartsMs);
+    const med = (k) => {
+      const xs = runs.map((r) => r.cpuPartsMs[k]).sort((a, b) => a - b);
+      return xs[Math.floor(xs.length / 2)];
+    };
+    const parts = keys.map((k) => `${k} ${fmt(med(k))}`).join(", ");
+    lines.push(
+      `- ${results.labels[name]}: CPU ms per job by process (median of the rounds): ${parts}.`,
+    );
+  }
+  return lines.length
+    ? [
+        "Where idem's CPU per job goes (the same measure, process by process; `submission` is `idem enqueue`, a Node process started once per run):",
+        "",
+        ...lines,
+        "",
+      ]
+    : [];
 }

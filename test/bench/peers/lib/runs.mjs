@@ -58,6 +58,13 @@ function cpuNow(sys) {
   return treeCpuSeconds(sys.cpuRoots()) + (sys.cpuCounted?.() ?? 0);
 }
 
+/** The CPU seconds of each of `sys`'s named parts (sys.cpuParts(): name -> PIDs), if it names them. */
+function cpuPartsNow(sys) {
+  if (!sys.cpuParts) return null;
+  const parts = Object.entries(sys.cpuParts()).map(([k, pids]) => [k, treeCpuSeconds(pids)]);
+  return Object.fromEntries([...parts, ["submission", sys.cpuCounted?.() ?? 0]]);
+}
+
 /**
  * A timed run of `n` jobs through `sys`; `cpuPerJobMs` is the CPU its processes used from the start
  * of the submission until the last commit, over `n`.
@@ -70,6 +77,7 @@ export async function throughputRun(sys, { n, stallMs = 60_000 }) {
     await warmUp(sys);
     const target = n + 2; // the seed and the warm-up commits
     const cpu0 = cpuNow(sys);
+    const parts0 = cpuPartsNow(sys);
     const t0 = now();
     let submitError = null;
     const submitting = sys.submit(ids).catch((e) => {
@@ -90,12 +98,19 @@ export async function throughputRun(sys, { n, stallMs = 60_000 }) {
     await submitting;
     const cpu1 = cpuNow(sys);
     const cpuPerJobMs = cpu0 === null || cpu1 === null ? null : (1000 * (cpu1 - cpu0)) / n;
+    const parts1 = cpuPartsNow(sys);
+    const cpuPartsMs = parts0
+      ? Object.fromEntries(
+          Object.keys(parts0).map((k) => [k, (1000 * (parts1[k] - parts0[k])) / n]),
+        )
+      : null;
     const audit = await auditRepo(sys.repo, ids);
     const { state } = await settle(sys, n + 1, 30_000, 250);
     return {
       rate: n / seconds,
       seconds,
       cpuPerJobMs,
+      cpuPartsMs,
       audit,
       state,
       inflightMax: sys.inflightMax?.() ?? null,

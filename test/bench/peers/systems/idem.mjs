@@ -147,6 +147,16 @@ export function idemSystem({
       ...(journal === "postgres" && pgPid ? [pgPid()] : []),
     ],
     cpuCounted: () => counted,
+    /** The same, part by part. */
+    cpuParts() {
+      const pidOf = (kind) =>
+        [...(sup?.procs.values() ?? [])].filter((p) => p.kind === kind).map((p) => p.child.pid);
+      return {
+        executor: pidOf("executor"),
+        interpreter: pidOf("interpreter"),
+        ...(journal === "postgres" && pgPid ? { postgres: [pgPid()] } : {}),
+      };
+    },
     async stop() {
       await sup?.stopAll();
     },
