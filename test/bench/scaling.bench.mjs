@@ -6,7 +6,7 @@
 // with one `idem enqueue FILE --concurrency 32`, timed until every job's file is committed. Beside it
 // the machine's raw limit: 4 plain loops of `git add` + `git commit` at once, each on 4 of the 16
 // repositories, and 1 such loop on all 16. Interleaved rounds. Prints one JSON object.
-// Usage: npm run build && node test/bench/scaling.bench.mjs [--n 480] (BENCH_ROUNDS, default 3 here)
+// Usage: npm run build && node test/bench/scaling.bench.mjs [--n 320] (BENCH_ROUNDS, default 3 here)
 import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,7 +18,7 @@ import { ROOT, script } from "./lib/plain.mjs";
 import { runCounted, treeCpuSeconds } from "./peers/lib/cpu.mjs";
 import { GIT_ENV, jobIds, OUTPUT, repoOf, seedRepo } from "./peers/lib/workload.mjs";
 
-const N = size("n", 480, 48);
+const N = size("n", 320, 48);
 const REPOS = 16;
 const PER_PROCESS = 4;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
