@@ -4,6 +4,7 @@
 import { execFileSync } from "node:child_process";
 import { fmt } from "../../lib/measure.mjs";
 import { ROOT } from "../../lib/plain.mjs";
+import { goalLines } from "./goals.mjs";
 import { BEGIN, bestTable, crashTable, END, throughputTable } from "./section.mjs";
 
 const rev = () => {
@@ -89,6 +90,7 @@ export function section(results, m) {
       ? bestTable(results.rates, results.labels, results.details)
       : []),
     "",
+    ...goalLines(results),
     ...(results.load?.length
       ? [
           `Load average (1 minute) as each run started: median ${fmt([...results.load].sort((a, b) => a - b)[Math.floor(results.load.length / 2)])}, from ${fmt(Math.min(...results.load))} to ${fmt(Math.max(...results.load))} (2 cores, shared with other engineers' work: the ratios within a round are what count).`,
