@@ -1,6 +1,7 @@
 import { absent, defineEffectKind, type ProbeCall, type ProbeResult, present } from "@idem/kit";
 import { z } from "zod";
 import { openSlackClient, type SlackClient, type SlackIdentity } from "../slack/slack-client.js";
+import { slackDoctor } from "../slack/slack-doctor.js";
 import { findInHistory, tsOf } from "../slack/slack-history.js";
 import {
   BROADCAST,
@@ -86,6 +87,7 @@ export const slackMessageKind = defineEffectKind({
   options: SlackOptionsSchema,
   resolveOptions: resolveSlackOptions,
   configSection: "slack",
+  doctor: slackDoctor,
   check(spec, ctx) {
     const target = findChannel(ctx.options, spec.channel);
     if (!target) ctx.issue("channel", unknownChannel(ctx.options, spec.channel));
