@@ -1,6 +1,6 @@
+import { onStopSignal } from "@idem/runtime";
 import { startGitHubStandIn, startSlackStandIn } from "@idem/stand-ins";
 import { CliError, EXIT } from "../exit.js";
-import { onStopSignal } from "../ops/stop-signal.js";
 
 /** What `idem stand-in` prints: where it is, what to export, what to put in the config. */
 interface Served {

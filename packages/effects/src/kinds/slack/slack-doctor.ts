@@ -5,8 +5,8 @@ import {
   missingCredential,
   unreachable,
 } from "@idem/kit";
-import { SlackClient } from "./slack-client.js";
-import { slackCredentials } from "./slack-credentials.js";
+import { SlackClient } from "../../clients/slack/slack-client.js";
+import { slackCredentials } from "../../clients/slack/slack-credentials.js";
 import type { SlackOptions } from "./slack-options.js";
 
 /** The variables the options name, each with its config key and what it holds. */
