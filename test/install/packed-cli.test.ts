@@ -10,7 +10,8 @@
 // on 2 busy cores, nearly all of it the global install (100-300 s measured: npm fetches every
 // dependency, and better-sqlite3 compiles its native part where GitHub, which serves its prebuilt
 // binaries, cannot be reached, as here); the pack takes ~5 s and the four tests 30-55 s together
-// (NATS 13-20 s, the demo 7-20 s).
+// (NATS 13-20 s, the demo 7-20 s); and `idem stand-in github` with a github.issue applied against it
+// (about 5 s).
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -284,4 +285,41 @@ describe("the packed CLI, installed globally into an empty prefix", () => {
     // What it says works here: `idem status` on the demo's config.
     ok(await idem(["status"], dir, { IDEM_CONFIG: config }), "the demo's idem status");
   });
+  it(
+    "serves the GitHub stand-in (idem stand-in github), and applies a github.issue against it as docs/kinds/github.md says",
+    async () => {
+      const dir = mkdtempSync(join(root, "stand-in-"));
+      const served = start(cli.bin, ["stand-in", "github", "--json"], { cwd: dir, env: cli.env });
+      try {
+        await waitFor("the stand-in's first line", () => served.output().includes("\n"), MINUTE);
+        const gh = JSON.parse(served.output().split("\n")[0] as string) as {
+          url: string;
+          env: Record<string, string>;
+          config: Record<string, unknown>;
+        };
+        writeFileSync(join(dir, "idem.config.json"), JSON.stringify(gh.config));
+        ok(await idem(["init", "--journal"], dir), "init --journal");
+        const doctor = await idem(["doctor", "--network"], dir, gh.env);
+        ok(doctor, "doctor --network");
+        expect(doctor.stdout).toContain("github as idem-bot");
+        const output = {
+          jobId: "try-1",
+          agent: "reviewer",
+          effects: [{ kind: "github.issue", repo: "app", title: "Hello from idem" }],
+        };
+        writeFileSync(join(dir, "output.json"), JSON.stringify(output));
+        ok(await idem(["submit", "output.json"], dir, gh.env), "submit");
+        const applied = await idem(["interpreter", "--once"], dir, gh.env);
+        expect(applied.stdout, applied.stderr).toContain("interpreter: 1 done");
+        const res = await fetch(`${gh.url}/repos/acme/app/issues`, {
+          headers: { authorization: `Bearer ${gh.env.GITHUB_TOKEN}`, "user-agent": "idem-test" },
+        });
+        const titles = ((await res.json()) as { title: string }[]).map((i) => i.title);
+        expect(titles.filter((t) => t === "Hello from idem")).toHaveLength(1);
+      } finally {
+        expect((await served.stop("SIGTERM")).code).toBe(0);
+      }
+    },
+    3 * MINUTE,
+  );
 });

@@ -17,6 +17,7 @@ import * as mcp from "./commands/mcp.js";
 import * as prune from "./commands/prune.js";
 import * as replay from "./commands/replay.js";
 import * as show from "./commands/show.js";
+import * as standIn from "./commands/stand-in.js";
 import * as status from "./commands/status.js";
 import * as submit from "./commands/submit.js";
 import * as up from "./commands/up.js";
@@ -30,7 +31,7 @@ import { setWide } from "./render/fit-table.js";
  * implementation under actions/ is imported only when it runs.
  */
 const COMMAND_GROUPS: [string, { register(program: Command): void }[]][] = [
-  ["Start:", [init, demo, version]],
+  ["Start:", [init, demo, standIn, version]],
   ["Run:", [up, executor, interpreter, consoleCommand, mcp]],
   ["Record and queue:", [submit, enqueue]],
   ["Look:", [status, jobs, ls, show, kinds, doctor]],

@@ -29,6 +29,7 @@ export {
   urlHasCredentials,
 } from "@idem/schema";
 export { defineEffectKind, isKindName, KIND_NAME_PATTERN } from "./define-effect-kind.js";
+export { missingCredential, unreachable } from "./doctor-checks.js";
 export type {
   DrillCheck,
   DrillFinding,

@@ -1,19 +1,35 @@
-export { configSection } from "./config-section.js";
-export type { GitDaemonHandle } from "./git-daemon.js";
-export { createBareRepo, startGitDaemon } from "./git-daemon.js";
-export type { GitHubCreate } from "./github/github-answers.js";
-export type { ArmOptions, GitHubRequestInfo } from "./github/github-limits.js";
-export type { GitHubRequestRecord, GitHubViolation } from "./github/github-server.js";
+// The GitHub and Slack stand-ins live in @idem/stand-ins (the CLI serves them too): the tests'
+// imports of them from here keep working.
 export type {
+  ArmOptions,
+  GitHubCreate,
+  GitHubRequestInfo,
+  GitHubRequestRecord,
   GitHubStandIn,
+  GitHubViolation,
   SeedItem,
+  SlackArmOptions,
+  SlackCall,
+  SlackDistribution,
+  SlackIdentity,
+  SlackMetadata,
+  SlackPost,
+  SlackRequestRecord,
+  SlackRotation,
+  SlackStandIn,
+  SlackViolation,
   StandInApp,
   StandInComment,
   StandInIssue,
+  StandInMessage,
   StandInPullRequest,
   StartGitHubStandInOptions,
-} from "./github/github-stand-in.js";
-export { startGitHubStandIn } from "./github/github-stand-in.js";
+  StartSlackStandInOptions,
+} from "@idem/stand-ins";
+export { startGitHubStandIn, startSlackStandIn } from "@idem/stand-ins";
+export { configSection } from "./config-section.js";
+export type { GitDaemonHandle } from "./git-daemon.js";
+export { createBareRepo, startGitDaemon } from "./git-daemon.js";
 export type {
   NatsClusterHandle,
   NatsClusterNode,
@@ -32,22 +48,6 @@ export type { PostgresHandle, StartPostgresOptions } from "./postgres.js";
 export { ignoreServerShutdown, postgresBinDir, startPostgres } from "./postgres.js";
 export type { SkippingClock } from "./skipping-clock.js";
 export { skippingClock } from "./skipping-clock.js";
-export type { SlackRotation } from "./slack/slack-auth.js";
-export type {
-  SlackArmOptions,
-  SlackCall,
-  SlackRequestRecord,
-  SlackViolation,
-} from "./slack/slack-server.js";
-export type {
-  SlackStandIn,
-  StandInMessage,
-  StartSlackStandInOptions,
-} from "./slack/slack-stand-in.js";
-export { startSlackStandIn } from "./slack/slack-stand-in.js";
-export type { SlackMetadata } from "./slack/slack-state.js";
-export type { SlackDistribution } from "./slack/slack-tiers.js";
-export type { SlackIdentity, SlackPost } from "./slack/slack-web-methods.js";
 export type { TempDir } from "./temp-dir.js";
 export { tempDir } from "./temp-dir.js";
 export type { TempJournal } from "./temp-journal.js";

@@ -8,7 +8,10 @@ export function register(program: Command): void {
     .description(
       "checks the config invariants, the journal's integrity, the targets and NATS; exit 3 names each violation",
     )
-    .option("--network", "also contact http targets (otherwise they are checked syntactically)")
+    .option(
+      "--network",
+      "also contact the kinds' targets (http, GitHub, Slack) and name who each token acts as",
+    )
     .option("--timeout <ms>", "how long one network check may take", (v) => Number.parseInt(v, 10))
     .option("--json", "print JSON")
     .option("--wide", WIDE_HELP)

@@ -1,5 +1,6 @@
 import { type Config, checkConfigInvariants, redactUrl } from "@idem/schema";
 import { kindLockHolders } from "../status/stuck-holders.js";
+import { checkAgentCredentials } from "./credentials-check.js";
 import type { AddFinding, Finding } from "./finding.js";
 import { checkJournal } from "./journal-check.js";
 import { checkKinds } from "./kind-checks.js";
@@ -32,7 +33,7 @@ export interface DoctorOptions {
 
 /**
  * Everything `idem doctor` checks: the config invariants (docs/configuration.md, "Invariants"), the
- * journal's integrity, the agents' programs, each kind's own check of what its options configure
+ * journal's integrity, the agents' programs and their credentials' variables, each kind's own check of what its options configure
  * (its `doctor`: every target exists and is usable), and the NATS stream and consumers when NATS
  * is configured. Changes nothing: a missing journal is reported, not created; NATS is only read.
  * Safe to run at any time, beside running processes, as often as wanted. No finding shows a URL's
@@ -67,6 +68,7 @@ export async function runDoctor(
     checked.push(`agent ${name}`);
     checkAgentProgram(name, agent, config.dir, add);
   }
+  checked.push(...checkAgentCredentials(config, process.env, add));
   checked.push(
     ...(await checkKinds(
       config,

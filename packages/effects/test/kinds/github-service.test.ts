@@ -230,8 +230,12 @@ describe("idem doctor's check of the github section", () => {
       { severity: "warning", key: "github.login" },
     ]);
     fx.env[TOKEN_ENV] = undefined;
-    expect(await doctor(fx, {}, false)).toMatchObject([{ severity: "warning", key: "github" }]);
-    expect(await doctor(fx, {})).toMatchObject([{ severity: "violation", key: "github" }]);
+    // The variable unset is a violation naming it, with --network or without.
+    for (const network of [false, true]) {
+      const unset = await doctor(fx, {}, network);
+      expect(unset).toMatchObject([{ severity: "violation", key: "github.tokenEnv" }]);
+      expect(unset[0]?.message).toContain(TOKEN_ENV);
+    }
   });
 
   it("names a GitHub App's bot itself, and finds a login that is not it", async () => {

@@ -1,6 +1,10 @@
 import { promises as fs } from "node:fs";
 import { dirname } from "node:path";
 import type { OpenContext } from "@idem/kit";
+
+/** What the credentials read of a kind's context: the options, the environment, the clock. */
+type CredentialsContext = Pick<OpenContext<SlackOptions>, "options" | "env" | "clock">;
+
 import { IdemError, sleep } from "@idem/kit";
 import type { SlackOptions } from "../../kinds/slack/slack-options.js";
 
@@ -91,7 +95,7 @@ async function held(lock: string): Promise<boolean> {
  * Under the lock the file is read again first: another process may have refreshed already.
  */
 function rotatingToken(
-  ctx: OpenContext<SlackOptions>,
+  ctx: CredentialsContext,
   rotation: NonNullable<SlackOptions["rotation"]>,
   refresh: RefreshCall,
 ): SlackCredentials {
@@ -187,10 +191,7 @@ function rotatingToken(
  * The credentials the options name: token rotation (`rotation`), else the token in `tokenEnv`.
  * @throws IdemError INVALID_CONFIG when a variable they name is not set (naming it).
  */
-export function slackCredentials(
-  ctx: OpenContext<SlackOptions>,
-  refresh: RefreshCall,
-): SlackCredentials {
+export function slackCredentials(ctx: CredentialsContext, refresh: RefreshCall): SlackCredentials {
   if (ctx.options.rotation) return rotatingToken(ctx, ctx.options.rotation, refresh);
   const read = () => ctx.env(ctx.options.tokenEnv);
   read();

@@ -6,6 +6,7 @@ import {
   type SlackIdentity,
 } from "../../clients/slack/slack-client.js";
 import { findInHistory, tsOf } from "../../clients/slack/slack-history.js";
+import { slackDoctor } from "../slack/slack-doctor.js";
 import {
   BROADCAST,
   findChannel,
@@ -90,6 +91,7 @@ export const slackMessageKind = defineEffectKind({
   options: SlackOptionsSchema,
   resolveOptions: resolveSlackOptions,
   configSection: "slack",
+  doctor: slackDoctor,
   check(spec, ctx) {
     const target = findChannel(ctx.options, spec.channel);
     if (!target) ctx.issue("channel", unknownChannel(ctx.options, spec.channel));

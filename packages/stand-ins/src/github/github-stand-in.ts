@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { createServer, type Server } from "node:http";
-import { freePort } from "../nats-server.js";
+import { createServer } from "node:http";
+import { listenOnLoopback } from "../listen.js";
 import type { GitHubCreate } from "./github-answers.js";
 import { GitHubAuth } from "./github-apps.js";
 import { createPathMatcher, multiSegmentParams } from "./github-check.js";
@@ -42,6 +42,8 @@ export interface StartGitHubStandInOptions {
   listLagMs?: number;
   /** How long a push (a branch's move) takes to reach the pull requests API (ms). Default 0. */
   pushLagMs?: number;
+  /** The port on 127.0.0.1 (`idem stand-in github --port`). Default: one the system picks. */
+  port?: number;
 }
 
 /** A GitHub App made with `createApp`, installed on one account. */
@@ -56,7 +58,7 @@ export interface StandInApp {
 
 /**
  * A GitHub REST API stand-in on 127.0.0.1, driven by GitHub's own OpenAPI description: see
- * packages/testing/README.md for what it serves and how faithfully.
+ * packages/stand-ins/README.md for what it serves and how faithfully.
  */
 export interface GitHubStandIn extends AsyncDisposable {
   /** The API base URL (`http://127.0.0.1:<port>`, plus the base path when one is set). */
@@ -173,20 +175,10 @@ export interface SeedItem {
 
 const DEFAULT_TOKEN = "ghp_standin0000000000000000000000000000";
 
-function listen(server: Server, port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-}
-
 /**
- * Starts a GitHub REST stand-in on 127.0.0.1 and a free port. Loads GitHub's description from
- * `@octokit/openapi` on first use in the process (a few hundred ms).
- * @throws Error when no port can be bound after 5 tries.
+ * Starts a GitHub REST stand-in on 127.0.0.1 at `port` (default: a free one). Makes GitHub's
+ * description checkable on first use in the process (a few hundred ms).
+ * @throws Error EADDRINUSE when `port` is taken.
  */
 export async function startGitHubStandIn(
   options: StartGitHubStandInOptions = {},
@@ -228,16 +220,8 @@ export async function startGitHubStandIn(
   const server = createServer((req, res) => {
     void handleGitHubRequest(parts, req, res);
   });
-  for (let attempt = 0; ; attempt++) {
-    const port = await freePort();
-    try {
-      await listen(server, port);
-      origin = `http://127.0.0.1:${port}`;
-      break;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EADDRINUSE" || attempt >= 4) throw e;
-    }
-  }
+  const port = await listenOnLoopback(server, options.port ?? 0);
+  origin = `http://127.0.0.1:${port}`;
 
   const repoOf = (owner: string, name: string): RepoRecord => {
     const r = state.repo(owner, name);

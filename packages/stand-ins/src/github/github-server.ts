@@ -233,6 +233,23 @@ export async function handleGitHubRequest(
         `X-GitHub-Api-Version ${String(version)}: the stand-in serves ${API_VERSION}`,
       );
     const token = tokenOf(req.headers.authorization);
+    // GitHub answers GET /rate_limit without a token too (the caller's address's quota of 60 an
+    // hour, counted against nothing): how `idem doctor` asks whether the API is there at all.
+    if (token === undefined && method === "get" && template === "/rate_limit") {
+      const anonymous = {
+        limit: 60,
+        remaining: 60,
+        reset: Math.ceil(p.now() / 1000) + 3600,
+        used: 0,
+      };
+      return send(
+        {
+          status: 200,
+          body: { resources: { core: anonymous, search: anonymous }, rate: anonymous },
+        },
+        template,
+      );
+    }
     if (token === undefined)
       return refuse(401, "Requires authentication", "no token (Authorization: Bearer <token>)");
     const who = authenticate(p.auth, p.state, token, template);

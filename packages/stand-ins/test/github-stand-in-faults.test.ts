@@ -1,9 +1,11 @@
 import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from "vitest";
 import { checkResponse } from "../src/github/github-check.js";
 import { githubDescription } from "../src/github/github-description.js";
-import { createBareRepo, type GitHubStandIn, startGitHubStandIn, tempDir } from "../src/index.js";
+import { type GitHubStandIn, startGitHubStandIn } from "../src/index.js";
 
 const T0 = Date.parse("2026-01-05T10:00:00.250Z");
 let clock = T0;
@@ -206,10 +208,9 @@ describe("GitHub stand-in: set-ups", () => {
   });
 
   it("reads branches from a bare git repository, as pushed by git.commit", async () => {
-    await using dir = await tempDir("idem-gh-standin-");
-    const gitDir = join(dir.path, "app.git");
-    createBareRepo(gitDir);
-    gh.createRepo({ owner: "acme", name: "real", gitDir });
+    const dir = mkdtempSync(join(tmpdir(), "idem-gh-standin-"));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const gitDir = join(dir, "app.git");
     const git = (...args: string[]) =>
       execFileSync("git", ["--git-dir", gitDir, ...args], {
         encoding: "utf8",
@@ -221,6 +222,11 @@ describe("GitHub stand-in: set-ups", () => {
           GIT_COMMITTER_EMAIL: "a@x",
         },
       }).trim();
+    // A bare repository with one commit on main, as a git daemon's repo.
+    execFileSync("git", ["init", "-q", "--bare", "-b", "main", gitDir]);
+    const empty = git("hash-object", "-t", "tree", "-w", "/dev/null");
+    git("update-ref", "refs/heads/main", git("commit-tree", empty, "-m", "seed"));
+    gh.createRepo({ owner: "acme", name: "real", gitDir });
     const pr = { title: "x", head: "work", base: "main" };
     expect((await post("/repos/acme/real/pulls", pr)).status).toBe(422);
     const main = git("rev-parse", "main");

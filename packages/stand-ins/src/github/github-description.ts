@@ -1,8 +1,9 @@
 /**
  * GitHub's own published OpenAPI description of api.github.com (the `@octokit/openapi` package,
  * `generated/api.github.com.json`, OpenAPI 3.0.3), made checkable by ajv: the operations the
- * stand-in serves and every `#/components/...` they reach are copied and their OpenAPI 3.0
- * dialect turned into JSON Schema (draft-07) once per process.
+ * stand-in serves and every `#/components/...` they reach are copied (`reduceDescription`, into
+ * github-openapi.ts) and their OpenAPI 3.0 dialect turned into JSON Schema (draft-07) once per
+ * process.
  *
  * The conversions, each because GitHub's description needs it:
  * - `nullable: true` becomes a `"null"` type (or an `anyOf` with `{type: "null"}` where GitHub
@@ -12,9 +13,8 @@
  *   examples;
  * - OpenAPI-only keywords (`example`, `discriminator`, `x-*`, ...) are dropped.
  */
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import { GITHUB_OPENAPI } from "./github-openapi.js";
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json =>
@@ -135,18 +135,24 @@ const FORMATS: Record<string, RegExp | true> = {
 };
 const IGNORED_FORMATS = ["int64", "int32", "double", "repo.nwo", "binary", "uri-template"];
 
-let cached: GitHubDescription | undefined;
+/**
+ * The part of GitHub's description the stand-in reads, as `@octokit/openapi` gives it (not yet
+ * converted): its version, every path template, the served operations and every component they
+ * reach. About 1/50 of the whole; kept in `github-openapi.ts` so the stand-in ships without the
+ * 13 MB package (scripts/github-openapi.mjs writes it; a test checks it is still the package's).
+ */
+export interface ReducedDescription {
+  version: string;
+  templates: string[];
+  paths: Record<string, Json>;
+  components: Record<string, Json>;
+}
 
 /**
- * GitHub's description, read from `@octokit/openapi` once per process (about 13 MB of JSON;
- * only `api.github.com.json` is read, never the package's index, which loads all ten variants).
- * @throws Error when the package is not installed (a devDependency of @idem/testing).
+ * The served operations of `full` (GitHub's whole description) and what they reach.
+ * @throws Error when the description lacks an operation the stand-in serves
  */
-export function githubDescription(): GitHubDescription {
-  if (cached) return cached;
-  const require = createRequire(import.meta.url);
-  const file = require.resolve("@octokit/openapi/generated/api.github.com.json");
-  const full = JSON.parse(readFileSync(file, "utf8")) as Json;
+export function reduceDescription(full: Json): ReducedDescription {
   const fullPaths = full.paths as Record<string, Json>;
   const paths: Record<string, Json> = {};
   for (const [method, template] of SERVED_OPERATIONS) {
@@ -160,11 +166,26 @@ export function githubDescription(): GitHubDescription {
   const reach = reachableComponents(full, [paths, extra]);
   const fullComponents = full.components as Record<string, Json>;
   const components: Record<string, Json> = {};
-  for (const [section, names] of reach) {
+  for (const [section, names] of [...reach].sort(([a], [b]) => a.localeCompare(b))) {
     components[section] = Object.fromEntries(
-      [...names].map((n) => [n, fullComponents[section]?.[n]]),
+      [...names].sort().map((n) => [n, fullComponents[section]?.[n]]),
     );
   }
+  const version = String((full.info as Json | undefined)?.version ?? "unknown");
+  return { version, templates: Object.keys(fullPaths), paths, components };
+}
+
+let cached: GitHubDescription | undefined;
+
+/**
+ * GitHub's description, made checkable once per process from the reduced copy kept beside this
+ * file (see {@link ReducedDescription}).
+ */
+export function githubDescription(): GitHubDescription {
+  if (cached) return cached;
+  const { version, templates, paths, components } = JSON.parse(
+    GITHUB_OPENAPI,
+  ) as ReducedDescription;
   const reduced = convert({ paths, components }, false) as Json;
   reduced.$id = "urn:idem:github-description";
   const ajv = new Ajv({
@@ -181,8 +202,8 @@ export function githubDescription(): GitHubDescription {
   const part = (p: string) => p.replace(/~/g, "~0").replace(/\//g, "~1");
   const reducedComponents = reduced.components as Record<string, Json>;
   cached = {
-    version: String((full.info as Json | undefined)?.version ?? "unknown"),
-    templates: Object.keys(fullPaths),
+    version,
+    templates,
     operation(method, template) {
       const path = (reduced.paths as Record<string, Json>)[template];
       const op = path?.[method.toLowerCase()];

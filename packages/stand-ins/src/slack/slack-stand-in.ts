@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { createServer, type Server } from "node:http";
-import { freePort } from "../nats-server.js";
+import { createServer } from "node:http";
+import { listenOnLoopback } from "../listen.js";
 import { SlackAuth, type SlackRotation } from "./slack-auth.js";
 import {
   handleSlackRequest,
@@ -33,6 +33,8 @@ export interface StartSlackStandInOptions {
   rotation?: boolean;
   /** How long a post takes to show in `conversations.history` (ms). Default 0. */
   historyLagMs?: number;
+  /** The port on 127.0.0.1 (`idem stand-in slack --port`). Default: one the system picks. */
+  port?: number;
 }
 
 /** A message as the stand-in holds it. */
@@ -49,7 +51,7 @@ export interface StandInMessage {
 /**
  * A Slack Web API stand-in on 127.0.0.1 serving `auth.test`, `chat.postMessage`,
  * `conversations.history`, `conversations.info` and `conversations.join` at `${url}/api/<method>`:
- * see packages/testing/README.md.
+ * see packages/stand-ins/README.md.
  */
 export interface SlackStandIn extends AsyncDisposable {
   /** The Web API base: methods are at `${url}/api/<method>` (as `https://slack.com`). */
@@ -131,19 +133,9 @@ const IDENTITY: SlackIdentity = {
   appId: "A0STANDAPP",
 };
 
-function listen(server: Server, port: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(port, "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-}
-
 /**
- * Starts a Slack Web API stand-in on 127.0.0.1 and a free port.
- * @throws Error when no port can be bound after 5 tries.
+ * Starts a Slack Web API stand-in on 127.0.0.1 at `port` (default: a free one).
+ * @throws Error EADDRINUSE when `port` is taken.
  */
 export async function startSlackStandIn(
   options: StartSlackStandInOptions = {},
@@ -184,16 +176,8 @@ export async function startSlackStandIn(
     void handleSlackRequest(parts, req, res);
   });
   let url = "";
-  for (let attempt = 0; ; attempt++) {
-    const port = await freePort();
-    try {
-      await listen(server, port);
-      url = `http://127.0.0.1:${port}`;
-      break;
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EADDRINUSE" || attempt >= 4) throw e;
-    }
-  }
+  const port = await listenOnLoopback(server, options.port ?? 0);
+  url = `http://127.0.0.1:${port}`;
   const channelOf = (idOrName: string) => {
     const c = state.channel(idOrName);
     if (!c) throw new Error(`the stand-in has no channel ${idOrName}`);
