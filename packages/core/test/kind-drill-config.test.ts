@@ -121,3 +121,26 @@ describe("verdictOf", () => {
     expect(verdictOf([f("uncertain"), f("broken")])).toBe("broken");
   });
 });
+
+describe("a kind built with zod 3", () => {
+  const ZOD3 = join(FIXTURES, "zod3-kind.mjs");
+
+  it("is refused by the config's loader, naming the kind and zod 4", async () => {
+    await using dir = await tempDir("idem-kinds-zod3-");
+    const parsed = parseIdemConfig(
+      { kinds: { "fixture.zod3": { module: ZOD3, options: { dir: "items" } } } },
+      { dir: dir.path, file: join(dir.path, "idem.config.json") },
+    );
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+    const refused = loadKinds(parsed.config);
+    await expect(refused).rejects.toMatchObject({
+      code: "INVALID_CONFIG",
+      details: { key: "kinds.fixture.zod3" },
+    });
+    await expect(refused).rejects.toThrow(/zod 3 schema: idem reads kinds built with zod 4/);
+  });
+
+  it("is refused by the drill's loader, naming zod 4", async () => {
+    await expect(loadKindModule(ZOD3, FIXTURES)).rejects.toThrow(/spec is a zod 3 schema.*zod 4/);
+  });
+});

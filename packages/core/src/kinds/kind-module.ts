@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import type { AnyEffectKind } from "@idem/kit";
+import { type AnyEffectKind, kindSchemaProblem } from "@idem/kit";
 import { IdemError } from "@idem/schema";
 
 /** A module of effect kinds, loaded: where it is and the kinds it exports. */
@@ -66,6 +66,17 @@ export async function loadKindModule(specifier: string, fromDir: string): Promis
   const kinds: AnyEffectKind[] = [];
   for (const candidate of exported) {
     if (isKindObject(candidate) && !kinds.includes(candidate)) kinds.push(candidate);
+  }
+  for (const kind of kinds) {
+    const schemas = kindSchemaProblem(kind);
+    if (schemas !== undefined)
+      throw new IdemError(
+        "INVALID_INPUT",
+        `module ${JSON.stringify(specifier)}: kind ${kind.name}: ${schemas}`,
+        {
+          details: { field: "module" },
+        },
+      );
   }
   if (kinds.length === 0) {
     throw new IdemError(

@@ -8,6 +8,7 @@ import {
   type KindContext,
   type KindLimits,
   kindContextOf,
+  kindSchemaProblem,
   parseKindOptions,
   safeParseKindOptions,
 } from "@idem/kit";
@@ -119,6 +120,8 @@ export async function loadKindRegistry(
       );
     }
     const k = kind as AnyEffectKind;
+    const schemas = kindSchemaProblem(k);
+    if (schemas !== undefined) bad(`${JSON.stringify(entry.module)}: ${schemas}`);
     const source = { at: `${at}.options`, raw: entry.options };
     const parsed = parseKindOptions(k, source.raw, { at: source.at, dir: config.dir });
     added.push({ kind: k, options: parsed, source, builtIn: false });
