@@ -1,0 +1,63 @@
+// `idem kinds new` in an empty folder: the kind, its test and its config entry it writes pass the
+// in-process tester and the drill as written, the kind importing @idem/kit and zod that nothing
+// beside it installs (the CLI's module resolution hook provides them).
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import type { KindDrillReport } from "@idem/kit/drill";
+import type { KindTestReport } from "@idem/kit/test";
+import { tempDir } from "@idem/testing";
+import { beforeAll, describe, expect, it } from "vitest";
+import { buildForTest, IDEM_BIN } from "../chaos/interpreter-fixture.js";
+
+const run = promisify(execFile);
+
+beforeAll(() => buildForTest("apps/cli"));
+
+async function idem(cwd: string, ...args: string[]) {
+  const env = { ...process.env };
+  for (const k of ["IDEM_CONFIG", "IDEM_FAULT", "IDEM_JOURNAL_URL", "NODE_PATH"]) delete env[k];
+  try {
+    const { stdout, stderr } = await run(process.execPath, [IDEM_BIN, ...args], {
+      cwd,
+      env,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (e) {
+    const err = e as { code: number; stdout: string; stderr: string };
+    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
+  }
+}
+
+describe("idem kinds new", () => {
+  it("writes a kind, its test and its config entry that pass the tester and the drill as written", async () => {
+    await using dir = await tempDir("idem-kinds-new-");
+    const made = await idem(dir.path, "kinds", "new", "acme.note");
+    expect(made.code, made.stderr).toBe(0);
+    const config = JSON.parse(readFileSync(join(dir.path, "idem.config.json"), "utf8"));
+    expect(config.kinds["acme.note"]).toEqual({
+      module: "./kinds/acme-note.mjs",
+      options: { dir: "./acme-note-notes" },
+    });
+    expect(readFileSync(join(dir.path, "kinds/acme-note.test.mjs"), "utf8")).toContain(
+      'from "@idem/kit/test"',
+    );
+
+    const tested = await idem(dir.path, "kinds", "test", "acme.note", "--in-process", "--json");
+    expect(tested.code, tested.stderr).toBe(0);
+    const report = JSON.parse(tested.stdout) as KindTestReport;
+    expect(report.ok).toBe(true);
+    expect(report.faultCalls).toEqual(["acme.before-rename"]);
+
+    const drilled = await idem(dir.path, "kinds", "test", "acme.note", "--outputs", "2", "--json");
+    expect(drilled.code, drilled.stderr).toBe(0);
+    const drill = JSON.parse(drilled.stdout) as KindDrillReport;
+    expect(drill.verdict).toBe("exactly-once-in-effect");
+    expect(drill.shown).toBe("exactly-once-in-effect");
+
+    const again = await idem(dir.path, "kinds", "new", "acme.note");
+    expect(again.code).toBe(2);
+  });
+});
