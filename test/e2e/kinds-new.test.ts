@@ -2,10 +2,10 @@
 // in-process tester and the drill as written, the kind importing @idem/kit and zod that nothing
 // beside it installs (the CLI's module resolution hook provides them).
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import type { KindDrillReport } from "@idem/kit/drill";
+import { drillKind, type KindDrillReport } from "@idem/kit/drill";
 import type { KindTestReport } from "@idem/kit/test";
 import { tempDir } from "@idem/testing";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -59,5 +59,21 @@ describe("idem kinds new", () => {
 
     const again = await idem(dir.path, "kinds", "new", "acme.note");
     expect(again.code).toBe(2);
+  });
+
+  it("is drilled by drillKind from an author project whose idem is a node_modules/.bin link", async () => {
+    await using dir = await tempDir("idem-kinds-new-bin-");
+    expect((await idem(dir.path, "kinds", "new", "acme.note")).code).toBe(0);
+    mkdirSync(join(dir.path, "node_modules/.bin"), { recursive: true });
+    symlinkSync(IDEM_BIN, join(dir.path, "node_modules/.bin/idem"));
+    const env: NodeJS.ProcessEnv = { ...process.env, PATH: "/usr/bin:/bin" };
+    for (const k of ["IDEM_CONFIG", "IDEM_FAULT", "IDEM_JOURNAL_URL"]) delete env[k];
+    const report = await drillKind(join(dir.path, "kinds/acme-note.mjs"), {
+      cwd: join(dir.path, "kinds"),
+      env,
+      options: { dir: join(dir.path, "notes") },
+      outputs: 1,
+    });
+    expect(report.verdict).toBe("exactly-once-in-effect");
   });
 });

@@ -144,3 +144,22 @@ describe("a kind built with zod 3", () => {
     await expect(loadKindModule(ZOD3, FIXTURES)).rejects.toThrow(/spec is a zod 3 schema.*zod 4/);
   });
 });
+
+describe("a config kind's bad options", () => {
+  it("are refused all at once, each named by its key", async () => {
+    await using dir = await tempDir("idem-kinds-options-");
+    const parsed = parseIdemConfig(
+      { kinds: { "fixture.item": { module: ITEM, options: { dir: 5, extra: true } } } },
+      { dir: dir.path, file: join(dir.path, "idem.config.json") },
+    );
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+    const refused = loadKinds(parsed.config);
+    await expect(refused).rejects.toMatchObject({
+      code: "INVALID_CONFIG",
+      details: { key: "kinds.fixture.item.options.dir" },
+    });
+    await expect(refused).rejects.toThrow(
+      /kinds\.fixture\.item\.options\.dir: .*; kinds\.fixture\.item\.options: /,
+    );
+  });
+});
