@@ -2,7 +2,7 @@
 // in-process tester and the drill as written, the kind importing @idem/kit and zod that nothing
 // beside it installs (the CLI's module resolution hook provides them).
 import { execFile } from "node:child_process";
-import { mkdirSync, readFileSync, symlinkSync } from "node:fs";
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { drillKind, type KindDrillReport } from "@idem/kit/drill";
@@ -75,5 +75,22 @@ describe("idem kinds new", () => {
       outputs: 1,
     });
     expect(report.verdict).toBe("exactly-once-in-effect");
+  });
+
+  it("prints a report, and JSON with --json, when the target fails every call (exit 1)", async () => {
+    await using dir = await tempDir("idem-kinds-new-unreachable-");
+    expect((await idem(dir.path, "kinds", "new", "acme.note")).code).toBe(0);
+    // The notes' folder is a file: every read and write fails.
+    writeFileSync(join(dir.path, "blocked"), "not a folder");
+    const options = JSON.stringify({ dir: join(dir.path, "blocked") });
+    const json = await idem(dir.path, "kinds", "test", "acme.note", "--options", options, "--json");
+    expect(json.code).toBe(1);
+    const report = JSON.parse(json.stdout) as KindDrillReport;
+    expect(report.findings.map((f) => f.code)).toEqual(["target-error"]);
+    expect(report.crashes.starts).toEqual([]);
+    const text = await idem(dir.path, "kinds", "test", "acme.note", "--options", options);
+    expect(text.code).toBe(1);
+    expect(text.stdout).toMatch(/target-error: probe-before-apply .* failed: UNAVAILABLE/);
+    expect(text.stdout).toMatch(/verdict: broken/);
   });
 });

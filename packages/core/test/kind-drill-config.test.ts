@@ -163,3 +163,22 @@ describe("a config kind's bad options", () => {
     );
   });
 });
+
+describe("a module with a plain-object copy of its kind beside the default export", () => {
+  it("is one kind to the drill's loader, as to the config's", async () => {
+    await using dir = await tempDir("idem-kind-copy-");
+    writeFileSync(
+      join(dir.path, "copy.mjs"),
+      `import kind from ${JSON.stringify(ITEM)};\nexport default kind;\nexport const itemKind = { ...kind };\nexport const settings = { dir: "items" };\n`,
+    );
+    const loaded = await loadKindModule("./copy.mjs", dir.path);
+    expect(loaded.kinds.map((k) => k.name)).toEqual(["fixture.item"]);
+    const parsed = parseIdemConfig(
+      { kinds: { "fixture.item": { module: "./copy.mjs", options: { dir: "items" } } } },
+      { dir: dir.path, file: join(dir.path, "idem.config.json") },
+    );
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+    await loadKinds(parsed.config);
+    expect(kindsOf(parsed.config).get("fixture.item")).toBe(loaded.kinds[0]);
+  });
+});

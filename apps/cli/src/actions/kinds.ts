@@ -76,7 +76,10 @@ export async function runKindsTest(
       throw new CliError(e.message, EXIT.USAGE);
     throw e;
   });
-  exitHolder.code = VERDICT_EXIT[report.verdict];
+  // A drill the target kept from running (every broken finding a target error) exits 1, as docs/cli.md says.
+  const broken = report.findings.filter((f) => f.severity === "broken");
+  const couldNotRun = broken.length > 0 && broken.every((f) => f.code === "target-error");
+  exitHolder.code = couldNotRun ? EXIT.FAILED : VERDICT_EXIT[report.verdict];
   if (opts.json) printJson(report);
   else process.stdout.write(printDrillReport(report));
 }

@@ -11,7 +11,14 @@ import {
   type KindGuarantee,
   verdictWords,
 } from "@idem/kit";
-import { type Clock, type Config, IdemError, systemClock } from "@idem/schema";
+import {
+  type Clock,
+  type Config,
+  describeError,
+  IdemError,
+  isIdemError,
+  systemClock,
+} from "@idem/schema";
 import { openEffects } from "../effects/open-effects.js";
 import { checkSamples, checkTarget } from "./drill-checks.js";
 import { type CrashPhase, crashPhase, type DrillInterpret } from "./drill-crashes.js";
@@ -115,20 +122,20 @@ export async function runKindDrill(options: KindDrillOptions): Promise<KindDrill
         // Closed before the interpreter starts: a git target's locks are free for it.
         await effects.close();
       }
-      log(`${kind.name}: ${count} outputs, the interpreter killed at each fault point`);
-      crashes = await crashPhase(kind, ws, samples, {
-        count,
-        prefix,
-        interpret: options.interpret,
-        log,
-      });
-      const verify = openEffects(ws.config, { kinds: ws.registry, clock });
-      try {
-        keys = await countKeys(kind, verify, ws.journal, crashes, startedAt);
-      } finally {
-        await verify.close();
+      if (findings.some((f) => f.code === DRILL_FINDINGS.TARGET_ERROR)) {
+        // A target that fails the checks (unreachable, refusing): no crash phase to learn from.
+        log(`${kind.name}: the target failed the checks; no crash phase`);
+      } else {
+        log(`${kind.name}: ${count} outputs, the interpreter killed at each fault point`);
+        crashes = await crashPhase(kind, ws, samples, {
+          count,
+          prefix,
+          interpret: options.interpret,
+          log,
+        });
+        keys = await countedKeys(kind, ws, crashes, startedAt, clock, findings);
+        findings.push(...crashFindings(kind, keys, crashes));
       }
-      findings.push(...crashFindings(kind, keys, crashes));
     }
     if (kind.guarantee === "uncertain-window")
       findings.push({
@@ -168,6 +175,32 @@ export async function runKindDrill(options: KindDrillOptions): Promise<KindDrill
     };
   } finally {
     await ws.close(options.keep === true);
+  }
+}
+
+/** Every key counted at the target after the crashes; a target that fails then is a finding. */
+async function countedKeys(
+  kind: Parameters<typeof countKeys>[0],
+  ws: Awaited<ReturnType<typeof createDrillWorkspace>>,
+  crashes: CrashPhase,
+  startedAt: number,
+  clock: Clock,
+  findings: DrillFinding[],
+): Promise<DrillKey[]> {
+  const verify = openEffects(ws.config, { kinds: ws.registry, clock });
+  try {
+    return await countKeys(kind, verify, ws.journal, crashes, startedAt);
+  } catch (e) {
+    const code = isIdemError(e) ? e.code : "THROWN";
+    findings.push({
+      code: DRILL_FINDINGS.TARGET_ERROR,
+      severity: "broken",
+      message: `counting the keys at the target failed: ${describeError(e)}`.slice(0, 500),
+      details: { check: "count", code },
+    });
+    return [];
+  } finally {
+    await verify.close();
   }
 }
 
