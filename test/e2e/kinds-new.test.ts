@@ -9,7 +9,7 @@ import { drillKind, type KindDrillReport } from "@idem/kit/drill";
 import type { KindTestReport } from "@idem/kit/test";
 import { tempDir } from "@idem/testing";
 import { beforeAll, describe, expect, it } from "vitest";
-import { buildForTest, IDEM_BIN } from "../chaos/interpreter-fixture.js";
+import { buildForTest, IDEM_BIN, REPO_ROOT } from "../chaos/interpreter-fixture.js";
 
 const run = promisify(execFile);
 
@@ -59,6 +59,15 @@ describe("idem kinds new", () => {
 
     const again = await idem(dir.path, "kinds", "new", "acme.note");
     expect(again.code).toBe(2);
+
+    // The test it wrote, under node:test, with the kit and zod installed beside it (here: linked).
+    mkdirSync(join(dir.path, "node_modules/@idem"), { recursive: true });
+    symlinkSync(join(REPO_ROOT, "packages/kit"), join(dir.path, "node_modules/@idem/kit"));
+    symlinkSync(join(REPO_ROOT, "node_modules/zod"), join(dir.path, "node_modules/zod"));
+    const nodeTest = await run(process.execPath, ["--test", "kinds/acme-note.test.mjs"], {
+      cwd: dir.path,
+    });
+    expect(nodeTest.stdout).toMatch(/# pass 1/);
   });
 
   it("is drilled by drillKind from an author project whose idem is a node_modules/.bin link", async () => {
