@@ -71,6 +71,17 @@ describe("testKind (@idem/kit/test)", () => {
     expect(codes).toContain(KIND_TEST_FINDINGS.RUNS_ENDED_DEAD);
   });
 
+  it("finds a valid sample the kind refuses, and stops there", async () => {
+    await using service = await startTicketStandIn();
+    const kind = {
+      ...ticketKind("correct"),
+      samples: { valid: () => ({ kind: "test.ticket", title: "" }), invalid: [] },
+    };
+    const r = await testKind(kind, { options: { baseUrl: service.url } });
+    expect(r.findings.map((f) => f.code)).toEqual([KIND_TEST_FINDINGS.VALID_SAMPLE_REFUSED]);
+    expect(service.tickets).toEqual([]);
+  });
+
   it("assertKind throws node's AssertionError naming each broken finding, and answers the report otherwise", async () => {
     await using service = await startTicketStandIn();
     const options = { options: { baseUrl: service.url } };

@@ -3,7 +3,7 @@
 // and around every request the kind makes through `ctx.fetch`, each followed by the retry idem
 // would make. The subprocess drill (`idem kinds test`, `drillKind`) stays for real crashes.
 import { AssertionError } from "node:assert";
-import { IdemError } from "@idem/schema";
+import { IdemError, isIdemError } from "@idem/schema";
 import type { AnyEffectKind, EffectSpecBase } from "../effect-kind.js";
 import { type OpenKindOptions, openKind } from "../open-kind.js";
 import { createInjector } from "./injected-crash.js";
@@ -58,7 +58,19 @@ export async function testKind(
     fresh() {
       const n = i++;
       valid++;
-      const spec: EffectSpecBase = opened.check(samples.valid(n, opened.context));
+      let spec: EffectSpecBase;
+      try {
+        spec = opened.check(samples.valid(n, opened.context));
+      } catch (e) {
+        if (!isIdemError(e, "INVALID_INPUT")) throw e;
+        run.findings.push({
+          code: F.VALID_SAMPLE_REFUSED,
+          severity: "broken",
+          message: `valid sample ${n} was refused: ${e.message}`,
+          details: { sample: n },
+        });
+        throw new PhaseEnded();
+      }
       return { spec, key: `kit-test-${n}/0` };
     },
   };
