@@ -182,3 +182,27 @@ describe("a module with a plain-object copy of its kind beside the default expor
     expect(kindsOf(parsed.config).get("fixture.item")).toBe(loaded.kinds[0]);
   });
 });
+
+describe("listKinds and a declared guarantee", () => {
+  it("states uncertain-window for a kind that declares exactly once in effect with a probe that cannot tell", async () => {
+    await using dir = await tempDir("idem-kinds-overclaiming-");
+    const parsed = parseIdemConfig(
+      {
+        kinds: {
+          "fixture.overclaiming": {
+            module: join(FIXTURES, "overclaiming-kind.mjs"),
+            options: { dir: "items" },
+          },
+        },
+      },
+      { dir: dir.path, file: join(dir.path, "idem.config.json") },
+    );
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+    await loadKinds(parsed.config);
+    const listed = listKinds(parsed.config).kinds.find((k) => k.name === "fixture.overclaiming");
+    expect(listed).toMatchObject({
+      guarantee: "uncertain-window",
+      declared: "exactly-once-in-effect",
+    });
+  });
+});
