@@ -45,9 +45,9 @@ export {
   kindOf,
   knownAliasesOf,
   knownAliasesOfKind,
+  type RecordedSpecsProblem,
   recordedSpecsProblem,
   supersedeKeyOf,
-  type RecordedSpecsProblem,
   targetsOfEffect,
 } from "./registry/check-effects.js";
 export type { KindRegistry, LoadKindRegistryOptions } from "./registry/kind-registry.js";

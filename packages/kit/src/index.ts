@@ -105,4 +105,6 @@ export type { OpenedKind, OpenKindOptions } from "./open-kind.js";
 export { openKind } from "./open-kind.js";
 export type { TransientOptions } from "./outcomes.js";
 export { absent, conflict, fail, invalid, present, retryAfterMs } from "./outcomes.js";
-export { readCappedText } from "./read-capped.js";
+export type { TextPrefix } from "./read-capped.js";
+export { readCappedText, readTextPrefix } from "./read-capped.js";
+export { redactSent, sentForms } from "./redact-sent.js";
