@@ -1,5 +1,6 @@
 import { AssertionError } from "node:assert";
 import { describe, expect, it } from "vitest";
+import { fail } from "../src/index.js";
 import { assertKind, KIND_TEST_FINDINGS, testKind } from "../src/test/index.js";
 import { ticketKind, type Variant } from "./support/ticket-kinds.js";
 import { startTicketStandIn } from "./support/ticket-stand-in.js";
@@ -80,6 +81,26 @@ describe("testKind (@idem/kit/test)", () => {
     const r = await testKind(kind, { options: { baseUrl: service.url } });
     expect(r.findings.map((f) => f.code)).toEqual([KIND_TEST_FINDINGS.VALID_SAMPLE_REFUSED]);
     expect(service.tickets).toEqual([]);
+  });
+
+  it("holds a declared guarantee to account: a lost answer turned into an unknown outcome", async () => {
+    await using service = await startTicketStandIn();
+    const correct = ticketKind("correct");
+    const kind = {
+      ...correct,
+      apply: async (...args: Parameters<typeof correct.apply>) => {
+        try {
+          return await correct.apply(...args);
+        } catch (e) {
+          throw fail.unknownOutcome("the answer was lost", e);
+        }
+      },
+    };
+    const r = await testKind(kind, { options: { baseUrl: service.url } });
+    const codes = r.findings.map((f) => f.code);
+    expect(codes).toContain(KIND_TEST_FINDINGS.RUNS_ENDED_UNCERTAIN);
+    expect(codes).toContain(KIND_TEST_FINDINGS.GUARANTEE_NOT_SHOWN);
+    expect(r.ok).toBe(false);
   });
 
   it("assertKind throws node's AssertionError naming each broken finding, and answers the report otherwise", async () => {

@@ -96,6 +96,14 @@ export async function testKind(
     report.samples.valid = valid;
     await opened.close();
   }
+  const uncertain = run.findings.some((f) => f.severity === "uncertain");
+  if (uncertain && kind.guarantee !== "uncertain-window")
+    run.findings.push({
+      code: F.GUARANTEE_NOT_SHOWN,
+      severity: "broken",
+      message: `it declares ${kind.guarantee}, and a throw left an effect uncertain: declare uncertain-window, or make the probe tell`,
+      details: { declared: kind.guarantee, shown: "uncertain-window" },
+    });
   report.ok = !run.findings.some((f) => f.severity === "broken");
   return report;
 }
