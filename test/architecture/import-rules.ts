@@ -199,8 +199,16 @@ export const IMPORT_RULES: IForbiddenRuleType[] = [
     comment:
       "@idem/kit is what a kind's author installs: its src imports only itself, @idem/schema and zod",
     severity: "error",
-    from: { path: "^packages/kit/src/", pathNot: "^packages/kit/src/drill/" },
+    from: { path: "^packages/kit/src/", pathNot: "^packages/kit/src/(drill|test)/" },
     to: { pathNot: ["^packages/kit/src/", "^packages/schema/", "(^|/)zod(/|$)"] },
+  },
+  {
+    name: "kit-imports-only-schema",
+    comment:
+      "@idem/kit/test runs a kind in process for any test framework: the kit, @idem/schema and node:assert's AssertionError",
+    severity: "error",
+    from: { path: "^packages/kit/src/test/" },
+    to: { pathNot: ["^packages/kit/src/", "^packages/schema/", "^(node:)?assert$"] },
   },
   {
     name: "kit-imports-only-schema",

@@ -94,7 +94,23 @@ describe("idem kinds test", () => {
       expect.arrayContaining(["interpreter.after-intent"]),
     );
     expect(report.counts.duplicated).toBe(0);
+    expect(report.shown).toBe("uncertain-window");
     expect(code).toBe(1);
+  });
+
+  it.concurrent("holds a declared guarantee to account: exactly once in effect declared, uncertain shown (exit 3)", async () => {
+    await using dir = await tempDir("idem-drill-overclaiming-");
+    const { code, report } = await drillFixture(dir.path, "overclaiming-kind.mjs");
+    expect(report.verdict).toBe(DRILL_VERDICTS.BROKEN);
+    const held = report.findings.find((f) => f.code === DRILL_FINDINGS.GUARANTEE_NOT_SHOWN);
+    expect(held?.details).toEqual({
+      declared: "exactly-once-in-effect",
+      shown: "uncertain-window",
+    });
+    expect(report.guarantee).toBe("exactly-once-in-effect");
+    expect(report.shown).toBeNull();
+    expect(report.cannotSee.length).toBeGreaterThan(0);
+    expect(code).toBe(3);
   });
 
   it.concurrent("finds a correct kind exactly once in effect, killed inside its apply too (drillKind)", async () => {

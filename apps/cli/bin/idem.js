@@ -5,6 +5,8 @@ import { existsSync } from "node:fs";
 
 const built = new URL("../dist/main.js", import.meta.url);
 const bundle = new URL("../dist/pack/main.js", import.meta.url);
-const { main } = await import(existsSync(built) ? built.href : bundle.href);
+const cli = await import(existsSync(built) ? built.href : bundle.href);
 
-process.exitCode = await main(process.argv);
+// Kind modules import @idem/kit and zod from this CLI when nothing beside them provides them.
+cli.provideKindImports();
+process.exitCode = await cli.main(process.argv);

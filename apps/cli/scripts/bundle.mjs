@@ -124,7 +124,15 @@ const plugin = {
 
 rmSync(out, { recursive: true, force: true });
 const result = await build({
-  entryPoints: [join(cli, "src/main.ts")],
+  // main.js, the hooks file `module.register` loads on its own, and the kit's entries the hooks
+  // hand to kind modules that import @idem/kit (sharing its chunks with the CLI: one IdemError).
+  entryPoints: [
+    { in: join(cli, "src/main.ts"), out: "main" },
+    { in: join(cli, "src/kind-imports/kind-import-hooks.ts"), out: "kind-import-hooks" },
+    { in: join(cli, "../../packages/kit/src/index.ts"), out: "kit" },
+    { in: join(cli, "../../packages/kit/src/test/index.ts"), out: "kit-test" },
+    { in: join(cli, "../../packages/kit/src/drill/drill-kind.ts"), out: "kit-drill" },
+  ],
   outdir: out,
   // Each command's action (a dynamic import in src/commands) is a chunk beside main.js with the
   // imports it needs, so `idem status` loads neither the executor nor pg, NATS or OpenTelemetry.

@@ -23,6 +23,9 @@ import * as submit from "./commands/submit.js";
 import * as up from "./commands/up.js";
 import * as version from "./commands/version.js";
 import { CliError, EXIT, exitHolder } from "./exit.js";
+
+export { provideKindImports } from "./kind-imports/provide-kind-imports.js";
+
 import { setWide } from "./render/fit-table.js";
 
 /**

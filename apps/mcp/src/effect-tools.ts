@@ -1,4 +1,4 @@
-import type { kindsOf } from "@idem/core";
+import { type kindsOf, showableGuarantee } from "@idem/core";
 import { IdemError } from "@idem/schema";
 import { z } from "zod";
 
@@ -105,10 +105,11 @@ function configuredAliases(kind: Kind, registry: KindRegistry): string {
 /** The description a model reads: what the effect does, what the call does, and what is promised. */
 function descriptionOf(kind: Kind, registry: KindRegistry): string {
   const aliases = configuredAliases(kind, registry);
+  const guarantee = showableGuarantee(kind, registry.context(kind.name));
   return [
     kind.description,
     `Stages one ${kind.name} effect in this job's draft output and answers its key (<jobId>/<index>); nothing happens at the target now.`,
-    `Once the output is recorded (finish, or under the idem executor your exit 0), idem applies it ${GUARANTEE_TEXT[kind.guarantee] ?? kind.guarantee}.`,
+    `Once the output is recorded (finish, or under the idem executor your exit 0), idem applies it ${GUARANTEE_TEXT[guarantee] ?? guarantee}.`,
     "An invalid effect is refused naming the field: correct it and call again.",
     ...(aliases ? [`Configured here: ${aliases}.`] : []),
   ].join(" ");

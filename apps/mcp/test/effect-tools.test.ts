@@ -56,6 +56,20 @@ describe("effectToolsOf", () => {
     expect(tools.every((t) => /^[A-Za-z0-9_-]{1,64}$/.test(t.name))).toBe(true);
   });
 
+  it("never states more than the kind's own parts show: exactly once declared, a probe that cannot tell", async () => {
+    const r = parseConfig({ kinds: { "acme.claim": { module: "acme.claim" } } }, { dir: "/tmp" });
+    if (!r.ok) throw new Error(JSON.stringify(r.issues));
+    const claim = defineEffectKind({
+      ...kindNamed("acme.claim", "exactly-once"),
+      probeable: () => false,
+      samples: { valid: (i) => ({ kind: "acme.claim", text: `t${i}` }), invalid: [] },
+    });
+    await loadKinds(r.config, { importModule: async () => ({ default: claim }) });
+    const tool = effectToolsOf(kindsOf(r.config)).find((t) => t.kind === "acme.claim");
+    expect(tool?.description).toContain("waits as uncertain for a person");
+    expect(tool?.description).not.toContain("exactly once");
+  });
+
   it("refuses two kinds whose tool names would be the same, naming both", async () => {
     const config = await configWith(["ab.c_d", "ab_c.d"]);
     expect(() => effectToolsOf(kindsOf(config))).toThrow(

@@ -93,6 +93,7 @@ export {
   loadKindModule,
   resolveKindModule,
   runKindDrill,
+  showableGuarantee,
   verdictOf,
 } from "./kinds/index.js";
 export type {

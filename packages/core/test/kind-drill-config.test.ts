@@ -121,3 +121,88 @@ describe("verdictOf", () => {
     expect(verdictOf([f("uncertain"), f("broken")])).toBe("broken");
   });
 });
+
+describe("a kind built with zod 3", () => {
+  const ZOD3 = join(FIXTURES, "zod3-kind.mjs");
+
+  it("is refused by the config's loader, naming the kind and zod 4", async () => {
+    await using dir = await tempDir("idem-kinds-zod3-");
+    const parsed = parseIdemConfig(
+      { kinds: { "fixture.zod3": { module: ZOD3, options: { dir: "items" } } } },
+      { dir: dir.path, file: join(dir.path, "idem.config.json") },
+    );
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+    const refused = loadKinds(parsed.config);
+    await expect(refused).rejects.toMatchObject({
+      code: "INVALID_CONFIG",
+      details: { key: "kinds.fixture.zod3" },
+    });
+    await expect(refused).rejects.toThrow(/zod 3 schema: idem reads kinds built with zod 4/);
+  });
+
+  it("is refused by the drill's loader, naming zod 4", async () => {
+    await expect(loadKindModule(ZOD3, FIXTURES)).rejects.toThrow(/spec is a zod 3 schema.*zod 4/);
+  });
+});
+
+describe("a config kind's bad options", () => {
+  it("are refused all at once, each named by its key", async () => {
+    await using dir = await tempDir("idem-kinds-options-");
+    const parsed = parseIdemConfig(
+      { kinds: { "fixture.item": { module: ITEM, options: { dir: 5, extra: true } } } },
+      { dir: dir.path, file: join(dir.path, "idem.config.json") },
+    );
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+    const refused = loadKinds(parsed.config);
+    await expect(refused).rejects.toMatchObject({
+      code: "INVALID_CONFIG",
+      details: { key: "kinds.fixture.item.options.dir" },
+    });
+    await expect(refused).rejects.toThrow(
+      /kinds\.fixture\.item\.options\.dir: .*; kinds\.fixture\.item\.options: /,
+    );
+  });
+});
+
+describe("a module with a plain-object copy of its kind beside the default export", () => {
+  it("is one kind to the drill's loader, as to the config's", async () => {
+    await using dir = await tempDir("idem-kind-copy-");
+    writeFileSync(
+      join(dir.path, "copy.mjs"),
+      `import kind from ${JSON.stringify(ITEM)};\nexport default kind;\nexport const itemKind = { ...kind };\nexport const settings = { dir: "items" };\n`,
+    );
+    const loaded = await loadKindModule("./copy.mjs", dir.path);
+    expect(loaded.kinds.map((k) => k.name)).toEqual(["fixture.item"]);
+    const parsed = parseIdemConfig(
+      { kinds: { "fixture.item": { module: "./copy.mjs", options: { dir: "items" } } } },
+      { dir: dir.path, file: join(dir.path, "idem.config.json") },
+    );
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+    await loadKinds(parsed.config);
+    expect(kindsOf(parsed.config).get("fixture.item")).toBe(loaded.kinds[0]);
+  });
+});
+
+describe("listKinds and a declared guarantee", () => {
+  it("states uncertain-window for a kind that declares exactly once in effect with a probe that cannot tell", async () => {
+    await using dir = await tempDir("idem-kinds-overclaiming-");
+    const parsed = parseIdemConfig(
+      {
+        kinds: {
+          "fixture.overclaiming": {
+            module: join(FIXTURES, "overclaiming-kind.mjs"),
+            options: { dir: "items" },
+          },
+        },
+      },
+      { dir: dir.path, file: join(dir.path, "idem.config.json") },
+    );
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+    await loadKinds(parsed.config);
+    const listed = listKinds(parsed.config).kinds.find((k) => k.name === "fixture.overclaiming");
+    expect(listed).toMatchObject({
+      guarantee: "uncertain-window",
+      declared: "exactly-once-in-effect",
+    });
+  });
+});

@@ -10,6 +10,36 @@ export function isKindName(name: unknown): name is string {
   return typeof name === "string" && name.length <= 64 && KIND_NAME_PATTERN.test(name);
 }
 
+/** The zod idem's kinds are built with: its major, and the range the kit depends on. */
+export const ZOD_EXPECTED = { major: 4, range: "^4.1.0" } as const;
+
+/**
+ * What is wrong with a kind's `spec` or `options` schema as idem reads it, or undefined: not a
+ * zod schema at all, or one of zod 3 (it has `_def` and no `_zod`), whose JSON Schema and issues
+ * idem cannot read. Pure.
+ */
+export function zodSchemaProblem(field: "spec" | "options", schema: unknown): string | undefined {
+  if (
+    typeof schema !== "object" ||
+    schema === null ||
+    typeof (schema as { safeParse?: unknown }).safeParse !== "function"
+  )
+    return `${field} must be a zod schema`;
+  if (!("_zod" in schema))
+    return "_def" in schema
+      ? `${field} is a zod 3 schema: idem reads kinds built with zod ${ZOD_EXPECTED.major} (zod@${ZOD_EXPECTED.range}); install zod ${ZOD_EXPECTED.major} beside the kind and import { z } from "zod"`
+      : `${field} is not a zod ${ZOD_EXPECTED.major} schema (zod@${ZOD_EXPECTED.range})`;
+  return undefined;
+}
+
+/** The first problem with a kind's schemas (`spec`, then `options`), or undefined. */
+export function kindSchemaProblem(kind: { spec?: unknown; options?: unknown }): string | undefined {
+  return (
+    zodSchemaProblem("spec", kind.spec) ??
+    (kind.options === undefined ? undefined : zodSchemaProblem("options", kind.options))
+  );
+}
+
 const GUARANTEES = ["exactly-once", "exactly-once-in-effect", "target-dedup", "uncertain-window"];
 
 /**
@@ -36,11 +66,10 @@ export function defineEffectKind<S extends EffectSpecBase, O = undefined, R = un
     bad("description must say what the effect does");
   if (!GUARANTEES.includes(kind.guarantee))
     bad(`guarantee must be one of ${GUARANTEES.join(", ")}`);
-  if (typeof kind.spec?.safeParse !== "function") bad("spec must be a zod schema");
+  const schemas = kindSchemaProblem(kind);
+  if (schemas !== undefined) bad(schemas);
   if (typeof kind.probe !== "function") bad("probe must be a function");
   if (typeof kind.apply !== "function") bad("apply must be a function");
-  if (kind.options !== undefined && typeof kind.options.safeParse !== "function")
-    bad("options must be a zod schema");
   if (
     kind.scan !== undefined &&
     (typeof kind.scan.keys !== "function" || typeof kind.scan.target !== "function")

@@ -53,6 +53,11 @@ export const DRILL_FINDINGS = {
   DUPLICATES_NOT_COUNTED: "duplicates-not-counted",
   /** A fault point the kind declares was never reached in the drill. */
   FAULT_POINT_NOT_REACHED: "fault-point-not-reached",
+  /**
+   * The kind declares more than the drill showed: `exactly-once`, `exactly-once-in-effect` or
+   * `target-dedup` declared, and effects can end uncertain (`details.declared`, `details.shown`).
+   */
+  GUARANTEE_NOT_SHOWN: "guarantee-not-shown",
 } as const;
 /** One of DRILL_FINDINGS. */
 export type DrillFindingCode = (typeof DRILL_FINDINGS)[keyof typeof DRILL_FINDINGS];
@@ -112,7 +117,13 @@ export interface KindDrillReport {
   builtIn: boolean;
   /** The module it was loaded from (absolute path or package name); null for idem's own kinds. */
   module: string | null;
+  /** The guarantee the kind declares. */
   guarantee: KindGuarantee;
+  /**
+   * The guarantee the drill showed: the declared one when every key was once and no run was left
+   * for a person, `uncertain-window` when effects can end uncertain, null when it is broken.
+   */
+  shown: KindGuarantee | null;
   verdict: DrillVerdict;
   /** The verdict in plain words, with the reasons (`broken: duplicated-at-target (2 keys)`). */
   summary: string;
@@ -139,7 +150,17 @@ export interface KindDrillReport {
     dead: number;
   };
   durationMs: number;
+  /** What the drill cannot see, in words (DRILL_BLIND_SPOTS): a clean verdict says nothing of it. */
+  cannotSee: string[];
 }
+
+/** What no drill sees: every report carries it, so that exit 0 is not read as more. */
+export const DRILL_BLIND_SPOTS: readonly string[] = [
+  "writes outside what probe and scan read: an item the kind makes without its key, a second write the probe does not look for (@idem/kit/test counts the requests made through ctx.fetch)",
+  "crashes inside apply between two writes, except at the fault points the kind lists (@idem/kit/test throws around every ctx.fetch request)",
+  "other targets than the one its options name, and specs unlike its samples",
+  "a target that loses what it acknowledged (a write lost after the drill's count)",
+];
 
 /** The verdict in plain words: `exactly once in effect`, `can end uncertain`, `broken`. */
 export function verdictWords(verdict: DrillVerdict): string {

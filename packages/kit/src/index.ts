@@ -28,7 +28,13 @@ export {
   unsafeUrlPath,
   urlHasCredentials,
 } from "@idem/schema";
-export { defineEffectKind, isKindName, KIND_NAME_PATTERN } from "./define-effect-kind.js";
+export {
+  defineEffectKind,
+  isKindName,
+  KIND_NAME_PATTERN,
+  kindSchemaProblem,
+  ZOD_EXPECTED,
+} from "./define-effect-kind.js";
 export { missingCredential, unreachable } from "./doctor-checks.js";
 export type {
   DrillCheck,
@@ -40,7 +46,12 @@ export type {
   DrillVerdict,
   KindDrillReport,
 } from "./drill-report.js";
-export { DRILL_FINDINGS, DRILL_VERDICTS, verdictWords } from "./drill-report.js";
+export {
+  DRILL_BLIND_SPOTS,
+  DRILL_FINDINGS,
+  DRILL_VERDICTS,
+  verdictWords,
+} from "./drill-report.js";
 export type {
   AnyEffectKind,
   ApplyCall,
@@ -74,6 +85,7 @@ export {
   refuseKeyMarkers,
   withKeyMarker,
 } from "./key-marker.js";
+export { showableGuarantee } from "./kind-guarantee.js";
 export type {
   KindHost,
   KindHostOptions,

@@ -6,12 +6,14 @@ import {
   defineEffectKind,
   fail,
   hasKeyMarker,
+  kindContextOf,
   kindJsonSchema,
   markedKeys,
   present,
   readCappedText,
   refuseKeyMarkers,
   retryAfterMs,
+  showableGuarantee,
   withKeyMarker,
 } from "../src/index.js";
 
@@ -132,5 +134,58 @@ describe("readCappedText", () => {
       (e: unknown) => e,
     );
     expect(isIdemError(error, "UNAVAILABLE")).toBe(true);
+  });
+});
+
+describe("showableGuarantee", () => {
+  const base = {
+    name: "test.claim",
+    description: "Claims.",
+    spec: z.strictObject({ kind: z.literal("test.claim"), n: z.number() }),
+    probe: async () => absent(),
+    apply: async () => ({}),
+    samples: { valid: (i: number) => ({ kind: "test.claim" as const, n: i }), invalid: [] },
+  };
+  const ctx = kindContextOf(undefined);
+
+  it("states uncertain-window for a kind that declares exactly once in effect but whose probe cannot tell", () => {
+    const kind = defineEffectKind({
+      ...base,
+      guarantee: "exactly-once-in-effect",
+      probeable: () => false,
+    });
+    expect(showableGuarantee(kind, ctx)).toBe("uncertain-window");
+  });
+
+  it("states the declared guarantee when the probe can tell, or the target absorbs a repeat", () => {
+    const telling = defineEffectKind({
+      ...base,
+      guarantee: "exactly-once-in-effect",
+      probeable: () => true,
+    });
+    const dedup = defineEffectKind({
+      ...base,
+      guarantee: "target-dedup",
+      probeable: () => false,
+      targetDedup: () => true,
+    });
+    expect(showableGuarantee(telling, ctx)).toBe("exactly-once-in-effect");
+    expect(showableGuarantee(dedup, ctx)).toBe("target-dedup");
+  });
+});
+
+describe("defineEffectKind and zod's major", () => {
+  it("refuses a spec of zod 3's shape, naming zod 4", () => {
+    const zod3 = { _def: { typeName: "ZodObject" }, safeParse: () => ({ success: false }) };
+    expect(() =>
+      defineEffectKind({
+        name: "test.zod3",
+        description: "Old zod.",
+        guarantee: "uncertain-window",
+        spec: zod3 as never,
+        probe: async () => absent(),
+        apply: async () => ({}),
+      }),
+    ).toThrow(/spec is a zod 3 schema: idem reads kinds built with zod 4 \(zod@\^4\.1\.0\)/);
   });
 });

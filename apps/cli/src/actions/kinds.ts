@@ -36,6 +36,7 @@ interface KindsTestOptions {
   kind?: string;
   keep?: boolean;
   json?: boolean;
+  inProcess?: boolean;
 }
 
 /** The exit code of each verdict (docs/cli.md, idem kinds test). */
@@ -57,6 +58,11 @@ export async function runKindsTest(
       `--outputs must be an integer from 1 to 200, got ${opts.outputs}`,
       EXIT.USAGE,
     );
+  if (opts.inProcess) {
+    const options = opts.options === undefined ? undefined : jsonOption(opts.options);
+    const { runKindInProcess } = await import("./kinds-in-process.js");
+    return runKindInProcess(module, config, { ...opts, options });
+  }
   const kind = await drilledKind(module, config, opts);
   const report = await runKindDrill({
     config,
@@ -70,7 +76,10 @@ export async function runKindsTest(
       throw new CliError(e.message, EXIT.USAGE);
     throw e;
   });
-  exitHolder.code = VERDICT_EXIT[report.verdict];
+  // A drill the target kept from running (every broken finding a target error) exits 1, as docs/cli.md says.
+  const broken = report.findings.filter((f) => f.severity === "broken");
+  const couldNotRun = broken.length > 0 && broken.every((f) => f.code === "target-error");
+  exitHolder.code = couldNotRun ? EXIT.FAILED : VERDICT_EXIT[report.verdict];
   if (opts.json) printJson(report);
   else process.stdout.write(printDrillReport(report));
 }

@@ -28,14 +28,9 @@ export function printAudit(report: AuditReport): string {
     out += `${report.unverifiable} settled effect(s) cannot be checked at their target (nats.publish, http without probeUrl)\n`;
   }
   if (report.duplicates.length > 0) {
-    out += `${color.red("duplicates")}: one effect key on more than one commit\n${table(
-      ["key", "count", "target", "commits"],
-      report.duplicates.map((d) => [
-        d.key,
-        d.count,
-        d.target,
-        d.commits.map((c) => c.slice(0, 12)).join(" "),
-      ]),
+    out += `${color.red("duplicates")}: one effect key at more than one location\n${table(
+      ["key", "count", "target", "locations"],
+      report.duplicates.map((d) => [d.key, d.count, d.target, shortLocations(d.commits)]),
     )}\n`;
   }
   if (report.drift.length > 0) {
@@ -45,12 +40,10 @@ export function printAudit(report: AuditReport): string {
     )}\n`;
   }
   if (report.unknownKeys.length > 0) {
-    // Keys come from commit messages at the target: printed escaped by `table`.
+    // Keys come from what the target holds (commit messages, ticket fields): printed escaped by `table`.
     out += `${color.red("unknown keys")}: at the target, with no recorded effect in the journal (or its archive)\n${table(
-      ["key", "target", "commits"],
-      report.unknownKeys
-        .slice(0, 200)
-        .map((u) => [u.key, u.target, u.commits.map((c) => c.slice(0, 12)).join(" ")]),
+      ["key", "target", "locations"],
+      report.unknownKeys.slice(0, 200).map((u) => [u.key, u.target, shortLocations(u.commits)]),
     )}\n`;
     if (report.unknownKeys.length > 200)
       out += `${report.unknownKeys.length - 200} more; --json lists every one\n`;
@@ -60,4 +53,14 @@ export function printAudit(report: AuditReport): string {
     ? `${color.green("clean")}: every effect key at most once at its target, no drift, no unknown key\n`
     : `${color.red("NOT CLEAN")}: see docs/runbook.md (Duplicates and drift in the audit${report.unknownKeys.length > 0 ? '; unknown keys: "A damaged journal"' : ""})\n`;
   return out;
+}
+
+/**
+ * Where a key is at its target (a kind's scan: git commits, ticket ids, stream entries), for
+ * people: git object names cut to 12 characters when that keeps them apart, anything else whole.
+ */
+export function shortLocations(locations: readonly string[]): string {
+  const hashes = locations.every((l) => /^[0-9a-f]{40,64}$/.test(l));
+  const short = locations.map((l) => l.slice(0, 12));
+  return (hashes && new Set(short).size === new Set(locations).size ? short : locations).join(" ");
 }

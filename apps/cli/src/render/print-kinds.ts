@@ -10,7 +10,7 @@ export function printKinds(listing: KindListing): string {
     listing.kinds.map((k) => [
       k.name,
       k.builtIn ? "built-in" : (k.module ?? ""),
-      k.guarantee,
+      k.guarantee === k.declared ? k.guarantee : `${k.guarantee} (declares ${k.declared})`,
       k.probe === "always" ? "yes" : "per spec",
       k.scan ? "yes" : "no",
       k.aliases.map((a) => `${a.type}: ${a.name}`).join(", "),
@@ -88,6 +88,8 @@ export function printDrillReport(r: KindDrillReport): string {
           : color.dim(f.severity);
     out += `${weight} ${f.code}: ${terminalText(f.message)}\n`;
   }
+  out += `${color.dim(`not seen by the drill: ${r.cannotSee.join("; ")}`)}\n`;
+  out += `guarantee: ${r.guarantee} declared, ${r.shown ?? "nothing"} shown\n`;
   out += `verdict: ${VERDICT_COLOR[r.verdict](terminalText(r.summary))}\n`;
   return out;
 }

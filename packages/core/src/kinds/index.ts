@@ -10,7 +10,7 @@ export type {
   DrillVerdict,
   KindDrillReport,
 } from "@idem/kit";
-export { DRILL_FINDINGS, DRILL_VERDICTS } from "@idem/kit";
+export { DRILL_FINDINGS, DRILL_VERDICTS, showableGuarantee } from "@idem/kit";
 export type {
   DrillInterpret,
   DrillInterpretResult,

@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import type { AnyEffectKind } from "@idem/kit";
+import { type AnyEffectKind, kindSchemaProblem } from "@idem/kit";
 import { IdemError } from "@idem/schema";
 
 /** A module of effect kinds, loaded: where it is and the kinds it exports. */
@@ -42,7 +42,8 @@ export function resolveKindModule(specifier: string, fromDir: string): string {
 
 /**
  * Imports a kind module and answers the kinds it exports: every export that has a name, a probe
- * and an apply (what `defineEffectKind` makes), its default export first. Runs the module's own
+ * and an apply (what `defineEffectKind` makes), its default export first, each name once (an
+ * export that is a copy of the default kind, a plain object spread from it, is the same kind). Runs the module's own
  * top-level code, as loading it in a config does; runs no kind's `open`.
  * @throws IdemError INVALID_INPUT naming `module` when it cannot be resolved or loaded, or exports
  *   no kind.
@@ -65,7 +66,20 @@ export async function loadKindModule(specifier: string, fromDir: string): Promis
       : [];
   const kinds: AnyEffectKind[] = [];
   for (const candidate of exported) {
-    if (isKindObject(candidate) && !kinds.includes(candidate)) kinds.push(candidate);
+    // One kind per name, the default export's first: as a config's loader picks it by name.
+    if (isKindObject(candidate) && !kinds.some((k) => k.name === candidate.name))
+      kinds.push(candidate);
+  }
+  for (const kind of kinds) {
+    const schemas = kindSchemaProblem(kind);
+    if (schemas !== undefined)
+      throw new IdemError(
+        "INVALID_INPUT",
+        `module ${JSON.stringify(specifier)}: kind ${kind.name}: ${schemas}`,
+        {
+          details: { field: "module" },
+        },
+      );
   }
   if (kinds.length === 0) {
     throw new IdemError(

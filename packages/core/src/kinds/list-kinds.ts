@@ -1,5 +1,11 @@
 import { BUILT_IN_KINDS, type KindRegistry, knownAliasesOfKind } from "@idem/effects";
-import { type AnyEffectKind, type KindAlias, type KindGuarantee, kindJsonSchema } from "@idem/kit";
+import {
+  type AnyEffectKind,
+  type KindAlias,
+  type KindGuarantee,
+  kindJsonSchema,
+  showableGuarantee,
+} from "@idem/kit";
 import type { Config } from "@idem/schema";
 import { kindsOf } from "../validate/load-kinds.js";
 
@@ -9,7 +15,14 @@ export interface ListedKind {
   builtIn: boolean;
   /** The module the config loads it from (absolute path or package name); null for idem's own. */
   module: string | null;
+  /**
+   * What idem states: the declared guarantee, lowered to `uncertain-window` when the kind's own
+   * parts show its probe cannot tell for its samples (`showableGuarantee`). Only the drill
+   * (`idem kinds test`) confirms it against the target.
+   */
   guarantee: KindGuarantee;
+  /** The guarantee the kind declares. */
+  declared: KindGuarantee;
   description: string;
   /** The aliases it knows in this config (`root: outbox`, `repo: site`), from the kind itself. */
   aliases: KindAlias[];
@@ -67,7 +80,8 @@ function listedKind(
     name: kind.name,
     builtIn,
     module: builtIn ? null : (config.kinds[kind.name]?.module ?? null),
-    guarantee: kind.guarantee,
+    guarantee: showableGuarantee(kind, registry.context(kind.name)),
+    declared: kind.guarantee,
     description: kind.description,
     aliases,
     probe: kind.probeable ? "per-spec" : "always",

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import {
+  DRILL_BLIND_SPOTS,
   DRILL_FINDINGS,
   DRILL_VERDICTS,
   type DrillCheck,
@@ -7,9 +8,17 @@ import {
   type DrillKey,
   type DrillVerdict,
   type KindDrillReport,
+  type KindGuarantee,
   verdictWords,
 } from "@idem/kit";
-import { type Clock, type Config, IdemError, systemClock } from "@idem/schema";
+import {
+  type Clock,
+  type Config,
+  describeError,
+  IdemError,
+  isIdemError,
+  systemClock,
+} from "@idem/schema";
 import { openEffects } from "../effects/open-effects.js";
 import { checkSamples, checkTarget } from "./drill-checks.js";
 import { type CrashPhase, crashPhase, type DrillInterpret } from "./drill-crashes.js";
@@ -94,11 +103,13 @@ export async function runKindDrill(options: KindDrillOptions): Promise<KindDrill
       const effects = openEffects(ws.config, { kinds: ws.registry, clock });
       try {
         if (!effects.probeable(applied)) {
+          const dedup = effects.targetDedup(applied);
           findings.push({
             code: DRILL_FINDINGS.UNPROBEABLE_SAMPLES,
-            severity: "uncertain",
-            message:
-              "the kind's probe cannot tell for its samples: a crash after an apply leaves it uncertain",
+            severity: dedup ? "note" : "uncertain",
+            message: dedup
+              ? "the kind's probe cannot tell for its samples; the target absorbs a repeat under the key, so a crash after an apply applies it again"
+              : "the kind's probe cannot tell for its samples: a crash after an apply leaves it uncertain",
           });
         } else {
           log(`${kind.name}: probe, apply, probe, apply again, probe a fresh key`);
@@ -111,20 +122,20 @@ export async function runKindDrill(options: KindDrillOptions): Promise<KindDrill
         // Closed before the interpreter starts: a git target's locks are free for it.
         await effects.close();
       }
-      log(`${kind.name}: ${count} outputs, the interpreter killed at each fault point`);
-      crashes = await crashPhase(kind, ws, samples, {
-        count,
-        prefix,
-        interpret: options.interpret,
-        log,
-      });
-      const verify = openEffects(ws.config, { kinds: ws.registry, clock });
-      try {
-        keys = await countKeys(kind, verify, ws.journal, crashes, startedAt);
-      } finally {
-        await verify.close();
+      if (findings.some((f) => f.code === DRILL_FINDINGS.TARGET_ERROR)) {
+        // A target that fails the checks (unreachable, refusing): no crash phase to learn from.
+        log(`${kind.name}: the target failed the checks; no crash phase`);
+      } else {
+        log(`${kind.name}: ${count} outputs, the interpreter killed at each fault point`);
+        crashes = await crashPhase(kind, ws, samples, {
+          count,
+          prefix,
+          interpret: options.interpret,
+          log,
+        });
+        keys = await countedKeys(kind, ws, crashes, startedAt, clock, findings);
+        findings.push(...crashFindings(kind, keys, crashes));
       }
-      findings.push(...crashFindings(kind, keys, crashes));
     }
     if (kind.guarantee === "uncertain-window")
       findings.push({
@@ -133,6 +144,7 @@ export async function runKindDrill(options: KindDrillOptions): Promise<KindDrill
         message:
           "its guarantee is uncertain-window: a crash between sending and recording can leave an effect uncertain",
       });
+    findings.push(...heldToAccount(kind.guarantee, findings));
     const verdict = verdictOf(findings);
     return {
       kind: kind.name,
@@ -141,6 +153,7 @@ export async function runKindDrill(options: KindDrillOptions): Promise<KindDrill
         ? null
         : (ws.config.kinds[kind.name]?.module ?? null),
       guarantee: kind.guarantee,
+      shown: shownGuarantee(kind.guarantee, verdict),
       verdict,
       summary: summaryOf(verdict, findings),
       findings,
@@ -158,10 +171,67 @@ export async function runKindDrill(options: KindDrillOptions): Promise<KindDrill
         dead: keys.filter((k) => k.run === "dead" && k.class !== "uncertain").length,
       },
       durationMs: clock.now() - startedAt,
+      cannotSee: [...DRILL_BLIND_SPOTS],
     };
   } finally {
     await ws.close(options.keep === true);
   }
+}
+
+/** Every key counted at the target after the crashes; a target that fails then is a finding. */
+async function countedKeys(
+  kind: Parameters<typeof countKeys>[0],
+  ws: Awaited<ReturnType<typeof createDrillWorkspace>>,
+  crashes: CrashPhase,
+  startedAt: number,
+  clock: Clock,
+  findings: DrillFinding[],
+): Promise<DrillKey[]> {
+  const verify = openEffects(ws.config, { kinds: ws.registry, clock });
+  try {
+    return await countKeys(kind, verify, ws.journal, crashes, startedAt);
+  } catch (e) {
+    const code = isIdemError(e) ? e.code : "THROWN";
+    findings.push({
+      code: DRILL_FINDINGS.TARGET_ERROR,
+      severity: "broken",
+      message: `counting the keys at the target failed: ${describeError(e)}`.slice(0, 500),
+      details: { check: "count", code },
+    });
+    return [];
+  } finally {
+    await verify.close();
+  }
+}
+
+/** Guarantees no crash may leave uncertain: declaring one, a kind must never end uncertain. */
+const NEVER_UNCERTAIN: readonly KindGuarantee[] = [
+  "exactly-once",
+  "exactly-once-in-effect",
+  "target-dedup",
+];
+
+/**
+ * A broken finding when the kind declares a guarantee that never ends uncertain and the drill saw
+ * (or the probe admits) effects that can: the kind declares more than the drill showed.
+ */
+function heldToAccount(declared: KindGuarantee, findings: readonly DrillFinding[]): DrillFinding[] {
+  if (!NEVER_UNCERTAIN.includes(declared)) return [];
+  if (verdictOf(findings) !== DRILL_VERDICTS.CAN_END_UNCERTAIN) return [];
+  return [
+    {
+      code: DRILL_FINDINGS.GUARANTEE_NOT_SHOWN,
+      severity: "broken",
+      message: `it declares ${declared}, and the drill showed uncertain-window (effects can end uncertain): declare uncertain-window, or make the probe tell`,
+      details: { declared, shown: "uncertain-window" },
+    },
+  ];
+}
+
+/** What the drill showed: the declared guarantee when exactly once, uncertain-window when it can end so. */
+function shownGuarantee(declared: KindGuarantee, verdict: DrillVerdict): KindGuarantee | null {
+  if (verdict === DRILL_VERDICTS.EXACTLY_ONCE) return declared;
+  return verdict === DRILL_VERDICTS.CAN_END_UNCERTAIN ? "uncertain-window" : null;
 }
 
 /** broken when any finding is; else can-end-uncertain when any finding is uncertain; else exactly once. */

@@ -8,6 +8,7 @@ import {
   type KindContext,
   type KindLimits,
   kindContextOf,
+  kindSchemaProblem,
   parseKindOptions,
   safeParseKindOptions,
 } from "@idem/kit";
@@ -119,9 +120,19 @@ export async function loadKindRegistry(
       );
     }
     const k = kind as AnyEffectKind;
+    const schemas = kindSchemaProblem(k);
+    if (schemas !== undefined) bad(`${JSON.stringify(entry.module)}: ${schemas}`);
     const source = { at: `${at}.options`, raw: entry.options };
-    const parsed = parseKindOptions(k, source.raw, { at: source.at, dir: config.dir });
-    added.push({ kind: k, options: parsed, source, builtIn: false });
+    const parsed = safeParseKindOptions(k, source.raw, { at: source.at, dir: config.dir });
+    if (!parsed.ok) {
+      const [first] = parsed.issues;
+      throw new IdemError(
+        "INVALID_CONFIG",
+        parsed.issues.map((i) => `${i.key}: ${i.message}`).join("; "),
+        { details: { key: first?.key ?? source.at, issues: parsed.issues } },
+      );
+    }
+    added.push({ kind: k, options: parsed.options, source, builtIn: false });
   }
   const r = registry(config, builtIns, added);
   loaded.set(config, r);

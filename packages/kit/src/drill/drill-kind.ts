@@ -3,7 +3,7 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { IdemError } from "@idem/schema";
 import type { KindDrillReport } from "../drill-report.js";
@@ -20,7 +20,8 @@ export interface DrillKindOptions {
   kind?: string;
   /**
    * The idem command: a path to its bin script (run with this Node) or a command on the PATH.
-   * Default: the bin of `@idem/cli` installed beside the working directory, else `idem`.
+   * Default: the bin of `@idem/cli` installed beside the working directory, else a
+   * `node_modules/.bin/idem` there or in a folder above, else `idem` on the PATH.
    */
   idem?: string;
   cwd?: string;
@@ -75,15 +76,22 @@ export async function drillKind(
   );
 }
 
-/** The bin of `@idem/cli` resolved from `cwd`, else the `idem` on the PATH. */
+/**
+ * The bin of `@idem/cli` resolved from `cwd`, else a `node_modules/.bin/idem` in `cwd` or a folder
+ * above it (an author project's local install), else the `idem` on the PATH (a global install).
+ */
 function installedIdem(cwd: string): string {
   try {
     const bin = createRequire(join(cwd, "package.json")).resolve("@idem/cli/bin/idem.js");
     if (existsSync(bin)) return bin;
   } catch {
-    // Not installed beside cwd: the PATH's idem.
+    // Not resolvable beside cwd: a linked bin, else the PATH's idem.
   }
-  return "idem";
+  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
+    const linked = join(dir, "node_modules", ".bin", "idem");
+    if (existsSync(linked)) return linked;
+    if (dirname(dir) === dir) return "idem";
+  }
 }
 
 function run(
