@@ -12,6 +12,31 @@ export {
   resolveCredentials,
   scopeIssues,
 } from "./access/index.js";
+export type {
+  ApprovalInput,
+  ApprovalResult,
+  ApprovalSettings,
+  ApprovalSweep,
+  GrantedApproval,
+  RunGate,
+} from "./approvals/index.js";
+export {
+  APPROVAL_SWEEP_MS,
+  alwaysRule,
+  approvalGrantOf,
+  approvalReasons,
+  assertApprovalRules,
+  createApprovalSweep,
+  decideApproval,
+  describeApprovalRules,
+  gatedEffects,
+  globRegExp,
+  grantCovers,
+  requestIn,
+  ruleMatches,
+  ruleName,
+  runGate,
+} from "./approvals/index.js";
 export type { BackupResult, PruneReport } from "./archive/index.js";
 export {
   ArchiveWriter,

@@ -52,6 +52,7 @@ export type {
   EffectSpecBase,
   HostNats,
   KindAlias,
+  KindApproval,
   KindContext,
   KindFinding,
   KindGuarantee,

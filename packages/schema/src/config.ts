@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
+import { ApprovalsConfigSchema } from "./approvals-config.js";
 import { ms, positiveMs } from "./config-parts.js";
 import { CredentialsConfigSchema } from "./credentials-config.js";
 import { AGENT_PATTERN } from "./ids.js";
@@ -170,6 +171,7 @@ export const ConfigFileSchema = z.strictObject({
     .default({ deadLettersPerHour: 3, webhook: null }),
   telemetry: TelemetryConfigSchema.default(telemetryDefaults),
   mcp: McpConfigSchema,
+  approvals: ApprovalsConfigSchema,
 });
 
 type ParsedConfig = z.infer<typeof ConfigFileSchema>;
