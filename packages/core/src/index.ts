@@ -19,11 +19,13 @@ export type {
   ApprovalSweep,
   GrantedApproval,
   RunGate,
+  ShownApproval,
 } from "./approvals/index.js";
 export {
   APPROVAL_SWEEP_MS,
   alwaysRule,
   approvalGrantOf,
+  approvalHistory,
   approvalReasons,
   assertApprovalRules,
   createApprovalSweep,
