@@ -1,4 +1,10 @@
 export { aliasOf } from "./alias-of.js";
+export type { ApprovalDecisionBody } from "./approvals-api.js";
+export {
+  ApprovalAnswerSchema,
+  ApprovalDecisionBodySchema,
+  AwaitingApprovalsSchema,
+} from "./approvals-api.js";
 export type { ApprovalRule, ApprovalsConfig } from "./approvals-config.js";
 export {
   APPROVAL_REPLAY,
