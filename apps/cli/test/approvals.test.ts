@@ -73,6 +73,16 @@ describe("idem approve and idem reject", () => {
     const steps = JSON.parse(shown.stdout).approvals;
     expect(steps.map((a: { step: string }) => a.step)).toEqual(["requested", "rejected"]);
     expect(steps[1]).toMatchObject({ actor: "bo", reason: "wrong branch" });
+    const audit = await run("audit", "--json");
+    expect(audit.code, audit.stdout).toBe(0);
+    expect(
+      JSON.parse(audit.stdout).approvals.map(
+        (a: { jobId: string; step: string; actor: string }) => [a.jobId, a.step, a.actor],
+      ),
+    ).toEqual([
+      ["yes", "approved", "ana"],
+      ["no", "rejected", "bo"],
+    ]);
     const text = (await run("show", "yes")).stdout;
     expect(text).toContain("approvals");
     expect(text).toMatch(/approved +│ ana/);

@@ -17,6 +17,7 @@ export type {
   ApprovalResult,
   ApprovalSettings,
   ApprovalSweep,
+  AuditedApproval,
   GrantedApproval,
   RunGate,
   ShownApproval,

@@ -1,4 +1,4 @@
-import { JOURNAL_EVENTS as E, type EventRecord } from "@idem/journal";
+import { JOURNAL_EVENTS as E, type EventRecord, type JournalStore } from "@idem/journal";
 
 /** One step of a job's approvals as `idem show`, the console and the audit export list it. */
 export interface ShownApproval {
@@ -53,4 +53,22 @@ export function approvalHistory(events: readonly EventRecord[]): ShownApproval[]
     });
   }
   return out;
+}
+
+/** A decision on an approval as the audit exports it: which job, who, when, why. */
+export interface AuditedApproval extends ShownApproval {
+  jobId: string;
+}
+
+/** The decisions (approved, rejected, expired) written since `since`, in the order written. */
+export async function approvalDecisions(
+  journal: JournalStore,
+  since?: number,
+): Promise<AuditedApproval[]> {
+  const types = [E.APPROVAL_GRANTED, E.APPROVAL_REJECTED, E.APPROVAL_EXPIRED];
+  const lists = await Promise.all(
+    types.map((type) => journal.events.list({ type, ...(since === undefined ? {} : { since }) })),
+  );
+  const events = lists.flat().sort((a, b) => a.id - b.id);
+  return approvalHistory(events).map((a, i) => ({ jobId: events[i]?.jobId ?? "", ...a }));
 }

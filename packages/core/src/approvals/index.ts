@@ -3,8 +3,8 @@
 // sweep that ends requests nobody decided.
 export type { ApprovalSettings, GrantedApproval, RunGate } from "./approval-gate.js";
 export { approvalGrantOf, gatedEffects, grantCovers, runGate } from "./approval-gate.js";
-export type { ShownApproval } from "./approval-history.js";
-export { approvalHistory } from "./approval-history.js";
+export type { AuditedApproval, ShownApproval } from "./approval-history.js";
+export { approvalDecisions, approvalHistory } from "./approval-history.js";
 export {
   alwaysRule,
   approvalReasons,
