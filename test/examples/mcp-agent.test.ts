@@ -35,7 +35,7 @@ async function idem(cwd: string, ...args: string[]) {
 }
 
 /**
- * The example's config in `dir`, its agent run from examples/ (where the SDK resolves), with the
+ * The example's config and its journal in `dir`, its agent run from examples/ (where the SDK resolves), with the
  * `outbox` folder and the `site` repository (main, one commit) it names.
  */
 function createWorkspace(dir: string): void {
@@ -44,6 +44,8 @@ function createWorkspace(dir: string): void {
   config.queue = { backoffMs: [200], pollMs: 50 };
   writeFileSync(join(dir, "idem.config.json"), JSON.stringify(config, null, 2));
   writeFileSync(join(dir, "job.json"), readFileSync(join(EXAMPLE, "job.json")));
+  // As the README says: only `idem init` makes a journal (--journal: for the config already here).
+  execFileSync(process.execPath, [IDEM_BIN, "init", "--journal"], { cwd: dir, env: childEnv() });
   mkdirSync(join(dir, "outbox"));
   const site = join(dir, "site");
   mkdirSync(site);

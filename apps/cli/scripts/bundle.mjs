@@ -2,7 +2,7 @@
 // `npm pack` of the CLI runs this (prepack): the CLI and the @idem/* workspace packages it runs
 // (they are not published) bundled from their TypeScript sources into dist/pack (main.js, and a
 // chunk per command's action that main.js imports when the command runs), with the
-// @nats-io client (pure JS: bundled with the @nats-io/nuid the lock pins, whose engines allow Node
+// @nats-io client and @octokit (pure JS: bundled with the @nats-io/nuid the lock pins, whose engines allow Node
 // 20; an installed nats-core would pull nuid 3, which wants Node 22) and every other third-party
 // package left to `dependencies` (better-sqlite3 is native; pino loads its transports by name).
 // A dynamic import() of the bundled CommonJS client gets the named exports Node gives the clone
@@ -37,8 +37,13 @@ const packageName = (spec) =>
 /** Each store's migrations folder, found where its connection module is bundled from. */
 const migrations = new Map();
 
-/** Bundled third-party packages (the rest stay imports of node_modules). */
-const BUNDLED = /^@nats-io\//;
+/**
+ * Bundled third-party packages (the rest stay imports of node_modules): the @nats-io client, and
+ * the @octokit packages of the GitHub kinds, whose newer patch releases pull content-type 3, which
+ * wants Node 22 (the root's overrides pin @octokit/request 10.0.14, which an install of the tarball
+ * would not see). What they import is bundled with them unless `dependencies` lists it.
+ */
+const BUNDLED = /^@(nats-io|octokit)\//;
 
 /** Whether Node loads `file` as CommonJS: `.cjs`, or `.js` whose nearest package.json has no "type": "module". */
 function isCommonJs(file) {
@@ -92,9 +97,12 @@ const plugin = {
         loader: "js",
       };
     });
-    // Every bare import but @idem/* and @nats-io/* stays an import of node_modules (a dependency).
+    // Every bare import but @idem/*, the BUNDLED packages and what only they import stays an
+    // import of node_modules (a dependency).
     b.onResolve({ filter: /^[^./]/ }, (args) => {
       if (args.path.startsWith("@idem/") || BUNDLED.test(args.path)) return undefined;
+      const fromBundled = /[\\/]node_modules[\\/]/.test(args.importer);
+      if (fromBundled && !declared.has(packageName(args.path))) return undefined;
       return { path: args.path, external: true };
     });
     b.onLoad(

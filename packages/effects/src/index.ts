@@ -47,6 +47,7 @@ export {
   knownAliasesOfKind,
   recordedSpecsProblem,
   supersedeKeyOf,
+  type RecordedSpecsProblem,
   targetsOfEffect,
 } from "./registry/check-effects.js";
 export type { KindRegistry, LoadKindRegistryOptions } from "./registry/kind-registry.js";

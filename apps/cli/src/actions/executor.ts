@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import { assertConfigInvariants } from "@idem/core";
+import { assertConfigInvariants, resolveCredentials } from "@idem/core";
 import { type ApiServer, createExecutor, type Executor, startApiServer } from "@idem/executor";
 import type { JournalStore } from "@idem/journal";
 import { assertListenAllowed, createLogger, startTelemetry } from "@idem/runtime";
@@ -46,6 +46,8 @@ export async function runExecutor(
       token: config.api.token,
       hostKey: "api.host",
     });
+  // An agent's token variable unset: exit 2 naming the key, before the journal is looked for.
+  const credentials = opts.api === false ? undefined : resolveCredentials(config, process.env);
   let port: number | undefined;
   if (opts.port !== undefined) {
     port = Number(opts.port);
@@ -118,6 +120,7 @@ export async function runExecutor(
       api = await startApiServer({
         config,
         journal,
+        ...(credentials ? { credentials } : {}),
         metrics: executor.metrics,
         logger,
         tracing,

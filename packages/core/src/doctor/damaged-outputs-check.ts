@@ -11,7 +11,7 @@ const PAGE = 1000;
  * Every damaged output row of the journal, one violation each (docs/runbook.md, "A damaged
  * output"): a row the store cannot read as an output (`outputs.damaged()`: bytes that are not what
  * was recorded, not JSON, not the AgentOutput shape), and an output whose effects their kinds'
- * schemas refuse (a spec without its fields). One pass over the outputs, in pages. Reads only.
+ * schemas refuse (a spec without its fields; a value refused today is `can never be applied`). One pass over the outputs, in pages. Reads only.
  */
 export async function checkDamagedOutputs(
   journal: JournalStore,
@@ -30,9 +30,16 @@ export async function checkDamagedOutputs(
   for (let afterSeq = 0; ; ) {
     const page = await journal.outputs.page({ all: true }, { afterSeq, limit: PAGE });
     for (const o of page) {
-      const problem = recordedSpecsProblem(o.output.effects, kinds);
-      if (problem !== undefined)
-        add("violation", "journal", `output of job ${o.jobId} is damaged: ${problem}`, fix);
+      const found = recordedSpecsProblem(o.output.effects, kinds);
+      if (found?.class === "integrity")
+        add("violation", "journal", `output of job ${o.jobId} is damaged: ${found.problem}`, fix);
+      else if (found !== undefined)
+        add(
+          "violation",
+          "journal",
+          `output of job ${o.jobId} can never be applied: ${found.problem}`,
+          `its kind refuses it today (it was recorded before that check): its run ends dead (class validation); replace the output as ${DAMAGED_OUTPUT_ENTRY} says`,
+        );
     }
     const last = page.at(-1);
     if (!last || page.length < PAGE) return;

@@ -121,8 +121,9 @@ export async function interpretRun(
   const scope: RunScope = { context, claim, lease, rlog, claimSpan, dead, lost: () => lost };
   const { turns } = context;
   const specs = output.output.effects;
-  // A spec its kind's schema refuses was damaged in the journal: the run ends dead, nothing read
-  // from it (docs/runbook.md, "A damaged output").
+  // A spec its kind's schema refuses was damaged in the journal (class integrity) or recorded
+  // before a check that refuses it now (validation): the run ends dead, nothing read from it
+  // (docs/runbook.md, "A damaged output").
   const damage = recordedSpecsProblem(specs, effects.kinds);
   // A replay's filter (on the run record, so any host honours it): the rest is left as it was.
   const taken =
@@ -152,8 +153,13 @@ export async function interpretRun(
       : undefined;
   let finished = false;
   try {
+    if (damage?.class === "integrity")
+      await dead("integrity", damageMessage({ jobId: run.jobId, problem: damage.problem }));
     if (damage !== undefined)
-      await dead("integrity", damageMessage({ jobId: run.jobId, problem: damage }));
+      await dead(
+        "validation",
+        `the recorded output of job ${run.jobId} holds an effect its kind refuses: ${damage.problem}; it can never be applied, and nothing of it is. See docs/runbook.md, "A damaged output"`,
+      );
     for (const i of taken) {
       if (lost) throw new IdemError("LEASE_LOST", `lease on ${run.jobId} was taken over`);
       if (stopSignal.aborted) return end(await released());

@@ -22,16 +22,28 @@ export const IDEM_KINDS = builtInKinds({ publishTransport: createJetStreamPublis
 /**
  * A config file's JSON as idem's processes load it: `parseConfig` of @idem/schema knowing the
  * sections idem's own kinds own, each parsed by its kind (`repos.site.branch` named as any other
- * key). Never throws: every problem is an issue.
+ * key). Never throws: every problem is an issue, idem's own and the kinds' sections alike.
  */
 export function parseIdemConfig(
   raw: unknown,
   options: Omit<ParseConfigOptions, "sections">,
 ): ConfigResult {
-  const r = parseConfig(raw, { ...options, sections: kindSectionNames(IDEM_KINDS) });
-  if (!r.ok) return r;
-  const issues = kindSectionIssues(r.config, IDEM_KINDS);
-  return issues.length > 0 ? { ok: false, issues } : r;
+  const owned = kindSectionNames(IDEM_KINDS);
+  const r = parseConfig(raw, { ...options, sections: owned });
+  if (r.ok) {
+    const issues = kindSectionIssues(r.config, IDEM_KINDS);
+    return issues.length > 0 ? { ok: false, issues } : r;
+  }
+  // idem's own sections refused: the kinds' sections are still checked, so that one reading of the
+  // error names every bad key.
+  const written = (raw ?? {}) as Record<string, unknown>;
+  const sections = Object.fromEntries(
+    owned.filter((s) => Object.hasOwn(written, s)).map((s) => [s, written[s]]),
+  );
+  return {
+    ok: false,
+    issues: [...r.issues, ...kindSectionIssues({ sections, dir: options.dir }, IDEM_KINDS)],
+  };
 }
 
 /**

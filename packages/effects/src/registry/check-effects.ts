@@ -124,27 +124,47 @@ export function supersedeKeyOf(spec: EffectSpec, registry: KindRegistry): string
   return k === undefined ? undefined : `${spec.kind}\0${k}`;
 }
 
+/** What `recordedSpecsProblem` found, and the failure class a run that reaches it ends with. */
+export interface RecordedSpecsProblem {
+  /** `effects.<i>[.<field>]: <message>`. */
+  problem: string;
+  /**
+   * `integrity`: the spec is not what any check let through (not an object naming its kind, a
+   * field missing or of the wrong type: the row was damaged or edited). `validation`: a sound spec
+   * whose values its kind refuses today (recorded by an older idem, before the check existed): it
+   * can never be applied.
+   */
+  class: "integrity" | "validation";
+}
+
+/** Issue codes that say a spec's shape is broken rather than a value refused. */
+const SHAPE_ISSUES = new Set(["invalid_type", "unrecognized_keys", "invalid_union"]);
+
 /**
  * What is wrong with the effects of a recorded output, read back from the journal, by their kinds'
- * schemas: `effects.<i>.<field>: <message>` for the first spec its kind's schema refuses (a spec
- * without its fields: the row was damaged or edited, since every spec was checked before it was
- * recorded); undefined when every spec parses. A kind not registered here is not this question
- * (the config changed): its probe refuses it as before. Pure; never throws.
+ * schemas: the first spec its kind's schema refuses (see `RecordedSpecsProblem` for the class);
+ * undefined when every spec parses. A kind not registered here is not this question (the config
+ * changed): its probe refuses it as before. Pure; never throws.
  */
 export function recordedSpecsProblem(
   specs: readonly unknown[],
   registry: KindRegistry,
-): string | undefined {
+): RecordedSpecsProblem | undefined {
   for (const [i, spec] of specs.entries()) {
     const name = (spec as { kind?: unknown } | null)?.kind;
-    if (typeof name !== "string") return `effects.${i}: not an effect naming its kind`;
+    if (typeof name !== "string")
+      return { problem: `effects.${i}: not an effect naming its kind`, class: "integrity" };
     const kind = registry.get(name);
     if (!kind) continue;
     const r = kind.spec.safeParse(spec);
     if (!r.success) {
       const first = r.error.issues[0];
       const field = issuePath(["effects", i, ...((first?.path ?? []) as (string | number)[])]);
-      return `${field}: ${first?.message ?? "refused by its kind's schema"}`;
+      const shape = r.error.issues.some((issue) => SHAPE_ISSUES.has(issue.code));
+      return {
+        problem: `${field}: ${first?.message ?? "refused by its kind's schema"}`,
+        class: shape ? "integrity" : "validation",
+      };
     }
   }
   return undefined;

@@ -193,7 +193,7 @@ function builtInEntries(
  * reports with its own. Never throws for a bad section.
  */
 export function kindSectionIssues(
-  config: Config,
+  config: Pick<Config, "sections" | "dir">,
   builtIns: readonly AnyEffectKind[],
 ): ConfigIssue[] {
   const issues: ConfigIssue[] = [];
