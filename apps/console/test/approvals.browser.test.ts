@@ -110,7 +110,7 @@ describe("approvals in the console (skipped without chromium)", WITH_CHROMIUM, (
     expect(await ok.locator('[data-field="base"]').textContent()).toBe("main");
     // The signed-in operator is named in the form (the console's actor), and may be changed.
     const approveForm = ok.locator('form[data-action="approve"]');
-    expect(await approveForm.locator('input[name="actor"]').inputValue()).toBe("oncall");
+    expect(await approveForm.locator('input[name="actor"]').inputValue()).toBe("oncall (console)");
     await approveForm.locator('input[name="reason"]').fill("release notes checked");
     await approveForm.locator('button[type="submit"]').click();
     await page.waitForURL(/\/approvals\?done=/);
@@ -141,7 +141,7 @@ describe("approvals in the console (skipped without chromium)", WITH_CHROMIUM, (
     expect(shown.runs.at(-1)).toMatchObject({ state: "dead", class: "rejected" });
     expect(shown.approvals.at(-1)).toMatchObject({
       step: "rejected",
-      actor: "oncall",
+      actor: "oncall (console)",
       reason: "not this week",
     });
     await page.close();
