@@ -1,4 +1,6 @@
-import { decideApproval, openEffects } from "@idem/core";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createApprovalSweep, decideApproval, openEffects } from "@idem/core";
 import { JOURNAL_EVENTS, type JournalStore } from "@idem/journal";
 import { type AgentOutput, isIdemError, systemClock } from "@idem/schema";
 import { tempDir } from "@idem/testing";
@@ -157,5 +159,52 @@ describe("approval gates in the interpreter", () => {
     const r = await interp.drain();
     expect(r.runs).toMatchObject({ done: 1, awaiting: 1 });
     expect((await journal.runs.latest("hidden"))?.state).toBe("awaiting");
+  });
+
+  it("posts a notice when a run starts waiting and a reminder before expiry, each once", async () => {
+    const got: { type: string; jobId: string; effects: number[] }[] = [];
+    let failNext = true;
+    const server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (d: Buffer) => {
+        body += d.toString();
+      });
+      req.on("end", () => {
+        // The first POST fails: the notice is sent again at the next sweep, not lost.
+        if (failNext) {
+          failNext = false;
+          res.writeHead(503).end();
+          return;
+        }
+        got.push(JSON.parse(body));
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    cleanup.push(() => new Promise<void>((r) => server.close(() => r())));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+    const { ws, journal, interp } = await setup({
+      ...SITE_RULE,
+      expiryMs: 3_600_000,
+      remindBeforeMs: 3_600_000,
+      notify: { webhook: url },
+    });
+    await recordAll(journal, ws.config, [output("n")]);
+    await interp.drain();
+    const sweep = createApprovalSweep({
+      journal,
+      clock: systemClock,
+      settings: ws.config.approvals,
+      everyMs: 0,
+    });
+    const first = await sweep.sweep();
+    expect(first.failures).toHaveLength(1);
+    for (let i = 0; i < 3; i++) await sweep.sweep();
+    expect(got.map((n) => [n.type, n.jobId, n.effects])).toEqual([
+      ["approval.requested", "n", [1]],
+      ["approval.reminder", "n", [1]],
+    ]);
+    const notices = await journal.events.list({ jobId: "n", type: JOURNAL_EVENTS.APPROVAL_NOTICE });
+    expect(notices.map((e) => e.data?.type)).toEqual(["approval.requested", "approval.reminder"]);
   });
 });

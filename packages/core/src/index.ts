@@ -14,9 +14,11 @@ export {
 } from "./access/index.js";
 export type {
   ApprovalInput,
+  ApprovalNotice,
   ApprovalResult,
   ApprovalSettings,
   ApprovalSweep,
+  ApprovalSweepResult,
   AuditedApproval,
   GrantedApproval,
   RunGate,

@@ -50,11 +50,10 @@ const approvalsDefaults = {
 
 /**
  * Where a notice goes when a run starts waiting for an approval, and its reminder before expiry:
- * a NATS subject (the config's `nats` servers), a webhook (a JSON POST), or both.
+ * a webhook, POSTed a JSON body by the interpreter (docs/approvals.md, "Notices").
  */
 export const ApprovalNoticeSchema = z.strictObject({
-  subject: z.string().min(1).nullable().default(null),
-  webhook: z.url().nullable().default(null),
+  webhook: z.url(),
 });
 
 /**

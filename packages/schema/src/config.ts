@@ -271,6 +271,9 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions): ConfigRe
     });
   if (c.alerts.webhook !== null && urlHasCredentials(c.alerts.webhook))
     issues.push({ path: "alerts.webhook", message: NO_CREDENTIALS });
+  const notice = c.approvals.notify?.webhook;
+  if (notice && urlHasCredentials(notice))
+    issues.push({ path: "approvals.notify.webhook", message: NO_CREDENTIALS });
   for (const [name, agent] of Object.entries(c.agents)) {
     // A program named by a relative path (./agents/x.mjs, agents/x.mjs) is relative to the config file.
     const [program, ...args] = agent.command;
