@@ -147,23 +147,14 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
   };
 
   const deadHolders = createDeadHolderSweep({ holders: journal.runs, clock, self: owner });
-  const approvals = createApprovalSweep({ journal, clock, settings: config.approvals });
+  const approvals = createApprovalSweep({ journal, clock, settings: config.approvals, log });
   /**
    * Before a claim, at most every DEAD_HOLDER_SWEEP_MS: ends the leases of holders provably dead on
-   * this host (a SIGKILLed interpreter), so the claim takes their runs over at once.
+   * this host (a SIGKILLed interpreter), so the claim takes their runs over at once; and the
+   * approval requests that expired, with the notices of runs awaiting approval (ApprovalSweep).
    */
   async function sweepDeadHolders(): Promise<void> {
-    const gates = await approvals.sweep();
-    if (gates.expired.length > 0)
-      log.warn(
-        { event: "interpreter.approvals-expired", jobs: gates.expired },
-        "approval requests expired: their runs ended (class rejected)",
-      );
-    if (gates.failures.length > 0)
-      log.warn(
-        { event: "interpreter.approval-notice-failed", failures: gates.failures },
-        "approval notices could not be sent; trying again",
-      );
+    await approvals.sweep();
     const swept = await deadHolders.sweep();
     if (swept && swept.expired > 0) {
       log.warn(

@@ -1,5 +1,6 @@
 import type { Clock } from "@idem/schema";
 import type { z } from "zod";
+import type { KindApproval } from "./kind-approval.js";
 import type { PlaceType } from "./kind-places.js";
 
 /**
@@ -244,20 +245,6 @@ export interface KindLock {
   file: string;
 }
 
-/**
- * A kind's part in approval gates (docs/approvals.md): the facts a rule's `match` may name (a pull
- * request's `base`, a statement's `statement`, a commit's `paths`), read from a spec, and whether
- * every effect of the kind needs an approval (`always`).
- */
-export interface KindApproval<S> {
-  /** The names `facts` answers: a rule naming another is refused when the config loads. */
-  readonly facts: readonly string[];
-  /** The facts of one spec, each a string or a list of strings (a commit's paths). Pure. */
-  factsOf(spec: S): Readonly<Record<string, string | readonly string[]>>;
-  /** Every effect of this kind waits for a person's approval, matched by a rule or not. */
-  readonly always?: boolean;
-}
-
 /** Sample specs for the conformance drill (`idem kinds test`, docs/effect-kinds.md). */
 export interface KindSamples<S> {
   /**
@@ -333,11 +320,7 @@ export interface EffectKind<S extends EffectSpecBase = EffectSpecBase, O = unkno
   supersedeKey?(spec: S): string | undefined;
   /** One line for `idem show` and the console (`site@main: "add page" (2 files)`). */
   describe?(spec: S): string;
-  /**
-   * What approval rules (`approvals.rules`, docs/approvals.md) may match on for this kind, and
-   * whether its every effect needs a person's approval whatever the rules say.
-   */
-  readonly approval?: KindApproval<S> | undefined;
+  readonly approval?: KindApproval<S> | undefined; // approval rules' facts (docs/approvals.md)
   /** Whether `probe` can tell for this spec (default true). */
   probeable?(spec: S, ctx: KindContext<O>): boolean;
   /** Whether the target absorbs a repeat under the key (default false). */

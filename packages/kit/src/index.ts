@@ -52,7 +52,6 @@ export type {
   EffectSpecBase,
   HostNats,
   KindAlias,
-  KindApproval,
   KindContext,
   KindFinding,
   KindGuarantee,
@@ -74,6 +73,7 @@ export {
   refuseKeyMarkers,
   withKeyMarker,
 } from "./key-marker.js";
+export type { KindApproval } from "./kind-approval.js";
 export type {
   KindHost,
   KindHostOptions,

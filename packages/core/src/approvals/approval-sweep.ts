@@ -1,4 +1,5 @@
 import { type AwaitingRun, JOURNAL_EVENTS as E, type JournalStore } from "@idem/journal";
+import type { Logger } from "@idem/runtime";
 import { type Clock, type Config, describeError } from "@idem/schema";
 
 /** How often an interpreter ends the approval requests that expired (at most). */
@@ -48,6 +49,8 @@ export function createApprovalSweep(options: {
   settings?: Config["approvals"];
   fetch?: typeof fetch;
   everyMs?: number;
+  /** Where the expiries and failed notices are logged (warnings), if anywhere. */
+  log?: Logger;
 }): ApprovalSweep {
   const { journal, clock, settings } = options;
   const send = options.fetch ?? fetch;
@@ -58,21 +61,21 @@ export function createApprovalSweep(options: {
     const sent = (await journal.events.list({ jobId: run.jobId, type: E.APPROVAL_NOTICE }))
       .filter((e) => e.data?.generation === run.generation)
       .map((e) => e.data?.type);
-    const base = {
+    const fields = {
       jobId: run.jobId,
       generation: run.generation,
       agent: run.agent,
       ...run.request,
     };
     const out: ApprovalNotice[] = [];
-    if (!sent.includes("approval.requested")) out.push({ type: "approval.requested", ...base });
+    if (!sent.includes("approval.requested")) out.push({ type: "approval.requested", ...fields });
     const remind = settings?.remindBeforeMs;
     if (
       remind != null &&
       now >= run.request.expiresAt - remind &&
       !sent.includes("approval.reminder")
     )
-      out.push({ type: "approval.reminder", ...base });
+      out.push({ type: "approval.reminder", ...fields });
     return out;
   }
 
@@ -109,6 +112,20 @@ export function createApprovalSweep(options: {
     return { notices, failures };
   }
 
+  function logged(r: ApprovalSweepResult): ApprovalSweepResult {
+    if (r.expired.length > 0)
+      options.log?.warn(
+        { event: "interpreter.approvals-expired", jobs: r.expired },
+        "approval requests expired: their runs ended (class rejected)",
+      );
+    if (r.failures.length > 0)
+      options.log?.warn(
+        { event: "interpreter.approval-notice-failed", failures: r.failures },
+        "approval notices could not be sent; trying again",
+      );
+    return r;
+  }
+
   return {
     async sweep() {
       const now = clock.now();
@@ -116,8 +133,8 @@ export function createApprovalSweep(options: {
       last = now;
       const expired = await journal.approvals.expire();
       const webhook = settings?.notify?.webhook;
-      if (!webhook) return { ...NONE, expired };
-      return { expired, ...(await notify(webhook, now)) };
+      if (!webhook) return logged({ ...NONE, expired });
+      return logged({ expired, ...(await notify(webhook, now)) });
     },
   };
 }
