@@ -1,5 +1,6 @@
 import { type Config, type EffectSpec, isIdemError, parseConfig } from "@idem/schema";
 import { describe, expect, it } from "vitest";
+import { grantCovers } from "../src/approvals/approval-gate.js";
 import {
   approvalReasons,
   describeApprovalRules,
@@ -91,5 +92,30 @@ describe("approval rules", () => {
     expect(await refusedKey({ expiryMs: 0 })).toBe("approvals.expiryMs");
     expect(await refusedKey({ replay: "sometimes" })).toBe("approvals.replay");
     expect(await refusedKey({ rules: [{ kind: "git.commit", repo: "site" }] })).toBeUndefined();
+  });
+});
+
+describe("an approval's reach (grantCovers)", () => {
+  const grant = {
+    generation: 1,
+    digest: "d1",
+    effects: [1, 2],
+    expiresAt: 1_000,
+    actor: "ana",
+    reason: "ok",
+    at: 0,
+  };
+  const at = { generation: 1, digest: "d1", index: 1, now: 500 };
+
+  it("covers only the output's digest, the effects named and its own generation until it expires", () => {
+    expect(grantCovers(grant, at, "reapprove")).toBe(true);
+    expect(grantCovers(grant, { ...at, digest: "d2" }, "reapprove")).toBe(false);
+    expect(grantCovers(grant, { ...at, index: 0 }, "reapprove")).toBe(false);
+    // Expired: fails closed.
+    expect(grantCovers(grant, { ...at, now: 1_000 }, "reapprove")).toBe(false);
+    // A replay's generation needs its own, unless approvals.replay is reuse.
+    expect(grantCovers(grant, { ...at, generation: 2 }, "reapprove")).toBe(false);
+    expect(grantCovers(grant, { ...at, generation: 2 }, "reuse")).toBe(true);
+    expect(grantCovers(grant, { ...at, generation: 2, digest: "d2" }, "reuse")).toBe(false);
   });
 });
