@@ -34,6 +34,13 @@ export const SOURCE_RULES: SourceRule[] = [
     in: /^apps\/interpreter\//,
     pattern: /\bledger\s*\.\s*(intend|settle|resolve)\s*\(/,
   },
+  {
+    name: "no-export-star",
+    comment:
+      "a public surface is chosen, not listed: every index names what it exports (`export { a, b } from`), never `export *` (issue 46)",
+    in: /^(packages|apps)\//,
+    pattern: /^\s*export\s+(type\s+)?\*/m,
+  },
 ];
 
 /**

@@ -132,6 +132,7 @@ describe("the workspace's packages", () => {
       "@idem/client",
       "@idem/core",
       "@idem/effects",
+      "@idem/git",
       "@idem/journal",
       "@idem/kit",
       "@idem/nats",

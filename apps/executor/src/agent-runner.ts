@@ -178,19 +178,28 @@ function spawnAgent(
         );
       }
       if (mcpEnv) return resolve(undefined);
-      const bytes = Buffer.concat(chunks);
-      const parsed = parseStrictJson(bytes);
-      if (parsed.ok) return resolve(parsed.value);
-      const why = parsed.issues.map((i) => `${i.path || "(root)"} ${i.message}`).join("; ");
-      reject(
-        new IdemError(
-          "INVALID_INPUT",
-          `agent ${job.agent} did not print one JSON value on stdout: ${escapedText(why)} (${describeAgentStdout(bytes.toString("utf8").trim())}); logs belong on stderr`,
-          { details: { issues: parsed.issues } },
-        ),
-      );
+      try {
+        resolve(agentStdoutValue(job, Buffer.concat(chunks)));
+      } catch (e) {
+        reject(e);
+      }
     });
   });
+}
+
+/**
+ * The one JSON value an agent printed on stdout.
+ * @throws IdemError INVALID_INPUT naming what is wrong with it (logs belong on stderr)
+ */
+function agentStdoutValue(job: Job, bytes: Buffer): unknown {
+  const parsed = parseStrictJson(bytes);
+  if (parsed.ok) return parsed.value;
+  const why = parsed.issues.map((i) => `${i.path || "(root)"} ${i.message}`).join("; ");
+  throw new IdemError(
+    "INVALID_INPUT",
+    `agent ${job.agent} did not print one JSON value on stdout: ${escapedText(why)} (${describeAgentStdout(bytes.toString("utf8").trim())}); logs belong on stderr`,
+    { details: { issues: parsed.issues } },
+  );
 }
 
 /** Logs an agent's stream line by line (`{ stderr: line }`), its last partial line at `end`. */

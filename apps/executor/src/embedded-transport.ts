@@ -1,7 +1,6 @@
-import { createDeadHolderSweep } from "@idem/core";
+import { createDeadHolderSweep, type Delivery, RECOVERY_GRACE_MS } from "@idem/core";
 import type { JobLease, JournalStore } from "@idem/journal";
 import { createBackoff, describeError, isIdemError, type Job, sleep } from "@idem/schema";
-import { type Delivery, RECOVERY_GRACE_MS } from "./delivery.js";
 import type { ExecutorTransport, TransportContext } from "./transport.js";
 
 /**

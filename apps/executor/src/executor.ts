@@ -1,5 +1,6 @@
 import { setMaxListeners } from "node:events";
 import { assertConfigInvariants, loadKinds } from "@idem/core";
+import { createDeliveryHandler } from "@idem/core/execute";
 import type { JournalStore } from "@idem/journal";
 import {
   closeNats,
@@ -28,8 +29,9 @@ import {
   type McpAgentHost,
   mcpHostMissing,
   type RunContext,
+  runWithTimeout,
 } from "./agent-runner.js";
-import { createDeliveryHandler } from "./delivery.js";
+import { checkDeadLetterRate } from "./dead-letter-alert.js";
 import { createEmbeddedTransport } from "./embedded-transport.js";
 import { createExecutorMetrics, type ExecutorMetrics } from "./executor-metrics.js";
 import { createJetStreamTransport, type JetStreamTransport } from "./jetstream-transport.js";
@@ -185,21 +187,26 @@ export function createExecutor(options: CreateExecutorOptions): Executor {
     return true;
   }
 
+  const runner = options.runner ?? options.run ?? createCommandRunner(config, { mcp: options.mcp });
   const handler = createDeliveryHandler({
     config,
     journal,
-    runner: options.runner ?? options.run ?? createCommandRunner(config, { mcp: options.mcp }),
+    runAgent: (job, jlog, cancel) =>
+      runWithTimeout(runner, job, timeoutOf(job.agent), jlog, cancel),
     log,
     metrics,
     fault: options.fault ?? noFault,
     clock,
     owner,
     transport,
-    timeoutOf,
     journalFailed,
     fatalSignal: agentStop,
     abandoning: () => abandonController.signal.aborted,
     onAbandoned: (jobId) => abandoned.push(jobId),
+    async onDeadLetter(jobId) {
+      metrics.deadLetters.inc();
+      await checkDeadLetterRate({ journal, config, clock, log, jobId });
+    },
     tracing,
   });
 

@@ -8,3 +8,5 @@ export type { CreateExecutorOptions, Executor } from "./executor.js";
 export { createExecutor } from "./executor.js";
 export type { ExecutorMetrics } from "./executor-metrics.js";
 export { createExecutorMetrics } from "./executor-metrics.js";
+export type { ExecutorProcessOptions } from "./executor-process.js";
+export { runExecutorProcess } from "./executor-process.js";

@@ -1,4 +1,4 @@
-import { endLeasesIfDead } from "@idem/core";
+import { type Delivery, endLeasesIfDead, RECOVERY_GRACE_MS } from "@idem/core";
 import { JOURNAL_EVENTS, type JobClaimResult, type JobLease, type JobRecord } from "@idem/journal";
 import {
   type DeadLetterAdvisory,
@@ -20,7 +20,6 @@ import {
   sleep,
 } from "@idem/schema";
 import { type DeadDeliverySweep, startDeadDeliverySweep } from "./dead-deliveries.js";
-import { type Delivery, RECOVERY_GRACE_MS } from "./delivery.js";
 import type { ExecutorTransport, TransportContext } from "./transport.js";
 
 /** A JetStream transport, with the publisher it opened (after `start()`). */

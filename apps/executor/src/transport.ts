@@ -1,7 +1,7 @@
+import type { Delivery } from "@idem/core/execute";
 import type { JournalStore } from "@idem/journal";
 import type { Logger, Tracing } from "@idem/runtime";
 import type { Clock, Config } from "@idem/schema";
-import type { Delivery } from "./delivery.js";
 
 /**
  * Where the executor's work comes from: the JetStream consumers, the embedded queue (the journal's

@@ -5,3 +5,5 @@ export type { DrainResult, Interpreter, InterpreterOptions } from "./interpreter
 export { createInterpreter } from "./interpreter.js";
 export type { InterpreterMetrics } from "./interpreter-metrics.js";
 export { createInterpreterMetrics } from "./interpreter-metrics.js";
+export type { InterpreterProcessOptions } from "./interpreter-process.js";
+export { runInterpreterProcess } from "./interpreter-process.js";

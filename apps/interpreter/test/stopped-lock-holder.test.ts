@@ -20,7 +20,7 @@ import {
 } from "../../../test/chaos/interpreter-fixture.js";
 import { createInterpreter } from "../src/index.js";
 
-const FILE_LOCK = join(import.meta.dirname, "../../../packages/effects/src/fs/file-lock.ts");
+const FILE_LOCK = join(import.meta.dirname, "../../../packages/runtime/src/file-lock.ts");
 
 /** Another process holding `path` with the real FileLock (as an interpreter mid-apply would). */
 async function holder(path: string): Promise<ChildProcess> {

@@ -19,6 +19,8 @@ export type {
 export { JobDraft } from "./job-draft.js";
 export type { FinishMode, McpContext, OperatorTools, SessionJob } from "./mcp-context.js";
 export { clientNameOf, maxMessageBytes } from "./mcp-context.js";
+export type { McpProcessOptions } from "./mcp-process.js";
+export { runMcpProcess } from "./mcp-process.js";
 export { resolveJob } from "./session-job.js";
 export type { SessionLimits } from "./session-registry.js";
 export { DEFAULT_SESSION_LIMITS } from "./session-registry.js";

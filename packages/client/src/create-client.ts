@@ -1,4 +1,4 @@
-import type { AgentOutput, Job, ValidationIssue } from "@idem/schema";
+import type { AgentOutput, Job, StatusReport, ValidationIssue } from "@idem/schema";
 import { DEFAULT_SUBJECT_PREFIX, redactSecret } from "@idem/schema";
 import { IdemClientError } from "./client-error.js";
 import { checkSubjectPrefix, type JetStreamPublisher, publishJob } from "./jetstream-enqueue.js";
@@ -66,7 +66,7 @@ export interface ClientEnqueueAnswer {
 export type ClientOutputRecord = { jobId: string; output: AgentOutput } & Record<string, unknown>;
 
 /** The journal's counts as `GET /v1/status` answers them (`StatusReport` of @idem/schema). */
-export type ClientStatusReport = Record<string, unknown>;
+export type ClientStatusReport = StatusReport;
 
 /** A client of one executor's HTTP API, and of idem's jobs stream when given a JetStream client. */
 export interface IdemClient {

@@ -76,6 +76,19 @@ export type {
 } from "./enqueue/index.js";
 export { enqueueJob, enqueueJobs, parseJobFile, retryDeadLetter } from "./enqueue/index.js";
 export type {
+  Delivery,
+  DeliveryHandler,
+  DeliveryHandlerOptions,
+  ExecuteCounter,
+  ExecuteMetrics,
+} from "./execute/index.js";
+export {
+  completeOutput,
+  createDeliveryHandler,
+  RECORD_RETRY_MAX_MS,
+  RECOVERY_GRACE_MS,
+} from "./execute/index.js";
+export type {
   EffectTurn,
   InterpretCounter,
   InterpretMetrics,
@@ -123,7 +136,7 @@ export {
   endLeasesIfDead,
   jobsOfDeadHolders,
 } from "./leases/index.js";
-export { isNotReadyYet } from "./readiness/index.js";
+export { isNotReadyYet, openVerifiedJournal, whenAvailable } from "./readiness/index.js";
 export type {
   CheckedOutput,
   ForbiddenOutput,

@@ -1,13 +1,11 @@
+export type { CloneProgress } from "@idem/git";
+export { EFFECT_TRAILER, keyRef, parsePatchFiles } from "@idem/git";
 export type { ApplyOrder, ApplyTicket, ProbeHint, ProbeResult } from "@idem/kit";
 export type { CreateEffectsOptions } from "./create-effects.js";
 export { createEffects } from "./create-effects.js";
 export type { ApplyOptions, Effects, ProbeOptions } from "./effects.js";
-export { EFFECT_TRAILER } from "./git/git-names.js";
-export type { GitKindSettings } from "./git/git-resource.js";
-export { GIT_DURABLE_DEFAULT } from "./git/git-resource.js";
-export { keyRef } from "./git/key-index.js";
-export { parsePatchFiles } from "./git/patch/patch-paths.js";
-export type { CloneProgress } from "./git/remote/remote-git.js";
+export type { GitKindSettings } from "./kinds/git/git-resource.js";
+export { GIT_DURABLE_DEFAULT } from "./kinds/git/git-resource.js";
 export type {
   BuiltInKindParts,
   FileWriteSpec,
@@ -45,9 +43,9 @@ export {
   kindOf,
   knownAliasesOf,
   knownAliasesOfKind,
+  type RecordedSpecsProblem,
   recordedSpecsProblem,
   supersedeKeyOf,
-  type RecordedSpecsProblem,
   targetsOfEffect,
 } from "./registry/check-effects.js";
 export type { KindRegistry, LoadKindRegistryOptions } from "./registry/kind-registry.js";

@@ -8,10 +8,10 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { IdemError } from "@idem/schema";
 import { afterEach, describe, expect, it } from "vitest";
-import { FileLock } from "../src/fs/file-lock.js";
-import { RepoLock } from "../src/git/repo-lock.js";
+import { RepoLock } from "../../git/src/repo-lock.js";
+import { FileLock } from "../../runtime/src/file-lock.js";
 
-const FILE_LOCK = join(import.meta.dirname, "..", "src", "fs", "file-lock.ts");
+const FILE_LOCK = join(import.meta.dirname, "..", "..", "runtime", "src", "file-lock.ts");
 
 /** A separate Node process that takes the lock at `path` with the real FileLock and keeps it. */
 async function holder(path: string): Promise<ChildProcess> {

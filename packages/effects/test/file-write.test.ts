@@ -4,6 +4,8 @@ import type { FileWriteSpec } from "@idem/effects";
 import { isIdemError } from "@idem/schema";
 import { afterEach, describe, expect, it } from "vitest";
 import { createEffects, type Effects } from "../src/index.js";
+import { BUILT_IN_KINDS } from "../src/kinds/index.js";
+import { kindRegistryOf } from "../src/registry/kind-registry.js";
 import { addRoot, type Sandbox, sandbox } from "./helpers.js";
 
 const spec = (path: string, content: string, encoding?: "utf8" | "base64"): FileWriteSpec => ({
@@ -83,5 +85,25 @@ describe("file.write", () => {
       isIdemError(e, "SANDBOX_VIOLATION"),
     );
     expect(readFileSync(join(outside, "target"), "utf8")).toBe("keep");
+  });
+});
+
+describe("file.write's locks", () => {
+  it("names each root's lock file, the one its writer takes (so status and doctor name a frozen holder)", async () => {
+    const sb = sandbox();
+    addRoot(sb);
+    const fx = createEffects(sb.config);
+    try {
+      const registry = kindRegistryOf(sb.config, BUILT_IN_KINDS);
+      const kind = registry.get("file.write");
+      const locks = (await kind?.locks?.(registry.context("file.write"))) ?? [];
+      expect(locks.map((l) => [l.key, l.what])).toEqual([["roots.outbox", "root outbox"]]);
+      await fx.apply(spec("a.txt", "a"), "j/0");
+      const holder = JSON.parse(readFileSync(locks[0]?.file as string, "utf8")) as { pid: number };
+      expect(holder.pid).toBe(process.pid);
+    } finally {
+      await fx.close();
+      sb.cleanup();
+    }
   });
 });

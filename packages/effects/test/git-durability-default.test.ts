@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runs, skipUnless } from "../../../test/support/skip.js";
-import { GIT_DURABLE_DEFAULT } from "../src/git/git-resource.js";
+import { GIT_DURABLE_DEFAULT } from "../src/kinds/git/git-resource.js";
 import { addRepo, git, type Sandbox, sandbox } from "./helpers.js";
 
 const APPLY_TWO = join(import.meta.dirname, "fixtures", "apply-two.mjs");

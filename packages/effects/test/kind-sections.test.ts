@@ -1,7 +1,7 @@
 import { parseConfig } from "@idem/schema";
 import { describe, expect, it } from "vitest";
-import { branchAllowed, namedBranches } from "../src/git/branch-names.js";
-import type { GitRepos } from "../src/git/git-config.js";
+import { branchAllowed, namedBranches } from "../../git/src/branch-names.js";
+import type { GitRepos } from "../../git/src/git-config.js";
 import {
   BUILT_IN_KINDS,
   kindRegistryOf,

@@ -2,21 +2,21 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { applyPlainPatch } from "../src/git/patch/patch-apply.js";
+import { applyPlainPatch } from "../../git/src/patch/patch-apply.js";
 import {
   type BaseFile,
   isPlainPath,
   type PlainResult,
   parsePlainPatch,
-} from "../src/git/patch/patch-parse.js";
-import { parseIndex } from "../src/git/plumbing/git-index.js";
+} from "../../git/src/patch/patch-parse.js";
+import { parseIndex } from "../../git/src/plumbing/git-index.js";
 import {
   objectId,
   serializeTree,
   TREE_MODE,
   type TreeEntry,
   writeLooseObject,
-} from "../src/git/plumbing/git-objects.js";
+} from "../../git/src/plumbing/git-objects.js";
 import { createEffects } from "../src/index.js";
 import { addRepo, clock, git, gitRaw, patchSpec, type Sandbox, sandbox } from "./helpers.js";
 

@@ -7,7 +7,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isIdemError } from "@idem/schema";
 import { afterEach, describe, expect, it } from "vitest";
-import { gitHeaderName } from "../src/git/patch/patch-paths.js";
+import { gitHeaderName } from "../../git/src/patch/patch-paths.js";
 import { createEffects, type Effects } from "../src/index.js";
 import { staticEffectIssues } from "../src/static-checks.js";
 import { addRepo, clock, git, patchSpec, type Sandbox, sandbox } from "./helpers.js";

@@ -3,8 +3,8 @@ import { join } from "node:path";
 import type { GitCommitSpec } from "@idem/effects";
 import { isIdemError } from "@idem/schema";
 import { afterEach, describe, expect, it } from "vitest";
-import { RefFiles } from "../src/git/plumbing/ref-files.js";
-import { RepoObjects } from "../src/git/plumbing/repo-objects.js";
+import { RefFiles } from "../../git/src/plumbing/ref-files.js";
+import { RepoObjects } from "../../git/src/plumbing/repo-objects.js";
 import { createEffects, type Effects } from "../src/index.js";
 import { addRepo, clock, git, type Sandbox, sandbox } from "./helpers.js";
 

@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { tempName } from "../src/git/plumbing/prepared-sync.js";
+import { tempName } from "../../git/src/plumbing/prepared-sync.js";
 import { createEffects, type Effects } from "../src/index.js";
 import { addRepo, clock, git, type Sandbox, sandbox } from "./helpers.js";
 

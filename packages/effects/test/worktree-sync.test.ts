@@ -12,7 +12,7 @@ import { join } from "node:path";
 import type { GitCommitSpec } from "@idem/effects";
 import { classifyError } from "@idem/schema";
 import { afterEach, describe, expect, it } from "vitest";
-import { FileLock } from "../src/fs/file-lock.js";
+import { FileLock } from "../../runtime/src/file-lock.js";
 import { createEffects, type Effects } from "../src/index.js";
 import { addRepo, clock, commitsWithKey, git, type Sandbox, sandbox } from "./helpers.js";
 

@@ -94,4 +94,22 @@ export type { OpenedKind, OpenKindOptions } from "./open-kind.js";
 export { openKind } from "./open-kind.js";
 export type { TransientOptions } from "./outcomes.js";
 export { absent, conflict, fail, invalid, present, retryAfterMs } from "./outcomes.js";
-export { readCappedText } from "./read-capped.js";
+export type { TextPrefix } from "./read-capped.js";
+export { readCappedText, readTextPrefix } from "./read-capped.js";
+export { redactSent, sentForms } from "./redact-sent.js";
+
+// What a kind's author reaches for, by the phase of idem that calls it (docs/effect-kinds.md):
+//
+// - The four a kind must have: `name`, `spec` (its zod schema), `probe` (present, absent or
+//   conflict) and `apply`, given to `defineEffectKind` (with `description` and `guarantee`).
+// - Load (config and `idem kinds`): `options`, `configSection`, `resolveOptions`,
+//   `parseKindOptions`, `kindJsonSchema`, `PLACE_TYPES`.
+// - Record (before an output is kept): `check` with `CheckContext`, `invalid`, `targets`,
+//   `aliases`, `supersedeKey`, `describe`; the spec parts `AliasSchema`, `RelativePathSchema`,
+//   `HeadersSchema`, `JsonValueSchema`.
+// - Interpret (probe, then apply): `open` with `OpenContext`, `ProbeCall`, `ApplyCall`,
+//   `present`, `absent`, `conflict`, `fail.*`, `retryAfterMs`, the capped reads
+//   (`readCappedText`, `readTextPrefix`) and `redactSent`, the key marker
+//   (`withKeyMarker`, `hasKeyMarker`, `refuseKeyMarkers`), `probeBatch`, `scan`, `faultPoints`.
+// - Operate (`idem doctor`, `idem status`): `doctor` with `DoctorContext`, `locks`.
+// - Test: `openKind`, `createKindHost`, `samples`, and `drillKind` of `@idem/kit/drill`.

@@ -1,7 +1,24 @@
 export { closeNats, connectNats, natsConnectOptions } from "./connect.js";
 export type { DeadLetterAdvisory, StartDeadLetterMonitorOptions } from "./dead-letter-monitor.js";
 export { DEAD_LETTER_CONSUMER, startDeadLetterMonitor } from "./dead-letter-monitor.js";
-export * from "./delivery/index.js";
+export type {
+  ConsumeJobsHandlers,
+  JetStreamJobs,
+  NatsConnection,
+  OpenJetStreamJobsOptions,
+  SubmitRequest,
+  SubmitResponder,
+  SweepUnconsumedOptions,
+  UnconsumedJobMessage,
+  UnconsumedJobs,
+} from "./delivery/index.js";
+export {
+  JetStreamJobMessage,
+  openJetStreamJobs,
+  openUnconsumedJobs,
+  SUBMIT_QUEUE_GROUP,
+  startSubmitResponder,
+} from "./delivery/index.js";
 export type {
   ExpectedConsumer,
   ExpectedField,

@@ -7,6 +7,8 @@ export {
   hostRefusal,
   isLoopbackHost,
 } from "./browser-guards.js";
+export type { FileLockOptions, HolderState } from "./file-lock.js";
+export { describeHolder, FileLock, processState } from "./file-lock.js";
 export type { HttpServer } from "./http-server.js";
 export { metricsHandler, serveHttp, startMetricsServer } from "./http-server.js";
 export type { CreateLoggerOptions, LogFormat, Logger } from "./logger.js";
@@ -29,6 +31,7 @@ export type { HeldFileLock, ProcessInfo, ProcessState } from "./process-state.js
 export { describeProcess, fileLocksOn } from "./process-state.js";
 export type { OtlpTarget, StartTelemetryOptions, TelemetryEnv } from "./start-telemetry.js";
 export { resolveOtlpTarget, startTelemetry } from "./start-telemetry.js";
+export { onStopSignal } from "./stop-signal.js";
 export { normalizeTraceparent, TRACEPARENT_HEADER, traceIdOf } from "./traceparent.js";
 export type {
   CreateTracingOptions,

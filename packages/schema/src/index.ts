@@ -59,13 +59,6 @@ export {
 } from "./errors.js";
 export type { FaultHook, FaultPoint } from "./faults.js";
 export { createFaultHook, FAULT_POINTS, isKindFaultPoint, noFault } from "./faults.js";
-export {
-  GIT_ATTRIBUTES_MAX_LINE,
-  gitAttributesIssue,
-  isGitAttributesPath,
-  MAX_SEGMENT_BYTES,
-  unsafeGitPath,
-} from "./git-path.js";
 export type { EnqueueAnswer, StatusReport, SubmitAnswer } from "./http-api.js";
 export {
   EnqueueAnswerSchema,

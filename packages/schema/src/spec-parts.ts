@@ -9,8 +9,8 @@ import { unsafeRelativePath } from "./unsafe-relative-path.js";
 export const AliasSchema = z.string().min(1).max(64);
 
 /**
- * A path relative to a repo or root, checked by its text with git's own path rules
- * (`unsafeRelativePath`); the effects check the file system again before writing.
+ * A path relative to a kind's folder, checked by its text (`unsafeRelativePath`); a kind checks
+ * the file system again before writing.
  */
 export const RelativePathSchema = z
   .string()

@@ -1,13 +1,11 @@
-import { unsafeGitPath } from "./git-path.js";
-
 /**
- * Why a path relative to a repo or root is unsafe, or undefined when it is fine.
+ * Why a path relative to a kind's folder (a repository, a root) is unsafe, or undefined when it is
+ * fine.
  *
  * Refused: NUL, absolute paths (also `C:`), backslashes, `..`, empty or `.` segments, a leading
- * `-`, and every path git itself refuses or `git fsck` reports ({@link unsafeGitPath}: `.git` and
- * `.gitmodules` in every NTFS and HFS+ spelling, a segment over 255 bytes). The same rules for a
- * `file.write` root as for a repository: a root is often a git work tree. A static check of the
- * text only; the effects check the file system (symlinks) again before writing. Never throws.
+ * `-`. A static check of the text only; a kind checks the file system (symlinks) again before
+ * writing, and idem's git and file kinds add git's own path rules (the git engine's
+ * `unsafeRepoPath`). Never throws.
  */
 export function unsafeRelativePath(p: string): string | undefined {
   if (p.includes("\0")) return "may not contain NUL";
@@ -16,8 +14,6 @@ export function unsafeRelativePath(p: string): string | undefined {
   const parts = p.split("/");
   if (parts.some((s) => s === "..")) return "may not contain '..'";
   if (parts.some((s) => s === "" || s === ".")) return "may not contain empty or '.' segments";
-  const git = unsafeGitPath(p);
-  if (git) return git;
   if (p.startsWith("-")) return "may not start with '-'";
   return undefined;
 }

@@ -1,19 +1,14 @@
 import { realpathSync } from "node:fs";
 import { resolve } from "node:path";
-import { type Credentials, kindsOf, openEffects, resolveCredentials } from "@idem/core";
 import type { JournalStore } from "@idem/journal";
 import {
   ATTEMPT_PATTERN,
   bridgeStdioToHttp,
-  FileDraftStore,
-  type McpContext,
   resolveJob,
+  runMcpProcess,
   type SessionJob,
-  serveMcpStdio,
-  startMcpHttpServer,
 } from "@idem/mcp";
-import { assertListenAllowed, createLogger, type Logger } from "@idem/runtime";
-import { type Config, isIdemError } from "@idem/schema";
+import { isIdemError } from "@idem/schema";
 import type { Command } from "commander";
 import {
   CliError,
@@ -24,7 +19,6 @@ import {
   printJson,
   readText,
 } from "../context.js";
-import { openVerifiedJournal } from "../ops/open-verified-journal.js";
 import { personOf } from "../ops/person.js";
 import { logFormatOption } from "../options.js";
 
@@ -67,58 +61,36 @@ export async function runMcp(opts: McpCommandOptions, cmd: Command): Promise<voi
   if (opts.clientConfig) return printClientConfig(opts, cmd);
   const config = await loadConfigWithKinds(cmd.optsWithGlobals());
   const host = opts.host ?? config.mcp.host;
-  // Beyond loopback without a token: exit 2 before anything opens (docs/security.md).
-  if (http)
-    assertListenAllowed({
-      what: "the MCP server",
-      host,
-      token: config.api.token,
-      hostKey: "mcp.host",
-    });
   const port = portOption(opts.port) ?? config.mcp.port;
-  // Every agent's token is read before anything opens: a variable unset is exit 2, naming it.
-  const credentials = http ? resolveCredentials(config, process.env) : undefined;
-  // Logs go to stderr: over stdio, stdout carries the protocol alone.
-  const logger = createLogger({ name: "idem-mcp", format: logFormatOption(opts.logFormat) });
-  const journal = await openVerifiedJournal(config);
-  // The targets are opened only for the operators' tools (plan, audit, resolve's probe), which
-  // only a session bound to no job has.
-  const operator = opts.job === undefined && config.mcp.operatorTools !== "off";
-  const effects = operator ? openEffects(config) : undefined;
   try {
-    const context: McpContext = {
-      config,
-      kinds: kindsOf(config),
-      journal,
-      actor: `${personOf(opts.actor)} (mcp)`,
-      operatorTools: config.mcp.operatorTools,
-      drafts: new FileDraftStore(config.mcp.draftDir),
-      effects,
-      logger,
-    };
-    const job = await jobOption(journal, opts);
-    if (!http) {
-      try {
-        await serveMcpStdio(context, { job, finish: "record", attemptId: opts.attempt });
-      } catch (e) {
-        // A superseded attempt, a draft of another agent: refused before the session starts.
-        if (isIdemError(e, "INVALID_STATE")) throw new CliError(e.message, EXIT.FAILED);
-        throw e;
-      }
-      return;
-    }
-    await serveHttp({
-      context,
-      config,
+    await runMcpProcess(config, {
+      http,
       host,
       port,
-      job,
-      logger,
-      credentials: credentials as Credentials,
+      job: (journal) => jobOption(journal, opts),
+      attemptId: opts.attempt,
+      actor: `${personOf(opts.actor)} (mcp)`,
+      logFormat: logFormatOption(opts.logFormat),
+      onListening: (endpoint, job) => {
+        const token = config.api.token;
+        const agents = Object.values(config.credentials).filter((c) => c.tokenEnv !== null).length;
+        const auth =
+          token === null
+            ? "no token"
+            : `api.token required${agents > 0 ? `, or one of ${agents} agent token(s)` : ""}`;
+        const bound = job ? `, job ${job.jobId}` : "";
+        process.stdout.write(`idem mcp: ${endpoint} (${auth}${bound}); Ctrl-C stops it\n`);
+      },
     });
-  } finally {
-    await effects?.close();
-    await journal.close();
+  } catch (e) {
+    // A superseded attempt, a draft of another agent: refused before the session starts.
+    if (!http && isIdemError(e, "INVALID_STATE")) throw new CliError(e.message, EXIT.FAILED);
+    if (http && (e as NodeJS.ErrnoException).code === "EADDRINUSE")
+      throw new CliError(
+        `${host}:${port} is taken (mcp.port, or --port; 0 picks a free one)`,
+        EXIT.FAILED,
+      );
+    throw e;
   }
 }
 
@@ -164,59 +136,6 @@ async function jobOption(
     if (isIdemError(e, "INVALID_INPUT")) throw new CliError(`--job: ${e.message}`, EXIT.USAGE);
     throw e;
   }
-}
-
-/** `idem mcp --http`: serves until SIGINT or SIGTERM, then ends every session. */
-async function serveHttp(o: {
-  context: McpContext;
-  config: Config;
-  host: string;
-  port: number;
-  job: SessionJob | undefined;
-  logger: Logger;
-  credentials: Credentials;
-}): Promise<void> {
-  const token = o.config.api.token;
-  let server: Awaited<ReturnType<typeof startMcpHttpServer>>;
-  try {
-    server = await startMcpHttpServer({
-      context: o.context,
-      token,
-      credentials: o.credentials,
-      host: o.host,
-      port: o.port,
-      job: o.job,
-      finish: "record",
-    });
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === "EADDRINUSE")
-      throw new CliError(
-        `${o.host}:${o.port} is taken (mcp.port, or --port; 0 picks a free one)`,
-        EXIT.FAILED,
-      );
-    throw e;
-  }
-  const agents = Object.values(o.config.credentials).filter((c) => c.tokenEnv !== null).length;
-  const auth =
-    token === null
-      ? "no token"
-      : `api.token required${agents > 0 ? `, or one of ${agents} agent token(s)` : ""}`;
-  const bound = o.job ? `, job ${o.job.jobId}` : "";
-  process.stdout.write(`idem mcp: ${server.endpoint} (${auth}${bound}); Ctrl-C stops it\n`);
-  o.logger.info(
-    { url: server.endpoint, operatorTools: o.config.mcp.operatorTools },
-    "MCP server listening",
-  );
-  await new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off("SIGINT", stop);
-      process.off("SIGTERM", stop);
-      resolve();
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
-  });
-  await server.close();
 }
 
 /** `idem mcp --connect URL --token-file F`: the stdio relay to an executor's per-job endpoint. */

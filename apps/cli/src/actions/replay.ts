@@ -180,22 +180,7 @@ async function replay(
     if (opts.json) printJson({ ...planJson(plan), created: [] });
     return;
   }
-  if (!opts.yes) {
-    if (!process.stdin.isTTY) {
-      throw new CliError(
-        "refusing to replay without confirmation: no terminal to ask on; pass --yes to confirm in a script",
-        EXIT.FAILED,
-      );
-    }
-    const rl = createInterface({ input: process.stdin, output: process.stderr });
-    const answer = await rl.question(
-      `create a new run generation for ${plan.jobIds.length} output(s)? [y/N] `,
-    );
-    rl.close();
-    if (!/^y(es)?$/i.test(answer.trim())) {
-      throw new CliError("not confirmed: nothing changed", EXIT.FAILED);
-    }
-  }
+  if (!opts.yes) await confirmReplay(plan.jobIds.length);
   const actor = actorOf(opts.actor);
   const created = await createReplayRuns(journal, plan, {
     actor,
@@ -240,6 +225,25 @@ async function replay(
       },
       ...(drained && { drained: { runs: drained.runs, dead: drained.dead } }),
     });
+  }
+}
+
+/**
+ * Asks on the terminal before a replay creates `count` run generations.
+ * @throws CliError (exit 1) without a terminal to ask on, or when not confirmed
+ */
+async function confirmReplay(count: number): Promise<void> {
+  if (!process.stdin.isTTY) {
+    throw new CliError(
+      "refusing to replay without confirmation: no terminal to ask on; pass --yes to confirm in a script",
+      EXIT.FAILED,
+    );
+  }
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  const answer = await rl.question(`create a new run generation for ${count} output(s)? [y/N] `);
+  rl.close();
+  if (!/^y(es)?$/i.test(answer.trim())) {
+    throw new CliError("not confirmed: nothing changed", EXIT.FAILED);
   }
 }
 

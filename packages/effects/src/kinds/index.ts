@@ -1,8 +1,8 @@
 // idem's own effect kinds, one folder each, written with @idem/kit as any user's kind is.
 import type { AnyEffectKind } from "@idem/kit";
-import type { GitKindSettings } from "../git/git-resource.js";
 import type { PublishTransport } from "../publish-transport.js";
 import { fileWriteKind } from "./file-write/file-write-kind.js";
+import type { GitKindSettings } from "./git/git-resource.js";
 import { createGitCommitKind, gitCommitKind } from "./git-commit/git-commit-kind.js";
 import { createGitPatchKind, gitPatchKind } from "./git-patch/git-patch-kind.js";
 import { githubCommentKind } from "./github-comment/github-comment-kind.js";

@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { openKind } from "@idem/kit";
 import { afterEach, describe, expect, it } from "vitest";
-import { nextLink } from "../../src/kinds/github/github-link.js";
+import { nextLink } from "../../src/clients/github/github-link.js";
 import { githubIssueKind } from "../../src/kinds/github-issue/github-issue-kind.js";
 import { githubPullRequestKind } from "../../src/kinds/github-pull-request/github-pull-request-kind.js";
 import { type GitHubFixture, githubFixture, TOKEN_ENV } from "./github-fixture.js";

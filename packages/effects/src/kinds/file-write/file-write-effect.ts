@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import { promises as fs } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, sep } from "node:path";
-import { aliasOf, IdemError, type ProbeResult } from "@idem/kit";
-import { FileLock } from "../../fs/file-lock.js";
+import { aliasOf, IdemError, type KindLock, type ProbeResult } from "@idem/kit";
+import { FileLock } from "../../file-lock.js";
 import { checkKey, checkRelativePath, refuse } from "../../sandbox.js";
 import type { FileRoots } from "./file-roots.js";
 import { StaleTemps, tempName } from "./file-write-temps.js";
@@ -119,6 +119,27 @@ export async function resolveInRoot(
   return { file: cur, root };
 }
 
+/** The lock file of a root (by its real path): one writer per root at a time. */
+export function rootLockFile(realRoot: string): string {
+  const name = createHash("sha256").update(realRoot).digest("hex").slice(0, 32);
+  return join(tmpdir(), "idem-locks", `root-${name}.lock`);
+}
+
+/**
+ * The lock of each configured root ({@link rootLockFile}), for `idem status` and `idem doctor` to
+ * name a process that froze holding it. A root that does not exist is left out (doctor says why).
+ * Never throws.
+ */
+export async function fileWriteLocks(roots: FileRoots): Promise<KindLock[]> {
+  const out: KindLock[] = [];
+  for (const [alias, r] of Object.entries(roots)) {
+    const real = await fs.realpath(r.path).catch(() => undefined);
+    if (real !== undefined)
+      out.push({ key: `roots.${alias}`, what: `root ${alias}`, file: rootLockFile(real) });
+  }
+  return out;
+}
+
 /**
  * file.write: puts exactly these bytes at a path under a configured root, atomically (temporary file
  * in the same folder, fsync, rename, fsync of the folder), one writer per root at a time (a file
@@ -163,10 +184,9 @@ export function createFileWriter(roots: FileRoots, maxFileBytes: number): FileWr
       checkKey(key);
       const bytes = fileWriteBytes(spec, maxFileBytes);
       const { root } = await resolveInRoot(rootOf(spec.root).path, spec.root, spec.path);
-      const lockName = createHash("sha256").update(root).digest("hex").slice(0, 32);
       let lock = locks.get(root);
       if (!lock) {
-        lock = new FileLock(join(tmpdir(), "idem-locks", `root-${lockName}.lock`));
+        lock = new FileLock(rootLockFile(root));
         locks.set(root, lock);
       }
       const release = await lock.acquire();

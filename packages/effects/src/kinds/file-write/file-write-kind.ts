@@ -3,7 +3,12 @@ import { aliasOf, defineEffectKind, type ProbeResult } from "@idem/kit";
 import { checkFullPath, checkingField, checkRelativePath } from "../../sandbox.js";
 import { type FileRoots, FileRootsSchema, resolveFileRoots } from "./file-roots.js";
 import { fileWriteDoctor } from "./file-write-doctor.js";
-import { createFileWriter, type FileWriter, fileWriteBytes } from "./file-write-effect.js";
+import {
+  createFileWriter,
+  type FileWriter,
+  fileWriteBytes,
+  fileWriteLocks,
+} from "./file-write-effect.js";
 import { type FileWriteSpec, FileWriteSpecSchema } from "./spec.js";
 
 /**
@@ -23,6 +28,7 @@ export const fileWriteKind = defineEffectKind<FileWriteSpec, FileRoots, FileWrit
   options: FileRootsSchema,
   resolveOptions: resolveFileRoots,
   doctor: fileWriteDoctor,
+  locks: (ctx) => fileWriteLocks(ctx.options),
   check(spec, ctx) {
     const root = aliasOf(ctx.options, spec.root);
     if (!root) ctx.issue("root", `unknown root alias "${spec.root}"`);

@@ -1,4 +1,5 @@
-import { AliasSchema, RelativePathSchema } from "@idem/kit";
+import { RepoPathSchema } from "@idem/git";
+import { AliasSchema } from "@idem/kit";
 import { z } from "zod";
 
 /**
@@ -10,7 +11,7 @@ import { z } from "zod";
 export const FileWriteSpecSchema = z.strictObject({
   kind: z.literal("file.write"),
   root: AliasSchema,
-  path: RelativePathSchema,
+  path: RepoPathSchema,
   content: z.string(),
   encoding: z.enum(["utf8", "base64"]).optional(),
 });

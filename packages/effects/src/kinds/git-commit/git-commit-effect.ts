@@ -1,7 +1,5 @@
+import { type FileChange, treeWith } from "@idem/git";
 import type { ApplyOrder, ProbeHint, ProbeResult } from "@idem/kit";
-import { applyOnBranch, gitTarget, probeOnBranch } from "../../git/git-apply.js";
-import type { GitResource } from "../../git/git-resource.js";
-import { type FileChange, treeWith } from "../../git/plumbing/tree-writer.js";
 import {
   checkGitFileContent,
   checkKey,
@@ -9,6 +7,8 @@ import {
   checkRelativePath,
   refuse,
 } from "../../sandbox.js";
+import { applyOnBranch, gitTarget, probeOnBranch } from "../git/git-apply.js";
+import type { GitResource } from "../git/git-resource.js";
 import type { GitCommitSpec } from "./spec.js";
 
 /**

@@ -1,5 +1,14 @@
+import { type GitRepos, repoDir, repoOf } from "@idem/git";
 import { type AnyEffectKind, defineEffectKind } from "@idem/kit";
-import { type GitRepos, repoDir, repoOf } from "../../git/git-config.js";
+import {
+  checkFullPath,
+  checkGitFileContent,
+  checkingField,
+  checkMessage,
+  checkRelativePath,
+  isGitAttributesPath,
+  refuse,
+} from "../../sandbox.js";
 import {
   checkGitTarget,
   GIT_CONFIG,
@@ -11,17 +20,8 @@ import {
   gitQueuedApplies,
   gitScan,
   probeGitBatch,
-} from "../../git/git-kind-parts.js";
-import { type GitKindSettings, type GitResource, openGitResource } from "../../git/git-resource.js";
-import {
-  checkFullPath,
-  checkGitFileContent,
-  checkingField,
-  checkMessage,
-  checkRelativePath,
-  isGitAttributesPath,
-  refuse,
-} from "../../sandbox.js";
+} from "../git/git-kind-parts.js";
+import { type GitKindSettings, type GitResource, openGitResource } from "../git/git-resource.js";
 import { applyGitCommit, probeGitCommit } from "./git-commit-effect.js";
 import { type GitCommitSpec, GitCommitSpecSchema } from "./spec.js";
 

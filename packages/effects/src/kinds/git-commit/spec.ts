@@ -1,10 +1,10 @@
-import { AliasSchema, RelativePathSchema } from "@idem/kit";
+import { BranchNameSchema, CommitMessageSchema, RepoPathSchema } from "@idem/git";
+import { AliasSchema } from "@idem/kit";
 import { z } from "zod";
-import { BranchNameSchema, CommitMessageSchema } from "../../git/git-names.js";
 
 const GitFileSchema = z.union([
-  z.strictObject({ path: RelativePathSchema, content: z.string() }),
-  z.strictObject({ path: RelativePathSchema, delete: z.literal(true) }),
+  z.strictObject({ path: RepoPathSchema, content: z.string() }),
+  z.strictObject({ path: RepoPathSchema, delete: z.literal(true) }),
 ]);
 
 /**

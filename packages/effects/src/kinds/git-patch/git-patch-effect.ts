@@ -1,10 +1,16 @@
+import {
+  appliedInReverse,
+  applyInProcess,
+  modeChangesDone,
+  type PatchFile,
+  parsePatchFiles,
+  patchedTree,
+  patchPaths,
+} from "@idem/git";
 import type { ApplyOrder, ProbeHint, ProbeResult } from "@idem/kit";
-import { applyOnBranch, gitTarget, probeOnBranch } from "../../git/git-apply.js";
-import type { GitResource } from "../../git/git-resource.js";
-import { appliedInReverse, modeChangesDone } from "../../git/patch/patch-checks.js";
-import { type PatchFile, parsePatchFiles, patchPaths } from "../../git/patch/patch-paths.js";
-import { applyInProcess, patchedTree } from "../../git/patch/patch-trees.js";
 import { checkKey, checkMessage, refuse } from "../../sandbox.js";
+import { applyOnBranch, gitTarget, probeOnBranch } from "../git/git-apply.js";
+import type { GitResource } from "../git/git-resource.js";
 import type { GitPatchSpec } from "./spec.js";
 
 /** Validates a git.patch spec at the target. @throws IdemError SANDBOX_VIOLATION, INVALID_INPUT */

@@ -1,5 +1,6 @@
+import { type GitRepos, patchPaths, repoDir, repoOf } from "@idem/git";
 import { type AnyEffectKind, defineEffectKind } from "@idem/kit";
-import { type GitRepos, repoDir, repoOf } from "../../git/git-config.js";
+import { checkFullPath, checkingField } from "../../sandbox.js";
 import {
   checkGitTarget,
   GIT_CONFIG,
@@ -10,10 +11,8 @@ import {
   gitQueuedApplies,
   gitScan,
   probeGitBatch,
-} from "../../git/git-kind-parts.js";
-import { type GitKindSettings, type GitResource, openGitResource } from "../../git/git-resource.js";
-import { patchPaths } from "../../git/patch/patch-paths.js";
-import { checkFullPath, checkingField } from "../../sandbox.js";
+} from "../git/git-kind-parts.js";
+import { type GitKindSettings, type GitResource, openGitResource } from "../git/git-resource.js";
 import { firstLine } from "../git-commit/git-commit-kind.js";
 import { applyGitPatch, checkPatchSpec, probeGitPatch } from "./git-patch-effect.js";
 import { type GitPatchSpec, GitPatchSpecSchema } from "./spec.js";

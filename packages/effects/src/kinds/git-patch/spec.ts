@@ -1,6 +1,6 @@
+import { BranchNameSchema, CommitMessageSchema } from "@idem/git";
 import { AliasSchema } from "@idem/kit";
 import { z } from "zod";
-import { BranchNameSchema, CommitMessageSchema } from "../../git/git-names.js";
 
 /**
  * `git.patch`: a unified text diff (as `git diff` writes it), applied and committed.

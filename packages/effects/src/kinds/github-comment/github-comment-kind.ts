@@ -10,7 +10,11 @@ import {
   withKeyMarker,
 } from "@idem/kit";
 import { z } from "zod";
-import { type GitHubClient, openGitHubClient, repoPath } from "../github/github-client.js";
+import {
+  type GitHubClient,
+  openGitHubClient,
+  repoPath,
+} from "../../clients/github/github-client.js";
 import { githubMessage } from "../github/github-failure.js";
 import {
   asItem,

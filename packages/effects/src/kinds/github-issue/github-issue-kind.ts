@@ -7,7 +7,11 @@ import {
   withKeyMarker,
 } from "@idem/kit";
 import { z } from "zod";
-import { type GitHubClient, openGitHubClient, repoPath } from "../github/github-client.js";
+import {
+  type GitHubClient,
+  openGitHubClient,
+  repoPath,
+} from "../../clients/github/github-client.js";
 import { githubDoctor } from "../github/github-doctor.js";
 import {
   asItem,

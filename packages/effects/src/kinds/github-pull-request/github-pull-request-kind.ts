@@ -12,7 +12,11 @@ import {
   withKeyMarker,
 } from "@idem/kit";
 import { z } from "zod";
-import { type GitHubClient, openGitHubClient, repoPath } from "../github/github-client.js";
+import {
+  type GitHubClient,
+  openGitHubClient,
+  repoPath,
+} from "../../clients/github/github-client.js";
 import type { GitHubAnswer } from "../github/github-failure.js";
 import { githubMessage } from "../github/github-failure.js";
 import {

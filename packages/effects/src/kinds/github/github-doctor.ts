@@ -1,7 +1,7 @@
 import type { DoctorContext, KindFinding } from "@idem/kit";
 import { isIdemError } from "@idem/kit";
-import { GitHubClient, repoPath } from "./github-client.js";
-import { githubCredentials } from "./github-credentials.js";
+import { GitHubClient, repoPath } from "../../clients/github/github-client.js";
+import { githubCredentials } from "../../clients/github/github-credentials.js";
 import type { GitHubOptions } from "./github-options.js";
 
 /**

@@ -1,5 +1,5 @@
 import { hasKeyMarker, markedKeys } from "@idem/kit";
-import type { GitHubClient, Query } from "./github-client.js";
+import type { GitHubClient, Query } from "../../clients/github/github-client.js";
 
 /** The fields of an issue, pull request or comment the probes read; anything else is ignored. */
 export interface GitHubItem {

@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from "node:path";
+import { isSafeBranchName } from "@idem/git";
 import { aliasOf, invalid, type OptionsSource, refuseKeyMarkers } from "@idem/kit";
 import { z } from "zod";
-import { isSafeBranchName } from "../../git/git-names.js";
 
 /**
  * The options of the `github.*` kinds (the config's `github` section, shared by

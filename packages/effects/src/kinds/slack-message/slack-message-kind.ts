@@ -1,7 +1,11 @@
 import { absent, defineEffectKind, type ProbeCall, type ProbeResult, present } from "@idem/kit";
 import { z } from "zod";
-import { openSlackClient, type SlackClient, type SlackIdentity } from "../slack/slack-client.js";
-import { findInHistory, tsOf } from "../slack/slack-history.js";
+import {
+  openSlackClient,
+  type SlackClient,
+  type SlackIdentity,
+} from "../../clients/slack/slack-client.js";
+import { findInHistory, tsOf } from "../../clients/slack/slack-history.js";
 import {
   BROADCAST,
   findChannel,

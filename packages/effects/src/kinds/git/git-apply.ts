@@ -1,0 +1,171 @@
+import type { GitRepo } from "@idem/git";
+import type { ApplyOrder, ProbeHint, ProbeResult } from "@idem/kit";
+import { IdemError } from "@idem/kit";
+import type { GitTargets } from "./git-targets.js";
+
+/** What every git effect names: a repo alias and, optionally, a branch the repo allows. */
+export interface GitBranchSpec {
+  repo: string;
+  branch?: string | undefined;
+}
+
+/** The repository and branch a git effect acts on, checked. */
+export interface GitTarget {
+  repo: GitRepo;
+  branch: string;
+}
+
+/**
+ * Resolves the repo alias and the branch (the repo's default when the spec names none) of a git
+ * effect and checks the branch at the target.
+ * @throws IdemError UNKNOWN_ALIAS, SANDBOX_VIOLATION, TARGET_MISSING (not a repository).
+ */
+export async function gitTarget(targets: GitTargets, spec: GitBranchSpec): Promise<GitTarget> {
+  const repo = targets.get(spec.repo);
+  const branch = spec.branch ?? repo.config.branch;
+  // The layout is needed next: resolved meanwhile (each is one git process the first time). A
+  // branch the sandbox refuses is refused first, whatever the layout says.
+  const [checked, layout] = await Promise.allSettled([repo.checkBranch(branch), repo.layout()]);
+  if (checked.status === "rejected") throw checked.reason;
+  if (layout.status === "rejected") throw layout.reason;
+  return { repo, branch };
+}
+
+/**
+ * The probe every git effect starts with: the key on the branch, and when it is absent, the
+ * probed head's tree with `paths` checked against it.
+ * @throws IdemError TARGET_MISSING, SANDBOX_VIOLATION (a path through a symlink, file or submodule).
+ */
+export async function probeOnBranch(
+  { repo, branch }: GitTarget,
+  key: string,
+  hint: ProbeHint | undefined,
+  paths: string[],
+  from?: string,
+): Promise<{ result: ProbeResult; base?: string | null; tree?: string | null }> {
+  const result = await repo.probeKey(branch, key, hint, from);
+  if (result.status !== "absent") return { result };
+  const base = result.detail.base as string | null;
+  // A branch still to be made starts with the tree of the branch it starts from.
+  const start = typeof result.detail.from === "string" ? result.detail.from : base;
+  const tree = await repo.objects.treeOf(start);
+  await repo.checkTreePaths(tree, paths);
+  return { result, base, tree };
+}
+
+/**
+ * The base an apply must move the branch from: the probed one (and the branch must still be there),
+ * or, without a probe, a probe taken now under the lock.
+ * @throws IdemError TARGET_CONFLICT (the probe said conflict), TARGET_MOVED, INVALID_STATE.
+ */
+async function baseForApply(
+  { repo, branch }: GitTarget,
+  probed: ProbeResult | undefined,
+  probeNow: () => Promise<ProbeResult>,
+): Promise<{ base: string | null } | { done: Record<string, unknown> }> {
+  const p = probed ?? (await probeNow());
+  if (p.status === "present") return { done: p.detail };
+  if (p.status === "conflict") throw new IdemError("TARGET_CONFLICT", p.reason);
+  const base = p.detail.base;
+  if (base !== null && typeof base !== "string") {
+    throw new IdemError(
+      "INVALID_STATE",
+      "an absent git probe must carry detail.base (a commit or null)",
+    );
+  }
+  const head = await repo.head(branch);
+  if (head !== base) {
+    throw new IdemError(
+      "TARGET_MOVED",
+      `repo "${repo.alias}": ${branch} moved from ${base} to ${head} since the probe`,
+      { details: { base, head } },
+    );
+  }
+  return { base };
+}
+
+/** What one git effect changes: its paths, and how its tree is built from the base tree. */
+export interface GitChange {
+  message: string;
+  /** Every path the commit changes. */
+  paths: string[];
+  /** Writes the new root tree from the base tree (null: none), under the repo lock. */
+  tree(baseTree: string | null): Promise<string>;
+  /** A remote's pushes keep this order between runs (a local apply's end is the next one's turn). */
+  order?: ApplyOrder | undefined;
+}
+
+/** One git effect to apply: its key, the probe's answer (or none), a probe to make now, its change. */
+export interface BranchApply {
+  key: string;
+  probed: ProbeResult | undefined;
+  probeNow: () => Promise<ProbeResult>;
+  change: GitChange;
+}
+
+/**
+ * The one apply of the git effects: under the repo lock, the base from the probe (or a probe
+ * now), then the tree, then one commit on that base published onto the branch by compare-and-swap
+ * with its key (`GitRepo.commitOnto`). A key already present answers its recorded detail and
+ * writes nothing, so a repeat after a crash is safe.
+ * @throws IdemError TARGET_MOVED, TARGET_CONFLICT, DIRTY_WORKTREE, LOCKED, SANDBOX_VIOLATION.
+ */
+export function applyOnBranch(
+  target: GitTarget,
+  effect: BranchApply,
+): Promise<Record<string, unknown>> {
+  const { repo, branch } = target;
+  const { key, probed, probeNow, change } = effect;
+  if (repo.mirror) return applyRemote(target, effect);
+  return repo.withLock(async () => {
+    const b = await baseForApply(target, probed, probeNow);
+    if ("done" in b) return b.done;
+    const base = b.base;
+    const tree = await change.tree(await repo.objects.treeOf(base));
+    const commit = await repo.commitOnto({
+      branch,
+      base,
+      tree,
+      message: change.message,
+      key,
+      paths: change.paths,
+    });
+    return { commit, base };
+  });
+}
+
+/**
+ * A remote's apply: the probed remote tip (or a probe now), then the commit built on the mirror's
+ * tip and pushed by compare-and-swap with the effects waiting at the same time.
+ * @throws IdemError TARGET_CONFLICT, TARGET_MOVED, UNAVAILABLE, INVALID_STATE, ORDER_BLOCKED.
+ */
+async function applyRemote(
+  { repo, branch }: GitTarget,
+  { key, probed, probeNow, change }: BranchApply,
+): Promise<Record<string, unknown>> {
+  let p = probed ?? (await probeNow());
+  if (p.status === "absent" && p.detail.base === null && typeof p.detail.from === "string") {
+    // A branch per job: made on the remote at the tip of the branch it starts from, then the
+    // commit goes onto it as onto any branch. Killed in between, the next probe finds the branch
+    // without the key and goes on from there.
+    await repo.createRemoteBranch(branch, p.detail.from);
+    p = await probeNow();
+  }
+  if (p.status === "present") return p.detail;
+  if (p.status === "conflict") throw new IdemError("TARGET_CONFLICT", p.reason);
+  const base = p.detail.base;
+  if (base !== null && typeof base !== "string") {
+    throw new IdemError(
+      "INVALID_STATE",
+      "an absent git probe must carry detail.base (a commit or null)",
+    );
+  }
+  return repo.pushEffect(branch, {
+    key,
+    base,
+    paths: change.paths,
+    tree: change.tree,
+    message: change.message,
+    order: change.order,
+  });
+}
