@@ -1,7 +1,12 @@
 import type pg from "pg";
 import { assertDecidable, rejectionError, requestOf } from "../../domain/approvals.js";
 import { JOURNAL_EVENTS as E } from "../../domain/events.js";
-import type { ApprovalRequest, AwaitingRun, JournalApprovals } from "../../port/approvals.js";
+import type {
+  ApprovalDecision,
+  ApprovalRequest,
+  AwaitingRun,
+  JournalApprovals,
+} from "../../port/approvals.js";
 import { NOW_MS, type PostgresConnection } from "./connection.js";
 import { markDeadRow, UNLEASED } from "./dead-runs.js";
 import { HOLDS, leaseLost } from "./held.js";
@@ -26,6 +31,46 @@ async function latestRequest(
   return undefined;
 }
 
+/** A decision on an awaiting run, in one transaction (see JournalApprovals.decide). */
+async function decide(c: PostgresConnection, d: ApprovalDecision): Promise<void> {
+  await c.tx(async (client) => {
+    // The run's row locked: two decisions at once serialize, and the second finds it decided.
+    const { rows } = await client.query<RunRow>(
+      "SELECT * FROM runs WHERE job_id = $1 ORDER BY generation DESC LIMIT 1 FOR UPDATE",
+      [d.jobId],
+    );
+    const run = rows[0];
+    const request = run && (await latestRequest(client, d.jobId, run.generation));
+    assertDecidable(d, { run, request }, c.clock.now());
+    const row = run as RunRow;
+    const data = { generation: d.generation, digest: d.digest, effects: d.effects };
+    if (d.approve) {
+      await client.query(
+        `UPDATE runs SET state = 'pending', due_at = ${NOW_MS}, updated_at = $1 WHERE id = $2`,
+        [c.clock.now(), row.id],
+      );
+      await c.event(client, {
+        jobId: d.jobId,
+        type: E.APPROVAL_GRANTED,
+        actor: d.actor,
+        data: { ...data, reason: d.reason, expiresAt: d.expiresAt },
+      });
+    } else {
+      await c.event(client, {
+        jobId: d.jobId,
+        type: E.APPROVAL_REJECTED,
+        actor: d.actor,
+        data: { ...data, reason: d.reason },
+      });
+      await markDeadRow(c, client, row, {
+        class: "rejected",
+        error: rejectionError(d),
+        actor: d.actor,
+      });
+    }
+  });
+}
+
 /** The approval gates of a PostgreSQL journal (see JournalApprovals). */
 export function postgresApprovals(c: PostgresConnection): JournalApprovals {
   return {
@@ -46,44 +91,7 @@ export function postgresApprovals(c: PostgresConnection): JournalApprovals {
       });
     },
 
-    async decide(d) {
-      await c.tx(async (client) => {
-        // The run's row locked: two decisions at once serialize, and the second finds it decided.
-        const { rows } = await client.query<RunRow>(
-          "SELECT * FROM runs WHERE job_id = $1 ORDER BY generation DESC LIMIT 1 FOR UPDATE",
-          [d.jobId],
-        );
-        const run = rows[0];
-        const request = run && (await latestRequest(client, d.jobId, run.generation));
-        assertDecidable(d, { run, request }, c.clock.now());
-        const row = run as RunRow;
-        const data = { generation: d.generation, digest: d.digest, effects: d.effects };
-        if (d.approve) {
-          await client.query(
-            `UPDATE runs SET state = 'pending', due_at = ${NOW_MS}, updated_at = $1 WHERE id = $2`,
-            [c.clock.now(), row.id],
-          );
-          await c.event(client, {
-            jobId: d.jobId,
-            type: E.APPROVAL_GRANTED,
-            actor: d.actor,
-            data: { ...data, reason: d.reason, expiresAt: d.expiresAt },
-          });
-        } else {
-          await c.event(client, {
-            jobId: d.jobId,
-            type: E.APPROVAL_REJECTED,
-            actor: d.actor,
-            data: { ...data, reason: d.reason },
-          });
-          await markDeadRow(c, client, row, {
-            class: "rejected",
-            error: rejectionError(d),
-            actor: d.actor,
-          });
-        }
-      });
-    },
+    decide: (d) => decide(c, d),
 
     async expire() {
       return c.tx(async (client) => {
