@@ -6,6 +6,12 @@
 // happened twice, prints the table, and exits non-zero on any violation.
 //
 //   node test/chaos/drill.mjs [--jobs 10000] [--kills 500] [--nats-restarts 5] [--seed N] [--json]
+//                             [--approvals]
+//
+// With --approvals, every commit to docs (half the jobs) needs a person's approval
+// (docs/approvals.md): the controller approves or rejects each waiting run at random (3 in 4
+// approved), and the checks add that every approved effect is applied once and no effect of a
+// rejected run ever is.
 //
 // The seed fixes the schedule (which process, which fault point, when); pass it back to replay it.
 import { execFileSync, spawn } from "node:child_process";
@@ -14,10 +20,10 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { enqueueJob } from "@idem/core";
+import { decideApproval, enqueueJob } from "@idem/core";
 import { openSqliteJournal } from "@idem/journal";
 import { connectNats, createJobPublisher, ensureJobsStream } from "@idem/nats";
-import { parseConfig } from "@idem/schema";
+import { isIdemError, parseConfig, systemClock } from "@idem/schema";
 import { startNatsServer } from "@idem/testing";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { rng, sleep } from "./lib/drill-kit.mjs";
@@ -35,8 +41,10 @@ const { values: args } = parseArgs({
     json: { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
     "timeout-s": { type: "string", default: "1500" },
+    approvals: { type: "boolean", default: false },
   },
 });
+const APPROVALS = args.approvals;
 const JOBS = Number(args.jobs);
 const KILLS = Number(args.kills);
 const NATS_RESTARTS = Number(args["nats-restarts"]);
@@ -117,6 +125,9 @@ async function main() {
       backoffMs: [100, 500],
     },
     api: { port: 0 },
+    ...(APPROVALS && {
+      approvals: { rules: [{ name: "docs", kind: "git.commit", repo: "docs" }] },
+    }),
   };
   const configFile = join(work, "idem.config.json");
   writeFileSync(configFile, JSON.stringify(configObject, null, 2));
@@ -169,6 +180,26 @@ async function main() {
     log(`enqueued ${JOBS} jobs in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   })();
 
+  // --- approvals: a person approves or rejects each waiting run, at random -----------------------
+  const approved = new Set();
+  const rejected = new Set();
+  async function decideWaiting() {
+    for (const w of await journal.approvals.awaiting(50)) {
+      const approve = random() < 0.75;
+      try {
+        await decideApproval(journal, config.approvals, systemClock, {
+          jobId: w.jobId,
+          approve,
+          reason: approve ? "drill: looks right" : "drill: not this one",
+          actor: "drill",
+        });
+        (approve ? approved : rejected).add(w.jobId);
+      } catch (e) {
+        if (!isIdemError(e, "INVALID_STATE")) throw e;
+      }
+    }
+  }
+
   // --- chaos -----------------------------------------------------------------------------------
   const deadline = Date.now() + Number(args["timeout-s"]) * 1000;
   const natsAt = Array.from({ length: NATS_RESTARTS }, (_, i) => (i + 1) / (NATS_RESTARTS + 1));
@@ -198,7 +229,8 @@ async function main() {
       );
     }
     lastProgress = s.outputs;
-    const active = s.runs.pending + s.runs.running + s.runs.failed;
+    if (APPROVALS && s.runs.awaiting > 0) await decideWaiting();
+    const active = s.runs.pending + s.runs.running + s.runs.failed + s.runs.awaiting;
     if (s.outputs >= JOBS && active === 0 && kills() >= KILLS && natsRestarts >= NATS_RESTARTS) {
       done = true;
       break;
@@ -283,12 +315,20 @@ async function main() {
   }
   const duplicateKeys = [...trailers].filter(([, n]) => n > 1);
   let missingEffects = 0;
+  let rejectedApplied = 0;
   for (const [id, o] of outputs) {
-    if (!trailers.has(`${id}/0`)) missingEffects += 1;
     const fw = o.output.effects[1];
     const file = join(work, `out-${o.agent}`, fw.path);
+    if (rejected.has(id)) {
+      // A rejected run stopped before its first effect (the commit to docs): nothing of it, ever.
+      if (trailers.has(`${id}/0`)) rejectedApplied += 1;
+      if (existsSync(file)) rejectedApplied += 1;
+      continue;
+    }
+    if (!trailers.has(`${id}/0`)) missingEffects += 1;
     if (!existsSync(file) || readFileSync(file, "utf8") !== fw.content) missingEffects += 1;
   }
+  const deadRejected = status.runs.dead === rejected.size;
   const row = (name, value, ok) => ({ name, value, ok });
   const table = [
     row("jobs enqueued", jobIds.length, jobIds.length === JOBS),
@@ -309,8 +349,16 @@ async function main() {
     row("conflicting outputs refused", events["output.conflict"], events["output.conflict"] === 0),
     row("effects applied", status.effects.applied, true),
     row("effects found present", status.effects.present, true),
-    row("runs done", status.runs.done, status.runs.done === JOBS),
-    row("runs dead", status.runs.dead, status.runs.dead === 0),
+    row("runs done", status.runs.done, status.runs.done === JOBS - rejected.size),
+    row("runs dead (rejected ones only)", status.runs.dead, deadRejected),
+    ...(APPROVALS
+      ? [
+          row("runs approved by a person", approved.size, true),
+          row("runs rejected by a person", rejected.size, true),
+          row("effects of rejected runs applied", rejectedApplied, rejectedApplied === 0),
+          row("runs still awaiting approval", status.runs.awaiting, status.runs.awaiting === 0),
+        ]
+      : []),
     row("dead letters", status.deadLetters, status.deadLetters === 0),
     row("duplicate effects at targets", duplicateKeys.length, duplicateKeys.length === 0),
     row("missing effects at targets", missingEffects, missingEffects === 0),

@@ -136,7 +136,7 @@ describe("the HTTP API as docs/agents.md describes it", () => {
       ].sort(),
     );
     expect(Object.keys(counts.runs as object).sort()).toEqual(
-      ["dead", "done", "failed", "pending", "running"].sort(),
+      ["awaiting", "dead", "done", "failed", "pending", "running"].sort(),
     );
     expect(Object.keys(counts.effects as object).sort()).toEqual(
       ["applied", "failed", "intended", "present", "skipped", "uncertain"].sort(),

@@ -3,7 +3,14 @@
 // packages' lists.
 
 /** The run states `--state` takes: @idem/schema's RUN_STATES. */
-export const RUN_STATE_NAMES = ["pending", "running", "failed", "done", "dead"] as const;
+export const RUN_STATE_NAMES = [
+  "pending",
+  "running",
+  "failed",
+  "awaiting",
+  "done",
+  "dead",
+] as const;
 
 /** The log formats `--log-format` takes: @idem/core's LOG_FORMATS. */
 export const LOG_FORMAT_NAMES = ["json", "pretty"] as const;

@@ -1,4 +1,5 @@
 import { Command, CommanderError } from "commander";
+import * as approvals from "./commands/approvals.js";
 import * as audit from "./commands/audit.js";
 import * as backup from "./commands/backup.js";
 import * as consoleCommand from "./commands/console.js";
@@ -38,6 +39,7 @@ const COMMAND_GROUPS: [string, { register(program: Command): void }[]][] = [
   ["Run:", [up, executor, interpreter, consoleCommand, mcp]],
   ["Record and queue:", [submit, enqueue]],
   ["Look:", [status, jobs, ls, show, kinds, doctor]],
+  ["Decide:", [approvals]],
   ["After an incident:", [audit, replay, dlq, backup, prune, journal]],
 ];
 

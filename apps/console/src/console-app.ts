@@ -13,6 +13,7 @@ import { type Context, Hono } from "hono";
 import { html } from "hono/html";
 import { actionRoutes } from "./action-routes.js";
 import { ActivityHistory } from "./activity.js";
+import { approvalRoutes } from "./approval-routes.js";
 import { CSS, FAVICON, JS } from "./assets.js";
 import { actionRefusal, type Caller, createAuth, identify, safeNext, signInNonce } from "./auth.js";
 import { BackgroundAudit } from "./background-audit.js";
@@ -193,6 +194,7 @@ export function createConsole(options: ConsoleOptions): Console {
   signInRoutes(app as unknown as Hono, auth);
   readRoutes(app as unknown as Hono, d);
   actionRoutes(app as unknown as Hono, d);
+  approvalRoutes(app as unknown as Hono, d);
 
   app.notFound((c) =>
     page(c, d.shell(c), {

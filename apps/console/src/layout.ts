@@ -7,6 +7,7 @@ const NAV = [
   ["/", "Overview"],
   ["/outputs", "Outputs"],
   ["/dead-letters", "Dead letters"],
+  ["/approvals", "Approvals"],
   ["/replay", "Replay"],
   ["/audit", "Audit"],
 ] as const;

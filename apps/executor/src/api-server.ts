@@ -36,6 +36,7 @@ import {
 } from "@idem/schema";
 import { type Context, Hono, type Next } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { approvalRoutes } from "./approval-routes.js";
 import type { ExecutorMetrics } from "./executor-metrics.js";
 import { portInUseError } from "./port-in-use.js";
 
@@ -197,6 +198,7 @@ export function createApiApp(options: ApiOptions): Hono<ApiEnv> {
     return c.json(rec);
   });
   app.get("/v1/status", async (c) => c.json(await journal.status()));
+  approvalRoutes(app, { config, journal }, { jsonBody, limit });
   app.get(OPENAPI_PATH, (c) => {
     openApi ??= openApiText({ effects: kindsOf(config).kinds.map((k) => k.spec) });
     return c.body(openApi, 200, { "content-type": "application/json" });

@@ -3,7 +3,7 @@
 
 import { fdatasync } from "node:fs";
 import { BUILT_IN_KINDS } from "@idem/effects";
-import type { SqliteJournalOptions } from "@idem/journal";
+import type { JournalStore, SqliteJournalOptions } from "@idem/journal";
 import { silentLogger } from "@idem/runtime";
 import { openApiDocument } from "@idem/schema";
 import { createOpenApiChecker, type OpenApiChecker, tempJournal } from "@idem/testing";
@@ -49,6 +49,23 @@ async function inProcessApi(
 }
 
 const output = (jobId: string, summary = "s") => ({ jobId, agent: "writer", summary, effects: [] });
+
+/** Records these outputs and parks each run awaiting approval of its effect 0 (docs/approvals.md). */
+async function parkAwaiting(journal: JournalStore, jobIds: readonly string[]): Promise<void> {
+  for (const jobId of jobIds)
+    await journal.outputs.record(output(jobId), { source: "cli", targets: [] });
+  for (const _ of jobIds) {
+    const claim = await journal.runs.claim({ owner: "t", leaseMs: 600_000, maxLeaseExpiries: 3 });
+    if (!claim) throw new Error("nothing to claim");
+    const request = {
+      digest: claim.output.contentHash,
+      effects: [0],
+      rules: ["r"],
+      expiresAt: Date.now() + 3_600_000,
+    };
+    await journal.approvals.request(claim.lease, request);
+  }
+}
 const job = (jobId: string, input: unknown = {}) => ({ jobId, agent: "writer", input });
 
 describe("docs/openapi.json against the executor's API", () => {
@@ -67,12 +84,16 @@ describe("docs/openapi.json against the executor's API", () => {
         },
       });
       const { call } = api;
+      await parkAwaiting(api.tj.journal, ["a-1", "a-2", "a-3"]);
       expect(await call("GET", "/v1/openapi.json")).toBe(200);
       for (const [method, path] of [
         ["POST", "/v1/outputs"],
         ["POST", "/v1/jobs"],
         ["GET", "/v1/outputs/o-1"],
         ["GET", "/v1/status"],
+        ["GET", "/v1/approvals"],
+        ["POST", "/v1/approvals/a-1/approve"],
+        ["POST", "/v1/approvals/a-1/reject"],
       ] as const) {
         expect(await call(method, path, method === "POST" ? {} : undefined), path).toBe(401);
       }
@@ -91,6 +112,23 @@ describe("docs/openapi.json against the executor's API", () => {
       expect(await call("GET", "/v1/outputs/o-9", undefined, token)).toBe(404);
       expect(await call("GET", "/v1/outputs/-bad", undefined, token)).toBe(400);
       expect(await call("GET", "/v1/status", undefined, token)).toBe(200);
+      expect(await call("GET", "/v1/approvals", undefined, token)).toBe(200);
+      const decision = { reason: "looked at it", actor: "ana" };
+      for (const action of ["approve", "reject"]) {
+        const path = (jobId: string) => `/v1/approvals/${jobId}/${action}`;
+        expect(await call("POST", path("a-1"), { ...decision, reason: " " }, token)).toBe(400);
+        expect(await call("POST", path("nope"), decision, token)).toBe(404);
+        const other = { ...decision, digest: "0".repeat(64) };
+        expect(await call("POST", path("a-1"), other, token)).toBe(409);
+        const big = { ...decision, reason: "x".repeat(8192) };
+        expect(await call("POST", path("a-1"), big, token)).toBe(413);
+        expect(
+          await call("POST", path("a-1"), decision, token, { "content-type": "text/plain" }),
+        ).toBe(415);
+      }
+      expect(await call("POST", "/v1/approvals/a-1/approve", decision, token)).toBe(200);
+      expect(await call("POST", "/v1/approvals/a-2/reject", decision, token)).toBe(200);
+      expect(await api.tj.journal.runs.latest("a-2")).toMatchObject({ class: "rejected" });
       expect(await call("GET", "/healthz")).toBe(200);
       expect(await call("GET", "/metrics")).toBe(200);
       // A body not declared JSON and a browser's cross-site request: refused on every route,
@@ -104,6 +142,9 @@ describe("docs/openapi.json against the executor's API", () => {
         ["POST", "/v1/jobs"],
         ["GET", "/v1/outputs/o-1"],
         ["GET", "/v1/status"],
+        ["GET", "/v1/approvals"],
+        ["POST", "/v1/approvals/a-3/approve"],
+        ["POST", "/v1/approvals/a-3/reject"],
         ["GET", "/v1/openapi.json"],
         ["GET", "/healthz"],
         ["GET", "/metrics"],
@@ -117,10 +158,14 @@ describe("docs/openapi.json against the executor's API", () => {
       failing = true;
       expect(await call("POST", "/v1/outputs", output("o-3"), token)).toBe(503);
       expect(await call("POST", "/v1/jobs", job("j-4"), token)).toBe(503);
+      const late = { reason: "r", actor: "ana" };
+      expect(await call("POST", "/v1/approvals/a-3/approve", late, token)).toBe(503);
+      expect(await call("POST", "/v1/approvals/a-3/reject", late, token)).toBe(503);
       expect(await call("GET", "/healthz")).toBe(503);
       await api.tj.journal.close();
       expect(await call("GET", "/v1/outputs/o-1", undefined, token)).toBe(503);
       expect(await call("GET", "/v1/status", undefined, token)).toBe(503);
+      expect(await call("GET", "/v1/approvals", undefined, token)).toBe(503);
       expect(await call("GET", "/metrics")).toBe(503);
     }
     {
@@ -131,6 +176,9 @@ describe("docs/openapi.json against the executor's API", () => {
         ["POST", "/v1/jobs"],
         ["GET", "/v1/outputs/o-1"],
         ["GET", "/v1/status"],
+        ["GET", "/v1/approvals"],
+        ["POST", "/v1/approvals/a-1/approve"],
+        ["POST", "/v1/approvals/a-1/reject"],
         ["GET", "/v1/openapi.json"],
         ["GET", "/healthz"],
         ["GET", "/metrics"],

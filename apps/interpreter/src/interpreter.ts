@@ -1,5 +1,6 @@
 import { setMaxListeners } from "node:events";
 import {
+  createApprovalSweep,
   createDeadHolderSweep,
   type InterpretRunContext,
   interpretRun,
@@ -140,16 +141,20 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
     metrics,
     supersede: new SupersedeIndex(journal, options.effects.kinds),
     stopSignal,
+    approvals: config.approvals,
     tracing: options.tracing ?? noopTracing,
     targetOf: (spec) => targetsOfEffect(spec, options.effects.kinds)[0],
   };
 
   const deadHolders = createDeadHolderSweep({ holders: journal.runs, clock, self: owner });
+  const approvals = createApprovalSweep({ journal, clock, settings: config.approvals, log });
   /**
    * Before a claim, at most every DEAD_HOLDER_SWEEP_MS: ends the leases of holders provably dead on
-   * this host (a SIGKILLed interpreter), so the claim takes their runs over at once.
+   * this host (a SIGKILLed interpreter), so the claim takes their runs over at once; and the
+   * approval requests that expired, with the notices of runs awaiting approval (ApprovalSweep).
    */
   async function sweepDeadHolders(): Promise<void> {
+    await approvals.sweep();
     const swept = await deadHolders.sweep();
     if (swept && swept.expired > 0) {
       log.warn(
@@ -228,6 +233,7 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
     dead: 0,
     released: 0,
     "lease-lost": 0,
+    awaiting: 0,
   });
 
   /** The runs of this process: claimed into a pool, the pipeline's turns kept between them. */

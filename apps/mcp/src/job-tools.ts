@@ -191,7 +191,7 @@ function jobOutputTool(ctx: McpContext, binding: JobBinding | undefined): Sessio
       name: "job_output",
       title: "The job's output and its effects",
       description:
-        "This job's recorded output with each effect's state in idem's ledger (as idem show --json: runs, effects, events, rejections), or null while none is recorded; and the draft staged in this session.",
+        "This job's recorded output with each effect's state in idem's ledger (as idem show --json: runs, effects, events, rejections, approvals: a run in state awaiting waits for a person's approval), or null while none is recorded; and the draft staged in this session.",
       inputSchema: inputSchemaOf(NoArguments),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },

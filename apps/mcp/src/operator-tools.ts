@@ -12,6 +12,7 @@ import type { ReplaySelection } from "@idem/journal";
 import { RUN_STATES } from "@idem/schema";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import { approvalsTool, decisionTool } from "./approval-tools.js";
 import type { McpContext } from "./mcp-context.js";
 import {
   failureResult,
@@ -112,8 +113,8 @@ const actorOf = (ctx: McpContext, call: ToolCallContext) =>
 
 /**
  * The operators' tools (docs/mcp.md, "Operators' tools"), as `mcp.operatorTools` allows: `read`
- * the dry-run replay plan, the audit and the dead letters; `write` also `replay` and `resolve`,
- * each with a reason, recorded with the actor as on the CLI. None without `effects`.
+ * the dry-run replay plan, the audit, the dead letters and the runs awaiting approval; `write`
+ * also `replay`, `resolve`, `approve` and `reject`, each with a reason, recorded with the actor as on the CLI. None without `effects`.
  */
 export function operatorTools(ctx: McpContext): SessionTool[] {
   const effects = ctx.effects;
@@ -122,9 +123,16 @@ export function operatorTools(ctx: McpContext): SessionTool[] {
     replayPlanTool(ctx, effects),
     auditTool(ctx, effects),
     deadLettersTool(ctx),
+    approvalsTool(ctx),
   ];
   return ctx.operatorTools === "write"
-    ? [...read, replayTool(ctx, effects), resolveTool(ctx, effects)]
+    ? [
+        ...read,
+        replayTool(ctx, effects),
+        resolveTool(ctx, effects),
+        decisionTool(ctx, true),
+        decisionTool(ctx, false),
+      ]
     : read;
 }
 

@@ -12,6 +12,36 @@ export {
   resolveCredentials,
   scopeIssues,
 } from "./access/index.js";
+export type {
+  ApprovalInput,
+  ApprovalNotice,
+  ApprovalResult,
+  ApprovalSettings,
+  ApprovalSweep,
+  ApprovalSweepResult,
+  AuditedApproval,
+  GrantedApproval,
+  RunGate,
+  ShownApproval,
+} from "./approvals/index.js";
+export {
+  APPROVAL_SWEEP_MS,
+  alwaysRule,
+  approvalGrantOf,
+  approvalHistory,
+  approvalReasons,
+  assertApprovalRules,
+  createApprovalSweep,
+  decideApproval,
+  describeApprovalRules,
+  gatedEffects,
+  globRegExp,
+  grantCovers,
+  requestIn,
+  ruleMatches,
+  ruleName,
+  runGate,
+} from "./approvals/index.js";
 export type { BackupResult, PruneReport } from "./archive/index.js";
 export {
   ArchiveWriter,

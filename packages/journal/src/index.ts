@@ -6,6 +6,7 @@ export type {
   JournalCopyTableReport,
 } from "./copy/index.js";
 export { COPY_TABLES, copyJournal } from "./copy/index.js";
+export { requestOf as approvalRequestOf } from "./domain/approvals.js";
 export { DROPPED_BODY, REJECTED_BODIES_PER_JOB } from "./domain/decisions.js";
 export type { JournalEventType } from "./domain/events.js";
 export { deadLetterEvent, effectEvent, JOURNAL_EVENTS } from "./domain/events.js";
@@ -33,12 +34,19 @@ export {
   RUN_TRANSITIONS,
   SETTLED_EFFECT_STATES,
   UNFINISHED_JOB_STATES,
+  UNFINISHED_RUN_STATES,
 } from "./domain/states.js";
 export type { JournalStore } from "./journal-store.js";
 export type { JournalLocation, OpenJournalStoreOptions } from "./open-journal-store.js";
 export { openJournalStore } from "./open-journal-store.js";
 export type { ActivityWindow, JournalActivity } from "./port/activity.js";
 export { MAX_ACTIVITY_BUCKETS } from "./port/activity.js";
+export type {
+  ApprovalDecision,
+  ApprovalRequest,
+  AwaitingRun,
+  JournalApprovals,
+} from "./port/approvals.js";
 export type { DeadLetterRecord, JournalDeadLetters } from "./port/dead-letters.js";
 export type { WriteDurability } from "./port/durability.js";
 export type { EventRecord, JournalEvents, NewEvent } from "./port/events.js";

@@ -1,5 +1,6 @@
 import type { IdemError } from "@idem/schema";
 import type { ActivityWindow, JournalActivity } from "./port/activity.js";
+import type { JournalApprovals } from "./port/approvals.js";
 import type { JournalDeadLetters } from "./port/dead-letters.js";
 import type { JournalEvents } from "./port/events.js";
 import type { JournalJobs } from "./port/jobs.js";
@@ -40,6 +41,8 @@ export interface JournalStore {
   readonly deadLetters: JournalDeadLetters;
   /** The append-only event log. */
   readonly events: JournalEvents;
+  /** Approval gates: runs awaiting a person's decision (docs/approvals.md). */
+  readonly approvals: JournalApprovals;
   /** Prune, integrity, backup. */
   readonly maintenance: JournalMaintenance;
   /** Counts of outputs, latest runs, effects, rejections, dead letters and jobs by state. */

@@ -21,6 +21,7 @@ import {
   RUN_TRANSITIONS,
   SETTLED_EFFECT_STATES,
   sqlStateList,
+  UNFINISHED_RUN_STATES,
 } from "../src/domain/states.js";
 
 describe("the journal's dialect-free domain", () => {
@@ -92,7 +93,9 @@ describe("the journal's dialect-free domain", () => {
     expect([...SETTLED_EFFECT_STATES]).toEqual(["applied", "present", "skipped"]);
     for (const s of EFFECT_STATES)
       expect(isSettledEffect(s)).toBe(SETTLED_EFFECT_STATES.includes(s));
-    for (const s of RUN_STATES) expect(isActiveRun(s)).toBe(ACTIVE_RUN_STATES.includes(s));
+    // Unfinished: the due states and awaiting (a person's approval), which is never due.
+    for (const s of RUN_STATES) expect(isActiveRun(s)).toBe(UNFINISHED_RUN_STATES.includes(s));
+    expect(UNFINISHED_RUN_STATES).toEqual([...ACTIVE_RUN_STATES, "awaiting"]);
     for (const [from, tos] of Object.entries(RUN_TRANSITIONS)) {
       expect(RUN_STATES).toContain(from);
       for (const to of tos) expect(RUN_STATES).toContain(to);
@@ -114,6 +117,7 @@ describe("the journal's dialect-free domain", () => {
       "ACTIVE_RUN_STATES",
       "SETTLED_EFFECT_STATES",
       "UNFINISHED_JOB_STATES",
+      "UNFINISHED_RUN_STATES",
       "RUN_TRANSITIONS",
       "JOB_TRANSITIONS",
       "isActiveRun",

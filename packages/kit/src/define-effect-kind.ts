@@ -85,6 +85,13 @@ export function defineEffectKind<S extends EffectSpecBase, O = undefined, R = un
         );
     }
   }
+  if (
+    kind.approval !== undefined &&
+    (!Array.isArray(kind.approval.facts) ||
+      kind.approval.facts.some((f) => typeof f !== "string" || f === "") ||
+      typeof kind.approval.factsOf !== "function")
+  )
+    bad("approval must have facts (names) and factsOf()");
   const other = kind.spec.safeParse({ kind: `${kind.name}.not-this-kind` });
   if (other.success) bad("spec must refuse another kind (kind: z.literal(name))");
   return Object.freeze({ ...kind });

@@ -1,5 +1,6 @@
 import type { Clock } from "@idem/schema";
 import type { z } from "zod";
+import type { KindApproval } from "./kind-approval.js";
 import type { PlaceType } from "./kind-places.js";
 
 /**
@@ -319,6 +320,7 @@ export interface EffectKind<S extends EffectSpecBase = EffectSpecBase, O = unkno
   supersedeKey?(spec: S): string | undefined;
   /** One line for `idem show` and the console (`site@main: "add page" (2 files)`). */
   describe?(spec: S): string;
+  readonly approval?: KindApproval<S> | undefined; // approval rules' facts (docs/approvals.md)
   /** Whether `probe` can tell for this spec (default true). */
   probeable?(spec: S, ctx: KindContext<O>): boolean;
   /** Whether the target absorbs a repeat under the key (default false). */

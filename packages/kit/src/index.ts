@@ -85,6 +85,7 @@ export {
   refuseKeyMarkers,
   withKeyMarker,
 } from "./key-marker.js";
+export type { KindApproval } from "./kind-approval.js";
 export { showableGuarantee } from "./kind-guarantee.js";
 export type {
   KindHost,

@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
+import { ApprovalsConfigSchema } from "./approvals-config.js";
 import { ms, positiveMs } from "./config-parts.js";
 import { CredentialsConfigSchema } from "./credentials-config.js";
 import { AGENT_PATTERN } from "./ids.js";
@@ -170,6 +171,7 @@ export const ConfigFileSchema = z.strictObject({
     .default({ deadLettersPerHour: 3, webhook: null }),
   telemetry: TelemetryConfigSchema.default(telemetryDefaults),
   mcp: McpConfigSchema,
+  approvals: ApprovalsConfigSchema,
 });
 
 type ParsedConfig = z.infer<typeof ConfigFileSchema>;
@@ -269,6 +271,9 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions): ConfigRe
     });
   if (c.alerts.webhook !== null && urlHasCredentials(c.alerts.webhook))
     issues.push({ path: "alerts.webhook", message: NO_CREDENTIALS });
+  const notice = c.approvals.notify?.webhook;
+  if (notice && urlHasCredentials(notice))
+    issues.push({ path: "approvals.notify.webhook", message: NO_CREDENTIALS });
   for (const [name, agent] of Object.entries(c.agents)) {
     // A program named by a relative path (./agents/x.mjs, agents/x.mjs) is relative to the config file.
     const [program, ...args] = agent.command;

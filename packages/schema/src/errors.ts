@@ -8,7 +8,8 @@ import { redactUrl } from "./redact-url.js";
  * outcome is unknown: a human decides), `logic` (anything else), and `unknown-agent` (a job for an
  * agent that no `agents.<name>` of the executor that took it names: dead-lettered at once), and
  * `integrity` (what the journal holds is damaged: a recorded output that cannot be read, or does
- * not match its shape; never interpreted). Only `transient` and `infrastructure` are retried.
+ * not match its shape; never interpreted), and `rejected` (a person rejected an effect that needed
+ * an approval, or the approval expired, docs/approvals.md). Only `transient` and `infrastructure` are retried.
  */
 export const FAILURE_CLASSES = [
   "transient",
@@ -19,6 +20,7 @@ export const FAILURE_CLASSES = [
   "logic",
   "unknown-agent",
   "integrity",
+  "rejected",
 ] as const;
 /** One of FAILURE_CLASSES. */
 export type FailureClass = (typeof FAILURE_CLASSES)[number];

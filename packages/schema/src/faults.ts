@@ -14,6 +14,8 @@ export const FAULT_POINTS = {
   INTERPRETER_AFTER_APPLY: "interpreter.after-apply",
   INTERPRETER_AFTER_EFFECT_RECORD: "interpreter.after-effect-record",
   INTERPRETER_BEFORE_DONE: "interpreter.before-done",
+  /** Holding a run's lease, about to park it awaiting a person's approval (docs/approvals.md). */
+  INTERPRETER_BEFORE_AWAIT: "interpreter.before-await",
   JOURNAL_COPY_BEFORE_COMMIT: "journal-copy.before-commit",
   JOURNAL_COPY_AFTER_BATCH: "journal-copy.after-batch",
 } as const;

@@ -1,4 +1,17 @@
 export { aliasOf } from "./alias-of.js";
+export type { ApprovalDecisionBody } from "./approvals-api.js";
+export {
+  ApprovalAnswerSchema,
+  ApprovalDecisionBodySchema,
+  AwaitingApprovalsSchema,
+} from "./approvals-api.js";
+export type { ApprovalRule, ApprovalsConfig } from "./approvals-config.js";
+export {
+  APPROVAL_REPLAY,
+  ApprovalNoticeSchema,
+  ApprovalRuleSchema,
+  ApprovalsConfigSchema,
+} from "./approvals-config.js";
 export { canonicalJson, contentHash, sha256Hex } from "./canonical.js";
 export { checkJsonShape, describeJsonError, MAX_JSON_DEPTH } from "./check-json-shape.js";
 export type {
@@ -134,6 +147,7 @@ export {
   RUN_TRANSITIONS,
   SETTLED_EFFECT_STATES,
   UNFINISHED_JOB_STATES,
+  UNFINISHED_RUN_STATES,
 } from "./states.js";
 export type { StrictJson } from "./strict-json.js";
 export { parseStrictJson } from "./strict-json.js";

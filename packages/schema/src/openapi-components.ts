@@ -2,6 +2,11 @@
 // the records and the answers.
 import { z } from "zod";
 import {
+  ApprovalAnswerSchema,
+  ApprovalDecisionBodySchema,
+  AwaitingApprovalsSchema,
+} from "./approvals-api.js";
+import {
   ErrorBodySchema,
   HealthySchema,
   JobAlreadyEnqueuedSchema,
@@ -43,6 +48,9 @@ const COMPONENT_SCHEMAS = {
   Unhealthy: UnhealthySchema,
   Error: ErrorBodySchema,
   ServiceUnavailable: ServiceUnavailableSchema,
+  ApprovalDecisionBody: ApprovalDecisionBodySchema,
+  ApprovalAnswer: ApprovalAnswerSchema,
+  AwaitingApprovals: AwaitingApprovalsSchema,
 } as const satisfies Record<string, z.ZodType>;
 export type ComponentName = keyof typeof COMPONENT_SCHEMAS;
 

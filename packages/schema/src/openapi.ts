@@ -6,6 +6,7 @@
  * to `docs/openapi.json`, and the executor serves it at `GET /v1/openapi.json`.
  */
 import type { EffectSchemas } from "./json-schemas.js";
+import { approvalPaths } from "./openapi-approvals.js";
 import { type ComponentName, componentSchemas } from "./openapi-components.js";
 
 /**
@@ -13,7 +14,7 @@ import { type ComponentName, componentSchemas } from "./openapi-components.js";
  * the routes or their bodies change (the minor for an addition, the major with a `/v2`), so a
  * package release alone leaves `docs/openapi.json` as it is.
  */
-export const HTTP_API_VERSION = "1.2.0";
+export const HTTP_API_VERSION = "1.3.0";
 
 /** An OpenAPI document as a plain JSON object. */
 export type OpenApiDocument = Record<string, unknown>;
@@ -315,8 +316,19 @@ export function openApiDocument(options: EffectSchemas = {}): OpenApiDocument {
       { name: "outputs", description: "Agent outputs: submit one, read one." },
       { name: "jobs", description: "Enqueue jobs." },
       { name: "operations", description: "Status, health, metrics and this document." },
+      {
+        name: "approvals",
+        description: "Runs awaiting a person's approval, and the decisions (docs/approvals.md).",
+      },
     ],
-    paths: paths(),
+    paths: {
+      ...paths(),
+      ...approvalPaths({
+        json,
+        responseRef: (name) => responseRef(name as keyof typeof RESPONSES),
+        parameterRef: (name) => parameterRef(name as keyof typeof PARAMETERS),
+      }),
+    },
     components: {
       schemas: componentSchemas(options),
       responses: RESPONSES,

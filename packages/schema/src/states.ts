@@ -5,8 +5,12 @@
  */
 
 /** The states of a run (one interpretation of one output). */
-export const RUN_STATES = ["pending", "running", "failed", "done", "dead"] as const;
-/** A run's state: pending, running (leased), failed (waiting for a retry), done or dead. */
+export const RUN_STATES = ["pending", "running", "failed", "awaiting", "done", "dead"] as const;
+/**
+ * A run's state: pending, running (leased), failed (waiting for a retry), awaiting (a person's
+ * approval of its next effect, docs/approvals.md: no lease, never claimed until approved), done or
+ * dead.
+ */
 export type RunState = (typeof RUN_STATES)[number];
 /**
  * Active runs: still being interpreted. A replay never creates a generation beside one, a prune
@@ -15,19 +19,27 @@ export type RunState = (typeof RUN_STATES)[number];
 export const ACTIVE_RUN_STATES: readonly RunState[] = ["pending", "running", "failed"];
 /** A run that is still being interpreted. */
 export type ActiveRunState = "pending" | "running" | "failed";
-/** Whether a run in `state` is still being interpreted (pending, running or failed). */
-export const isActiveRun = (state: RunState): state is ActiveRunState =>
-  state === "pending" || state === "running" || state === "failed";
+/**
+ * Unfinished runs: the active ones and those awaiting an approval. A replay never creates a
+ * generation beside one and a prune keeps its output; an awaiting run keeps its place in the
+ * per-target order too (its targets stay held) but is never due: only a decision moves it.
+ */
+export const UNFINISHED_RUN_STATES: readonly RunState[] = [...ACTIVE_RUN_STATES, "awaiting"];
+/** Whether a run in `state` is unfinished: pending, running, failed, or awaiting an approval. */
+export const isActiveRun = (state: RunState): state is ActiveRunState | "awaiting" =>
+  state === "pending" || state === "running" || state === "failed" || state === "awaiting";
 
 /**
  * The moves a run makes, from each state. `running -> running` is a takeover of an expired lease;
- * `dead -> pending` is a human's resolution of its last uncertain effect; a replay never moves a
+ * `dead -> pending` is a human's resolution of its last uncertain effect; `awaiting -> pending` an
+ * approval, `awaiting -> dead` a rejection or an expiry (class `rejected`); a replay never moves a
  * run, it adds the next generation.
  */
 export const RUN_TRANSITIONS: Readonly<Record<RunState, readonly RunState[]>> = {
   pending: ["running"],
-  running: ["running", "pending", "failed", "done", "dead"],
+  running: ["running", "pending", "failed", "awaiting", "done", "dead"],
   failed: ["running"],
+  awaiting: ["pending", "dead"],
   done: [],
   dead: ["pending"],
 };

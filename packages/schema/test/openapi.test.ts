@@ -67,11 +67,19 @@ describe("the OpenAPI document of the HTTP API", () => {
     }
   });
 
-  it("takes the request body, a traceparent header and a 413 on every POST", () => {
+  it("takes the request body and a 413 on every POST, a traceparent header on those that record", () => {
     const posts = operations.filter((o) => o.route.startsWith("POST "));
-    expect(posts.map((p) => p.route).sort()).toEqual(["POST /v1/jobs", "POST /v1/outputs"]);
+    expect(posts.map((p) => p.route).sort()).toEqual([
+      "POST /v1/approvals/{jobId}/approve",
+      "POST /v1/approvals/{jobId}/reject",
+      "POST /v1/jobs",
+      "POST /v1/outputs",
+    ]);
     for (const { route, op } of posts) {
-      expect(op.parameters, route).toContainEqual({ $ref: "#/components/parameters/traceparent" });
+      if (!route.includes("approvals"))
+        expect(op.parameters, route).toContainEqual({
+          $ref: "#/components/parameters/traceparent",
+        });
       expect(op.requestBody, route).toMatchObject({ required: true });
       expect(Object.keys(op.responses as Json), route).toContain("413");
     }
@@ -121,7 +129,7 @@ describe("the response schemas", () => {
       rejections: 0,
       rejectedBodies: { perJob: 10, dropped: 0 },
       deadLetters: 0,
-      runs: zeros(["pending", "running", "failed", "done", "dead"]),
+      runs: zeros(["pending", "running", "failed", "awaiting", "done", "dead"]),
       effects: zeros(["intended", "applied", "present", "failed", "uncertain", "skipped"]),
       jobs: zeros(["queued", "running", "done", "dead"]),
       jobsWaiting: 0,

@@ -36,6 +36,10 @@ export async function runDoctorCommand(
       )}\n`,
     );
   }
+  if (report.approvalRules.length > 0)
+    process.stdout.write(
+      `approval rules (docs/approvals.md)\n${report.approvalRules.map((r) => `  ${r}\n`).join("")}`,
+    );
   const warnings = report.findings.length - violations - unavailable;
   const verdict =
     violations > 0 ? color.red(`${violations} violation(s)`) : color.green("no violations");

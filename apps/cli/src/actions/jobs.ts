@@ -8,6 +8,7 @@ import {
   type StuckHolder,
   WAITING_JOB_STATES,
 } from "@idem/core";
+import type { AwaitingRun } from "@idem/journal";
 import { CliError, EXIT, formatTime, loadConfig, printJson, table } from "../context.js";
 import { withExistingJournal } from "../ops/existing-journal.js";
 import { clip, isWide, shortOwner, textLine } from "../render/fit-table.js";
@@ -33,13 +34,31 @@ export async function runJobs(opts: {
     const stream = await readStreamBacklog(config, { agents: read.jobs.map((j) => j.agent) });
     const stuck = (await leaseHoldersPastTime(journal)).filter((h) => h.key === "jobs");
     const restore = (await pendingRestore(config, journal)) ?? null;
-    return { ...read, stream: stream ?? null, stuck, restore };
+    // Outputs recorded whose run waits for a person (docs/approvals.md): listed with the jobs.
+    const awaitingApproval = await journal.approvals.awaiting(limit);
+    return { ...read, stream: stream ?? null, stuck, restore, awaitingApproval };
   });
   if (opts.json) {
     printJson(listing);
     return;
   }
-  process.stdout.write(render(listing));
+  process.stdout.write(render(listing) + awaitingText(listing.awaitingApproval));
+}
+
+/** The jobs whose recorded output awaits a person's approval. */
+function awaitingText(awaiting: readonly AwaitingRun[]): string {
+  if (awaiting.length === 0) return "";
+  return `awaiting approval (idem approve JOB --reason R, idem reject JOB --reason R)\n${table(
+    ["job", "agent", "gen", "effects", "rules", "expires"],
+    awaiting.map((a) => [
+      a.jobId,
+      a.agent,
+      a.generation,
+      a.request.effects.join(","),
+      a.request.rules.join(", "),
+      formatTime(a.request.expiresAt),
+    ]),
+  )}\n`;
 }
 
 /** The listing as tables for people. */

@@ -4,6 +4,7 @@ import {
   describeFilter,
   type JobView,
   type PendingJobView,
+  type ShownApproval,
   showArchivedJob,
   showDamagedJob,
   showJob,
@@ -78,6 +79,7 @@ export async function runShow(
       )}\n`,
     );
   }
+  if (data.approvals.length > 0) process.stdout.write(approvalsText(data.approvals));
   process.stdout.write(
     `effects\n${table(
       ["key", "gen", "kind", "state", "detail"],
@@ -91,6 +93,23 @@ export async function runShow(
     )}\n`,
   );
   process.stdout.write(eventsText(data.events));
+}
+
+/** Who approved or rejected what, when and why (docs/approvals.md). */
+function approvalsText(steps: readonly ShownApproval[]): string {
+  return `approvals\n${table(
+    ["gen", "at", "step", "by", "effects", "reason", "rules", "until"],
+    steps.map((a) => [
+      a.generation,
+      formatTime(a.at),
+      a.step,
+      terminalText(a.actor),
+      a.effects.join(","),
+      a.reason === null ? "" : terminalText(a.reason),
+      a.rules.join(", "),
+      formatTime(a.expiresAt),
+    ]),
+  )}\n`;
 }
 
 function runsText(runs: readonly RunRecord[]): string {

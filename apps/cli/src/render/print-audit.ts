@@ -19,8 +19,11 @@ export function printAudit(report: AuditReport): string {
       ["drift", report.drift.length],
       ["unknown keys at targets", report.unknownKeys.length],
       ["dead letters", report.deadLetters],
+      ["approvals decided", report.approvals.length],
     ],
   )}\n`;
+  for (const a of report.approvals.slice(-20))
+    out += `approval ${a.jobId}#${a.generation}: ${a.step} by ${terminalText(a.actor)} at ${new Date(a.at).toISOString()}${a.reason === null ? "" : `: ${terminalText(a.reason)}`}\n`;
   if (report.targets.length > 0) {
     out += `targets scanned: ${report.targets.map((t) => `${t.target} (${t.keys} keys)`).join(", ")}\n`;
   }

@@ -108,6 +108,7 @@ ${leasedSection(o)}
 <section><h2>Journal</h2><div class="cards">
 ${card("outputs", "outputs", s.outputs, "/outputs")}
 ${card("rejections", "rejections", s.rejections)}
+${card("approvals.awaiting", "runs awaiting approval", s.runs.awaiting, "/approvals")}
 <div class="card"><div class="v" data-k="deadLetters">${dead}</div><div class="k"><a href="/dead-letters">dead letters</a>: <span data-k="deadLetters.runs">${s.runs.dead}</span> run(s), <span data-k="deadLetters.jobs">${s.deadLetters}</span> job(s)</div></div>
 ${card("jobs.queued", "jobs queued (due now)", s.jobs.queued - s.jobsWaiting)}
 ${card("jobs.waiting", "jobs waiting for a retry", s.jobsWaiting)}

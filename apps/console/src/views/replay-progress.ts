@@ -44,7 +44,14 @@ export async function readReplayProgress(
     list.push({ key, state: row.state });
     byJob.set(jobId, list);
   }
-  const states: Record<RunState, number> = { pending: 0, running: 0, failed: 0, done: 0, dead: 0 };
+  const states: Record<RunState, number> = {
+    pending: 0,
+    running: 0,
+    failed: 0,
+    awaiting: 0,
+    done: 0,
+    dead: 0,
+  };
   const effects = Object.fromEntries(EFFECT_STATES.map((s) => [s, 0])) as Record<
     EffectState,
     number

@@ -6,6 +6,7 @@ import {
   type OutputRecord,
 } from "@idem/journal";
 import { type Config, describeError, type EffectSpec, effectKey } from "@idem/schema";
+import { type AuditedApproval, approvalDecisions } from "../approvals/approval-history.js";
 import { SupersedeIndex } from "../decide/supersede-index.js";
 import { unknownKeysOf } from "./unknown-keys.js";
 
@@ -35,6 +36,11 @@ export interface AuditReport {
   unknownKeys: { key: string; target: string; commits: string[] }[];
   /** Configured git targets that could not be read for unknown keys, with why. */
   unread: { target: string; error: string }[];
+  /**
+   * Every decision on an approval since `since` (docs/approvals.md): who approved or rejected what
+   * (job, generation, effects, the output's digest), when and why; and the requests that expired.
+   */
+  approvals: AuditedApproval[];
 }
 
 /**
@@ -90,6 +96,7 @@ export async function buildAudit(
     unverifiable: 0,
     unknownKeys: [],
     unread: [],
+    approvals: await approvalDecisions(journal, since),
   };
 
   // Every target the config defines that its kind can scan (where a journal that lost its records

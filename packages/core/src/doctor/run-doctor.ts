@@ -1,4 +1,5 @@
 import { type Config, checkConfigInvariants, redactUrl } from "@idem/schema";
+import { describeApprovalRules } from "../approvals/approval-rules.js";
 import { kindLockHolders } from "../status/stuck-holders.js";
 import { checkAgentCredentials } from "./credentials-check.js";
 import type { AddFinding, Finding } from "./finding.js";
@@ -17,6 +18,11 @@ export interface DoctorReport {
   /** What was checked, in order, for the human summary. */
   checked: string[];
   findings: Finding[];
+  /**
+   * The rules of `approvals.rules`, one line each (`prs: kind github.pull_request, base main`):
+   * checked against the kinds when the config loaded (docs/approvals.md).
+   */
+  approvalRules: string[];
 }
 
 /** Options of {@link runDoctor}. */
@@ -85,10 +91,13 @@ export async function runDoctor(
       findings.push(f);
     }
   }
+  const approvalRules = describeApprovalRules(config);
+  if (approvalRules.length > 0) checked.push("approval rules");
   const shown = findings.map((f) => ({
     ...f,
     finding: redactUrl(f.finding),
     fix: redactUrl(f.fix),
   }));
-  return { ok: !findings.some((f) => f.severity !== "warning"), checked, findings: shown };
+  const ok = !findings.some((f) => f.severity !== "warning");
+  return { ok, checked, findings: shown, approvalRules };
 }

@@ -11,6 +11,7 @@ import {
   isRetryableClass,
   scheduledDelay,
 } from "@idem/schema";
+import { type RunGate, runGate } from "../approvals/approval-gate.js";
 import { effectInFilter } from "../replay/effect-filter.js";
 import { EffectFailure, interpretEffect, RunEnded, type RunScope } from "./interpret-effect.js";
 import type { InterpretRunContext, RunOutcome } from "./run-context.js";
@@ -137,6 +138,19 @@ export async function interpretRun(
   }
   /** The run's turn on each target it acts on (pipeline). */
   const heldTurns = new Map<string, RunTurn>([...lastOn.keys()].map((t) => [t, { taken: false }]));
+  /** The approval gate (docs/approvals.md): effects a rule names wait for a person's decision. */
+  const gate =
+    context.approvals && damage === undefined
+      ? runGate({
+          journal,
+          kinds: effects.kinds,
+          settings: context.approvals,
+          run: ids,
+          output: { agent: output.agent, contentHash: output.contentHash, specs },
+          indexes: taken,
+          now: () => clock.now(),
+        })
+      : undefined;
   let finished = false;
   try {
     if (damage?.class === "integrity")
@@ -149,6 +163,9 @@ export async function interpretRun(
     for (const i of taken) {
       if (lost) throw new IdemError("LEASE_LOST", `lease on ${run.jobId} was taken over`);
       if (stopSignal.aborted) return end(await released());
+      // Before its first effect that needs a person and has no approval: the run waits, its
+      // lease given up (the effects before it are settled).
+      if (gate && !(await gate.passes(i))) return end(await awaitApproval(gate, i));
       const spec = specs[i] as EffectSpec;
       const target = context.targetOf(spec);
       let turn: EffectTurn | undefined;
@@ -192,6 +209,28 @@ export async function interpretRun(
   } finally {
     clearInterval(keeper);
     turns?.leave(holder, finished);
+  }
+
+  /**
+   * Parks the run awaiting a decision on the gated effects from `i` on that no approval covers,
+   * bound to the output's digest; expires after `approvals.expiryMs`.
+   */
+  async function awaitApproval(g: RunGate, i: number): Promise<RunOutcome> {
+    const asked = await g.pending(i);
+    const rules = [...new Set(asked.flatMap((j) => g.reasons(j)))];
+    const expiresAt = clock.now() + (context.approvals?.expiryMs ?? 0);
+    fault(FAULT_POINTS.INTERPRETER_BEFORE_AWAIT);
+    await journal.approvals.request(lease, {
+      digest: output.contentHash,
+      effects: asked,
+      rules,
+      expiresAt,
+    });
+    claimSpan.setAttributes({
+      "idem.approval.effects": asked.join(","),
+      "idem.approval.rules": rules.join(", "),
+    });
+    return { ...ids, outcome: "awaiting" };
   }
 
   /** Gives the run back (pending again, no attempt counted): on stop, or when order blocks it. */

@@ -12,8 +12,9 @@ export interface RunOutcome {
   /**
    * done: every effect settled. failed: a retry is scheduled. dead: waits for a human. released:
    * given back on shutdown. lease-lost: another holder took it over; nothing was written.
+   * awaiting: stopped before an effect that needs a person's approval (docs/approvals.md).
    */
-  outcome: "done" | "failed" | "dead" | "released" | "lease-lost";
+  outcome: "done" | "failed" | "dead" | "released" | "lease-lost" | "awaiting";
   class?: FailureClass;
   error?: string;
 }
@@ -25,7 +26,7 @@ export interface InterpretCounter<L extends string> {
 
 /** What interpretation counts: run transitions by outcome, effects by kind and outcome. */
 export interface InterpretMetrics {
-  /** claimed, takeover, done, failed, dead, released, lease-lost. */
+  /** claimed, takeover, done, failed, dead, released, lease-lost, awaiting. */
   readonly runs: InterpretCounter<"outcome">;
   /** applied, present, skipped, uncertain, conflict, error. */
   readonly effects: InterpretCounter<"kind" | "outcome">;
@@ -41,6 +42,11 @@ export interface InterpretRunContext {
   /** The interpreter's logger (with its owner); each run logs on a child with its job and generation. */
   log: Logger;
   metrics: InterpretMetrics;
+  /**
+   * The config's `approvals` (docs/approvals.md): effects its rules (or their kind) name wait for a
+   * person's approval before they are applied. Absent: no effect waits.
+   */
+  approvals?: Config["approvals"];
   /** Which effects a later output supersedes (a kind's supersedeKey: file.write's path). */
   supersede: SupersedeIndex;
   /** Aborted when the interpreter stops: the run is released before its next effect. */

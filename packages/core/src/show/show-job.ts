@@ -8,6 +8,7 @@ import type {
   RunRecord,
 } from "@idem/journal";
 import { IdemError, isIdemError } from "@idem/schema";
+import { approvalHistory, type ShownApproval } from "../approvals/approval-history.js";
 import { findInArchive } from "../archive/find-in-archive.js";
 import type { ReplayLineage } from "../replay/effect-filter.js";
 
@@ -43,6 +44,8 @@ export interface JobView {
   effects: ShownEffect[];
   events: EventRecord[];
   rejections: RejectionRecord[];
+  /** Its approvals (docs/approvals.md): each request and decision, who, when and why. */
+  approvals: ShownApproval[];
   /** Set when the job was read from the prune archive instead of the journal. */
   archived?: true;
 }
@@ -102,6 +105,7 @@ async function historyOf(journal: JournalStore, jobId: string): Promise<Omit<Job
     effects: effects.map(shownEffect),
     events,
     rejections,
+    approvals: approvalHistory(events),
   };
 }
 
@@ -120,6 +124,7 @@ export function showArchivedJob(archiveDir: string, jobId: string): JobView {
     effects: entry.effects.map(shownEffect),
     events: entry.events,
     rejections: entry.rejections,
+    approvals: approvalHistory(entry.events),
     archived: true,
   };
 }

@@ -11,6 +11,7 @@ import {
 import { createJetStreamPublishTransport } from "@idem/nats";
 import { type Config, type ConfigResult, type ParseConfigOptions, parseConfig } from "@idem/schema";
 import { assertCredentialScopes } from "../access/agent-grant.js";
+import { assertApprovalRules } from "../approvals/approval-rules.js";
 
 /**
  * idem's own kinds as its processes run them: nats.publish reaching JetStream through @idem/nats
@@ -51,8 +52,8 @@ export function parseIdemConfig(
  * `checkOutput`/`recordOutput` and `openEffects`, so they all know the same kinds. The scopes of
  * `credentials` are checked against them here.
  * @throws IdemError INVALID_CONFIG naming `kinds.<name>` (see `loadKindRegistry`), the key of a
- *   kind's section, or the key of `credentials.<agent>.effects` naming a kind or an alias the
- *   config cannot use.
+ *   kind's section, the key of `credentials.<agent>.effects` naming a kind or an alias the
+ *   config cannot use, or the key of `approvals.rules` naming what the kinds do not know.
  */
 export async function loadKinds(
   config: Config,
@@ -60,6 +61,7 @@ export async function loadKinds(
 ): Promise<KindRegistry> {
   const kinds = await loadKindRegistry(config, IDEM_KINDS, options);
   assertCredentialScopes(config, kinds);
+  assertApprovalRules(config, kinds);
   return kinds;
 }
 

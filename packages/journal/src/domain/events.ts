@@ -66,6 +66,22 @@ export const JOURNAL_EVENTS = {
   JOB_DUPLICATE: "job.duplicate",
   /** Appended by the enqueue operation: publishing an outbox job failed. */
   JOB_PUBLISH_FAILED: "job.publish-failed",
+  /**
+   * A run stopped before an effect that needs a person's approval (docs/approvals.md): awaiting.
+   * Data: generation, digest (the output's content hash), effects (indexes), rules, expiresAt.
+   */
+  APPROVAL_REQUESTED: "approval.requested",
+  /**
+   * A person approved the awaited effects: the run is pending again. Data: generation, digest,
+   * effects, reason, expiresAt (the approval is usable until then); the actor is the approver.
+   */
+  APPROVAL_GRANTED: "approval.granted",
+  /** A person rejected: the run ended dead (class `rejected`). Data: generation, digest, reason. */
+  APPROVAL_REJECTED: "approval.rejected",
+  /** Nobody decided before the request expired: the run ended dead (class `rejected`). */
+  APPROVAL_EXPIRED: "approval.expired",
+  /** A notice (or its reminder) that a run waits was sent. Data: generation, reminder, to. */
+  APPROVAL_NOTICE: "approval.notice",
   /** Appended by the executor: a delivery of a recorded job was acked without running it. */
   REDELIVERY_SKIPPED: "redelivery.skipped",
 } as const;

@@ -1,5 +1,5 @@
 import type { PruneResult } from "../port/maintenance.js";
-import { ACTIVE_RUN_STATES, SETTLED_EFFECT_STATES, sqlStateList } from "./states.js";
+import { SETTLED_EFFECT_STATES, sqlStateList, UNFINISHED_RUN_STATES } from "./states.js";
 
 /**
  * What a prune and an integrity check do, the same for every adapter: the tables a prune deletes
@@ -57,7 +57,7 @@ export const emptyPruneResult = (outputs: number): PruneResult => ({
  * (an output still being interpreted is kept, whatever its age), oldest first.
  */
 export const PRUNABLE_OUTPUTS = `SELECT * FROM outputs o WHERE o.recorded_at < ?
-  AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.job_id = o.job_id AND r.state IN ${sqlStateList(ACTIVE_RUN_STATES)})
+  AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.job_id = o.job_id AND r.state IN ${sqlStateList(UNFINISHED_RUN_STATES)})
   ORDER BY seq`;
 
 /** The consistency checks of an integrity check: a query (at most 20 rows) and what each row means. */

@@ -21,6 +21,7 @@ export {
   RUN_TRANSITIONS,
   SETTLED_EFFECT_STATES,
   UNFINISHED_JOB_STATES,
+  UNFINISHED_RUN_STATES,
 } from "@idem/schema";
 
 /** A SQL list literal of state names, e.g. `('pending','running','failed')`, for IN clauses. */

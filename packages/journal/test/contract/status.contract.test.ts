@@ -9,7 +9,7 @@ const EXPECTED: JournalStatus = {
   rejections: 1,
   rejectedBodies: { perJob: 10, dropped: 0 },
   deadLetters: 1,
-  runs: { pending: 2, running: 0, failed: 0, done: 0, dead: 0 },
+  runs: { pending: 2, running: 0, failed: 0, awaiting: 0, done: 0, dead: 0 },
   effects: { intended: 0, applied: 0, present: 0, failed: 0, uncertain: 0, skipped: 0 },
   jobs: { queued: 2, running: 1, done: 1, dead: 1 },
   jobsWaiting: 1,

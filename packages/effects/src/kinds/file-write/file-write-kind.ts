@@ -50,6 +50,7 @@ export const fileWriteKind = defineEffectKind<FileWriteSpec, FileRoots, FileWrit
   aliases: (spec) => [{ type: "root", name: spec.root }],
   knownAliases: (ctx) => Object.keys(ctx.options).map((name) => ({ type: "root", name })),
   supersedeKey: (spec) => `${spec.root}\0${posix.normalize(spec.path.replace(/\\/g, "/"))}`,
+  approval: { facts: ["path"], factsOf: (spec) => ({ path: spec.path }) },
   describe: (spec) => `${spec.root}:${spec.path}`,
   probeable: () => true,
   targetDedup: () => true,

@@ -83,6 +83,13 @@ export function createGitCommitKind(settings: GitKindSettings = {}): AnyEffectKi
     targets: gitOrderingTargets,
     aliases: gitAliases,
     knownAliases: gitKnownAliases,
+    approval: {
+      facts: ["branch", "paths"],
+      factsOf: (spec) => ({
+        branch: spec.branch ?? "(default)",
+        paths: spec.files.map((f) => f.path),
+      }),
+    },
     describe: (spec) =>
       `${spec.repo}@${spec.branch ?? "(default branch)"}${spec.from === undefined ? "" : ` (new from ${spec.from})`}: ${firstLine(spec.message)} (${spec.files.length} file${spec.files.length === 1 ? "" : "s"})`,
     probeable: () => true,

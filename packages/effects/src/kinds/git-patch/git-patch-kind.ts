@@ -50,6 +50,7 @@ export function createGitPatchKind(settings: GitKindSettings = {}): AnyEffectKin
     aliases: gitAliases,
     knownAliases: gitKnownAliases,
     probeDependsOnEarlier: true,
+    approval: { facts: ["branch"], factsOf: (spec) => ({ branch: spec.branch ?? "(default)" }) },
     describe: (spec) =>
       `${spec.repo}@${spec.branch ?? "(default branch)"}: ${firstLine(spec.message)} (patch)`,
     probeable: () => true,

@@ -103,6 +103,7 @@ export const githubCommentKind = defineEffectKind({
   targets: (spec) => [`github:${spec.repo}#${spec.number}`],
   aliases: (spec) => [{ type: "repo", name: spec.repo }],
   knownAliases: (ctx) => Object.keys(ctx.options.repos).map((name) => ({ type: "repo", name })),
+  approval: { facts: ["number"], factsOf: (spec) => ({ number: String(spec.number) }) },
   describe: (spec) => `${spec.repo}#${spec.number}: comment (${spec.body.length} characters)`,
   open: openGitHubClient,
   probe,

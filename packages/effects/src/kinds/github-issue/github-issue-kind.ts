@@ -108,6 +108,7 @@ export const githubIssueKind = defineEffectKind({
   check: (spec, ctx) => checkGitHubSpec(spec, ctx.options),
   aliases: (spec) => [{ type: "repo", name: spec.repo }],
   knownAliases: (ctx) => Object.keys(ctx.options.repos).map((name) => ({ type: "repo", name })),
+  approval: { facts: ["labels"], factsOf: (spec) => ({ labels: spec.labels ?? [] }) },
   describe: (spec) =>
     `${spec.repo}: issue ${JSON.stringify(spec.title)}${spec.labels?.length ? ` [${spec.labels.join(", ")}]` : ""}`,
   open: openGitHubClient,

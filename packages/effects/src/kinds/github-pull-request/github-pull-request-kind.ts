@@ -188,6 +188,14 @@ export const githubPullRequestKind = defineEffectKind({
   targets: (spec) => [`github:${spec.repo}@${spec.head}`],
   aliases: (spec) => [{ type: "repo", name: spec.repo }],
   knownAliases: (ctx) => Object.keys(ctx.options.repos).map((name) => ({ type: "repo", name })),
+  approval: {
+    facts: ["base", "head", "draft"],
+    factsOf: (spec) => ({
+      base: spec.base ?? "(default)",
+      head: spec.head,
+      draft: spec.draft ? "true" : "false",
+    }),
+  },
   describe: (spec) =>
     `${spec.repo}: pull request ${JSON.stringify(spec.title)} ${spec.head} -> ${spec.base ?? "(default branch)"}${spec.draft ? " (draft)" : ""}`,
   open: openGitHubClient,

@@ -43,6 +43,10 @@ export const httpRequestKind = defineEffectKind<HttpRequestSpec, HttpSection, Ht
   },
   aliases: (spec) => [{ type: "target", name: spec.target }],
   knownAliases: (ctx) => Object.keys(ctx.options.targets).map((name) => ({ type: "target", name })),
+  approval: {
+    facts: ["method", "path"],
+    factsOf: (spec) => ({ method: spec.method, path: spec.path }),
+  },
   describe: (spec) => `${spec.target}: ${spec.method} ${spec.path}`,
   probeable: (spec, ctx) => {
     const t = aliasOf(ctx.options.targets, spec.target);

@@ -48,6 +48,7 @@ export function createNatsPublishKind(transport?: () => PublishTransport): AnyEf
     },
     aliases: (spec) => [{ type: "target", name: spec.target }],
     knownAliases: (ctx) => Object.keys(ctx.options).map((name) => ({ type: "target", name })),
+    approval: { facts: ["subject"], factsOf: (spec) => ({ subject: spec.subject }) },
     describe: (spec) => `${spec.target}: ${spec.subject}`,
     probeable: () => false,
     targetDedup: () => true,

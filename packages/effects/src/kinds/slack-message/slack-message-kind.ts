@@ -105,6 +105,7 @@ export const slackMessageKind = defineEffectKind({
   aliases: (spec) => [{ type: "target", name: spec.channel }],
   knownAliases: (ctx) =>
     Object.keys(ctx.options.channels).map((name) => ({ type: "target", name })),
+  approval: { facts: ["channel"], factsOf: (spec) => ({ channel: spec.channel }) },
   describe: (spec) => `${spec.channel}: message (${spec.text.length} characters)`,
   open: openSlackClient,
   probe,

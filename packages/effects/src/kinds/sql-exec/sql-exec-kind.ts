@@ -35,6 +35,10 @@ export const sqlExecKind = defineEffectKind({
   targets: (spec) => [`sql:${spec.target}`],
   aliases: (spec) => [{ type: "target", name: spec.target }],
   knownAliases: (ctx) => Object.keys(ctx.options.targets).map((name) => ({ type: "target", name })),
+  approval: {
+    facts: ["statement"],
+    factsOf: (spec) => ({ statement: spec.statements.map((s) => s.name) }),
+  },
   describe: (spec) => `${spec.target}: ${spec.statements.map((s) => s.name).join(", ")}`,
   open: (ctx) =>
     new SqlTargets(

@@ -1,6 +1,7 @@
 import type { IdemError } from "@idem/schema";
 import type { JournalStore } from "../../journal-store.js";
 import type { ActivityWindow, JournalActivity } from "../../port/activity.js";
+import type { JournalApprovals } from "../../port/approvals.js";
 import type { JournalDeadLetters } from "../../port/dead-letters.js";
 import type { JournalEvents } from "../../port/events.js";
 import type { JournalJobs } from "../../port/jobs.js";
@@ -10,6 +11,7 @@ import type { JournalOutputs } from "../../port/outputs.js";
 import type { JournalRuns } from "../../port/runs.js";
 import type { JournalStatus } from "../../port/status.js";
 import type { WorkKind } from "../../port/work.js";
+import { postgresApprovals } from "./approvals.js";
 import { PostgresConnection, type PostgresJournalOptions } from "./connection.js";
 import { postgresDeadLetters } from "./dead-letters.js";
 import { postgresEvents } from "./events.js";
@@ -36,6 +38,7 @@ export class PostgresJournalStore implements JournalStore {
   readonly jobs: JournalJobs;
   readonly deadLetters: JournalDeadLetters;
   readonly events: JournalEvents;
+  readonly approvals: JournalApprovals;
   readonly maintenance: JournalMaintenance;
   private readonly listener: WorkListener;
   private constructor(
@@ -49,6 +52,7 @@ export class PostgresJournalStore implements JournalStore {
     this.jobs = postgresJobs(c);
     this.deadLetters = postgresDeadLetters(c);
     this.events = postgresEvents(c);
+    this.approvals = postgresApprovals(c);
     this.maintenance = postgresMaintenance(c);
   }
 

@@ -56,7 +56,7 @@ function deactivate(c: SqliteConnection, run: RunRow): void {
 }
 
 /** Dead releases the run's targets; its error and event name the later runs that go ahead of it. */
-function markDead(c: SqliteConnection, row: RunRow, death: RunDeath): void {
+export function markDead(c: SqliteConnection, row: RunRow, death: RunDeath): void {
   const { class: cls, error, actor } = death;
   const now = c.clock.now();
   const later = (

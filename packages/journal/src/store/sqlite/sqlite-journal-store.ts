@@ -2,6 +2,7 @@ import type { IdemError } from "@idem/schema";
 import type Database from "better-sqlite3";
 import type { JournalStore } from "../../journal-store.js";
 import type { ActivityWindow, JournalActivity } from "../../port/activity.js";
+import type { JournalApprovals } from "../../port/approvals.js";
 import type { JournalDeadLetters } from "../../port/dead-letters.js";
 import type { JournalEvents } from "../../port/events.js";
 import type { JournalJobs } from "../../port/jobs.js";
@@ -10,6 +11,7 @@ import type { JournalMaintenance } from "../../port/maintenance.js";
 import type { JournalOutputs } from "../../port/outputs.js";
 import type { JournalRuns } from "../../port/runs.js";
 import type { JournalStatus } from "../../port/status.js";
+import { sqliteApprovals } from "./approvals.js";
 import { SqliteConnection, type SqliteJournalOptions } from "./connection.js";
 import { sqliteDeadLetters } from "./dead-letters.js";
 import { sqliteEvents } from "./events.js";
@@ -54,6 +56,7 @@ export class SqliteJournalStore implements JournalStore {
   readonly jobs: JournalJobs;
   readonly deadLetters: JournalDeadLetters;
   readonly events: JournalEvents;
+  readonly approvals: JournalApprovals;
   readonly maintenance: JournalMaintenance;
 
   private constructor(c: SqliteConnection) {
@@ -64,6 +67,7 @@ export class SqliteJournalStore implements JournalStore {
     this.jobs = withJournalErrors(sqliteJobs(c));
     this.deadLetters = withJournalErrors(sqliteDeadLetters(c));
     this.events = withJournalErrors(sqliteEvents(c));
+    this.approvals = withJournalErrors(sqliteApprovals(c));
     this.maintenance = withJournalErrors(sqliteMaintenance(c));
   }
 
