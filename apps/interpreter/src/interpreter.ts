@@ -147,7 +147,8 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
   };
 
   const deadHolders = createDeadHolderSweep({ holders: journal.runs, clock, self: owner });
-  const approvals = createApprovalSweep({ journal, clock, settings: config.approvals, log });
+  const { approvals: approvalSettings, nats } = config;
+  const approvals = createApprovalSweep({ journal, clock, settings: approvalSettings, nats, log });
   /**
    * Before a claim, at most every DEAD_HOLDER_SWEEP_MS: ends the leases of holders provably dead on
    * this host (a SIGKILLed interpreter), so the claim takes their runs over at once; and the
@@ -311,6 +312,7 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
     };
     loops = pump().finally(() => pool.drained());
     await loops;
+    await approvals.close(); // its NATS connection would keep a one-shot process alive
     const failure = journal.failure;
     if (failure) throw failure;
     if (outage.gaveUp) throw outage.gaveUp;
@@ -386,6 +388,7 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
     stopping ??= (async () => {
       stopController.abort();
       await loops;
+      await approvals.close();
       log.info({ event: "interpreter.stopped" }, "interpreter stopped");
     })();
     return stopping;

@@ -74,6 +74,8 @@ export {
   ensureJobsStream,
   isNotFound,
 } from "./provisioning.js";
+export type { SubjectPublisher } from "./subject-publisher.js";
+export { createSubjectPublisher } from "./subject-publisher.js";
 export {
   agentConsumerName,
   deadLetterAdvisorySubjects,

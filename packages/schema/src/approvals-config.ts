@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { positiveMs } from "./config-parts.js";
 import { AGENT_PATTERN } from "./ids.js";
+import { SUBJECT_PREFIX_PATTERN } from "./subjects.js";
 
 /**
  * What a replay of an approved output needs (docs/approvals.md, "Replays"): `reapprove` a new
@@ -49,12 +50,26 @@ const approvalsDefaults = {
 };
 
 /**
- * Where a notice goes when a run starts waiting for an approval, and its reminder before expiry:
- * a webhook, POSTed a JSON body by the interpreter (docs/approvals.md, "Notices").
+ * Where a notice goes when a run starts waiting for an approval, and its reminder before expiry
+ * (docs/approvals.md, "Notices"): a webhook, POSTed a JSON body by the interpreter; a NATS
+ * subject, the same body published there (on the `nats` section's servers unless `url` names
+ * others). At least one.
  */
-export const ApprovalNoticeSchema = z.strictObject({
-  webhook: z.url(),
-});
+export const ApprovalNoticeSchema = z
+  .strictObject({
+    webhook: z.url().optional(),
+    nats: z
+      .strictObject({
+        subject: z
+          .string()
+          .regex(SUBJECT_PREFIX_PATTERN, "must be a NATS subject without wildcards"),
+        url: z.string().min(1).optional(),
+      })
+      .optional(),
+  })
+  .refine((n) => Object.values(n).some((v) => v !== undefined), {
+    message: "must name where notices go: webhook or nats",
+  });
 
 /**
  * `approvals` (docs/approvals.md): which effects wait for a person's approval, how long a request

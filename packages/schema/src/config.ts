@@ -274,6 +274,12 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions): ConfigRe
   const notice = c.approvals.notify?.webhook;
   if (notice && urlHasCredentials(notice))
     issues.push({ path: "approvals.notify.webhook", message: NO_CREDENTIALS });
+  const natsNotice = c.approvals.notify?.nats;
+  if (natsNotice && natsNotice.url === undefined && c.nats === undefined)
+    issues.push({
+      path: "approvals.notify.nats.url",
+      message: "must be set when the config has no nats section (nor NATS_URL)",
+    });
   for (const [name, agent] of Object.entries(c.agents)) {
     // A program named by a relative path (./agents/x.mjs, agents/x.mjs) is relative to the config file.
     const [program, ...args] = agent.command;

@@ -1,12 +1,11 @@
 import { type AwaitingRun, JOURNAL_EVENTS as E, type JournalStore } from "@idem/journal";
+import type { SubjectPublisher } from "@idem/nats";
 import type { Logger } from "@idem/runtime";
-import { type Clock, type Config, describeError } from "@idem/schema";
+import { type Clock, type Config, describeError, natsServers } from "@idem/schema";
+import { type ApprovalNotice, noticeChannels } from "./notice-channels.js";
 
 /** How often an interpreter ends the approval requests that expired (at most). */
 export const APPROVAL_SWEEP_MS = 1_000;
-
-/** How long a notice's POST may take before it is tried again at the next sweep. */
-const NOTICE_TIMEOUT_MS = 10_000;
 
 /** What one sweep did: the requests it ended, the notices it sent, the notices that failed. */
 export interface ApprovalSweepResult {
@@ -19,94 +18,90 @@ export interface ApprovalSweepResult {
 export interface ApprovalSweep {
   /** At most every `everyMs`; between, it answers that it did nothing. */
   sweep(): Promise<ApprovalSweepResult>;
-}
-
-/** The body a notice POSTs (docs/approvals.md, "Notices"). */
-export interface ApprovalNotice {
-  type: "approval.requested" | "approval.reminder";
-  jobId: string;
-  generation: number;
-  agent: string;
-  effects: number[];
-  rules: string[];
-  digest: string;
-  expiresAt: number;
+  /** Closes the NATS connection the notices opened, if any. */
+  close(): Promise<void>;
 }
 
 const NONE: ApprovalSweepResult = { expired: [], notices: 0, failures: [] };
 
 /**
  * The sweep of one interpreter process over `journal`: ends the requests that expired (fail
- * closed), then, with `approvals.notify.webhook`, POSTs a notice for each run that began waiting
- * and a reminder `approvals.remindBeforeMs` before its request expires, each once per generation
- * (an `approval.notice` event written after the POST succeeded: a crash between them sends it
- * again, so a receiver keys on jobId, generation and type). A failed POST is logged by the caller
- * and tried again at the next sweep.
+ * closed), then, with `approvals.notify`, sends a notice for each run that began waiting and a
+ * reminder `approvals.remindBeforeMs` before its request expires, to each place named (a webhook's
+ * POST, a NATS subject), each once per generation and place (an `approval.notice` event written
+ * after it was sent: a crash between them sends it again, so a receiver keys on the notice's `id`;
+ * a JetStream stream drops the repeat by its `Nats-Msg-Id`). A failed one is logged and tried
+ * again at the next sweep.
  */
 export function createApprovalSweep(options: {
   journal: JournalStore;
   clock: Clock;
   settings?: Config["approvals"];
   fetch?: typeof fetch;
+  /** The config's `nats` section: its servers carry `approvals.notify.nats` without a `url`. */
+  nats?: Config["nats"] | undefined;
+  /** Publishes the NATS notices; default one of its own, opened on first use. */
+  publisher?: SubjectPublisher;
   everyMs?: number;
   /** Where the expiries and failed notices are logged (warnings), if anywhere. */
   log?: Logger;
 }): ApprovalSweep {
   const { journal, clock, settings } = options;
-  const send = options.fetch ?? fetch;
   const everyMs = options.everyMs ?? APPROVAL_SWEEP_MS;
   let last = Number.NEGATIVE_INFINITY;
 
-  async function noticesFor(run: AwaitingRun, now: number): Promise<ApprovalNotice[]> {
+  const { channels, close } = noticeChannels({
+    settings,
+    send: options.fetch ?? fetch,
+    ...(options.nats ? { natsServers: natsServers(options.nats) } : {}),
+    ...(options.publisher ? { publisher: options.publisher } : {}),
+  });
+
+  async function noticesFor(run: AwaitingRun, now: number, to: string): Promise<ApprovalNotice[]> {
     const sent = (await journal.events.list({ jobId: run.jobId, type: E.APPROVAL_NOTICE }))
-      .filter((e) => e.data?.generation === run.generation)
+      .filter((e) => e.data?.generation === run.generation && (e.data?.to ?? "webhook") === to)
       .map((e) => e.data?.type);
-    const fields = {
+    const notice = (type: ApprovalNotice["type"]): ApprovalNotice => ({
+      id: `${type}/${run.jobId}/${run.generation}`,
+      type,
       jobId: run.jobId,
       generation: run.generation,
       agent: run.agent,
       ...run.request,
-    };
+    });
     const out: ApprovalNotice[] = [];
-    if (!sent.includes("approval.requested")) out.push({ type: "approval.requested", ...fields });
+    if (!sent.includes("approval.requested")) out.push(notice("approval.requested"));
     const remind = settings?.remindBeforeMs;
     if (
       remind != null &&
       now >= run.request.expiresAt - remind &&
       !sent.includes("approval.reminder")
     )
-      out.push({ type: "approval.reminder", ...fields });
+      out.push(notice("approval.reminder"));
     return out;
   }
 
-  async function notify(
-    webhook: string,
-    now: number,
-  ): Promise<Omit<ApprovalSweepResult, "expired">> {
+  async function notify(now: number): Promise<Omit<ApprovalSweepResult, "expired">> {
     let notices = 0;
     const failures: string[] = [];
     for (const run of await journal.approvals.awaiting(100)) {
-      for (const notice of await noticesFor(run, now)) {
-        try {
-          const r = await send(webhook, {
-            method: "POST",
-            headers: { "content-type": "application/json" },
-            body: JSON.stringify(notice),
-            signal: AbortSignal.timeout(NOTICE_TIMEOUT_MS),
+      for (const channel of channels) {
+        for (const notice of await noticesFor(run, now, channel.to)) {
+          try {
+            await channel.send(notice);
+          } catch (e) {
+            // Its notices go in order: no reminder before the first notice got through.
+            failures.push(`${run.jobId} (${channel.to}): ${describeError(e)}`);
+            break;
+          }
+          await journal.events.append({
+            jobId: run.jobId,
+            type: E.APPROVAL_NOTICE,
+            actor: "idem",
+            data: { generation: run.generation, type: notice.type, to: channel.to },
           });
-          if (!r.ok) throw new Error(`the webhook answered ${r.status}`);
-        } catch (e) {
-          // Its notices go in order: no reminder before the first notice got through.
-          failures.push(`${run.jobId}: ${describeError(e)}`);
-          break;
+          notices += 1;
         }
-        await journal.events.append({
-          jobId: run.jobId,
-          type: E.APPROVAL_NOTICE,
-          actor: "idem",
-          data: { generation: run.generation, type: notice.type, to: "webhook" },
-        });
-        notices += 1;
       }
     }
     return { notices, failures };
@@ -132,9 +127,9 @@ export function createApprovalSweep(options: {
       if (now - last < everyMs) return NONE;
       last = now;
       const expired = await journal.approvals.expire();
-      const webhook = settings?.notify?.webhook;
-      if (!webhook) return logged({ ...NONE, expired });
-      return logged({ expired, ...(await notify(webhook, now)) });
+      if (channels.length === 0) return logged({ ...NONE, expired });
+      return logged({ expired, ...(await notify(now)) });
     },
+    close,
   };
 }

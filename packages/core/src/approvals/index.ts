@@ -14,7 +14,8 @@ export {
   ruleMatches,
   ruleName,
 } from "./approval-rules.js";
-export type { ApprovalNotice, ApprovalSweep, ApprovalSweepResult } from "./approval-sweep.js";
+export type { ApprovalSweep, ApprovalSweepResult } from "./approval-sweep.js";
 export { APPROVAL_SWEEP_MS, createApprovalSweep } from "./approval-sweep.js";
 export type { ApprovalInput, ApprovalResult } from "./decide-approval.js";
 export { decideApproval, requestIn } from "./decide-approval.js";
+export type { ApprovalNotice } from "./notice-channels.js";
