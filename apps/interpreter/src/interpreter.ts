@@ -8,7 +8,7 @@ import {
   SupersedeIndex,
   TargetTurns,
 } from "@idem/core";
-import { type Effects, targetsOfEffect } from "@idem/effects";
+import { APPROVAL_NOTICE_EFFECTS, type Effects, targetsOfEffect } from "@idem/effects";
 import { JOURNAL_EVENTS, type JournalStore } from "@idem/journal";
 import { createLogger, createOwnerId, type Logger, noopTracing, type Tracing } from "@idem/runtime";
 import {
@@ -147,8 +147,9 @@ export function createInterpreter(options: InterpreterOptions): Interpreter {
   };
 
   const deadHolders = createDeadHolderSweep({ holders: journal.runs, clock, self: owner });
-  const { approvals: approvalSettings, nats } = config;
-  const approvals = createApprovalSweep({ journal, clock, settings: approvalSettings, nats, log });
+  const record = { config, kinds: options.effects.kinds, effects: APPROVAL_NOTICE_EFFECTS };
+  const sweepOf = { journal, clock, settings: config.approvals, nats: config.nats, log, record };
+  const approvals = createApprovalSweep(sweepOf);
   /**
    * Before a claim, at most every DEAD_HOLDER_SWEEP_MS: ends the leases of holders provably dead on
    * this host (a SIGKILLed interpreter), so the claim takes their runs over at once; and the

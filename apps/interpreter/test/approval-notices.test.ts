@@ -1,8 +1,9 @@
 import { type ApprovalNotice, createApprovalSweep, openEffects } from "@idem/core";
+import { APPROVAL_NOTICE_EFFECTS } from "@idem/effects";
 import { JOURNAL_EVENTS } from "@idem/journal";
 import { closeNats, connectNats, createSubjectPublisher, type SubjectPublisher } from "@idem/nats";
 import { type AgentOutput, parseConfig, systemClock } from "@idem/schema";
-import { type NatsServerHandle, startNatsServer, tempDir } from "@idem/testing";
+import { type NatsServerHandle, startNatsServer, startSlackStandIn, tempDir } from "@idem/testing";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
@@ -146,7 +147,7 @@ describe("approval notices on a NATS subject", () => {
     ]);
   }, 60_000);
 
-  it("refuses a NATS notice with neither a url nor a nats section", async () => {
+  it("refuses a NATS notice with neither url nor nats section, an empty notify, an agent named idem", async () => {
     const r = parseConfig(
       { approvals: { notify: { nats: { subject: "ops.approvals" } } } },
       { dir: "/tmp" },
@@ -156,5 +157,86 @@ describe("approval notices on a NATS subject", () => {
     const empty = parseConfig({ approvals: { notify: {} } }, { dir: "/tmp" });
     expect(empty.ok).toBe(false);
     if (!empty.ok) expect(empty.issues.map((i) => i.path)).toContain("approvals.notify");
+    const reserved = parseConfig(
+      {
+        agents: { idem: { command: ["node", "a.mjs"] } },
+        approvals: { notify: { slack: { channel: "ops" } } },
+      },
+      { dir: "/tmp" },
+    );
+    expect(reserved.ok).toBe(false);
+    if (!reserved.ok) expect(reserved.issues.map((i) => i.path)).toContain("agents.idem");
   });
+});
+
+describe("approval notices recorded as Slack messages", () => {
+  it("records each notice as an output of its own, applied once after a crash between record and event", async () => {
+    await using sl = await startSlackStandIn();
+    const ops = sl.createChannel({ name: "ops" });
+    const dir = await tempDir("idem-notices-slack-");
+    const approvals = {
+      rules: SITE_RULE,
+      expiryMs: 3_600_000,
+      remindBeforeMs: 3_600_000,
+      notify: { slack: { channel: "ops" } },
+    };
+    const slack = { baseUrl: sl.url, tokenEnv: "SLACK_TOKEN", channels: { ops } };
+    const ws = await createWorkspace(dir.path, { leaseMs: 120_000 }, { approvals, slack });
+    const journal = await openWorkspaceJournal(ws);
+    const effects = openEffects(ws.config, { env: { SLACK_TOKEN: sl.token } });
+    cleanup.push(async () => {
+      await effects.close();
+      await journal.close();
+      await dir.remove();
+    });
+    await recordAll(journal, ws.config, [output("n")]);
+    // Parked by an interpreter that sends no notice, so the sweeps below are the only senders.
+    const quiet = { ...ws.config, approvals: { ...ws.config.approvals, notify: null } };
+    const parker = createInterpreter({ config: quiet, journal, effects, logger: silent });
+    expect((await parker.drain()).runs.awaiting).toBe(1);
+
+    // The first notice's output is recorded, then the process dies before its event.
+    let crash = true;
+    const events = Object.create(journal.events, {
+      append: {
+        value: async (e: Parameters<typeof journal.events.append>[0]) => {
+          if (crash && e.type === JOURNAL_EVENTS.APPROVAL_NOTICE) {
+            crash = false;
+            throw new Error("killed after the record, before its event");
+          }
+          return await journal.events.append(e);
+        },
+      },
+    });
+    const sweep = createApprovalSweep({
+      journal: Object.create(journal, { events: { value: events } }),
+      clock: systemClock,
+      settings: ws.config.approvals,
+      everyMs: 0,
+      record: { config: ws.config, kinds: effects.kinds, effects: APPROVAL_NOTICE_EFFECTS },
+    });
+    await expect(sweep.sweep()).rejects.toThrow(/killed after the record/);
+    for (let i = 0; i < 3; i++) expect((await sweep.sweep()).failures).toEqual([]);
+    const notices = await journal.events.list({ jobId: "n", type: JOURNAL_EVENTS.APPROVAL_NOTICE });
+    expect(notices.map((e) => [e.data?.type, e.data?.to])).toEqual([
+      ["approval.requested", "slack"],
+      ["approval.reminder", "slack"],
+    ]);
+    const waiting = await journal.outputs.get("idem-approval-notice:n:1:waiting");
+    expect(waiting?.agent).toBe("idem");
+
+    // The interpreter applies the notices' outputs like any effect: once each, twice drained.
+    const interp = createInterpreter({ config: ws.config, journal, effects, logger: silent });
+    await interp.drain();
+    await interp.drain();
+    const posted = sl
+      .messages(ops)
+      .filter((m) => m.botId)
+      .map((m) => m.text);
+    expect(posted).toHaveLength(2);
+    expect(posted[0]).toMatch(/^Waiting for a person's approval: job n \(agent writer/);
+    expect(posted[1]).toMatch(/^Reminder: still waiting/);
+    expect((await journal.runs.latest("n"))?.state).toBe("awaiting");
+    sl.assertNoViolations();
+  }, 120_000);
 });

@@ -29,6 +29,11 @@ export {
   slackMessageKind,
   sqlExecKind,
 } from "./kinds/index.js";
+export type { ApprovalNoticeFacts } from "./kinds/slack-message/approval-notice.js";
+export {
+  APPROVAL_NOTICE_EFFECTS,
+  slackApprovalNotice,
+} from "./kinds/slack-message/approval-notice.js";
 export type {
   PublishTransport,
   TransportMessage,

@@ -38,6 +38,9 @@ export const ApprovalRuleSchema = z.strictObject({
   match: z.record(z.string().min(1), names(z.string().min(1))).optional(),
 });
 
+/** The agent of the outputs idem records itself (`approvals.notify.slack`): no config names it. */
+export const NOTICE_AGENT = "idem";
+
 /** A parsed rule of `approvals.rules`. */
 export type ApprovalRule = z.infer<typeof ApprovalRuleSchema>;
 
@@ -53,7 +56,8 @@ const approvalsDefaults = {
  * Where a notice goes when a run starts waiting for an approval, and its reminder before expiry
  * (docs/approvals.md, "Notices"): a webhook, POSTed a JSON body by the interpreter; a NATS
  * subject, the same body published there (on the `nats` section's servers unless `url` names
- * others). At least one.
+ * others); a Slack channel alias, the notice recorded as a message of its own (an output of agent
+ * `idem`) and applied once by the interpreter. At least one.
  */
 export const ApprovalNoticeSchema = z
   .strictObject({
@@ -66,9 +70,10 @@ export const ApprovalNoticeSchema = z
         url: z.string().min(1).optional(),
       })
       .optional(),
+    slack: z.strictObject({ channel: z.string().min(1).max(64) }).optional(),
   })
   .refine((n) => Object.values(n).some((v) => v !== undefined), {
-    message: "must name where notices go: webhook or nats",
+    message: "must name where notices go: webhook, nats or slack",
   });
 
 /**

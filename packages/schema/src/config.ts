@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
-import { ApprovalsConfigSchema } from "./approvals-config.js";
+import { ApprovalsConfigSchema, NOTICE_AGENT } from "./approvals-config.js";
 import { ms, positiveMs } from "./config-parts.js";
 import { CredentialsConfigSchema } from "./credentials-config.js";
 import { AGENT_PATTERN } from "./ids.js";
@@ -274,6 +274,11 @@ export function parseConfig(raw: unknown, options: ParseConfigOptions): ConfigRe
   const notice = c.approvals.notify?.webhook;
   if (notice && urlHasCredentials(notice))
     issues.push({ path: "approvals.notify.webhook", message: NO_CREDENTIALS });
+  if (c.approvals.notify?.slack && c.agents[NOTICE_AGENT] !== undefined)
+    issues.push({
+      path: `agents.${NOTICE_AGENT}`,
+      message: "is reserved to idem's own outputs (approvals.notify.slack): rename the agent",
+    });
   const natsNotice = c.approvals.notify?.nats;
   if (natsNotice && natsNotice.url === undefined && c.nats === undefined)
     issues.push({

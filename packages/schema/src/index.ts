@@ -11,6 +11,7 @@ export {
   ApprovalNoticeSchema,
   ApprovalRuleSchema,
   ApprovalsConfigSchema,
+  NOTICE_AGENT,
 } from "./approvals-config.js";
 export { canonicalJson, contentHash, sha256Hex } from "./canonical.js";
 export { checkJsonShape, describeJsonError, MAX_JSON_DEPTH } from "./check-json-shape.js";

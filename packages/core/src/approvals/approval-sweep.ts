@@ -1,8 +1,10 @@
 import { type AwaitingRun, JOURNAL_EVENTS as E, type JournalStore } from "@idem/journal";
 import type { SubjectPublisher } from "@idem/nats";
 import type { Logger } from "@idem/runtime";
-import { type Clock, type Config, describeError, natsServers } from "@idem/schema";
-import { type ApprovalNotice, noticeChannels } from "./notice-channels.js";
+import { type Clock, type Config, describeError, NOTICE_AGENT, natsServers } from "@idem/schema";
+import type { ApprovalNotice } from "./approval-notice.js";
+import { noticeChannels } from "./notice-channels.js";
+import type { RecordedNotices } from "./recorded-notice.js";
 
 /** How often an interpreter ends the approval requests that expired (at most). */
 export const APPROVAL_SWEEP_MS = 1_000;
@@ -25,6 +27,33 @@ export interface ApprovalSweep {
 const NONE: ApprovalSweepResult = { expired: [], notices: 0, failures: [] };
 
 /**
+ * The notices of `run` not yet sent to `to` (its `approval.notice` events for this generation):
+ * the first, then the reminder once `remind` says it is time.
+ */
+async function noticesFor(
+  journal: JournalStore,
+  run: AwaitingRun,
+  to: string,
+  remind: boolean,
+): Promise<ApprovalNotice[]> {
+  const sent = (await journal.events.list({ jobId: run.jobId, type: E.APPROVAL_NOTICE }))
+    .filter((e) => e.data?.generation === run.generation && (e.data?.to ?? "webhook") === to)
+    .map((e) => e.data?.type);
+  const notice = (type: ApprovalNotice["type"]): ApprovalNotice => ({
+    id: `${type}/${run.jobId}/${run.generation}`,
+    type,
+    jobId: run.jobId,
+    generation: run.generation,
+    agent: run.agent,
+    ...run.request,
+  });
+  const out: ApprovalNotice[] = [];
+  if (!sent.includes("approval.requested")) out.push(notice("approval.requested"));
+  if (remind && !sent.includes("approval.reminder")) out.push(notice("approval.reminder"));
+  return out;
+}
+
+/**
  * The sweep of one interpreter process over `journal`: ends the requests that expired (fail
  * closed), then, with `approvals.notify`, sends a notice for each run that began waiting and a
  * reminder `approvals.remindBeforeMs` before its request expires, to each place named (a webhook's
@@ -40,6 +69,11 @@ export function createApprovalSweep(options: {
   fetch?: typeof fetch;
   /** The config's `nats` section: its servers carry `approvals.notify.nats` without a `url`. */
   nats?: Config["nats"] | undefined;
+  /**
+   * With it, the `approvals.notify` keys it has builders for are recorded as outputs of their own
+   * (`recordedChannels`); the interpreter passes its config, kinds and the kinds' builders.
+   */
+  record?: Omit<RecordedNotices, "journal">;
   /** Publishes the NATS notices; default one of its own, opened on first use. */
   publisher?: SubjectPublisher;
   everyMs?: number;
@@ -55,38 +89,22 @@ export function createApprovalSweep(options: {
     send: options.fetch ?? fetch,
     ...(options.nats ? { natsServers: natsServers(options.nats) } : {}),
     ...(options.publisher ? { publisher: options.publisher } : {}),
+    ...(options.record ? { record: { ...options.record, journal } } : {}),
   });
 
-  async function noticesFor(run: AwaitingRun, now: number, to: string): Promise<ApprovalNotice[]> {
-    const sent = (await journal.events.list({ jobId: run.jobId, type: E.APPROVAL_NOTICE }))
-      .filter((e) => e.data?.generation === run.generation && (e.data?.to ?? "webhook") === to)
-      .map((e) => e.data?.type);
-    const notice = (type: ApprovalNotice["type"]): ApprovalNotice => ({
-      id: `${type}/${run.jobId}/${run.generation}`,
-      type,
-      jobId: run.jobId,
-      generation: run.generation,
-      agent: run.agent,
-      ...run.request,
-    });
-    const out: ApprovalNotice[] = [];
-    if (!sent.includes("approval.requested")) out.push(notice("approval.requested"));
+  const remindAt = (run: AwaitingRun, now: number): boolean => {
     const remind = settings?.remindBeforeMs;
-    if (
-      remind != null &&
-      now >= run.request.expiresAt - remind &&
-      !sent.includes("approval.reminder")
-    )
-      out.push(notice("approval.reminder"));
-    return out;
-  }
+    return remind != null && now >= run.request.expiresAt - remind;
+  };
 
   async function notify(now: number): Promise<Omit<ApprovalSweepResult, "expired">> {
     let notices = 0;
     const failures: string[] = [];
     for (const run of await journal.approvals.awaiting(100)) {
+      // A notice's own output waiting (a rule on its channel) is told of by no further notice.
+      if (run.agent === NOTICE_AGENT) continue;
       for (const channel of channels) {
-        for (const notice of await noticesFor(run, now, channel.to)) {
+        for (const notice of await noticesFor(journal, run, channel.to, remindAt(run, now))) {
           try {
             await channel.send(notice);
           } catch (e) {

@@ -5,6 +5,7 @@ export type { ApprovalSettings, GrantedApproval, RunGate } from "./approval-gate
 export { approvalGrantOf, gatedEffects, grantCovers, runGate } from "./approval-gate.js";
 export type { AuditedApproval, ShownApproval } from "./approval-history.js";
 export { approvalDecisions, approvalHistory } from "./approval-history.js";
+export type { ApprovalNotice } from "./approval-notice.js";
 export {
   alwaysRule,
   approvalReasons,
@@ -18,4 +19,3 @@ export type { ApprovalSweep, ApprovalSweepResult } from "./approval-sweep.js";
 export { APPROVAL_SWEEP_MS, createApprovalSweep } from "./approval-sweep.js";
 export type { ApprovalInput, ApprovalResult } from "./decide-approval.js";
 export { decideApproval, requestIn } from "./decide-approval.js";
-export type { ApprovalNotice } from "./notice-channels.js";

@@ -1,39 +1,23 @@
 import { createSubjectPublisher, type SubjectPublisher } from "@idem/nats";
 import type { Config } from "@idem/schema";
+import type { NoticeChannel } from "./approval-notice.js";
+import { type RecordedNotices, recordedChannels } from "./recorded-notice.js";
 
 /** How long a notice's POST may take before it is tried again at the next sweep. */
 const NOTICE_TIMEOUT_MS = 10_000;
 
-/** The body a notice POSTs (docs/approvals.md, "Notices"). */
-export interface ApprovalNotice {
-  /** `<type>/<jobId>/<generation>`: the same at every retry (NATS's `Nats-Msg-Id`). */
-  id: string;
-  type: "approval.requested" | "approval.reminder";
-  jobId: string;
-  generation: number;
-  agent: string;
-  effects: number[];
-  rules: string[];
-  digest: string;
-  expiresAt: number;
-}
-
-/** Where a notice goes: the `approvals.notify` key, and how it is sent. */
-export interface NoticeChannel {
-  to: string;
-  send(notice: ApprovalNotice): Promise<void>;
-}
-
 /**
  * The places `approvals.notify` names, each with how a notice is sent there: a webhook's POST, a
  * NATS subject's publish (JetStream with `Nats-Msg-Id` = the notice's id when a stream captures
- * it). `close()` drains the NATS connection opened, unless `publisher` was given.
+ * it), and with `record` the keys whose notices become recorded outputs (`recordedChannels`).
+ * `close()` drains the NATS connection opened, unless `publisher` was given.
  */
 export function noticeChannels(options: {
   settings: Config["approvals"] | undefined;
   send: typeof fetch;
   natsServers?: string;
   publisher?: SubjectPublisher;
+  record?: RecordedNotices;
 }): { channels: NoticeChannel[]; close(): Promise<void> } {
   const { settings, send } = options;
   let publisher = options.publisher;
@@ -64,6 +48,7 @@ export function noticeChannels(options: {
       },
     });
 
+  if (options.record) channels.push(...recordedChannels(settings?.notify, options.record));
   return {
     channels,
     async close() {
