@@ -1,8 +1,14 @@
-import { type ApprovalNotice, createApprovalSweep, openEffects } from "@idem/core";
+import { type ApprovalNotice, createApprovalSweep, loadKinds, openEffects } from "@idem/core";
 import { APPROVAL_NOTICE_EFFECTS } from "@idem/effects";
-import { JOURNAL_EVENTS } from "@idem/journal";
+import { JOURNAL_EVENTS, type JournalStore } from "@idem/journal";
 import { closeNats, connectNats, createSubjectPublisher, type SubjectPublisher } from "@idem/nats";
-import { type AgentOutput, parseConfig, systemClock } from "@idem/schema";
+import {
+  type AgentOutput,
+  type IdemError,
+  isIdemError,
+  parseConfig,
+  systemClock,
+} from "@idem/schema";
 import { type NatsServerHandle, startNatsServer, startSlackStandIn, tempDir } from "@idem/testing";
 import { jetstreamManager } from "@nats-io/jetstream";
 import { pino } from "pino";
@@ -239,4 +245,26 @@ describe("approval notices recorded as Slack messages", () => {
     expect((await journal.runs.latest("n"))?.state).toBe("awaiting");
     sl.assertNoViolations();
   }, 120_000);
+
+  it("refuses at start a Slack notice whose channel the slack section does not have", async () => {
+    const parsed = parseConfig(
+      {
+        slack: { channels: { ops: "C0OPS" } },
+        approvals: { notify: { slack: { channel: "nope" } } },
+      },
+      { dir: "/tmp" },
+    );
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
+    const kinds = await loadKinds(parsed.config);
+    const record = { config: parsed.config, kinds, effects: APPROVAL_NOTICE_EFFECTS };
+    let refused: unknown;
+    try {
+      createApprovalSweep({ journal: {} as JournalStore, clock: systemClock, record });
+    } catch (e) {
+      refused = e;
+    }
+    expect(isIdemError(refused, "INVALID_CONFIG")).toBe(true);
+    expect((refused as Error).message).toMatch(/^approvals\.notify\.slack\.channel: /);
+    expect((refused as IdemError).details?.key).toBe("approvals.notify.slack.channel");
+  });
 });

@@ -72,6 +72,8 @@ export function createApprovalSweep(options: {
   /**
    * With it, the `approvals.notify` keys it has builders for are recorded as outputs of their own
    * (`recordedChannels`); the interpreter passes its config, kinds and the kinds' builders.
+   * @throws IdemError INVALID_CONFIG when such a notice could never be recorded
+   *   (`assertApprovalNotices`), so the interpreter does not start.
    */
   record?: Omit<RecordedNotices, "journal">;
   /** Publishes the NATS notices; default one of its own, opened on first use. */

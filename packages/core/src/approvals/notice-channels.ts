@@ -1,7 +1,11 @@
 import { createSubjectPublisher, type SubjectPublisher } from "@idem/nats";
 import type { Config } from "@idem/schema";
 import type { NoticeChannel } from "./approval-notice.js";
-import { type RecordedNotices, recordedChannels } from "./recorded-notice.js";
+import {
+  assertApprovalNotices,
+  type RecordedNotices,
+  recordedChannels,
+} from "./recorded-notice.js";
 
 /** How long a notice's POST may take before it is tried again at the next sweep. */
 const NOTICE_TIMEOUT_MS = 10_000;
@@ -48,7 +52,10 @@ export function noticeChannels(options: {
       },
     });
 
-  if (options.record) channels.push(...recordedChannels(settings?.notify, options.record));
+  if (options.record) {
+    assertApprovalNotices(options.record);
+    channels.push(...recordedChannels(settings?.notify, options.record));
+  }
   return {
     channels,
     async close() {

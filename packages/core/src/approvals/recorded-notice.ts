@@ -1,7 +1,7 @@
 import type { KindRegistry } from "@idem/effects";
 import type { JournalStore } from "@idem/journal";
-import { type Config, isJobId, NOTICE_AGENT, sha256Hex } from "@idem/schema";
-import { recordOutput } from "../record/record-output.js";
+import { type Config, IdemError, isJobId, NOTICE_AGENT, sha256Hex } from "@idem/schema";
+import { checkOutput, isCheckedOutput, recordOutput } from "../record/record-output.js";
 import type { ApprovalNotice, NoticeChannel } from "./approval-notice.js";
 
 /** Builds the effect spec a notice becomes for the settings of its `approvals.notify` key. */
@@ -68,4 +68,45 @@ export function recordedChannels(
     });
   }
   return out;
+}
+
+/**
+ * Checks, when an interpreter starts, that each notice `approvals.notify` records would pass
+ * `checkOutput` (a Slack channel alias the `slack` section has): a sample notice of each key with a
+ * builder in `effects`, so a notice that could never be recorded is refused before any run waits.
+ * @throws IdemError INVALID_CONFIG naming the key at fault (`approvals.notify.slack.channel`).
+ */
+export function assertApprovalNotices(r: Omit<RecordedNotices, "journal">): void {
+  const { config, kinds, effects } = r;
+  const sample: ApprovalNotice = {
+    id: "approval.requested/job/1",
+    type: "approval.requested",
+    jobId: "job",
+    generation: 1,
+    agent: "agent",
+    effects: [1],
+    rules: ["rule"],
+    digest: "0".repeat(64),
+    expiresAt: 0,
+  };
+  for (const [to, build] of Object.entries(effects)) {
+    const settings = (config.approvals.notify as Record<string, unknown> | null)?.[to];
+    if (settings === undefined) continue;
+    const output = {
+      jobId: noticeJobId(sample),
+      agent: NOTICE_AGENT,
+      effects: [build(settings as never, sample)],
+    };
+    const c = checkOutput(output, config, kinds);
+    if (isCheckedOutput(c)) continue;
+    const [issue] = c.issues;
+    const key =
+      `approvals.notify.${to}${issue?.path ? `.${issue.path.replace(/^effects\.0\.?/, "")}` : ""}`.replace(
+        /\.$/,
+        "",
+      );
+    throw new IdemError("INVALID_CONFIG", `${key}: ${issue?.message ?? "is refused"}`, {
+      details: { key },
+    });
+  }
 }
