@@ -12,7 +12,13 @@ import { agentConsumerName, connectNats, createJobPublisher, ensureJobsStream } 
 import { type NatsServerHandle, startNatsServer, tempDir } from "@idem/testing";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { countFile, runCounts, testConfig, waitFor } from "../../apps/executor/test/helpers.js";
+import {
+  configFileJson,
+  countFile,
+  runCounts,
+  testConfig,
+  waitFor,
+} from "../../apps/executor/test/helpers.js";
 import { buildForTest, IDEM_BIN } from "./interpreter-fixture.js";
 
 /** The claim (the agent's timeout) and JetStream's ack wait: neither can pass during the test. */
@@ -57,8 +63,7 @@ describe("a dead executor's delivery on JetStream", () => {
       timeoutMs: CLAIM_MS,
     });
     const file = join(dir.path, "idem.config.json");
-    const { dir: _d, file: _f, ...raw } = config;
-    await writeFile(file, JSON.stringify(raw));
+    await writeFile(file, configFileJson(config));
     const counts = countFile(dir.path);
     const nats = config.nats as NonNullable<typeof config.nats>;
     const journal = await openSqliteJournal(journalPath);

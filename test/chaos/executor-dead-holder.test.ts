@@ -8,7 +8,13 @@ import { enqueueJob } from "@idem/core";
 import { openSqliteJournal } from "@idem/journal";
 import { tempDir } from "@idem/testing";
 import { beforeAll, describe, expect, it } from "vitest";
-import { countFile, runCounts, testConfig, waitFor } from "../../apps/executor/test/helpers.js";
+import {
+  configFileJson,
+  countFile,
+  runCounts,
+  testConfig,
+  waitFor,
+} from "../../apps/executor/test/helpers.js";
 import { buildForTest, IDEM_BIN } from "./interpreter-fixture.js";
 
 const LEASE_MS = 10 * 60_000;
@@ -45,8 +51,7 @@ describe("a dead executor's delivery on the embedded queue", () => {
       timeoutMs: LEASE_MS,
     });
     const file = join(dir.path, "idem.config.json");
-    const { dir: _d, file: _f, ...raw } = config;
-    await writeFile(file, JSON.stringify(raw));
+    await writeFile(file, configFileJson(config));
     const counts = countFile(dir.path);
     const journal = await openSqliteJournal(journalPath);
     try {

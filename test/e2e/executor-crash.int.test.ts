@@ -10,7 +10,13 @@ import { connectNats, createJobPublisher, ensureJobsStream } from "@idem/nats";
 import { type NatsServerHandle, startNatsServer, tempDir } from "@idem/testing";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { countFile, runCounts, testConfig, waitFor } from "../../apps/executor/test/helpers.js";
+import {
+  configFileJson,
+  countFile,
+  runCounts,
+  testConfig,
+  waitFor,
+} from "../../apps/executor/test/helpers.js";
 
 const IDEM = fileURLToPath(new URL("../../apps/cli/bin/idem.js", import.meta.url));
 let server: NatsServerHandle;
@@ -56,8 +62,7 @@ async function drill(fault: "executor.after-record" | "executor.after-run") {
     timeoutMs: 10_000,
   });
   const file = join(dir.path, "idem.config.json");
-  const { dir: _d, file: _f, ...raw } = config;
-  await writeFile(file, JSON.stringify(raw));
+  await writeFile(file, configFileJson(config));
   const counts = countFile(dir.path);
   const journal = await openSqliteJournal(journalPath);
   const nc = await connectNats(server.url);
@@ -131,8 +136,7 @@ describe("a JetStream job whose executor is killed while its agent runs", () => 
       timeoutMs: CLAIM_MS,
     });
     const file = join(dir.path, "idem.config.json");
-    const { dir: _d, file: _f, ...raw } = config;
-    await writeFile(file, JSON.stringify(raw));
+    await writeFile(file, configFileJson(config));
     const counts = countFile(dir.path);
     const pidFile = join(dir.path, "agent.pids");
     const journal = await openSqliteJournal(journalPath);

@@ -181,6 +181,11 @@ export async function workspace(
     ...extra,
   };
   writeFileSync(config, JSON.stringify(merged, null, 2));
+  if ("journal" in extra) {
+    // Another journal than the one init made (a PostgreSQL URL): only init makes one.
+    const made = await idem(["init", "--journal"], dir);
+    expect(made.code, made.stderr).toBe(0);
+  }
   return { dir, config };
 }
 

@@ -71,6 +71,15 @@ export function testConfig(o: TestConfigOptions): Config {
   return r.config;
 }
 
+/**
+ * `config` as an `idem.config.json` holds it, for a test that starts the built CLI: without the
+ * loaded-only `dir` and `file`, the kinds' `sections` back at the top level.
+ */
+export function configFileJson(config: Config): string {
+  const { dir: _d, file: _f, sections, ...own } = config;
+  return JSON.stringify({ ...own, ...sections });
+}
+
 /** How many times the counting agent ran for each job. */
 export async function runCounts(file: string): Promise<Record<string, number>> {
   const text = await readFile(file, "utf8").catch(() => "");

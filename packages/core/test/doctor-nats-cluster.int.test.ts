@@ -87,7 +87,13 @@ describe("doctor and provisioning on a JetStream cluster of three", () => {
     await a?.kill("SIGKILL");
     await b?.kill("SIGKILL");
     try {
-      const report = await runDoctor(config(3), { timeoutMs: 3_000 });
+      // The node left learns that its peers are gone within its raft timeouts (seconds): until
+      // then it still answers for the stream. Asked again until it knows, within a bound.
+      let report = await runDoctor(config(3), { timeoutMs: 3_000 });
+      for (const until = Date.now() + 90_000; report.ok && Date.now() < until; ) {
+        await new Promise((r) => setTimeout(r, 1_000));
+        report = await runDoctor(config(3), { timeoutMs: 3_000 });
+      }
       expect(report.ok).toBe(false);
       // The node left may still answer the first JetStream request from what it knew (then the
       // stream read fails) or not at all (then opening JetStream fails): either names the quorum.

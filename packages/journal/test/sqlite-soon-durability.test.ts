@@ -27,6 +27,11 @@ function heldFsync() {
   };
 }
 
+/** Waits until `cond` holds, or 30 s have gone (the assertion after it then fails): a busy machine. */
+async function until(cond: () => boolean): Promise<void> {
+  for (const end = Date.now() + 30_000; !cond() && Date.now() < end; ) await sleep(5);
+}
+
 /** True when `p` settles within 20 ms. */
 async function answered(p: Promise<unknown>): Promise<boolean> {
   let done = false;
@@ -100,9 +105,10 @@ describe("SQLite only: what is durable when (synchronous FULL: an intent now, a 
       await j.runs.complete(a.lease, { soon: true });
       expect(held.waiting).toHaveLength(0);
       await sleep(SOON_MS * 2);
+      await until(() => held.waiting.length > 0);
       expect(held.waiting).toHaveLength(1);
       held.release();
-      await sleep(20);
+      await until(() => held.done() >= 3);
       expect(held.done()).toBeGreaterThanOrEqual(3);
       // A soon write just before a clean close: close fsyncs it.
       const b = await j.runs.claim(CLAIM);
@@ -110,7 +116,7 @@ describe("SQLite only: what is durable when (synchronous FULL: an intent now, a 
       await j.runs.complete(b.lease, { soon: true });
       const before = held.done();
       const closing = j.close();
-      await sleep(5);
+      await until(() => held.waiting.length > 0);
       held.release();
       await closing;
       expect(held.done()).toBe(before + 1);
@@ -129,7 +135,7 @@ async function recorded(
   held: ReturnType<typeof heldFsync>,
 ): Promise<void> {
   const r = j.outputs.record(output(id), { source: "cli", targets: [] });
-  await sleep(5);
+  await until(() => held.waiting.length > 0);
   held.release();
   await r;
 }

@@ -93,7 +93,9 @@ export type { OpenedKind, OpenKindOptions } from "./open-kind.js";
 export { openKind } from "./open-kind.js";
 export type { TransientOptions } from "./outcomes.js";
 export { absent, conflict, fail, invalid, present, retryAfterMs } from "./outcomes.js";
-export { readCappedText } from "./read-capped.js";
+export type { TextPrefix } from "./read-capped.js";
+export { readCappedText, readTextPrefix } from "./read-capped.js";
+export { redactSent, sentForms } from "./redact-sent.js";
 
 // What a kind's author reaches for, by the phase of idem that calls it (docs/effect-kinds.md):
 //

@@ -26,6 +26,8 @@ export type { NetnsHost, NetnsNetwork } from "./netns.js";
 export { createNetnsNetwork } from "./netns.js";
 export type { CheckedRequest, OpenApiChecker } from "./openapi-check.js";
 export { createOpenApiChecker } from "./openapi-check.js";
+export type { PgBouncerHandle, StartPgBouncerOptions } from "./pgbouncer.js";
+export { PGBOUNCER, startPgBouncer } from "./pgbouncer.js";
 export type { PostgresHandle, StartPostgresOptions } from "./postgres.js";
 export { ignoreServerShutdown, postgresBinDir, startPostgres } from "./postgres.js";
 export type { SkippingClock } from "./skipping-clock.js";

@@ -73,3 +73,22 @@ describe("http.request on a target with a lookup, under SIGKILL", () => {
     expect(shown.effects).toMatchObject([{ key: "incident-7/0", state: "uncertain" }]);
   });
 });
+
+describe("a lookup that never sends the key", () => {
+  it("stops the config at load with exit 2 naming the field", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "idem-http-nokey-"));
+    try {
+      const lookup = { path: "/tickets/search?external_id={key}", match: "/tickets" };
+      const config = {
+        journal: { path: ".idem/journal.db" },
+        http: { targets: { tickets: { baseUrl: "http://127.0.0.1:9/api", lookup } } },
+      };
+      writeFileSync(join(dir, "idem.config.json"), JSON.stringify(config));
+      const ran = await idem(dir, ["init", "--journal"]);
+      expect(ran.code, ran.stderr).toBe(2);
+      expect(ran.stderr).toContain("http.targets.tickets.lookup.keyField");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

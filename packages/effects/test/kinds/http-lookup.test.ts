@@ -1,9 +1,17 @@
 // http.request on a target with a lookup (docs/kinds/http.md): the request carries the key where a
 // ticket service keeps an external id, and the probe finds it by the service's search, so a create
 // whose answer was lost is found instead of made twice. Against a local service of the test's own.
-import { openKind, safeParseKindOptions } from "@idem/kit";
+import {
+  DEFAULT_KIND_LIMITS,
+  type DoctorContext,
+  IdemError,
+  openKind,
+  safeParseKindOptions,
+  systemClock,
+} from "@idem/kit";
 import { describe, expect, it } from "vitest";
 import { httpRequestKind } from "../../src/kinds/http-request/http-request-kind.js";
+import { type HttpSection, HttpSectionSchema } from "../../src/kinds/http-request/http-targets.js";
 import { expectIdemError, fieldOf, interpret, rejection } from "./kind-calls.js";
 import { startTicketService, type TicketService } from "./ticket-service.js";
 
@@ -86,13 +94,38 @@ describe("http.request with a lookup", () => {
     await again.close();
   });
 
-  it("counts only the key itself: a search that answers other tickets is absent", async () => {
+  it("counts only the key itself, and refuses a search that answers other tickets rather than answer absent", async () => {
     await using svc = await startTicketService();
     const k = kindOn(svc, { lookup: { ...SEARCH, keyField: "/ticket/external_id" } });
     await interpret(k, k.check(create("one")), "job-3/0", Date.now());
-    svc.fuzzy = true;
     expect((await k.probe(k.check(create("two")), "job-3/1")).status).toBe("absent");
+    svc.fuzzy = true;
+    // the filter ignored: the answer carries job-3/0 only, which says nothing of job-3/1
+    const e = await rejection(k.probe(k.check(create("two")), "job-3/1"));
+    expectIdemError(e, "INVALID_CONFIG");
+    expect((e as { details?: { key?: string } }).details?.key).toBe(
+      "http.targets.tickets.lookup.path",
+    );
     expect((await k.probe(k.check(create("one")), "job-3/0")).status).toBe("present");
+    expect(svc.creates()).toBe(1);
+    await k.close();
+  });
+
+  it("writes the key only on a create: a PATCH keeps the external id, and is not probed by the lookup", async () => {
+    await using svc = await startTicketService();
+    const k = kindOn(svc, { lookup: { ...SEARCH, keyField: "/ticket/external_id" } });
+    const s = k.check(create("one"));
+    await interpret(k, s, "job-7/0", Date.now());
+    const patch = k.check(
+      create("renamed", { method: "PATCH", path: "/tickets/1", body: { ticket: { title: "x" } } }),
+    );
+    expect(k.kind.probeable?.(patch, k.context)).toBe(false);
+    await k.apply(patch, "job-8/0");
+    const sent = svc.requests.at(-1);
+    expect(sent?.method).toBe("PATCH");
+    expect(sent?.body).toBe('{"ticket":{"title":"x"}}');
+    // the create is still found by its own key
+    expect((await k.probe(s, "job-7/0")).status).toBe("present");
     await k.close();
   });
 
@@ -158,7 +191,8 @@ describe("http.request with a lookup", () => {
     };
     expect(field(create("ok"))).toBeUndefined();
     expect(field(create("ok", { body: undefined }))).toBeUndefined();
-    expect(field(create("x", { method: "GET", body: undefined }))).toBe("method");
+    expect(field(create("x", { method: "GET", body: undefined }))).toBeUndefined();
+    expect(field(create("x", { method: "PUT", body: [1] }))).toBeUndefined();
     expect(
       field(create("x", { body: { ticket: { title: "x", external_id: "other-job/0" } } })),
     ).toBe("body");
@@ -169,7 +203,7 @@ describe("http.request with a lookup", () => {
     );
   });
 
-  it("is refused in the config with both probeUrl and lookup, or a lookup path without {key}", () => {
+  it("is refused in the config with both probeUrl and lookup, a lookup path without {key}, or a lookup that never sends the key", () => {
     const issues = (lookup: Record<string, unknown>, extra: Record<string, unknown> = {}) => {
       const r = safeParseKindOptions(
         httpRequestKind,
@@ -178,14 +212,14 @@ describe("http.request with a lookup", () => {
       );
       return r.ok ? [] : r.issues.map((i) => i.key);
     };
-    expect(issues(SEARCH)).toEqual([]);
-    expect(issues(SEARCH, { probeUrl: "/status/{key}" })).toEqual(["http.targets.t.lookup"]);
-    expect(issues({ ...SEARCH, path: "/tickets/search" })).toEqual(["http.targets.t.lookup.path"]);
-    expect(issues({ ...SEARCH, path: "/../admin?q={key}" })).toEqual([
-      "http.targets.t.lookup.path",
-    ]);
-    expect(issues({ ...SEARCH, match: "tickets" })).toEqual(["http.targets.t.lookup.match"]);
-    expect(issues({ ...SEARCH, keyHeader: "Idempotency-Key" })).toEqual([
+    expect(issues(SEARCH)).toEqual(["http.targets.t.lookup.keyField"]);
+    expect(issues({ ...SEARCH, keyHeader: "X-External-Id" })).toEqual([]);
+    const sends = { ...SEARCH, keyField: "/ticket/external_id" };
+    expect(issues(sends, { probeUrl: "/status/{key}" })).toEqual(["http.targets.t.lookup"]);
+    expect(issues({ ...sends, path: "/tickets/search" })).toEqual(["http.targets.t.lookup.path"]);
+    expect(issues({ ...sends, path: "/../admin?q={key}" })).toEqual(["http.targets.t.lookup.path"]);
+    expect(issues({ ...sends, match: "tickets" })).toEqual(["http.targets.t.lookup.match"]);
+    expect(issues({ ...sends, keyHeader: "Idempotency-Key" })).toEqual([
       "http.targets.t.lookup.keyHeader",
     ]);
   });
@@ -199,5 +233,57 @@ describe("http.request with a probeUrl holding {key}", () => {
     expect((await k.probe(s, "job-6/0")).status).toBe("absent");
     await k.apply(s, "job-6/0");
     expect((await k.probe(s, "job-6/0")).status).toBe("present");
+  });
+});
+
+describe("idem doctor --network on a target with a lookup", () => {
+  const doctor = (svc: TicketService, env: Record<string, string> = {}) => {
+    const options = HttpSectionSchema.parse({
+      targets: {
+        tickets: {
+          baseUrl: `${svc.url}/api`,
+          lookup: { ...SEARCH, keyField: "/ticket/external_id" },
+          headersEnv: { Authorization: "TICKETS_AUTH" },
+        },
+      },
+    });
+    const ctx: DoctorContext<HttpSection> = {
+      options,
+      limits: DEFAULT_KIND_LIMITS,
+      checking: () => {},
+      clock: systemClock,
+      fetch: globalThis.fetch,
+      timeoutMs: 30_000,
+      network: true,
+      env(v) {
+        const value = env[v];
+        if (value === undefined) throw new IdemError("INVALID_CONFIG", `${v} is not set`);
+        return value;
+      },
+    };
+    return (httpRequestKind.doctor as NonNullable<typeof httpRequestKind.doctor>)(ctx);
+  };
+
+  it("passes a lookup that filters, and refuses one whose service answers other keys' items", async () => {
+    await using svc = await startTicketService();
+    svc.token = "s3cret";
+    const env = { TICKETS_AUTH: "Bearer s3cret" };
+    const k = kindOn(
+      svc,
+      {
+        lookup: { ...SEARCH, keyField: "/ticket/external_id" },
+        headersEnv: { Authorization: "TICKETS_AUTH" },
+      },
+      env,
+    );
+    await interpret(k, k.check(create("one")), "job-9/0", Date.now());
+    expect(await doctor(svc, env)).toEqual([]);
+    svc.fuzzy = true;
+    const findings = await doctor(svc, env);
+    expect(findings.map((f) => [f.severity, f.key])).toEqual([
+      ["violation", "http.targets.tickets.lookup.path"],
+    ]);
+    expect(svc.creates()).toBe(1);
+    await k.close();
   });
 });

@@ -175,6 +175,20 @@ describe("sql.exec's options (the config's sql section)", () => {
     expect(one("INSERT INTO t VALUES (?)", "mysql")).toEqual([]);
   });
 
+  it("refuses MySQL's executable comments, which would hide a COMMIT or DDL from these checks", () => {
+    const one = (sql: string, dialect = "mysql") =>
+      paths(target({ dialect, url: `${dialect}://app@db/orders`, statements: { s: { sql } } }));
+    for (const sql of [
+      "/*! CREATE TABLE t (id int) */",
+      "/*!50000 COMMIT */",
+      "INSERT INTO t VALUES (?) /*!, (1) */",
+      "/*M! DROP TABLE orders */ SELECT 1",
+    ])
+      expect(one(sql), sql).toEqual(["targets.db.statements.s.sql"]);
+    expect(one("INSERT /*+ NO_RANGE_OPTIMIZATION(t) */ INTO t VALUES (?) -- note")).toEqual([]);
+    expect(one("/* plain */ INSERT INTO t VALUES (?)")).toEqual([]);
+  });
+
   it("refuses a malformed key table, statement or parameter name, and a parameter declared twice", () => {
     expect(paths(target({ keyTable: "idem effects" }))).toEqual(["targets.db.keyTable"]);
     expect(paths(target({ keyTable: "ops.idem_effects" }))).toEqual([]);

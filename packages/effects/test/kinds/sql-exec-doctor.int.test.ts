@@ -2,6 +2,7 @@
 // it finds, keyed by the config key at fault, and that it changes nothing at the target.
 import { DEFAULT_KIND_LIMITS, type DoctorContext } from "@idem/kit";
 import { IdemError, systemClock } from "@idem/schema";
+import { startPgBouncer } from "@idem/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import { sqlExecKind } from "../../src/kinds/sql-exec/sql-exec-kind.js";
 import type { SqlOptions } from "../../src/kinds/sql-exec/sql-options.js";
@@ -72,6 +73,25 @@ describe.each(["postgres", "mysql"] as const)("sql.exec's doctor on %s", (dialec
     expect(found[2]?.message).toContain("has 2 parameter(s), params declares 1");
   });
 
+  it("changes nothing at the target: a statement holding more is refused, never run", async () => {
+    await using db = await createTestDb(dialect);
+    const statements = {
+      ...statementsOf(dialect),
+      two: {
+        sql: `UPDATE orders SET paid = ${dialect === "postgres" ? "true" : "1"} WHERE id = ${p(dialect, 1)}; INSERT INTO idem_drill (id, note) VALUES (7, 'doctor ran me')`,
+        params: [{ name: "id", type: "integer" }],
+      },
+      bare: { sql: "DELETE FROM idem_drill; INSERT INTO idem_drill (id, note) VALUES (8, 'x')" },
+    };
+    const found = await doctor(sqlOptions(db, { statements }));
+    expect(found.map((f) => [f.severity, f.key])).toEqual([
+      ["violation", "sql.targets.db.statements.two.sql"],
+      ["violation", "sql.targets.db.statements.bare.sql"],
+    ]);
+    expect(await db.count("idem_drill")).toBe(0);
+    expect(await db.count("orders")).toBe(0);
+  });
+
   it("refuses a key table that is not idem's", async () => {
     await using db = await createTestDb(dialect);
     await db.exec("CREATE TABLE idem_effects (id integer)");
@@ -100,6 +120,23 @@ describe.each(["postgres", "mysql"] as const)("sql.exec's doctor on %s", (dialec
     );
     expect(withSecret.map((f) => f.key)).toEqual(["sql.targets.secret"]);
     expect(JSON.stringify(withSecret)).not.toContain("hunter2");
+  });
+});
+
+describe("sql.exec's doctor on postgres through PgBouncer (transaction pooling)", () => {
+  it("finds nothing wrong, names a statement holding two, and changes nothing", async () => {
+    await using db = await createTestDb("postgres");
+    await using bouncer = await startPgBouncer({ serverPort: Number(new URL(db.url).port) });
+    const url = bouncer.through(db.url);
+    const statements = statementsOf("postgres");
+    expect(await doctor({ targets: { db: { dialect: "postgres", url, statements } } })).toEqual([]);
+    const two = {
+      ...statements,
+      two: { sql: "SELECT 1; INSERT INTO idem_drill (id, note) VALUES (9, 'x')" },
+    };
+    const found = await doctor({ targets: { db: { dialect: "postgres", url, statements: two } } });
+    expect(found.map((f) => f.key)).toEqual(["sql.targets.db.statements.two.sql"]);
+    expect(await db.count("idem_drill")).toBe(0);
   });
 });
 

@@ -199,6 +199,20 @@ describe.each(["postgres", "mysql"] as const)("sql.exec on %s", (dialect) => {
     expect(await db.count("agent_effects")).toBe(1);
   });
 
+  it("runs one statement per statement: a configured `...; COMMIT; ...` fails and commits nothing", async () => {
+    const { db, k } = await open({
+      statements: {
+        sneaky: {
+          sql: "INSERT INTO idem_drill (id, note) VALUES (1, 'a'); COMMIT; INSERT INTO idem_drill (id, note) VALUES (2, 'b')",
+        },
+      },
+    });
+    const s = k.check(spec([{ name: "sneaky", params: {} }]));
+    await rejection(interpret(k, s, "job-9/0", Date.now()));
+    expect(await db.count("idem_drill")).toBe(0);
+    expect((await k.probe(s, "job-9/0")).status).toBe("absent");
+  });
+
   it("answers UNAVAILABLE, not an unknown outcome, when the server cannot be reached", async () => {
     const db = {
       dialect,

@@ -14,8 +14,8 @@ export interface Ticket {
 export interface TicketService extends AsyncDisposable {
   readonly url: string;
   readonly tickets: Ticket[];
-  /** Every request, in order: method, URL as sent, the authorization header. */
-  readonly requests: { method: string; url: string; auth: string | undefined }[];
+  /** Every request, in order: method, URL as sent, the authorization header, the body. */
+  readonly requests: { method: string; url: string; auth: string | undefined; body: string }[];
   /** The next create is stored, then its connection destroyed before any answer. */
   dropAfterCreate(): void;
   /** Searches answer every ticket, whatever external_id asks. */
@@ -46,6 +46,7 @@ export async function startTicketService(): Promise<TicketService> {
       method: req.method ?? "",
       url: req.url ?? "",
       auth: req.headers.authorization,
+      body,
     });
     if (state.token !== undefined && req.headers.authorization !== `Bearer ${state.token}`)
       return json(res, 401, { error: "unauthorized" });
@@ -75,6 +76,14 @@ export async function startTicketService(): Promise<TicketService> {
         tickets: state.fuzzy ? tickets : tickets.filter((t) => t.external_id === id),
         count: tickets.length,
       });
+    }
+    const byId = /^\/api\/tickets\/([0-9]+)$/.exec(url.pathname);
+    if (req.method === "PATCH" && byId) {
+      const t = tickets.find((x) => x.id === Number(byId[1]));
+      if (!t) return json(res, 404, { error: "not found" });
+      const b = JSON.parse(body || "{}") as { ticket?: Partial<Ticket> };
+      Object.assign(t, b.ticket ?? {});
+      return json(res, 200, { ticket: t });
     }
     const byExternal = /^\/api\/tickets\/external\/([^/]+)$/.exec(url.pathname);
     if (req.method === "GET" && byExternal) {

@@ -164,7 +164,7 @@ export class GitHubClient {
           body = undefined;
         }
       }
-      return { status: res.status, headers: res.headers, body };
+      return { status: res.status, headers: res.headers, body, sent: [headers.authorization] };
     } catch (e) {
       if (e instanceof IdemError) throw e;
       if (o.create && o.scope !== undefined) this.lost.set(o.scope, this.parts.clock.now());

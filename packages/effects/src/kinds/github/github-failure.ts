@@ -1,21 +1,38 @@
-import { fail, IdemError, retryAfterMs } from "@idem/kit";
+import { fail, IdemError, redactSent, retryAfterMs } from "@idem/kit";
 
 /** An answer of the GitHub REST API: its status, headers and JSON body (undefined when none). */
 export interface GitHubAnswer {
   status: number;
   headers: Headers;
   body: unknown;
+  /** The credentials the request carried (the token, an App's JWT): the answer may echo them. */
+  sent?: readonly (string | undefined)[];
 }
+
+/**
+ * GitHub's tokens by their documented shapes (`ghp_`, `gho_`, `ghu_`, `ghs_`, `ghr_`,
+ * `github_pat_`) and a JWT (an App's): taken out of what GitHub says even when this request did
+ * not send them (a token of another request, quoted back).
+ */
+const TOKEN_SHAPES =
+  /\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+)/g;
 
 /** How long to wait on a secondary rate limit that names no wait: GitHub says at least a minute. */
 const SECONDARY_WAIT_MS = 60_000;
 
 /**
  * GitHub's `message` (and the first entries of a 422's `errors`) as text fit for an error: at most
- * 300 characters, control characters replaced. Bytes from the target are hostile; this text is
- * only ever shown, never parsed. Pure.
+ * 300 characters, control characters replaced, every credential in `sent` (and any string shaped
+ * as a GitHub token) taken out. Bytes from the target are hostile; this text is only ever shown,
+ * never parsed. Pure.
  */
-export function githubMessage(body: unknown): string {
+export function githubMessage(body: unknown, sent: GitHubAnswer["sent"] = []): string {
+  // Redacted whole, then cut: a cut first could leave a token's head.
+  return redactSent(rawMessage(body), sent).replace(TOKEN_SHAPES, "***").slice(0, 300);
+}
+
+/** GitHub's words as it said them: never shown before `githubMessage` took credentials out. */
+function rawMessage(body: unknown): string {
   if (typeof body !== "object" || body === null) return "";
   const b = body as { message?: unknown; errors?: unknown };
   const parts = typeof b.message === "string" ? [b.message] : [];
@@ -29,10 +46,7 @@ export function githubMessage(body: unknown): string {
       }
     }
   }
-  return parts
-    .join("; ")
-    .replace(/[\x00-\x1f\x7f]+/g, " ")
-    .slice(0, 300);
+  return parts.join("; ").replace(/[\x00-\x1f\x7f]+/g, " ");
 }
 
 /** Whether an answer is a rate limit (primary: quota used up; secondary: `retry-after` or said so). */
@@ -67,10 +81,11 @@ export function rateLimitedWait(a: GitHubAnswer, now: number): number {
  * - 409 is TARGET_CONFLICT; 400 and 422 INVALID_INPUT (callers map the 422s they expect first);
  * - 5xx, 408 and anything else is transient: GitHub may answer 502 after it performed a create,
  *   so a transient failure of a create is followed by a probe, never by a blind repeat.
- * `what` says what was asked (`create a pull request on acme/app`). Never names the token.
+ * `what` says what was asked (`create a pull request on acme/app`). Never names the token, even
+ * when GitHub's answer repeats it (`githubMessage`).
  */
 export function githubFailure(a: GitHubAnswer, what: string, now: number): IdemError {
-  const said = githubMessage(a.body);
+  const said = githubMessage(a.body, a.sent);
   const text = `${what}: GitHub answered ${a.status}${said ? ` (${said})` : ""}`;
   const details = { status: a.status };
   if (isRateLimited(a)) {

@@ -1,6 +1,6 @@
 // The declarative probe of an http target (docs/kinds/http.md, "Lookup"): the key kept by the
 // target as an external id, set by idem in the request, found again by a GET the config describes.
-import { absent, IdemError, type ProbeResult, present } from "@idem/kit";
+import { absent, IdemError, type ProbeResult, present, readTextPrefix } from "@idem/kit";
 import type { HttpTarget } from "./http-targets.js";
 
 /** A parsed `http.targets.<alias>.lookup`. */
@@ -91,8 +91,8 @@ export async function readLookup(
     );
   }
   if (res.status !== 200) return undefined;
-  const text = await cappedText(res, MAX_LOOKUP_BYTES);
-  if (text === undefined)
+  const { text, truncated } = await readTextPrefix(res, MAX_LOOKUP_BYTES);
+  if (truncated)
     throw new IdemError(
       "INVALID_CONFIG",
       `${key}: the answer is larger than ${MAX_LOOKUP_BYTES} bytes`,
@@ -107,31 +107,14 @@ export async function readLookup(
   }
 }
 
-/** The body as text, or undefined past `max` bytes (then the rest is not read). */
-async function cappedText(res: Response, max: number): Promise<string | undefined> {
-  if (!res.body) return "";
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel().catch(() => {});
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
-
 /**
  * Whether the answer holds the key where the lookup says: `match` an array whose items (or each
- * item's `field`) include it, or a value equal to it. Only a string equal to the key counts; an
- * answer that merely lists something (a search that also returns other items) never does.
+ * item's `field`) include it, or a value equal to it. Only a string equal to the key counts. An
+ * answer carrying anything else and not the key (other items, another value) is a filter the
+ * service ignores or widens: answering absent there would send the effect twice, so it is refused.
  * @throws IdemError INVALID_CONFIG naming `http.targets.<alias>.lookup.match` when the answer has
- * nothing at `match` (its shape is not what the config says: answering absent would apply twice).
+ * nothing at `match` (its shape is not what the config says), or `...lookup.path` when it holds
+ * items or a value of another key.
  */
 export function lookupResult(
   doc: unknown,
@@ -140,20 +123,29 @@ export function lookupResult(
   alias: string,
 ): ProbeResult {
   const at = resolvePointer(doc, lookup.match);
+  const k = `http.targets.${alias}.lookup`;
   if (at === undefined) {
-    const k = `http.targets.${alias}.lookup.match`;
     throw new IdemError(
       "INVALID_CONFIG",
-      `${k}: the lookup's answer has nothing at ${JSON.stringify(lookup.match)}`,
-      { details: { key: k } },
+      `${k}.match: the lookup's answer has nothing at ${JSON.stringify(lookup.match)}`,
+      { details: { key: `${k}.match` } },
     );
   }
-  if (at === null) return absent({ lookup: "none" });
+  if (at === null || (Array.isArray(at) && at.length === 0)) return absent({ lookup: "none" });
   if (Array.isArray(at)) {
     const i = at.findIndex(
       (item) => (lookup.field === undefined ? item : resolvePointer(item, lookup.field)) === key,
     );
-    return i >= 0 ? present({ lookup: "found", index: i }) : absent({ lookup: "none" });
-  }
-  return at === key ? present({ lookup: "found" }) : absent({ lookup: "none" });
+    if (i >= 0) return present({ lookup: "found", index: i });
+  } else if (at === key) return present({ lookup: "found" });
+  throw unfiltered(k, key);
+}
+
+/** The lookup answered something, none of it the key: the service does not filter by it. */
+export function unfiltered(k: string, key: string): IdemError {
+  return new IdemError(
+    "INVALID_CONFIG",
+    `${k}.path: the lookup for ${JSON.stringify(key)} answered items that do not carry it: the service ignores or widens the filter, and absent could not be told from another item (use a filter by exact external id)`,
+    { details: { key: `${k}.path` } },
+  );
 }

@@ -1,4 +1,11 @@
-import { aliasOf, IdemError, type ProbeResult, unsafeUrlPath } from "@idem/kit";
+import {
+  aliasOf,
+  IdemError,
+  type ProbeResult,
+  readTextPrefix,
+  redactSent,
+  unsafeUrlPath,
+} from "@idem/kit";
 import { checkHeaders, checkKey, refuse } from "../../sandbox.js";
 import { keyFieldProblem, lookupResult, readLookup, withKeyField } from "./http-lookup.js";
 import type { HttpSection, HttpTarget } from "./http-targets.js";
@@ -11,19 +18,22 @@ export interface HttpRequester {
 }
 
 /**
+ * Whether a request creates, and so carries the key where a target's lookup finds it: a POST. The
+ * key is written on no other method (a PATCH or PUT carrying it would overwrite the external id
+ * of the item it changes, and the create's probe would then answer absent), so a lookup probes
+ * only a POST; any other request to the target is as on a target without one.
+ */
+export const createsWithKey = (spec: HttpRequestSpec): boolean => spec.method === "POST";
+
+/**
  * What a target's lookup and headersEnv ask of a spec, checked before record and again at apply:
- * a body that can carry the key at `keyField` (not GET, an object, no value there of the agent's
- * own), and no header of the agent's that the config or the lookup sets.
- * @throws IdemError SANDBOX_VIOLATION naming `method`, `body` or `headers.<name>`.
+ * a create's body can carry the key at `keyField` (an object, no value there of the agent's own),
+ * and no header of the agent's is one the config or the lookup sets.
+ * @throws IdemError SANDBOX_VIOLATION naming `body` or `headers.<name>`.
  */
 export function checkLookupSpec(spec: HttpRequestSpec, t: HttpTarget): void {
   const keyField = t.lookup?.keyField;
-  if (keyField !== undefined) {
-    if (spec.method === "GET")
-      refuse(
-        "method",
-        `GET sends no body, and the target keeps the effect key at ${keyField} of it`,
-      );
+  if (keyField !== undefined && createsWithKey(spec)) {
     const why = keyFieldProblem(spec.body, keyField);
     if (why) refuse("body", why);
   }
@@ -117,9 +127,30 @@ function notSendable(e: unknown): IdemError {
   });
 }
 
-/** Maps a non-2xx response status. */
+/** The most of an answer's body kept in an effect's result (characters). */
+const SHOWN_CHARS = 4096;
+/** The most of an answer's body read (bytes): the rest is never read, whatever its size. */
+const SHOWN_BYTES = 4 * SHOWN_CHARS;
+/** The most of a failed answer's body kept in the error's details (characters). */
+const ERROR_CHARS = 512;
+
+/**
+ * The start of an answer's body, streamed (at most SHOWN_BYTES read, the rest cancelled), with
+ * every credential sent in the request taken out: the target may echo them.
+ */
+async function shownBody(res: Response, sent: readonly string[], chars: number): Promise<string> {
+  const { text, truncated } = await readTextPrefix(res, SHOWN_BYTES);
+  const clean = redactSent(text, sent);
+  return truncated || clean.length > chars ? `${clean.slice(0, chars)}…` : clean;
+}
+
+/** The start of a failed answer's body for its error: the same, never failing. */
+const errorBody = (res: Response, sent: readonly string[]): Promise<string> =>
+  shownBody(res, sent, ERROR_CHARS).catch(() => "");
+
+/** Maps a non-2xx response status; `body` is already bounded and redacted. */
 function statusError(status: number, url: URL, body: string): IdemError {
-  const details = { status, url: url.href, body: body.slice(0, 512) };
+  const details = { status, url: url.href, body };
   if (status === 429)
     return new IdemError("UNAVAILABLE", `${url.href} answered 429 (rate limited)`, { details });
   if (status === 409) {
@@ -229,11 +260,18 @@ export function createHttpRequestHandler(
     const t = targetOf(spec.target);
     requestUrl(t, spec.path);
     if (t.lookup) {
+      if (!createsWithKey(spec))
+        throw new IdemError(
+          "INVALID_STATE",
+          `http target "${spec.target}" looks up creates (POST) only, not ${spec.method}`,
+        );
       const url = keyedUrl(t, t.lookup.path, key);
-      const res = await probeGet(t, url, configHeaders(t, env));
+      const headers = configHeaders(t, env);
+      const res = await probeGet(t, url, headers);
       const read = await readLookup(res, t.lookup, spec.target);
       if (read === "not-found") return { status: "absent", detail: { lookup: "not-found" } };
-      if (read === undefined) throw statusError(res.status, url, await res.text().catch(() => ""));
+      if (read === undefined)
+        throw statusError(res.status, url, await errorBody(res, Object.values(headers)));
       return lookupResult(read.found, t.lookup, key, spec.target);
     }
     if (t.probeUrl === null)
@@ -241,11 +279,15 @@ export function createHttpRequestHandler(
     const url = /^https?:\/\//.test(t.probeUrl)
       ? new URL(t.probeUrl.replaceAll("{key}", encodeURIComponent(key)))
       : keyedUrl(t, t.probeUrl, key);
-    const res = await probeGet(t, url, { ...configHeaders(t, env), "Idempotency-Key": key });
-    const body = await res.text().catch(() => "");
-    if (res.status === 200) return { status: "present", detail: { status: 200 } };
-    if (res.status === 404) return { status: "absent", detail: { status: 404 } };
-    throw statusError(res.status, url, body);
+    const headers = configHeaders(t, env);
+    const res = await probeGet(t, url, { ...headers, "Idempotency-Key": key });
+    if (res.status === 200 || res.status === 404) {
+      await res.body?.cancel().catch(() => {});
+      return res.status === 200
+        ? { status: "present", detail: { status: 200 } }
+        : { status: "absent", detail: { status: 404 } };
+    }
+    throw statusError(res.status, url, await errorBody(res, Object.values(headers)));
   };
   return {
     probe,
@@ -254,9 +296,9 @@ export function createHttpRequestHandler(
       const t = targetOf(spec.target);
       const url = requestUrl(t, spec.path);
       checkHeaders(spec.headers, false);
-      const lookup = t.lookup;
+      const lookup = t.lookup && createsWithKey(spec) ? t.lookup : undefined;
+      checkLookupSpec(spec, t);
       if (lookup) {
-        checkLookupSpec(spec, t);
         // Without a probe of its own caller's, a target that can be asked is asked first.
         if (!probed) {
           const p = await probe(spec, key);
@@ -270,25 +312,23 @@ export function createHttpRequestHandler(
         "Idempotency-Key": key,
       };
       let body: string | undefined;
-      const sent =
-        lookup?.keyField && spec.method !== "GET"
-          ? withKeyField(spec.body, lookup.keyField, key)
-          : spec.body;
+      const sent = lookup?.keyField ? withKeyField(spec.body, lookup.keyField, key) : spec.body;
       if (sent !== undefined && spec.method !== "GET") {
         body = JSON.stringify(sent);
         if (!Object.keys(headers).some((h) => h.toLowerCase() === "content-type"))
           headers["Content-Type"] = "application/json";
       }
       const res = await send(t, url, { method: spec.method, headers, body });
+      const credentials = Object.values(configHeaders(t, env));
       let text: string;
       try {
-        text = await res.text();
+        text = await shownBody(res, credentials, res.ok ? SHOWN_CHARS : ERROR_CHARS);
       } catch (e) {
         if (res.ok) return { status: res.status, body: null };
         throw fetchError(e, t, url, false);
       }
       if (!res.ok) throw statusError(res.status, url, text);
-      return { status: res.status, body: text.length <= 4096 ? text : `${text.slice(0, 4096)}…` };
+      return { status: res.status, body: text };
     },
   };
 }

@@ -4,6 +4,7 @@ import { httpRequestDoctor } from "./http-request-doctor.js";
 import {
   checkLookupSpec,
   createHttpRequestHandler,
+  createsWithKey,
   type HttpRequester,
   requestUrl,
 } from "./http-request-effect.js";
@@ -45,7 +46,9 @@ export const httpRequestKind = defineEffectKind<HttpRequestSpec, HttpSection, Ht
   describe: (spec) => `${spec.target}: ${spec.method} ${spec.path}`,
   probeable: (spec, ctx) => {
     const t = aliasOf(ctx.options.targets, spec.target);
-    return t !== undefined && (t.probeUrl !== null || t.lookup !== undefined);
+    return (
+      t !== undefined && (t.probeUrl !== null || (t.lookup !== undefined && createsWithKey(spec)))
+    );
   },
   targetDedup: (spec, ctx) => aliasOf(ctx.options.targets, spec.target)?.idempotencyKeys === true,
   open: (ctx) => createHttpRequestHandler(ctx.options, ctx.fetch, (v) => ctx.env(v)),

@@ -34,33 +34,45 @@ const OWN_HEADERS = [
  * the external id (`keyField` in the JSON body, or `keyHeader`); the probe GETs `path` with
  * `{key}` replaced by the percent-encoded key and looks for the key at `match` in the JSON answer.
  */
-export const HttpLookupSchema = z.strictObject({
-  /** A path under baseUrl (a query string too) holding `{key}`. */
-  path: z
-    .string()
-    .min(1)
-    .max(2048)
-    .refine((p) => p.includes("{key}"), "must hold {key}")
-    .refine(
-      (p) => unsafeUrlPath(p.replaceAll("{key}", "k")) === undefined,
-      "must be a path under the target's baseUrl",
-    ),
-  /**
-   * Whether a 404 answers absent (a lookup by id: `/tickets/external/{key}`). Default false: a
-   * search answers 200 with none found, and a 404 there means the path is wrong.
-   */
-  absentOn404: z.boolean().default(false),
-  /** Where in the answer: an array (its items, or each item's `field`, compared) or one value. */
-  match: jsonPointer,
-  /** In each item of the array `match` points at, where the key is (default: the item itself). */
-  field: jsonPointer.optional(),
-  /** Where idem sets the key in the request's JSON body (an object; parents made as needed). */
-  keyField: jsonPointer.refine((p) => p !== "", "must point inside the body").optional(),
-  /** A header idem sends the key in. */
-  keyHeader: headerName
-    .refine((h) => !OWN_HEADERS.includes(h.toLowerCase()), "is a header idem sets itself")
-    .optional(),
-});
+export const HttpLookupSchema = z
+  .strictObject({
+    /** A path under baseUrl (a query string too) holding `{key}`. */
+    path: z
+      .string()
+      .min(1)
+      .max(2048)
+      .refine((p) => p.includes("{key}"), "must hold {key}")
+      .refine(
+        (p) => unsafeUrlPath(p.replaceAll("{key}", "k")) === undefined,
+        "must be a path under the target's baseUrl",
+      ),
+    /**
+     * Whether a 404 answers absent (a lookup by id: `/tickets/external/{key}`). Default false: a
+     * search answers 200 with none found, and a 404 there means the path is wrong.
+     */
+    absentOn404: z.boolean().default(false),
+    /** Where in the answer: an array (its items, or each item's `field`, compared) or one value. */
+    match: jsonPointer,
+    /** In each item of the array `match` points at, where the key is (default: the item itself). */
+    field: jsonPointer.optional(),
+    /** Where idem sets the key in the request's JSON body (an object; parents made as needed). */
+    keyField: jsonPointer.refine((p) => p !== "", "must point inside the body").optional(),
+    /** A header idem sends the key in. */
+    keyHeader: headerName
+      .refine((h) => !OWN_HEADERS.includes(h.toLowerCase()), "is a header idem sets itself")
+      .optional(),
+  })
+  .superRefine((l, ctx) => {
+    // Without either, the key never reaches the service: the lookup could never find the effect,
+    // and a crash after sending would post it again where it was otherwise left uncertain.
+    if (l.keyField === undefined && l.keyHeader === undefined)
+      ctx.addIssue({
+        code: "custom",
+        path: ["keyField"],
+        message:
+          "give keyField or keyHeader: the create must carry the key where the lookup finds it",
+      });
+  });
 /** A parsed `http.targets.<alias>.lookup`. */
 export type HttpLookup = z.infer<typeof HttpLookupSchema>;
 

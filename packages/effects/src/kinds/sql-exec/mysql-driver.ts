@@ -116,6 +116,9 @@ export async function openMysql(o: SqlConnectOptions): Promise<SqlDriver> {
       }
       return {
         query: (sql, values = []) => run(conn, sql, values),
+        begin: async () => {
+          await run(conn, "START TRANSACTION", []);
+        },
         async parameterCount(sql) {
           const stmt = await conn.prepare(sql);
           const n = (stmt as unknown as { statement: { parameters: unknown[] } }).statement

@@ -49,9 +49,20 @@ export function classifyPostgres(e: unknown): SqlFailureKind {
 let loaded: typeof pg | undefined;
 
 /**
- * A pool of connections to a PostgreSQL target: sessions in UTC, each statement bounded at the
- * server (`statement_timeout`, a lock wait included) and at the client (twice that, then the
- * connection is dropped). Loads pg on the first call.
+ * One statement over the extended protocol (Parse, Bind, Execute), parameters or none: the server
+ * refuses a text holding several (`...; COMMIT; ...` fails rather than ends idem's transaction),
+ * which the simple protocol, pg's choice for a query without values, would run one after another.
+ */
+const extended = (text: string, values: readonly unknown[] = []): pg.QueryConfig =>
+  // pg reads queryMode (8.11+); @types/pg does not name it yet.
+  ({ text, values: [...values], queryMode: "extended" }) as pg.QueryConfig;
+
+/**
+ * A pool of connections to a PostgreSQL target, fit for PgBouncer in transaction pooling: no
+ * startup parameter but `application_name` (PgBouncer refuses others), no session state; each
+ * transaction sets its own `statement_timeout` (a lock wait included) and UTC with SET LOCAL, and
+ * the client drops a connection after twice that. Every statement goes over the extended protocol
+ * (`extended`). Loads pg on the first call.
  */
 export async function openPostgres(o: SqlConnectOptions): Promise<SqlDriver> {
   loaded ??= (await import("pg")).default;
@@ -59,39 +70,66 @@ export async function openPostgres(o: SqlConnectOptions): Promise<SqlDriver> {
     connectionString: o.url,
     max: o.poolSize,
     connectionTimeoutMillis: o.timeoutMs,
-    statement_timeout: o.timeoutMs,
     query_timeout: 2 * o.timeoutMs,
     idleTimeoutMillis: 30_000,
     allowExitOnIdle: true,
     application_name: "idem",
-    options: "-c TimeZone=UTC",
     keepAlive: true,
   });
   // An idle connection losing its server is told here; the next checkout connects again.
   pool.on("error", () => {});
   const asResult = (r: pg.QueryResult) => ({ rows: r.rows, rowCount: r.rowCount ?? 0 });
+  const begin = async (client: pg.PoolClient, mode = "") => {
+    await client.query(extended(`BEGIN${mode}`));
+    await client.query(extended(`SET LOCAL statement_timeout = ${Math.trunc(o.timeoutMs)}`));
+    await client.query(extended("SET LOCAL TimeZone = 'UTC'"));
+  };
   return {
     dialect: "postgres",
     async session(): Promise<SqlSession> {
       const client = await pool.connect();
+      const query = async (sql: string, values: readonly unknown[] = []) =>
+        asResult(await client.query(extended(sql, values)));
       return {
-        query: async (sql, values = []) => asResult(await client.query(sql, [...values])),
+        query,
+        begin: () => begin(client),
         async parameterCount(sql) {
-          await client.query(`PREPARE idem_doctor AS ${sql}`);
+          // Parsed as one PREPARE inside a transaction rolled back: described, never run.
+          await begin(client, " READ ONLY");
           try {
-            const r = await client.query<{ n: number | null }>(
+            await query(`PREPARE idem_doctor AS ${sql}`);
+            const r = await query(
               "SELECT cardinality(parameter_types) AS n FROM pg_prepared_statements WHERE name = 'idem_doctor'",
             );
-            return r.rows[0]?.n ?? 0;
+            await query("DEALLOCATE idem_doctor");
+            return Number(r.rows[0]?.n ?? 0);
           } finally {
-            await client.query("DEALLOCATE idem_doctor");
+            await query("ROLLBACK");
           }
         },
         release: (broken) =>
           client.release(broken ? new Error("sql.exec: connection dropped") : undefined),
       };
     },
-    query: async (sql, values = []) => asResult(await pool.query(sql, [...values])),
+    // One statement in a transaction of its own (a probe, a scan, the key table's creation),
+    // bounded as any.
+    async query(sql, values = []) {
+      const client = await pool.connect();
+      let broken = false;
+      try {
+        await begin(client);
+        const r = asResult(await client.query(extended(sql, values)));
+        await client.query(extended("COMMIT"));
+        return r;
+      } catch (e) {
+        await client.query(extended("ROLLBACK")).catch(() => {
+          broken = true;
+        });
+        throw e;
+      } finally {
+        client.release(broken ? new Error("sql.exec: connection dropped") : undefined);
+      }
+    },
     classify: classifyPostgres,
     codeOf: (e) => sqlState(e) ?? ((e as { code?: unknown } | null)?.code as string | undefined),
     end: () => pool.end(),

@@ -15,6 +15,8 @@ export interface SqlResult {
 export interface SqlSession {
   /** One statement with bound parameters (never interpolated into the SQL). */
   query(sql: string, values?: readonly unknown[]): Promise<SqlResult>;
+  /** Starts a transaction, bounded by the target's timeout, in UTC. */
+  begin(): Promise<void>;
   /** The number of parameters the server finds in `sql`: prepared and described, never run. */
   parameterCount(sql: string): Promise<number>;
   /** Back to the pool; `broken`: closed instead (its transaction state is unknown). */
@@ -62,7 +64,6 @@ export interface SqlConnectOptions {
 
 /** The statements sql.exec runs on idem's key table, in one dialect. */
 export interface KeyTableSql {
-  begin: string;
   create: string;
   /** Reads the table's columns and nothing else: fails when it is missing or not idem's. */
   shape: string;
@@ -89,7 +90,6 @@ export function keyTableSql(dialect: SqlDialect, table: string): KeyTableSql {
   const t = quoteTable(dialect, table);
   if (dialect === "postgres")
     return {
-      begin: "BEGIN",
       create: `CREATE TABLE IF NOT EXISTS ${t} (effect_key varchar(256) PRIMARY KEY, applied_at timestamptz NOT NULL)`,
       shape: `SELECT effect_key, applied_at FROM ${t} WHERE false`,
       insert: `INSERT INTO ${t} (effect_key, applied_at) VALUES ($1, $2)`,
@@ -97,7 +97,6 @@ export function keyTableSql(dialect: SqlDialect, table: string): KeyTableSql {
       selectAll: `SELECT effect_key FROM ${t}`,
     };
   return {
-    begin: "START TRANSACTION",
     create: `CREATE TABLE IF NOT EXISTS ${t} (effect_key VARCHAR(256) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY, applied_at DATETIME(3) NOT NULL) ENGINE=InnoDB`,
     shape: `SELECT effect_key, applied_at FROM ${t} WHERE 1 = 0`,
     insert: `INSERT INTO ${t} (effect_key, applied_at) VALUES (?, ?)`,

@@ -55,9 +55,11 @@ const MYSQL_IMPLICIT_COMMIT = new Set([
 /**
  * Why a configured statement cannot run inside idem's transaction, or undefined: one that controls
  * the transaction, changes the session of a pooled connection (SET), or, in MySQL and MariaDB,
- * commits implicitly (DDL and the like).
+ * commits implicitly (DDL and the like) or holds an executable comment (which would hide either).
  */
 export function statementProblem(sql: string, dialect: "postgres" | "mysql"): string | undefined {
+  if (dialect === "mysql" && /\/\*M?!/.test(sql))
+    return "may not hold an executable comment (/*! ... */ or /*M! ... */): MySQL and MariaDB run what it holds, which no check here sees";
   const word = firstKeyword(sql);
   if (TRANSACTION_CONTROL.has(word)) return `may not control the transaction (${word}): idem does`;
   if (word === "SET") return "may not SET: it would change a pooled connection's session";

@@ -81,7 +81,7 @@ export async function applyStatements(
     });
   };
   try {
-    await session.query(t.keys.begin);
+    await session.begin();
     const appliedAt = storedTime(t.driver.dialect, now);
     try {
       await session.query(t.keys.insert, [key, appliedAt]);
