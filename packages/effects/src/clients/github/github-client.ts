@@ -1,6 +1,6 @@
 import { type Clock, fail, IdemError, type OpenContext, readCappedText, sleepOn } from "@idem/kit";
 import type { GitHubOptions, GitHubRepo } from "../../kinds/github/github-options.js";
-import { RateWaits } from "../../kinds/rate-waits.js";
+import { RateWaits } from "../rate-waits.js";
 import { type GitHubCredentials, githubCredentials } from "./github-credentials.js";
 import {
   type GitHubAnswer,
