@@ -41,7 +41,6 @@ export const LONG_FUNCTIONS_TODAY: readonly { file: string; name: string; why: s
     "packages/nats/src/jetstream-publish-transport.ts createJetStreamPublishTransport",
     "packages/effects/src/create-effects.ts createEffects",
     "packages/client/src/create-client.ts createClient",
-    "packages/effects/src/kinds/http-request/http-request-effect.ts createHttpRequestHandler",
     "packages/testing/src/openapi-check.ts createOpenApiChecker",
     "packages/testing/src/postgres.ts startPostgres",
     "packages/testing/src/github/github-stand-in.ts startGitHubStandIn",

@@ -11,7 +11,7 @@
 // inflates fsyncs and process starts unevenly between the sides.
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
+import { cpus, loadavg, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { QUICK, ROUNDS } from "./lib/measure.mjs";
@@ -49,6 +49,7 @@ const machine = [
     : "page cache not droppable here (no root): no cold rows",
 ];
 
+const loadAtStart = loadavg();
 const reports = [];
 for (const f of files) {
   process.stderr.write(`bench: ${f}\n`);
@@ -68,6 +69,10 @@ for (const f of files) {
   reports.push(JSON.parse(r.stdout.slice(r.stdout.indexOf("{"))));
 }
 
+const loads = (l) => l.map((x) => x.toFixed(1)).join(", ");
+machine.push(
+  `load average (1, 5, 15 min): ${loads(loadAtStart)} at the start, ${loads(loadavg())} at the end (2 cores shared with other work: the ratios within a round are what count)`,
+);
 const cell = (x) => (x === null || x === undefined ? "" : String(x));
 const ratioCell = (x) => (x.ratio === null ? "" : `**${x.ratio}**`);
 const rangeCell = (x) => (x.ratio === null ? "" : `${x.ratioMin} – ${x.ratioMax}`);

@@ -28,7 +28,10 @@ interface Audit {
 }
 interface Results {
   rates: Record<string, (number | null)[]>;
-  details: Record<string, { error: string | null; audit: Audit; state: { settled: number } }[]>;
+  details: Record<
+    string,
+    { error: string | null; audit: Audit; state: { settled: number }; cpuPerJobMs: number | null }[]
+  >;
   crash: Record<string, { error: string | null; kills: number; audit: Audit; state: object }>;
 }
 
@@ -73,9 +76,13 @@ describe(`the peers harness, ${N} jobs a system`, PEERS, () => {
       "idem-postgres",
       "idem-sqlite-command",
       "dbos-git",
+      "dbos-git-tuned",
       "dbos-iso",
+      "dbos-iso-tuned",
       "restate-git",
+      "restate-git-tuned",
       "restate-iso",
+      "restate-iso-tuned",
       "plain",
     ]);
     for (const name of systems) {
@@ -85,9 +92,16 @@ describe(`the peers harness, ${N} jobs a system`, PEERS, () => {
       // Without kills every system makes one commit per job, each holding its own file.
       expect(first?.audit, name).toMatchObject({ duplicates: [], missing: [], foreign: [] });
       expect(first?.audit.fsck, name).toBe("ok");
+      // Every system's CPU per job is read (from /proc; 3 jobs may take less than a clock tick).
+      expect(typeof first?.cpuPerJobMs, name).toBe("number");
     }
-    expect(Object.keys(r.crash)).toEqual(systems.filter((s) => s !== "plain"));
-    for (const name of ["idem-sqlite", "idem-postgres", "idem-sqlite-command"]) {
+    // The crash run: idem, and each peer at its tuned setting.
+    expect(Object.keys(r.crash)).toEqual([
+      "idem-sqlite",
+      "idem-postgres",
+      ...systems.filter((s) => s.endsWith("-tuned")),
+    ]);
+    for (const name of ["idem-sqlite", "idem-postgres"]) {
       const c = r.crash[name];
       expect(c?.error, name).toBeNull();
       expect(c?.kills, name).toBe(1);
@@ -97,7 +111,9 @@ describe(`the peers harness, ${N} jobs a system`, PEERS, () => {
     expect(text.startsWith("# Benchmarks\n\nthe rest of the page\n")).toBe(true);
     expect(peersSection(text)).toContain("| idem, SQLite journal |");
     expect(peersSection(text)).toContain("| idem, SQLite journal, command agent |");
-    // Eight systems, each started afresh twice (a PostgreSQL, a Restate server): 2-3 minutes on a
+    expect(peersSection(text)).toContain("| DBOS, git command, minPollingIntervalMs 50 |");
+    expect(peersSection(text)).toContain("| peer at its best");
+    // Twelve systems, each started afresh twice (a PostgreSQL, a Restate server): 2-3 minutes on a
     // quiet machine, more than vitest's 5 when CI shares it.
   }, 900_000);
 });

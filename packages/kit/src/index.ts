@@ -113,7 +113,8 @@ export {
 //   `aliases`, `supersedeKey`, `describe`; the spec parts `AliasSchema`, `RelativePathSchema`,
 //   `HeadersSchema`, `JsonValueSchema`.
 // - Interpret (probe, then apply): `open` with `OpenContext`, `ProbeCall`, `ApplyCall`,
-//   `present`, `absent`, `conflict`, `fail.*`, `retryAfterMs`, the key marker
+//   `present`, `absent`, `conflict`, `fail.*`, `retryAfterMs`, the capped reads
+//   (`readCappedText`, `readTextPrefix`) and `redactSent`, the key marker
 //   (`withKeyMarker`, `hasKeyMarker`, `refuseKeyMarkers`), `probeBatch`, `scan`, `faultPoints`.
 // - Operate (`idem doctor`, `idem status`): `doctor` with `DoctorContext`, `locks`.
 // - Test: `openKind`, `createKindHost`, `samples`, and `drillKind` of `@idem/kit/drill`.

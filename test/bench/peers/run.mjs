@@ -18,7 +18,7 @@
 // --no-install. PostgreSQL: a disposable server of the bench's own (packages/testing), fsync on.
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, tmpdir, totalmem } from "node:os";
+import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { postgresBinDir, startPostgres } from "@idem/testing";
@@ -46,6 +46,9 @@ const { values: opt } = parseArgs({
     "stall-s": { type: "string", default: "120" },
     "idem-stall-s": { type: "string", default: "360" },
     "idem-lease-ms": { type: "string" },
+    "dbos-poll-ms": { type: "string", default: "50" },
+    "restate-partitions": { type: "string", default: "1" },
+    crash: { type: "string" },
     "skip-crash": { type: "boolean", default: false },
     "skip-throughput": { type: "boolean", default: false },
     out: { type: "string", default: join(ROOT, "BENCHMARKS.md") },
@@ -62,6 +65,11 @@ const KILLS = Number(opt.kills);
 const SEED = Number(opt.seed ?? Math.floor(Math.random() * 2 ** 31));
 const CONCURRENCY = Number(opt.concurrency);
 const LEASE_MS = opt["idem-lease-ms"] === undefined ? undefined : Number(opt["idem-lease-ms"]);
+/** The peers' tuned settings (each beside its default): DBOS's queue polling, Restate's invoker. */
+const TUNED = {
+  dbosPollMs: Number(opt["dbos-poll-ms"]),
+  restateInvoker: { partitions: Number(opt["restate-partitions"]), limit: CONCURRENCY },
+};
 const log = (m) => process.stderr.write(`peers: ${m}\n`);
 
 const ALL = [
@@ -69,13 +77,22 @@ const ALL = [
   "idem-postgres",
   "idem-sqlite-command",
   "dbos-git",
+  "dbos-git-tuned",
   "dbos-iso",
+  "dbos-iso-tuned",
   "restate-git",
+  "restate-git-tuned",
   "restate-iso",
+  "restate-iso-tuned",
   "plain",
 ];
 const sides = opt.only ? opt.only.split(",") : ALL;
 for (const s of sides) if (!ALL.includes(s)) throw new Error(`--only: unknown system ${s}`);
+/** The crash run: idem and each peer at its tuned setting (the crash path does not depend on it). */
+const CRASH_DEFAULT = ["idem-sqlite", "idem-postgres", ...ALL.filter((s) => s.endsWith("-tuned"))];
+const crashSides = (opt.crash ? opt.crash.split(",") : CRASH_DEFAULT).filter((s) =>
+  sides.includes(s),
+);
 
 const STARTED = new Date().toISOString();
 // The commit the run builds and measures (a commit made while it runs is not in its figures).
@@ -102,6 +119,20 @@ const pg = await startPostgres();
 let dbs = 0;
 /** A fresh database on the bench's server for one run. */
 const database = (tag) => pg.createDatabase(`${tag.replace(/-/g, "_")}_${++dbs}`);
+const pgPid = () => pg.pid;
+const dbos = async (dir, random, commit, pollMs) =>
+  dbosSystem({
+    dir,
+    commit,
+    pgUrl: await database("dbos"),
+    concurrency: CONCURRENCY,
+    logFile,
+    random,
+    pollMs,
+    pgPid,
+  });
+const restate = (dir, random, commit, invoker) =>
+  restateSystem({ dir, commit, concurrency: CONCURRENCY, logFile, random, invoker });
 
 /** name -> (run folder, random) -> a system */
 const make = {
@@ -115,31 +146,19 @@ const make = {
       logFile,
       random,
       leaseMs: LEASE_MS,
+      pgPid,
     }),
   "idem-sqlite-command": async (dir, random) =>
     idemSystem({ dir, journal: "sqlite", logFile, random, leaseMs: LEASE_MS, agent: "command" }),
-  "dbos-git": async (dir, random) =>
-    dbosSystem({
-      dir,
-      commit: "git",
-      pgUrl: await database("dbos"),
-      concurrency: CONCURRENCY,
-      logFile,
-      random,
-    }),
-  "dbos-iso": async (dir, random) =>
-    dbosSystem({
-      dir,
-      commit: "isomorphic-git",
-      pgUrl: await database("dbos"),
-      concurrency: CONCURRENCY,
-      logFile,
-      random,
-    }),
-  "restate-git": async (dir, random) =>
-    restateSystem({ dir, commit: "git", concurrency: CONCURRENCY, logFile, random }),
-  "restate-iso": async (dir, random) =>
-    restateSystem({ dir, commit: "isomorphic-git", concurrency: CONCURRENCY, logFile, random }),
+  "dbos-git": (dir, random) => dbos(dir, random, "git"),
+  "dbos-git-tuned": (dir, random) => dbos(dir, random, "git", TUNED.dbosPollMs),
+  "dbos-iso": (dir, random) => dbos(dir, random, "isomorphic-git"),
+  "dbos-iso-tuned": (dir, random) => dbos(dir, random, "isomorphic-git", TUNED.dbosPollMs),
+  "restate-git": async (dir, random) => restate(dir, random, "git"),
+  "restate-git-tuned": async (dir, random) => restate(dir, random, "git", TUNED.restateInvoker),
+  "restate-iso": async (dir, random) => restate(dir, random, "isomorphic-git"),
+  "restate-iso-tuned": async (dir, random) =>
+    restate(dir, random, "isomorphic-git", TUNED.restateInvoker),
   plain: async (dir) => plainSystem({ dir, logFile }),
 };
 let runs = 0;
@@ -150,6 +169,8 @@ const runDir = (name) => {
 };
 
 const labels = {};
+/** The 1-minute load average as each throughput run starts (the machine is shared). */
+const loadAverages = [];
 const details = Object.fromEntries(sides.map((s) => [s, []]));
 let rates = {};
 try {
@@ -161,6 +182,7 @@ try {
         sides.map((name) => [
           name,
           async () => {
+            loadAverages.push(loadavg()[0]);
             const sys = await make[name](runDir(name), random);
             labels[name] = sys.label;
             const r = await throughputRun(sys, { n: N });
@@ -177,7 +199,7 @@ try {
   }
   const crash = {};
   if (!opt["skip-crash"]) {
-    for (const name of sides.filter((s) => s !== "plain")) {
+    for (const name of crashSides) {
       const random = rng(SEED + crashSeedOffset(name));
       const sys = await make[name](runDir(`crash-${name}`), random);
       labels[name] = sys.label;
@@ -197,6 +219,8 @@ try {
     concurrency: CONCURRENCY,
     stall: `${opt["idem-stall-s"]} s for idem, ${opt["stall-s"]} s for the peers`,
     idem: { ...IDEM_SETTINGS, leaseMs: LEASE_MS ?? null },
+    tuned: TUNED,
+    load: loadAverages,
     versions: installed.versions,
     labels,
     rates,

@@ -4,6 +4,7 @@
 // audited and the system's own final state read. The crash run does the same with SIGKILLs of the
 // system's worker processes at random moments, then waits until every job has settled.
 
+import { treeCpuSeconds } from "./cpu.mjs";
 import { sleep, waitFor } from "./procs.mjs";
 import { auditRepo, commitCount, jobId, jobIds } from "./workload.mjs";
 
@@ -48,7 +49,25 @@ async function settle(sys, total, stallMs, everyMs = 1000) {
 }
 
 /**
- * A timed run of `n` jobs through `sys`.
+ * The CPU seconds `sys` has used so far: its processes' trees (sys.cpuRoots(): the PIDs it started,
+ * the bench's PostgreSQL server for a system whose state is there) plus its short processes that
+ * have ended (sys.cpuCounted()). Null for a system that does not say.
+ */
+function cpuNow(sys) {
+  if (!sys.cpuRoots) return null;
+  return treeCpuSeconds(sys.cpuRoots()) + (sys.cpuCounted?.() ?? 0);
+}
+
+/** The CPU seconds of each of `sys`'s named parts (sys.cpuParts(): name -> PIDs), if it names them. */
+function cpuPartsNow(sys) {
+  if (!sys.cpuParts) return null;
+  const parts = Object.entries(sys.cpuParts()).map(([k, pids]) => [k, treeCpuSeconds(pids)]);
+  return Object.fromEntries([...parts, ["submission", sys.cpuCounted?.() ?? 0]]);
+}
+
+/**
+ * A timed run of `n` jobs through `sys`; `cpuPerJobMs` is the CPU its processes used from the start
+ * of the submission until the last commit, over `n`.
  * @returns {Promise<{ rate: number | null, seconds: number | null, audit: object, state: object,
  *   inflightMax: number | null, error: string | null }>}
  */
@@ -57,6 +76,8 @@ export async function throughputRun(sys, { n, stallMs = 60_000 }) {
   try {
     await warmUp(sys);
     const target = n + 2; // the seed and the warm-up commits
+    const cpu0 = cpuNow(sys);
+    const parts0 = cpuPartsNow(sys);
     const t0 = now();
     let submitError = null;
     const submitting = sys.submit(ids).catch((e) => {
@@ -75,11 +96,21 @@ export async function throughputRun(sys, { n, stallMs = 60_000 }) {
     }
     const seconds = (now() - t0) / 1000;
     await submitting;
+    const cpu1 = cpuNow(sys);
+    const cpuPerJobMs = cpu0 === null || cpu1 === null ? null : (1000 * (cpu1 - cpu0)) / n;
+    const parts1 = cpuPartsNow(sys);
+    const cpuPartsMs = parts0
+      ? Object.fromEntries(
+          Object.keys(parts0).map((k) => [k, (1000 * (parts1[k] - parts0[k])) / n]),
+        )
+      : null;
     const audit = await auditRepo(sys.repo, ids);
     const { state } = await settle(sys, n + 1, 30_000, 250);
     return {
       rate: n / seconds,
       seconds,
+      cpuPerJobMs,
+      cpuPartsMs,
       audit,
       state,
       inflightMax: sys.inflightMax?.() ?? null,
@@ -89,6 +120,7 @@ export async function throughputRun(sys, { n, stallMs = 60_000 }) {
     return {
       rate: null,
       seconds: null,
+      cpuPerJobMs: null,
       audit: null,
       state: null,
       inflightMax: null,

@@ -45,14 +45,21 @@ function ratios(a, b) {
 const ratioCell = (r) =>
   r.median === null ? "–" : `**${x(r.median)}** (${list(r.per, (v) => fmt(v))})`;
 
+/** The median CPU per job (ms) of a system's runs, or "–". */
+const cpuCell = (runs) => {
+  const ms = (runs ?? []).map((r) => r.cpuPerJobMs).filter((v) => typeof v === "number");
+  return ms.length ? `${fmt(median(ms))} (${list(ms)})` : "–";
+};
+
 /**
  * The throughput table: each system's median jobs/s and its rounds, idem SQLite / it and idem
- * PostgreSQL / it per round (the median of the per-round ratios, each round's ratio in brackets).
+ * PostgreSQL / it per round (the median of the per-round ratios, each round's ratio in brackets),
+ * and its CPU per job.
  */
-export function throughputTable(rates, labels, inflight) {
+export function throughputTable(rates, labels, inflight, details = {}) {
   const lines = [
-    "| system | jobs/s (median) | jobs/s per round | idem SQLite / it, per round | idem PostgreSQL / it, per round | most in flight |",
-    "|---|---:|---|---|---|---:|",
+    "| system | jobs/s (median) | jobs/s per round | idem SQLite / it, per round | idem PostgreSQL / it, per round | CPU ms per job (median; per round) | most in flight |",
+    "|---|---:|---|---|---|---|---:|",
   ];
   const sqlite = rates["idem-sqlite"];
   const pg = rates["idem-postgres"];
@@ -61,7 +68,45 @@ export function throughputTable(rates, labels, inflight) {
     const vsSqlite = sqlite && name !== "idem-sqlite" ? ratioCell(ratios(sqlite, values)) : "–";
     const vsPg = pg && !name.startsWith("idem-") ? ratioCell(ratios(pg, values)) : "–";
     lines.push(
-      `| ${labels[name]} | ${ok.length ? fmt(median(ok)) : "failed"} | ${list(values)} | ${vsSqlite} | ${vsPg} | ${inflight[name] ?? "–"} |`,
+      `| ${labels[name]} | ${ok.length ? fmt(median(ok)) : "failed"} | ${list(values)} | ${vsSqlite} | ${vsPg} | ${cpuCell(details[name])} | ${inflight[name] ?? "–"} |`,
+    );
+  }
+  return lines;
+}
+
+/** Each peer's two settings, by the name of its default: [default, tuned, what the tuned is]. */
+export const PEER_PAIRS = [
+  ["dbos-git", "dbos-git-tuned"],
+  ["dbos-iso", "dbos-iso-tuned"],
+  ["restate-git", "restate-git-tuned"],
+  ["restate-iso", "restate-iso-tuned"],
+];
+
+/**
+ * Each peer at its best: per round the faster of its two settings (which one in brackets), and idem
+ * SQLite and PostgreSQL over that figure per round, with both sides' CPU per job.
+ */
+export function bestTable(rates, labels, details = {}) {
+  const lines = [
+    "| peer at its best (per round the faster of its default and its tuned setting) | jobs/s per round (the setting: d default, t tuned) | idem SQLite / it, per round | idem PostgreSQL / it, per round | its CPU ms per job, tuned (median) |",
+    "|---|---|---|---|---:|",
+  ];
+  const sqlite = rates["idem-sqlite"];
+  const pg = rates["idem-postgres"];
+  for (const [d, t] of PEER_PAIRS) {
+    if (!rates[d] || !rates[t]) continue;
+    const best = rates[d].map((v, i) => {
+      const u = rates[t][i];
+      if (v === null && u === null) return { v: null, which: "" };
+      if (u === null || (v !== null && v > u)) return { v, which: "d" };
+      return { v: u, which: "t" };
+    });
+    const values = best.map((b) => b.v);
+    const shown = best.map((b) => (b.v === null ? "failed" : `${fmt(b.v)} ${b.which}`)).join(", ");
+    const vsSqlite = sqlite ? ratioCell(ratios(sqlite, values)) : "–";
+    const vsPg = pg ? ratioCell(ratios(pg, values)) : "–";
+    lines.push(
+      `| ${labels[d]} / ${labels[t].slice(labels[d].length + 2)} | ${shown} | ${vsSqlite} | ${vsPg} | ${cpuCell(details[t]).split(" (")[0]} |`,
     );
   }
   return lines;

@@ -29,6 +29,8 @@ export const jobId = (i, tag = "job") => `${tag}-${String(i).padStart(6, "0")}`;
 export const jobIds = (n, tag = "job") => Array.from({ length: n }, (_, i) => jobId(i, tag));
 export const fileOf = (id) => `jobs/${id}.txt`;
 export const messageOf = (id) => `job ${id}`;
+/** The scaling bench's repository alias for job `i` of `repos`: r00, r01, … (round robin). */
+export const repoOf = (i, repos) => `r${String(i % repos).padStart(2, "0")}`;
 
 const git = (cwd, args) =>
   run("git", args, { cwd, env: { ...process.env, ...GIT_ENV }, maxBuffer: 1 << 26 });

@@ -5,7 +5,7 @@
 // executor's pending workflows (its documented recovery). Prints "ready" once launched and
 // "inflight-max N" whenever the most workflows running at once grows.
 // Environment: DBOS_SYSTEM_DATABASE_URL, PEERS_REPO, PEERS_COMMIT (git | isomorphic-git),
-// PEERS_CONCURRENCY.
+// PEERS_CONCURRENCY, PEERS_DBOS_POLL_MS (the queue's minPollingIntervalMs; DBOS's default without).
 import fs from "node:fs";
 import { DBOS } from "@dbos-inc/dbos-sdk";
 import isogit from "isomorphic-git";
@@ -14,6 +14,7 @@ import { commitWithGit, commitWithIsomorphicGit, OUTPUT, serial } from "../lib/w
 const repo = process.env.PEERS_REPO;
 const mode = process.env.PEERS_COMMIT;
 const concurrency = Number(process.env.PEERS_CONCURRENCY ?? 32);
+const pollMs = process.env.PEERS_DBOS_POLL_MS ? Number(process.env.PEERS_DBOS_POLL_MS) : undefined;
 
 /** The agent: a fixed 1 KB output (DBOS checkpoints a step's result in its system database). */
 async function agent() {
@@ -52,7 +53,12 @@ DBOS.setConfig({
   logLevel: "warn",
 });
 await DBOS.launch();
-await DBOS.registerQueue("jobs", { workerConcurrency: concurrency });
+// minPollingIntervalMs: "Base (minimum) polling interval in ms for this queue's dispatch loop
+// (default 1000)" (the SDK's RegisterQueueOptions; https://docs.dbos.dev/typescript/reference/queues).
+await DBOS.registerQueue("jobs", {
+  workerConcurrency: concurrency,
+  ...(pollMs ? { minPollingIntervalMs: pollMs } : {}),
+});
 process.stdout.write("ready\n");
 
 const shutdown = () => {

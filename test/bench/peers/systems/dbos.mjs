@@ -19,8 +19,10 @@ const SETTLED = new Set(["SUCCESS", "ERROR", "CANCELLED", "MAX_RECOVERY_ATTEMPTS
  * @param {number} o.concurrency the queue's worker concurrency
  * @param {string} o.logFile
  * @param {() => number} o.random
+ * @param {number} [o.pollMs] the queue's `minPollingIntervalMs` (DBOS's default, 1,000, without)
+ * @param {() => number} [o.pgPid] the bench's PostgreSQL server (its CPU is DBOS's system database's)
  */
-export function dbosSystem({ dir, commit, pgUrl, concurrency, logFile, random }) {
+export function dbosSystem({ dir, commit, pgUrl, concurrency, logFile, random, pollMs, pgPid }) {
   const repo = join(dir, "repo");
   let client;
   let inflightMax = 0;
@@ -31,6 +33,7 @@ export function dbosSystem({ dir, commit, pgUrl, concurrency, logFile, random })
     PEERS_REPO: repo,
     PEERS_COMMIT: commit,
     PEERS_CONCURRENCY: String(concurrency),
+    ...(pollMs ? { PEERS_DBOS_POLL_MS: String(pollMs) } : {}),
   };
   const worker = supervised("dbos", random, async () => {
     const lines = lineWaiter();
@@ -49,7 +52,7 @@ export function dbosSystem({ dir, commit, pgUrl, concurrency, logFile, random })
   });
   return {
     repo,
-    label: `DBOS, ${commit === "git" ? "git command" : "isomorphic-git"}`,
+    label: `DBOS, ${commit === "git" ? "git command" : "isomorphic-git"}${pollMs ? `, minPollingIntervalMs ${pollMs}` : ""}`,
     async start() {
       seedRepo(repo);
       await worker.start();
@@ -91,6 +94,8 @@ export function dbosSystem({ dir, commit, pgUrl, concurrency, logFile, random })
     },
     inflightMax: () => inflightMax,
     restarts: () => worker.restarts(),
+    /** The worker process and the PostgreSQL server that holds DBOS's system database. */
+    cpuRoots: () => [worker.pid(), pgPid?.()],
     async stop() {
       await worker.stop();
       await client?.destroy();

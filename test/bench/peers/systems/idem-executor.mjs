@@ -4,6 +4,8 @@
 // everything else as `idem executor --no-api` runs it. The agent returns the same output as the
 // command agent's `agent.sh`: a git.commit of jobs/<jobId>.txt holding the fixed 1 KB output.
 // Usage: node idem-executor.mjs --config FILE   (SIGTERM or SIGINT: drains and exits 0)
+// IDEM_BENCH_REPOS=N (the scaling bench): job-<i> commits to the repository alias repoOf(i, N)
+// instead of "site".
 import { readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -11,7 +13,7 @@ import { createExecutor } from "@idem/executor";
 import { openJournalStore } from "@idem/journal";
 import { createLogger } from "@idem/runtime";
 import { journalLocationOf, parseConfig } from "@idem/schema";
-import { fileOf, messageOf, OUTPUT } from "../lib/workload.mjs";
+import { fileOf, messageOf, OUTPUT, repoOf } from "../lib/workload.mjs";
 
 const { values } = parseArgs({ options: { config: { type: "string" } } });
 if (!values.config) throw new Error("usage: node idem-executor.mjs --config FILE");
@@ -19,6 +21,8 @@ const file = resolve(values.config);
 const parsed = parseConfig(JSON.parse(readFileSync(file, "utf8")), { dir: dirname(file), file });
 if (!parsed.ok) throw new Error(JSON.stringify(parsed.issues));
 const { config } = parsed;
+const repos = Number(process.env.IDEM_BENCH_REPOS ?? 0);
+const repoFor = (jobId) => (repos > 0 ? repoOf(Number(/\d+$/.exec(jobId)?.[0]), repos) : "site");
 const journal = await openJournalStore(journalLocationOf(config), {
   synchronous: config.journal.synchronous,
 });
@@ -31,7 +35,7 @@ const executor = createExecutor({
     effects: [
       {
         kind: "git.commit",
-        repo: "site",
+        repo: repoFor(job.jobId),
         message: messageOf(job.jobId),
         files: [{ path: fileOf(job.jobId), content: OUTPUT }],
       },

@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { createSupervisor } from "../../../chaos/lib/supervisor.mjs";
 import { ROOT } from "../../lib/plain.mjs";
+import { runCounted } from "../lib/cpu.mjs";
 import { children } from "../lib/procs.mjs";
 import { fileOf, messageOf, OUTPUT, seedRepo } from "../lib/workload.mjs";
 
@@ -49,6 +50,7 @@ function agentScript() {
  * @param {"in-process" | "command"} [o.agent] the agent step: a function in the executor's
  *   process (idem-executor.mjs, like the peers' steps; the default) or a command agent that
  *   `idem executor --no-api` spawns per job (`sh ./agent.sh`)
+ * @param {() => number} [o.pgPid] the bench's PostgreSQL server (its CPU is the journal's)
  */
 export function idemSystem({
   dir,
@@ -58,10 +60,12 @@ export function idemSystem({
   random,
   leaseMs,
   agent = "in-process",
+  pgPid,
 }) {
   const repo = join(dir, "repo");
   const configFile = join(dir, "idem.config.json");
   let sup;
+  let counted = 0;
   const idem = async (...args) => {
     const { stdout } = await run(process.execPath, [IDEM, ...args, "--config", configFile], {
       cwd: dir,
@@ -74,7 +78,13 @@ export function idemSystem({
     const file = join(dir, `jobs-${ids[0]}.jsonl`);
     const lines = ids.map((jobId) => JSON.stringify({ jobId, agent: "writer", input: {} }));
     writeFileSync(file, `${lines.join("\n")}\n`);
-    await idem("enqueue", file, "--concurrency", "32");
+    // Its CPU is the system's too: run under a shell that reports it.
+    const r = await runCounted(
+      [process.execPath, IDEM, "enqueue", file, "--concurrency", "32", "--config", configFile],
+      { cwd: dir, env: { ...process.env, NO_COLOR: "1", IDEM_LOG_LEVEL: "warn" } },
+    );
+    if (r.code !== 0) throw new Error(`idem enqueue exited ${r.code}: ${r.stderr.slice(0, 400)}`);
+    counted += r.cpuSeconds ?? 0;
   };
   return {
     repo,
@@ -131,6 +141,22 @@ export function idemSystem({
       };
     },
     restarts: () => sup?.tally.restarts ?? 0,
+    /** The executor's and the interpreter's PIDs, and the PostgreSQL server's for that journal. */
+    cpuRoots: () => [
+      ...[...(sup?.procs.values() ?? [])].map((p) => p.child.pid),
+      ...(journal === "postgres" && pgPid ? [pgPid()] : []),
+    ],
+    cpuCounted: () => counted,
+    /** The same, part by part. */
+    cpuParts() {
+      const pidOf = (kind) =>
+        [...(sup?.procs.values() ?? [])].filter((p) => p.kind === kind).map((p) => p.child.pid);
+      return {
+        executor: pidOf("executor"),
+        interpreter: pidOf("interpreter"),
+        ...(journal === "postgres" && pgPid ? { postgres: [pgPid()] } : {}),
+      };
+    },
     async stop() {
       await sup?.stopAll();
     },

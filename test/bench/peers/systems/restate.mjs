@@ -23,14 +23,17 @@ export const RESTATE_BIN = join(
  * per partition (24 by default), and with it at 32 the bench saw ~490 of 500 handlers running at
  * once; the client bounds them instead (submit).
  */
-function serverConfig(dir, ports) {
+function serverConfig(dir, ports, invoker) {
+  const tuned = invoker
+    ? `default-num-partitions = ${invoker.partitions}\n\n[worker.invoker]\nconcurrent-invocations-limit = ${invoker.limit}\n\n`
+    : "";
   return `cluster-name = "peers-bench"
 base-dir = "${join(dir, "restate-data")}"
 disable-telemetry = true
 log-filter = "warn"
 bind-address = "127.0.0.1:${ports.fabric}"
 advertised-address = "http://127.0.0.1:${ports.fabric}/"
-
+${tuned}
 [ingress]
 bind-address = "127.0.0.1:${ports.ingress}"
 
@@ -46,8 +49,11 @@ bind-address = "127.0.0.1:${ports.admin}"
  * @param {number} o.concurrency ingress calls open at once
  * @param {string} o.logFile
  * @param {() => number} o.random
+ * @param {{ partitions: number, limit: number }} [o.invoker] the server bounds the invocations
+ *   instead of the client: `default-num-partitions` and `worker.invoker.concurrent-invocations-limit`
+ *   (https://docs.restate.dev/references/server_config), every call sent at once
  */
-export function restateSystem({ dir, commit, concurrency, logFile, random }) {
+export function restateSystem({ dir, commit, concurrency, logFile, random, invoker }) {
   const repo = join(dir, "repo");
   let server;
   let ports;
@@ -100,7 +106,7 @@ export function restateSystem({ dir, commit, concurrency, logFile, random }) {
   });
   return {
     repo,
-    label: `Restate, ${commit === "git" ? "git command" : "isomorphic-git"}`,
+    label: `Restate, ${commit === "git" ? "git command" : "isomorphic-git"}${invoker ? `, ${invoker.partitions} partition, invoker limit ${invoker.limit}` : ""}`,
     async start() {
       seedRepo(repo);
       ports = {
@@ -110,7 +116,7 @@ export function restateSystem({ dir, commit, concurrency, logFile, random }) {
         service: await freePort(),
       };
       const configFile = join(dir, "restate.toml");
-      writeFileSync(configFile, serverConfig(dir, ports));
+      writeFileSync(configFile, serverConfig(dir, ports, invoker));
       server = start(
         "restate-server",
         [RESTATE_BIN, "--config-file", configFile, "--listen-mode", "tcp", "--no-logo"],
@@ -153,7 +159,8 @@ export function restateSystem({ dir, commit, concurrency, logFile, random }) {
           }
         }
       };
-      await Promise.all(Array.from({ length: Math.min(concurrency, ids.length) }, lane));
+      const open = invoker ? ids.length : Math.min(concurrency, ids.length);
+      await Promise.all(Array.from({ length: open }, lane));
     },
     killOne: () => service.kill(),
     /** Invocations completed (with success or failure) out of `n`, the rest by status. */
@@ -182,6 +189,8 @@ export function restateSystem({ dir, commit, concurrency, logFile, random }) {
     },
     inflightMax: () => inflightMax,
     restarts: () => service.restarts(),
+    /** restate-server and the service deployment. */
+    cpuRoots: () => [server?.pid, service.pid()],
     async stop() {
       await service.stop();
       if (server) await stop(server, 10_000);

@@ -44,6 +44,8 @@ export function supervised(name, random, startOne) {
       return true;
     },
     restarts: () => restarts,
+    /** The PID of the process now running (for its CPU), if any. */
+    pid: () => (child && alive(child) ? child.pid : undefined),
     async stop() {
       stopping = true;
       if (child) await stopChild(child);

@@ -216,6 +216,28 @@ const noEnv = (variable: string): string => {
   });
 };
 
+/** One request to `target`, never following a redirect, within the target's timeout. */
+async function sendRequest(
+  fetchImpl: typeof fetch,
+  target: HttpTarget,
+  url: URL,
+  init: RequestInit,
+): Promise<Response> {
+  try {
+    // What fetch checks before it sends (a header value it cannot make bytes of) fails here,
+    // where nothing has left this process.
+    new Headers(init.headers);
+  } catch (e) {
+    throw notSendable(e);
+  }
+  const signal = AbortSignal.timeout(target.timeoutMs);
+  try {
+    return await fetchImpl(url, { ...init, signal, redirect: "manual" });
+  } catch (e) {
+    throw fetchError(e, target, url, signal.aborted);
+  }
+}
+
 /**
  * http.request: sends the request to a configured target with `Idempotency-Key: <key>`. A target
  * with `idempotencyKeys: true` absorbs repeats; without it, a timeout or a reset after sending is
@@ -237,21 +259,8 @@ export function createHttpRequestHandler(
       });
     return t;
   };
-  const send = async (target: HttpTarget, url: URL, init: RequestInit): Promise<Response> => {
-    try {
-      // What fetch checks before it sends (a header value it cannot make bytes of) fails here,
-      // where nothing has left this process.
-      new Headers(init.headers);
-    } catch (e) {
-      throw notSendable(e);
-    }
-    const signal = AbortSignal.timeout(target.timeoutMs);
-    try {
-      return await fetchImpl(url, { ...init, signal, redirect: "manual" });
-    } catch (e) {
-      throw fetchError(e, target, url, signal.aborted);
-    }
-  };
+  const send = (target: HttpTarget, url: URL, init: RequestInit) =>
+    sendRequest(fetchImpl, target, url, init);
   // A probe never changes anything, so its failure after sending is only ever transient.
   const probeGet = (t: HttpTarget, url: URL, headers: Record<string, string>) =>
     send({ ...t, idempotencyKeys: true }, url, { method: "GET", headers });
