@@ -6,11 +6,11 @@ export {
   checkGitFileContent,
   checkMessage,
   checkRelativePath,
-  isGitAttributesPath,
   messageWithTrailer,
   refComponent,
   trailerKeys,
 } from "@idem/git";
+export { isGitAttributesPath } from "@idem/kit";
 
 /** Throws SANDBOX_VIOLATION with the field it is about. */
 export function refuse(field: string, why: string): never {

@@ -1,7 +1,7 @@
 import { promises as fs, rmSync } from "node:fs";
 import { join } from "node:path";
+import { unsafeRelativePath } from "@idem/kit";
 import type { BranchPublisher } from "./branch-publisher.js";
-import { unsafeRepoPath } from "./git-path.js";
 import { markerPath, type PendingMarker, readMarker } from "./pending-marker.js";
 import { tempName } from "./plumbing/prepared-sync.js";
 import type { RepoObjects } from "./plumbing/repo-objects.js";
@@ -40,7 +40,7 @@ export async function recover(parts: RecoveryParts): Promise<void> {
     await fs.rm(join(gitDir, "index.lock"), { force: true });
     if (workTree && marker.nonce && Array.isArray(marker.paths)) {
       for (const p of marker.paths) {
-        if (typeof p !== "string" || unsafeRepoPath(p)) continue;
+        if (typeof p !== "string" || unsafeRelativePath(p)) continue;
         await fs.rm(tempName(join(workTree, p), marker.nonce), { force: true }).catch(() => {});
       }
     }
@@ -57,7 +57,10 @@ async function finishSync(parts: RecoveryParts, marker: PendingMarker): Promise<
   const { objects } = parts;
   let done = false;
   const paths = Array.isArray(marker.paths) ? marker.paths : undefined;
-  if (marker.base !== null && paths?.every((p) => typeof p === "string" && !unsafeRepoPath(p))) {
+  if (
+    marker.base !== null &&
+    paths?.every((p) => typeof p === "string" && !unsafeRelativePath(p))
+  ) {
     const baseTree = (await objects.commit(marker.base))?.tree;
     const newTree = (await objects.commit(marker.commit))?.tree;
     if (baseTree && newTree) {

@@ -1,6 +1,6 @@
+import { gitAttributesIssue, isGitAttributesPath, unsafeRelativePath } from "@idem/kit";
 import { IdemError } from "@idem/schema";
 import { EFFECT_TRAILER } from "./git-names.js";
-import { gitAttributesIssue, isGitAttributesPath, unsafeRepoPath } from "./git-path.js";
 
 // The checks of the text idem hands git (paths, messages, ref names): a refusal is
 // SANDBOX_VIOLATION naming its field, before anything is written.
@@ -12,7 +12,7 @@ export function refuse(field: string, why: string): never {
 
 /** Re-checks a relative path at the target (the stored spec may predate today's schema). */
 export function checkRelativePath(field: string, p: string): void {
-  const why = unsafeRepoPath(p);
+  const why = unsafeRelativePath(p);
   if (why) refuse(field, `"${p}" ${why}`);
   if (Buffer.byteLength(p) > 4096) refuse(field, "is too long");
   if (/[\n\r]/.test(p)) refuse(field, "may not contain a line break");

@@ -19,7 +19,6 @@ export {
   EFFECT_TRAILER,
   isSafeBranchName,
 } from "./git-names.js";
-export { isGitAttributesPath, RepoPathSchema, unsafeRepoPath } from "./git-path.js";
 export type { GitRepoOptions } from "./git-repo.js";
 export { GitRepo } from "./git-repo.js";
 export { keyRef } from "./key-index.js";

@@ -17,14 +17,12 @@ export {
   ManualClock,
   NO_CREDENTIALS,
   positiveMs,
-  RelativePathSchema,
   redactSecret,
   redactUrl,
   sleep,
   sleepOn,
   systemClock,
   unsafeHttpHeaderValue,
-  unsafeRelativePath,
   unsafeUrlPath,
   urlHasCredentials,
 } from "@idem/schema";
@@ -110,6 +108,14 @@ export { absent, conflict, fail, invalid, present, retryAfterMs } from "./outcom
 export type { TextPrefix } from "./read-capped.js";
 export { readCappedText, readTextPrefix } from "./read-capped.js";
 export { redactSent, sentForms } from "./redact-sent.js";
+export {
+  GIT_ATTRIBUTES_MAX_LINE,
+  gitAttributesIssue,
+  isGitAttributesPath,
+  RelativePathSchema,
+  unsafeGitPath,
+  unsafeRelativePath,
+} from "./relative-path.js";
 
 // What a kind's author reaches for, by the phase of idem that calls it (docs/effect-kinds.md):
 //

@@ -125,7 +125,6 @@ export {
   HeadersSchema,
   HttpHeadersSchema,
   RESERVED_HEADERS,
-  RelativePathSchema,
 } from "./spec-parts.js";
 export type {
   ActiveRunState,
@@ -161,5 +160,5 @@ export {
 } from "./subjects.js";
 export type { Clock } from "./time.js";
 export { ManualClock, parseDuration, parseSince, sleepOn, systemClock } from "./time.js";
-export { unsafeRelativePath, unsafeUrlPath } from "./unsafe-relative-path.js";
+export { unsafeUrlPath } from "./unsafe-relative-path.js";
 export { validateJob, validateOutput } from "./validate-output.js";

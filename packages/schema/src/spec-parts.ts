@@ -1,25 +1,11 @@
 import { z } from "zod";
 import { unsafeHttpHeaderValue } from "./http-header-value.js";
-import { unsafeRelativePath } from "./unsafe-relative-path.js";
 
 // The pieces effect kinds build their spec schemas from (@idem/effects' kinds/<kind>/spec.ts):
 // vocabulary every kind checks the same way. Pure zod, no I/O.
 
 /** A target alias: a key of a kind's config section. */
 export const AliasSchema = z.string().min(1).max(64);
-
-/**
- * A path relative to a kind's folder, checked by its text (`unsafeRelativePath`); a kind checks
- * the file system again before writing.
- */
-export const RelativePathSchema = z
-  .string()
-  .min(1)
-  .max(4096)
-  .superRefine((p, ctx) => {
-    const why = unsafeRelativePath(p);
-    if (why) ctx.addIssue({ code: "custom", message: why });
-  });
 
 /** Headers idem sets itself, which an effect may not name. */
 export const RESERVED_HEADERS = ["idempotency-key", "nats-msg-id", "host", "authorization"];

@@ -1,23 +1,3 @@
-/**
- * Why a path relative to a kind's folder (a repository, a root) is unsafe, or undefined when it is
- * fine.
- *
- * Refused: NUL, absolute paths (also `C:`), backslashes, `..`, empty or `.` segments, a leading
- * `-`. A static check of the text only; a kind checks the file system (symlinks) again before
- * writing, and idem's git and file kinds add git's own path rules (the git engine's
- * `unsafeRepoPath`). Never throws.
- */
-export function unsafeRelativePath(p: string): string | undefined {
-  if (p.includes("\0")) return "may not contain NUL";
-  if (p.startsWith("/") || /^[A-Za-z]:/.test(p)) return "must be relative, not absolute";
-  if (p.includes("\\")) return "may not contain a backslash";
-  const parts = p.split("/");
-  if (parts.some((s) => s === "..")) return "may not contain '..'";
-  if (parts.some((s) => s === "" || s === ".")) return "may not contain empty or '.' segments";
-  if (p.startsWith("-")) return "may not start with '-'";
-  return undefined;
-}
-
 /** How many layers of percent-encoding a path is decoded through before it is refused. */
 const MAX_DECODES = 4;
 

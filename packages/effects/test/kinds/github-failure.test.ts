@@ -5,7 +5,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { openKind } from "@idem/kit";
 import { afterEach, describe, expect, it } from "vitest";
-import { githubFailure, githubMessage } from "../../src/kinds/github/github-failure.js";
+import { githubFailure, githubMessage } from "../../src/clients/github/github-failure.js";
 import { githubIssueKind } from "../../src/kinds/github-issue/github-issue-kind.js";
 import { expectIdemError, rejection } from "./kind-calls.js";
 

@@ -1,6 +1,6 @@
+import { GIT_ATTRIBUTES_MAX_LINE, isGitAttributesPath } from "@idem/kit";
 import { IdemError } from "@idem/schema";
 import { checkRelativePath, refuse } from "../git-checks.js";
-import { GIT_ATTRIBUTES_MAX_LINE, isGitAttributesPath } from "../git-path.js";
 
 /** One file of a unified diff, with the paths its headers name. */
 export interface PatchFile {

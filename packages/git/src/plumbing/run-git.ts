@@ -61,8 +61,9 @@ export const GIT_BASE_ARGS = ["-c", "maintenance.auto=false", "-c", "gc.auto=0",
 /**
  * Runs git with an argument array (never a shell) in `cwd`. Resolves with the result when the exit
  * code is 0 or listed in `okCodes`.
- * @throws IdemError UNAVAILABLE when git cannot be started; a plain GitError for other exit codes
- * (callers map git's answer to a code, since only they know what it means).
+ * @throws IdemError UNAVAILABLE when git cannot be started; TARGET_CONFLICT when git cannot read
+ * the index (damaged); a plain GitError for other exit codes (callers map git's answer to a code,
+ * since only they know what it means).
  */
 export function runGit(
   cwd: string,
@@ -92,11 +93,29 @@ export function runGit(
         stderr: Buffer.concat(err).toString("utf8"),
       };
       if (code === 0 || (code !== null && options.okCodes?.includes(code))) resolve(result);
-      else reject(new GitError(args, result, signal));
+      else reject(damagedIndex(cwd, result) ?? new GitError(args, result, signal));
     });
     if (options.input !== undefined) child.stdin.end(options.input);
     else child.stdin.end();
   });
+}
+
+/** What git says of an index file it cannot read (read-cache.c). */
+const DAMAGED_INDEX =
+  /index file corrupt|bad signature 0x[0-9a-f]+|bad index file sha1 signature|index file smaller than expected/;
+
+/**
+ * A git command that failed on a damaged index (a power loss, a torn copy): TARGET_CONFLICT (class
+ * conflict, so its run goes dead at once instead of failing the same way on every retry) naming the
+ * runbook's fix; undefined for any other failure.
+ */
+function damagedIndex(cwd: string, result: GitResult): IdemError | undefined {
+  const found = DAMAGED_INDEX.exec(result.stderr);
+  if (!found) return undefined;
+  return new IdemError(
+    "TARGET_CONFLICT",
+    `the git index of ${cwd} cannot be read (git: ${found[0]}): nothing is committed there until it is remade from the branch (docs/runbook.md, "After a power loss": a damaged index)`,
+  );
 }
 
 /** A git command that exited with an unexpected code. Internal: handlers turn it into an IdemError. */

@@ -1,7 +1,7 @@
 import { IdemError } from "@idem/kit";
-import { type GitHubAnswer, isRateLimited } from "../../kinds/github/github-failure.js";
 import type { GitHubOptions } from "../../kinds/github/github-options.js";
 import type { GitHubCredentials } from "./github-credentials.js";
+import { type GitHubAnswer, isRateLimited } from "./github-failure.js";
 
 /** The requests the identity check makes (the client's). */
 export interface IdentityRequests {

@@ -7,8 +7,8 @@ import {
   retryAfterMs,
   sleepOn,
 } from "@idem/kit";
-import { RateWaits } from "../../kinds/rate-waits.js";
 import type { SlackOptions } from "../../kinds/slack/slack-options.js";
+import { RateWaits } from "../rate-waits.js";
 import { type RefreshCall, type SlackCredentials, slackCredentials } from "./slack-credentials.js";
 import { BoundedMap, type HistoryProgress } from "./slack-history.js";
 

@@ -1,5 +1,4 @@
-import { RepoPathSchema } from "@idem/git";
-import { AliasSchema } from "@idem/kit";
+import { AliasSchema, RelativePathSchema } from "@idem/kit";
 import { z } from "zod";
 
 /**
@@ -11,7 +10,7 @@ import { z } from "zod";
 export const FileWriteSpecSchema = z.strictObject({
   kind: z.literal("file.write"),
   root: AliasSchema,
-  path: RepoPathSchema,
+  path: RelativePathSchema,
   content: z.string(),
   encoding: z.enum(["utf8", "base64"]).optional(),
 });

@@ -1,10 +1,10 @@
-import { BranchNameSchema, CommitMessageSchema, RepoPathSchema } from "@idem/git";
-import { AliasSchema } from "@idem/kit";
+import { BranchNameSchema, CommitMessageSchema } from "@idem/git";
+import { AliasSchema, RelativePathSchema } from "@idem/kit";
 import { z } from "zod";
 
 const GitFileSchema = z.union([
-  z.strictObject({ path: RepoPathSchema, content: z.string() }),
-  z.strictObject({ path: RepoPathSchema, delete: z.literal(true) }),
+  z.strictObject({ path: RelativePathSchema, content: z.string() }),
+  z.strictObject({ path: RelativePathSchema, delete: z.literal(true) }),
 ]);
 
 /**

@@ -15,7 +15,7 @@ import {
   openGitHubClient,
   repoPath,
 } from "../../clients/github/github-client.js";
-import { githubMessage } from "../github/github-failure.js";
+import { githubMessage } from "../../clients/github/github-failure.js";
 import {
   asItem,
   collectMarked,

@@ -17,8 +17,8 @@ import {
   openGitHubClient,
   repoPath,
 } from "../../clients/github/github-client.js";
-import type { GitHubAnswer } from "../github/github-failure.js";
-import { githubMessage } from "../github/github-failure.js";
+import type { GitHubAnswer } from "../../clients/github/github-failure.js";
+import { githubMessage } from "../../clients/github/github-failure.js";
 import {
   asItem,
   collectMarked,

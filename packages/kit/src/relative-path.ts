@@ -6,7 +6,6 @@
  * `is_hfs_dot_generic` (utf8.c); and the tree and blob checks of fsck.c. Pure, never throws.
  */
 
-import { unsafeRelativePath } from "@idem/schema";
 import { z } from "zod";
 
 /** The code points HFS+ ignores in a name (utf8.c, `next_hfs_char`): `.git\u200c` is `.git`. */
@@ -150,22 +149,37 @@ export function gitAttributesIssue(content: Uint8Array): string | undefined {
 }
 
 /**
- * Why a path relative to a repository or a `file.write` root is unsafe, or undefined: the
- * vocabulary's rules (`unsafeRelativePath`: NUL, absolute, backslashes, `..`, empty or `.`
- * segments, a leading `-`) and every path git itself refuses or `git fsck` reports
- * ({@link unsafeGitPath}). The same rules for a root as for a repository: a root is often a git
- * work tree. Never throws.
+ * Why a path relative to a kind's folder (a repository, a root) is unsafe, or undefined when it is
+ * fine.
+ *
+ * Refused: NUL, absolute paths (also `C:`), backslashes, `..`, empty or `.` segments, a leading
+ * `-`, and every path git itself refuses or `git fsck` reports ({@link unsafeGitPath}: `.git` and
+ * `.gitmodules` in every NTFS and HFS+ spelling, a segment over 255 bytes): a folder a kind writes
+ * under is often a git work tree. A static check of the text only; a kind checks the file system
+ * (symlinks) again before writing. Never throws.
  */
-export function unsafeRepoPath(p: string): string | undefined {
-  return unsafeRelativePath(p) ?? unsafeGitPath(p);
+export function unsafeRelativePath(p: string): string | undefined {
+  if (p.includes("\0")) return "may not contain NUL";
+  if (p.startsWith("/") || /^[A-Za-z]:/.test(p)) return "must be relative, not absolute";
+  if (p.includes("\\")) return "may not contain a backslash";
+  const parts = p.split("/");
+  if (parts.some((s) => s === "..")) return "may not contain '..'";
+  if (parts.some((s) => s === "" || s === ".")) return "may not contain empty or '.' segments";
+  const git = unsafeGitPath(p);
+  if (git) return git;
+  if (p.startsWith("-")) return "may not start with '-'";
+  return undefined;
 }
 
-/** A path in a repository or a root, checked by its text with {@link unsafeRepoPath}. */
-export const RepoPathSchema = z
+/**
+ * A path relative to a kind's folder, checked by its text with {@link unsafeRelativePath}; the kind
+ * checks the file system again before writing.
+ */
+export const RelativePathSchema = z
   .string()
   .min(1)
   .max(4096)
   .superRefine((p, ctx) => {
-    const why = unsafeRepoPath(p);
+    const why = unsafeRelativePath(p);
     if (why) ctx.addIssue({ code: "custom", message: why });
   });

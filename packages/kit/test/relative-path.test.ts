@@ -9,8 +9,8 @@ import {
   isDotGitModulesSegment,
   isDotGitSegment,
   unsafeGitPath,
-  unsafeRepoPath,
-} from "../src/git-path.js";
+  unsafeRelativePath,
+} from "../src/relative-path.js";
 
 let repo: string;
 let blob: string;
@@ -143,9 +143,9 @@ describe("unsafeGitPath", () => {
     expect(unsafeGitPath("sub/.gitattributes")).toBeUndefined();
   });
 
-  it("is part of unsafeRepoPath, so git.commit, git.patch and file.write all refuse these", () => {
-    for (const p of REFUSED_BY_GIT) expect(unsafeRepoPath(p), p).toBeDefined();
-    for (const p of ACCEPTED_BY_GIT) expect(unsafeRepoPath(p), p).toBeUndefined();
+  it("is part of unsafeRelativePath, so git.commit, git.patch and file.write all refuse these", () => {
+    for (const p of REFUSED_BY_GIT) expect(unsafeRelativePath(p), p).toBeDefined();
+    for (const p of ACCEPTED_BY_GIT) expect(unsafeRelativePath(p), p).toBeUndefined();
   });
 });
 
