@@ -6,6 +6,7 @@ import {
   type AgentOutput,
   type IdemError,
   isIdemError,
+  NatsConfigSchema,
   parseConfig,
   systemClock,
 } from "@idem/schema";
@@ -49,7 +50,15 @@ async function nats(): Promise<NatsServerHandle> {
 }
 
 /** A workspace whose run `n` awaits approval, and a sweep over it that sends its notices. */
-async function awaiting(notify: Record<string, unknown>, publisher?: SubjectPublisher) {
+/**
+ * With `section`, the sweep is given the notice without its `url` and a `nats` section at that URL
+ * instead (the config's own servers).
+ */
+async function awaiting(
+  notify: { nats: { subject: string; url: string } },
+  publisher?: SubjectPublisher,
+  section?: boolean,
+) {
   const dir = await tempDir("idem-notices-");
   const approvals = { rules: SITE_RULE, expiryMs: 3_600_000, remindBeforeMs: 3_600_000, notify };
   const ws = await createWorkspace(dir.path, { leaseMs: 120_000 }, { approvals });
@@ -58,9 +67,12 @@ async function awaiting(notify: Record<string, unknown>, publisher?: SubjectPubl
   const sweep = createApprovalSweep({
     journal,
     clock: systemClock,
-    settings: ws.config.approvals,
+    settings: section
+      ? { ...ws.config.approvals, notify: { nats: { subject: notify.nats.subject } } }
+      : ws.config.approvals,
     everyMs: 0,
     ...(publisher ? { publisher } : {}),
+    ...(section ? { nats: NatsConfigSchema.parse({ url: notify.nats.url }) } : {}),
   });
   cleanup.push(async () => {
     await sweep.close();
@@ -69,7 +81,9 @@ async function awaiting(notify: Record<string, unknown>, publisher?: SubjectPubl
     await dir.remove();
   });
   await recordAll(journal, ws.config, [output("n")]);
-  const interp = createInterpreter({ config: ws.config, journal, effects, logger: silent });
+  // Parked by an interpreter that sends no notice, so the sweep here is the only sender.
+  const quiet = { ...ws.config, approvals: { ...ws.config.approvals, notify: null } };
+  const interp = createInterpreter({ config: quiet, journal, effects, logger: silent });
   expect((await interp.drain()).runs.awaiting).toBe(1);
   const sent = async () =>
     (await journal.events.list({ jobId: "n", type: JOURNAL_EVENTS.APPROVAL_NOTICE })).map((e) => [
@@ -122,10 +136,14 @@ describe("approval notices on a NATS subject", () => {
     expect(first?.header?.get("Nats-Msg-Id")).toBe(notice?.id);
   }, 60_000);
 
-  it("publishes with core NATS when no stream captures it; a failure is retried at the next sweep", async () => {
+  it("publishes with core NATS (the nats section's servers) when no stream captures it; a failure is retried at the next sweep", async () => {
     const server = await nats();
     await server.kill("SIGKILL");
-    const { sweep, sent } = await awaiting({ nats: { subject: "ops.approvals", url: server.url } });
+    const { sweep, sent } = await awaiting(
+      { nats: { subject: "ops.approvals", url: server.url } },
+      undefined,
+      true,
+    );
     const down = await sweep.sweep();
     expect(down.failures).toHaveLength(1);
     expect(down.failures[0]).toMatch(/^n \(nats\): /);
