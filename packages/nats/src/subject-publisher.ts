@@ -38,6 +38,22 @@ async function captured(nc: NatsConnection, subject: string): Promise<boolean> {
   }
 }
 
+/** How long a core publish waits for the server's answer to its flush (reconnecting, forever). */
+const FLUSH_TIMEOUT_MS = 10_000;
+
+/** `nc.flush()`, failing after `ms`: during an outage it would wait for the reconnect. */
+async function flushWithin(nc: NatsConnection, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer to a flush within ${ms} ms`)), ms);
+  });
+  try {
+    await Promise.race([nc.flush(), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Opens nothing until first use; see `SubjectPublisher`. */
 export function createSubjectPublisher(name = "idem-notices"): SubjectPublisher {
   const conns = new Map<string, Promise<NatsConnection>>();
@@ -48,7 +64,11 @@ export function createSubjectPublisher(name = "idem-notices"): SubjectPublisher 
       conns.set(url, c);
       c.catch(() => conns.delete(url));
     }
-    return c;
+    return c.then((nc) => {
+      if (!nc.isClosed()) return nc;
+      conns.delete(url);
+      return get(url);
+    });
   };
   const unavailable = (url: string, subject: string, e: unknown) =>
     new IdemError(
@@ -66,7 +86,7 @@ export function createSubjectPublisher(name = "idem-notices"): SubjectPublisher 
           return "jetstream";
         }
         nc.publish(subject, data);
-        await nc.flush();
+        await flushWithin(nc, FLUSH_TIMEOUT_MS);
         return "core";
       } catch (e) {
         throw unavailable(url, subject, e);
