@@ -199,7 +199,7 @@ export const IMPORT_RULES: IForbiddenRuleType[] = [
     comment:
       "@idem/kit is what a kind's author installs: its src imports only itself, @idem/schema and zod",
     severity: "error",
-    from: { path: "^packages/kit/src/", pathNot: "^packages/kit/src/(drill|test)/" },
+    from: { path: "^packages/kit/src/", pathNot: "^packages/kit/src/(drill|tester)/" },
     to: { pathNot: ["^packages/kit/src/", "^packages/schema/", "(^|/)zod(/|$)"] },
   },
   {
@@ -207,7 +207,7 @@ export const IMPORT_RULES: IForbiddenRuleType[] = [
     comment:
       "@idem/kit/test runs a kind in process for any test framework: the kit, @idem/schema and node:assert's AssertionError",
     severity: "error",
-    from: { path: "^packages/kit/src/test/" },
+    from: { path: "^packages/kit/src/tester/" },
     to: { pathNot: ["^packages/kit/src/", "^packages/schema/", "^(node:)?assert$"] },
   },
   {

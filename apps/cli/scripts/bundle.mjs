@@ -130,7 +130,7 @@ const result = await build({
     { in: join(cli, "src/main.ts"), out: "main" },
     { in: join(cli, "src/kind-imports/kind-import-hooks.ts"), out: "kind-import-hooks" },
     { in: join(cli, "../../packages/kit/src/index.ts"), out: "kit" },
-    { in: join(cli, "../../packages/kit/src/test/index.ts"), out: "kit-test" },
+    { in: join(cli, "../../packages/kit/src/tester/index.ts"), out: "kit-test" },
     { in: join(cli, "../../packages/kit/src/drill/drill-kind.ts"), out: "kit-drill" },
   ],
   outdir: out,

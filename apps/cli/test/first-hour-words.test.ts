@@ -22,6 +22,7 @@ describe("the first hour's words", () => {
       "Run",
       "Record and queue",
       "Look",
+      "Decide",
       "After an incident",
       "Help",
     ]);

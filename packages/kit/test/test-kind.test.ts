@@ -1,7 +1,7 @@
 import { AssertionError } from "node:assert";
 import { describe, expect, it } from "vitest";
 import { fail } from "../src/index.js";
-import { assertKind, KIND_TEST_FINDINGS, testKind } from "../src/test/index.js";
+import { assertKind, KIND_TEST_FINDINGS, testKind } from "../src/tester/index.js";
 import { ticketKind, type Variant } from "./support/ticket-kinds.js";
 import { startTicketStandIn } from "./support/ticket-stand-in.js";
 
