@@ -27,3 +27,17 @@ export {
   natsPublish,
 } from "./effect-builders.js";
 export type { JetStreamPubAck, JetStreamPublisher } from "./jetstream-enqueue.js";
+export type {
+  GitHubCommentEffect,
+  GitHubIssueEffect,
+  GitHubPullRequestEffect,
+  SlackMessageEffect,
+  SqlExecEffect,
+} from "./service-builders.js";
+export {
+  githubComment,
+  githubIssue,
+  githubPullRequest,
+  slackMessage,
+  sqlExec,
+} from "./service-builders.js";

@@ -1,13 +1,19 @@
+import { IDEM_KINDS } from "@idem/core";
 import { EffectSpecSchema } from "@idem/schema";
 import { describe, expect, it } from "vitest";
 import {
   createClient,
   fileWrite,
   gitCommit,
+  githubComment,
+  githubIssue,
+  githubPullRequest,
   gitPatch,
   httpRequest,
   isIdemClientError,
   natsPublish,
+  slackMessage,
+  sqlExec,
 } from "../src/index.js";
 import { droppingFetch, startExecutorWithApi, TOKEN, waitFor } from "./helpers.js";
 
@@ -157,5 +163,26 @@ describe("the effect builders", () => {
       "http.request",
     ]);
     for (const s of specs) expect(EffectSpecSchema.safeParse(s).success).toBe(true);
+  });
+
+  it("build an effect each kind idem ships accepts, one builder for every kind", () => {
+    const specs = [
+      gitCommit({ repo: "site", message: "add a", files: [{ path: "a.md", content: "a" }] }),
+      gitPatch({ repo: "site", message: "patch", patch: "--- a/x\n+++ b/x\n" }),
+      fileWrite({ root: "outbox", path: "a.txt", content: "a" }),
+      natsPublish({ target: "events", subject: "notes.created", data: { id: 1 } }),
+      httpRequest({ target: "crm", method: "POST", path: "/notes", body: { id: 1 } }),
+      githubIssue({ repo: "app", title: "Flaky test", body: "seen twice", labels: ["bug"] }),
+      githubComment({ repo: "app", number: 12, body: "fixed in #13" }),
+      githubPullRequest({ repo: "app", title: "Fix", head: "idem/fix", base: "main" }),
+      slackMessage({ channel: "ops", text: "deployed" }),
+      sqlExec({ target: "crm", statements: [{ name: "add_note", params: { id: 1 } }] }),
+    ];
+    expect(specs.map((s) => s.kind).sort()).toEqual(IDEM_KINDS.map((k) => k.name).sort());
+    for (const s of specs) {
+      const kind = IDEM_KINDS.find((k) => k.name === s.kind);
+      const parsed = kind?.spec.safeParse(s);
+      expect(parsed?.success, `${s.kind}: ${JSON.stringify(parsed?.error?.issues)}`).toBe(true);
+    }
   });
 });
