@@ -1,5 +1,4 @@
 import { IDEM_KINDS } from "@idem/core";
-import { EffectSpecSchema } from "@idem/schema";
 import { describe, expect, it } from "vitest";
 import {
   createClient,
@@ -147,24 +146,6 @@ describe("the client's failures", () => {
 });
 
 describe("the effect builders", () => {
-  it("build one valid EffectSpec per kind", () => {
-    const specs = [
-      gitCommit({ repo: "site", message: "add a", files: [{ path: "a.md", content: "a" }] }),
-      gitPatch({ repo: "site", message: "patch", patch: "--- a/x\n+++ b/x\n" }),
-      fileWrite({ root: "outbox", path: "a.txt", content: "a" }),
-      natsPublish({ target: "events", subject: "notes.created", data: { id: 1 } }),
-      httpRequest({ target: "crm", method: "POST", path: "/notes", body: { id: 1 } }),
-    ];
-    expect(specs.map((s) => s.kind)).toEqual([
-      "git.commit",
-      "git.patch",
-      "file.write",
-      "nats.publish",
-      "http.request",
-    ]);
-    for (const s of specs) expect(EffectSpecSchema.safeParse(s).success).toBe(true);
-  });
-
   it("build an effect each kind idem ships accepts, one builder for every kind", () => {
     const specs = [
       gitCommit({ repo: "site", message: "add a", files: [{ path: "a.md", content: "a" }] }),
