@@ -30,7 +30,9 @@ describe("the first hour's words", () => {
       const from = help.stdout.indexOf(`\n${heading}:\n`);
       const rest = help.stdout.slice(from + heading.length + 3);
       const end = rest.search(/\n\n/);
-      return [...(end < 0 ? rest : rest.slice(0, end)).matchAll(/^ {2}([\w-]+)/gm)].map((m) => m[1]);
+      return [...(end < 0 ? rest : rest.slice(0, end)).matchAll(/^ {2}([\w-]+)/gm)].map(
+        (m) => m[1],
+      );
     };
     expect(under("Start")).toEqual(["init", "demo", "stand-in", "version"]);
     expect(under("Look")).toEqual(["status", "jobs", "ls", "show", "kinds", "doctor"]);
