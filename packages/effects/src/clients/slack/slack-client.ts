@@ -337,10 +337,20 @@ export class SlackClient {
   }
 }
 
+/** What a Slack error code looks like. */
+const SLACK_CODE = /^[a-z][a-z0-9_]{0,79}$/;
+
 /** The failure an `ok: false` error code stands for (see the sets above); unknown ones are transient. */
 export function slackFailure(error: unknown, what: string): IdemError {
-  const code = typeof error === "string" ? error.replace(/[^A-Za-z0-9_.-]/g, "").slice(0, 80) : "";
-  const text = `${what}: Slack answered ${code || "an error without a code"}`;
+  // Slack's codes are snake_case words (docs.slack.dev, each method's Errors): anything else is
+  // the target's bytes, maybe an echoed token (xoxb-...), and is never shown or stored.
+  const code = typeof error === "string" && SLACK_CODE.test(error) ? error : "";
+  const shown =
+    code ||
+    (error === undefined
+      ? "an error without a code"
+      : "an error code that is not Slack's (not shown)");
+  const text = `${what}: Slack answered ${shown}`;
   const details = { error: code };
   if (CONFIG_ERRORS.has(code))
     return new IdemError("INVALID_CONFIG", `${text} (the token, its scopes or the channel)`, {
