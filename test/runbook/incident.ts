@@ -16,8 +16,20 @@ export interface IdemProcess {
   output(): string;
   /** Resolves with its exit code (or the signal's name) once it has exited. */
   exited: Promise<number | string>;
-  /** SIGKILLs it (SIGCONT first, so a stopped one dies too) unless it exited; waits for it. */
+  /**
+   * SIGKILLs it and every process it started (its group; SIGCONT first, so a stopped one dies too);
+   * waits for it.
+   */
   kill(): Promise<void>;
+}
+
+/** Sends `signal` to the process group `pgid`; a group that is gone already is no error. */
+function signalGroup(pgid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pgid, signal);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ESRCH") throw e;
+  }
 }
 
 /** Starts `idem <args>` in `cwd`, as the person on call would, with the environment `env` adds. */
@@ -29,6 +41,8 @@ export function startIdem(
     cwd: options.cwd,
     env: cleanEnv({ IDEM_LOG_LEVEL: "info", ...options.env }),
     stdio: ["ignore", "pipe", "pipe"],
+    // A group of its own: `kill` ends what it started too (`idem up`'s executor and interpreter).
+    detached: true,
   });
   let out = "";
   child.stdout?.on("data", (d: Buffer) => {
@@ -50,10 +64,9 @@ export function startIdem(
     output: () => out,
     exited,
     async kill() {
-      if (done) return;
-      child.kill("SIGCONT");
-      child.kill("SIGKILL");
-      await exited;
+      signalGroup(child.pid as number, "SIGCONT");
+      signalGroup(child.pid as number, "SIGKILL");
+      if (!done) await exited;
     },
   };
 }
