@@ -1,53 +1,12 @@
 // The operators' approval tools of `idem mcp` (docs/approvals.md), driven by the MCP SDK's client
 // over stdio against the built CLI: `approvals` with mcp.operatorTools read, `approve` and `reject`
 // with write, never in a session bound to a job; a decision is bound to the output's digest.
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "@idem/testing";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
-import { cleanEnv, IDEM_BIN, idem, writeConfig } from "./helpers.js";
-
-type Call = (name: string, a?: Record<string, unknown>) => Promise<CallToolResult>;
-
-async function withSession<T>(
-  dir: string,
-  args: string[],
-  body: (call: Call, client: Client) => Promise<T>,
-): Promise<T> {
-  const env = Object.fromEntries(
-    Object.entries(cleanEnv({ IDEM_ACTOR: "oncall" })).filter(
-      (e): e is [string, string] => typeof e[1] === "string",
-    ),
-  );
-  const client = new Client({ name: "ops-test", version: "1.0.0" });
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [IDEM_BIN, "mcp", ...args],
-      cwd: dir,
-      env,
-      stderr: "pipe",
-    }),
-  );
-  try {
-    return await body(
-      async (name, a = {}) => (await client.callTool({ name, arguments: a })) as CallToolResult,
-      client,
-    );
-  } finally {
-    await client.close();
-  }
-}
-
-const setOperatorTools = (dir: string, value: string) => {
-  const file = join(dir, "idem.config.json");
-  const config = JSON.parse(readFileSync(file, "utf8"));
-  config.mcp = { operatorTools: value };
-  writeFileSync(file, JSON.stringify(config));
-};
+import { idem, writeConfig } from "./helpers.js";
+import { setOperatorTools, withSession } from "./operator-session.js";
 
 /** An agent's session records one file write under the gated root. */
 async function recordWrite(dir: string, jobId: string): Promise<void> {

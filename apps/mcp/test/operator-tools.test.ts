@@ -2,55 +2,11 @@
 // stdio against the built CLI: never in a session bound to a job, off by default, `read` the
 // dry-run plan, the audit and the dead letters, `write` replay and resolve too, each change with a
 // reason and an actor, as on the CLI.
-import { readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { tempDir } from "@idem/testing";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { describe, expect, it } from "vitest";
-import { cleanEnv, IDEM_BIN, idem, idemJson, writeConfig } from "./helpers.js";
-
-/** Runs `body` with an SDK client over stdio on `idem mcp <args>` in `dir`. */
-async function withSession<T>(
-  dir: string,
-  args: string[],
-  body: (
-    call: (name: string, a?: Record<string, unknown>) => Promise<CallToolResult>,
-    client: Client,
-  ) => Promise<T>,
-): Promise<T> {
-  const env = Object.fromEntries(
-    Object.entries(cleanEnv({ IDEM_ACTOR: "oncall" })).filter(
-      (e): e is [string, string] => typeof e[1] === "string",
-    ),
-  );
-  const client = new Client({ name: "ops-test", version: "1.0.0" });
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [IDEM_BIN, "mcp", ...args],
-      cwd: dir,
-      env,
-      stderr: "pipe",
-    }),
-  );
-  try {
-    return await body(
-      async (name, a = {}) => (await client.callTool({ name, arguments: a })) as CallToolResult,
-      client,
-    );
-  } finally {
-    await client.close();
-  }
-}
-
-const setOperatorTools = (dir: string, value: string) => {
-  const file = join(dir, "idem.config.json");
-  const config = JSON.parse(readFileSync(file, "utf8"));
-  config.mcp = { operatorTools: value };
-  writeFileSync(file, JSON.stringify(config));
-};
+import { idem, idemJson, writeConfig } from "./helpers.js";
+import { setOperatorTools, withSession } from "./operator-session.js";
 
 const names = async (client: Client) => (await client.listTools()).tools.map((t) => t.name);
 
