@@ -3,7 +3,7 @@
 // beside it installs (the CLI's module resolution hook provides them).
 import { execFile } from "node:child_process";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { drillKind, type KindDrillReport } from "@idem/kit/drill";
 import type { KindTestReport } from "@idem/kit/test";
@@ -64,9 +64,12 @@ describe("idem kinds new", () => {
     mkdirSync(join(dir.path, "node_modules/@idem"), { recursive: true });
     symlinkSync(join(REPO_ROOT, "packages/kit"), join(dir.path, "node_modules/@idem/kit"));
     symlinkSync(join(REPO_ROOT, "node_modules/zod"), join(dir.path, "node_modules/zod"));
-    const nodeTest = await run(process.execPath, ["--test", "kinds/acme-note.test.mjs"], {
-      cwd: dir.path,
-    });
+    // TAP, as Node 20 prints it by default off a terminal (Node 24 prints its spec reporter).
+    const nodeTest = await run(
+      process.execPath,
+      ["--test", "--test-reporter=tap", "kinds/acme-note.test.mjs"],
+      { cwd: dir.path },
+    );
     expect(nodeTest.stdout).toMatch(/# pass 1/);
   });
 
@@ -75,7 +78,12 @@ describe("idem kinds new", () => {
     expect((await idem(dir.path, "kinds", "new", "acme.note")).code).toBe(0);
     mkdirSync(join(dir.path, "node_modules/.bin"), { recursive: true });
     symlinkSync(IDEM_BIN, join(dir.path, "node_modules/.bin/idem"));
-    const env: NodeJS.ProcessEnv = { ...process.env, PATH: "/usr/bin:/bin" };
+    // The link's `#!/usr/bin/env node` finds the Node running this suite (on CI's second pass a
+    // Node 24 that better-sqlite3 was built for), and nothing else of this checkout's PATH.
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PATH: `${dirname(process.execPath)}:/usr/bin:/bin`,
+    };
     for (const k of ["IDEM_CONFIG", "IDEM_FAULT", "IDEM_JOURNAL_URL"]) delete env[k];
     const report = await drillKind(join(dir.path, "kinds/acme-note.mjs"), {
       cwd: join(dir.path, "kinds"),
