@@ -1,14 +1,15 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { ProbeHint, ProbeResult } from "@idem/kit";
-import { type Clock, type FaultHook, IdemError, noFault } from "@idem/schema";
+import { type Clock, FAULT_POINTS, type FaultHook, IdemError, noFault } from "@idem/schema";
 import { branchAllowed, isSafeBranchName } from "./branch-names.js";
 import { BranchPublisher } from "./branch-publisher.js";
+import { BranchQueue, type QueuedCommit } from "./branch-queue.js";
 import { recover } from "./crash-recovery.js";
 import { messageWithTrailer, refComponent, refuse } from "./git-checks.js";
 import type { RepoConfig } from "./git-config.js";
 import { KeyIndex } from "./key-index.js";
-import { serializeCommit } from "./plumbing/git-objects.js";
+import { type Signature, serializeCommit } from "./plumbing/git-objects.js";
 import { type RepoLayout, RepoObjects } from "./plumbing/repo-objects.js";
 import { GitError, type GitResult, type RunGitOptions, runGit } from "./plumbing/run-git.js";
 import { WorktreeSync } from "./plumbing/worktree-sync.js";
@@ -70,6 +71,7 @@ export class GitRepo {
   /** A remote's mirror (`repos.<alias>.url`); undefined for a repository on this host. */
   readonly mirror: RemoteMirror | undefined;
   private readonly pushers = new Map<string, RemotePusher>();
+  private readonly queues = new Map<string, BranchQueue>();
 
   constructor(
     readonly alias: string,
@@ -245,9 +247,7 @@ export class GitRepo {
   ): Promise<Record<string, unknown>> {
     const mirror = this.mirror;
     if (!mirror) throw new IdemError("INVALID_STATE", `repo "${this.alias}" is not a remote`);
-    const { name, email } = this.config.author;
-    if (/[<>\n\0]/.test(name + email))
-      refuse("author", "of the repo config may not contain <, >, NUL or a line break");
+    const { name, email } = this.mover();
     let pusher = this.pushers.get(branch);
     if (!pusher) {
       pusher = new RemotePusher(branch, mirror, {
@@ -343,10 +343,7 @@ export class GitRepo {
   async commitOnto(effect: EffectCommit): Promise<string> {
     const { branch, base, key } = effect;
     const sync = (await this.publisher.checkedOutBranch()) === branch;
-    const { name, email } = this.config.author;
-    if (/[<>\n\0]/.test(name + email))
-      refuse("author", "of the repo config may not contain <, >, NUL or a line break");
-    const mover = { name, email, at: this.options.clock.now() };
+    const mover = this.mover();
     const body = serializeCommit(
       effect.tree,
       base ? [base] : [],
@@ -357,10 +354,58 @@ export class GitRepo {
     // Durable: every object of the effect is on disk before a ref points at it (the publisher
     // fsyncs them with the refs' lock files).
     await this.publisher.publish(
-      { branch, base, commit, key, sync, paths: effect.paths, mover },
+      { branch, base, commits: [{ commit, key }], sync, paths: effect.paths, mover },
       () => this.objects.syncObjects(),
+      () => this.options.fault?.(FAULT_POINTS.INTERPRETER_AFTER_BRANCH_MOVE),
     );
     return commit;
+  }
+
+  /**
+   * A local branch's apply (group commit, `BranchQueue`): the effect's commit is built, under the
+   * lock, on the branch's head together with the effects waiting at the same time and published
+   * with them in one durable step; answers `{ commit, base }` once it is on the branch. `base` is
+   * the probed head; `order` keeps it behind another run's apply.
+   * @throws IdemError TARGET_MOVED, DIRTY_WORKTREE, LOCKED, ORDER_BLOCKED (`order.after` failed:
+   * nothing applied), SANDBOX_VIOLATION.
+   */
+  queueCommit(
+    branch: string,
+    effect: Omit<QueuedCommit, "commitBody"> & { message: string },
+  ): Promise<Record<string, unknown>> {
+    if (this.mirror) throw new IdemError("INVALID_STATE", `repo "${this.alias}" is a remote`);
+    this.mover();
+    let queue = this.queues.get(branch);
+    if (!queue) {
+      queue = new BranchQueue(this.alias, branch, {
+        objects: this.objects,
+        publisher: this.publisher,
+        withLock: (fn) => this.withLock(fn),
+        mover: () => this.mover(),
+        fault: this.options.fault ?? noFault,
+      });
+      this.queues.set(branch, queue);
+    }
+    const message = messageWithTrailer(effect.message, effect.key);
+    return queue.commit({
+      key: effect.key,
+      base: effect.base,
+      paths: effect.paths,
+      tree: effect.tree,
+      order: effect.order,
+      commitBody: (tree, parent, at) => serializeCommit(tree, parent ? [parent] : [], at, message),
+    });
+  }
+
+  /**
+   * Who commits and moves the branch now: the repo config's author at the clock's now.
+   * @throws IdemError SANDBOX_VIOLATION for an author the config should not hold.
+   */
+  private mover(): Signature {
+    const { name, email } = this.config.author;
+    if (/[<>\n\0]/.test(name + email))
+      refuse("author", "of the repo config may not contain <, >, NUL or a line break");
+    return { name, email, at: this.options.clock.now() };
   }
 
   /** git under idem's repo lock: the child inherits the lock (see RunGitOptions.lockFd). */
