@@ -22,6 +22,8 @@ export interface QueuedCommit {
 interface Waiting extends QueuedCommit {
   resolve(detail: Record<string, unknown>): void;
   reject(e: unknown): void;
+  /** True once answered (resolved or rejected). */
+  settled(): boolean;
 }
 
 /** A ticket whose state moves once, from queued to done or failed, as its entry is answered. */
@@ -56,7 +58,8 @@ const MAX_BATCH = 64;
  * head to the last commit and sets each key's index ref at its own commit, one crash marker, the
  * working tree synced once). Each apply answers `{ commit, base }` only once that step succeeded;
  * a failed batch rejects every entry it built (the later runs' applies that follow one of them
- * then answer ORDER_BLOCKED). An effect probed at an older head is built on the current one only
+ * then answer ORDER_BLOCKED), but for a batch the working tree refuses (DIRTY_WORKTREE, nothing
+ * moved): its entries go again one by one, so that the one a dirty path concerns is refused alone. An effect probed at an older head is built on the current one only
  * when everything between is this queue's own commits and its key is not among them (present:
  * answered without a write); a branch moved by anything else is TARGET_MOVED, so the interpreter
  * probes it again.
@@ -64,6 +67,8 @@ const MAX_BATCH = 64;
 export class BranchQueue {
   private readonly queue: Waiting[] = [];
   private running = false;
+  /** How many entries at the front of the queue go one batch each (after a refused batch). */
+  private alone = 0;
   /**
    * The commits this queue published in a row on the branch, from `start`: an effect probed at one
    * of them is checked against the keys published since, in memory.
@@ -84,17 +89,21 @@ export class BranchQueue {
    */
   commit(entry: QueuedCommit): Promise<Record<string, unknown>> {
     const ticket: Ticket = { state: "queued" };
+    let settled = false;
     const answered = new Promise<Record<string, unknown>>((resolve, reject) => {
       this.queue.push({
         ...entry,
         resolve(detail) {
+          settled = true;
           if (ticket.state === "queued") ticket.state = "done";
           resolve(detail);
         },
         reject(e) {
+          settled = true;
           if (ticket.state === "queued") ticket.state = "failed";
           reject(e);
         },
+        settled: () => settled,
       });
       if (!this.running) void this.drain();
     });
@@ -106,13 +115,22 @@ export class BranchQueue {
     this.running = true;
     try {
       while (this.queue.length > 0) {
-        const batch = this.queue.splice(0, MAX_BATCH);
+        const batch = this.queue.splice(0, this.alone > 0 ? 1 : MAX_BATCH);
+        this.alone = Math.max(0, this.alone - 1);
         try {
           const built = await this.parts.withLock(() => this.publishBatch(batch));
           for (const b of built) b.w.resolve({ commit: b.commit, base: b.parent });
         } catch (e) {
-          this.chain = undefined;
-          for (const w of batch) w.reject(e);
+          const open = batch.filter((w) => !w.settled());
+          // The working tree refused the batch and nothing moved: its effects go again one at a
+          // time, so only the one whose path is dirty is refused, as committing each alone does.
+          if (open.length > 1 && isIdemError(e, "DIRTY_WORKTREE")) {
+            this.queue.unshift(...open);
+            this.alone = open.length;
+            continue;
+          }
+          // The chain stays: a head it does not end at (refs that moved all the same) is `moved`.
+          for (const w of open) w.reject(e);
         }
       }
     } finally {

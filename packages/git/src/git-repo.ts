@@ -6,7 +6,7 @@ import { branchAllowed, isSafeBranchName } from "./branch-names.js";
 import { BranchPublisher } from "./branch-publisher.js";
 import { BranchQueue, type QueuedCommit } from "./branch-queue.js";
 import { recover } from "./crash-recovery.js";
-import { messageWithTrailer, refComponent, refuse } from "./git-checks.js";
+import { checkTreePaths, messageWithTrailer, refComponent, refuse } from "./git-checks.js";
 import type { RepoConfig } from "./git-config.js";
 import { KeyIndex } from "./key-index.js";
 import { type Signature, serializeCommit } from "./plumbing/git-objects.js";
@@ -292,20 +292,8 @@ export class GitRepo {
    * symbolic link in a working tree).
    * @throws IdemError SANDBOX_VIOLATION
    */
-  async checkTreePaths(tree: string | null, paths: string[]): Promise<void> {
-    for (const p of paths) {
-      const parts = p.split("/");
-      for (let i = 1; i < parts.length; i++) {
-        const e = await this.objects.entryAt(tree, parts.slice(0, i).join("/"));
-        if (!e) break;
-        if (e.mode !== "40000") {
-          refuse(
-            "path",
-            `"${p}" passes through ${parts.slice(0, i).join("/")}, which is a ${e.mode === "120000" ? "symlink" : e.mode === "160000" ? "submodule" : "file"}`,
-          );
-        }
-      }
-    }
+  checkTreePaths(tree: string | null, paths: string[]): Promise<void> {
+    return checkTreePaths(this.objects, tree, paths);
   }
 
   /**

@@ -159,7 +159,7 @@ describe("BranchQueue (a local branch's group commit)", () => {
     ]);
   });
 
-  it("refuses the whole batch, moving nothing, when the working tree is dirty for one entry's path", async () => {
+  it("refuses a batch the working tree is dirty for as a whole, then applies its effects one by one: only the dirty path's is refused", async () => {
     sb = sandbox();
     const path = addRepo(sb);
     repo = openRepo(sb, path);
@@ -178,21 +178,27 @@ describe("BranchQueue (a local branch's group commit)", () => {
     await lock.done;
     const p = (await primer).commit as string;
     expect(await Promise.all(batch.map(codeOf))).toEqual([
+      "resolved",
       "DIRTY_WORKTREE",
-      "DIRTY_WORKTREE",
-      "DIRTY_WORKTREE",
+      "resolved",
     ]);
-    expect(git(path, "rev-parse", "main")).toBe(p);
-    for (const k of ["job-1/0", "job-2/0", "job-3/0"])
-      expect(git(path, "for-each-ref", keyRef("main", k))).toBe("");
-    expect(existsSync(join(path, "a.txt"))).toBe(false);
+    const [c1, c3] = git(path, "rev-list", "--reverse", `${p}..main`).split("\n");
+    // Nothing of the refused batch moved: each of the two moved the branch on its own.
+    expect(reflog(path).slice(-2)).toEqual([
+      [p, c1],
+      [c1, c3],
+    ]);
+    expect(await batch[0]).toEqual({ commit: c1, base: p });
+    expect(await batch[2]).toEqual({ commit: c3, base: c1 });
+    expect(git(path, "for-each-ref", keyRef("main", "job-2/0"))).toBe("");
     expect(readFileSync(join(path, "README.md"), "utf8")).toBe("a human's edit\n");
+    expect(git(path, "show", "main:README.md")).toBe("hello");
     expect(existsSync(join(path, ".git/idem/pending.json"))).toBe(false);
-    // A later run's apply that follows one of them changes nothing either.
-    expect(tickets.map((t) => t.state)).toEqual(["failed", "failed", "failed"]);
-    const blocked = queue(repo, "job-4/0", p, "c.txt", "c\n", { after: tickets[0] });
+    // A later run's apply that follows the refused one changes nothing.
+    expect(tickets.map((t) => t.state)).toEqual(["done", "failed", "done"]);
+    const blocked = queue(repo, "job-4/0", c3 as string, "c.txt", "c\n", { after: tickets[1] });
     expect(await codeOf(blocked)).toBe("ORDER_BLOCKED");
-    expect(git(path, "rev-parse", "main")).toBe(p);
+    expect(git(path, "rev-parse", "main")).toBe(c3);
   });
 
   it("refuses a batch that creates and deletes a path an untracked file holds, as the first commit alone is refused", async () => {
@@ -203,14 +209,15 @@ describe("BranchQueue (a local branch's group commit)", () => {
     writeFileSync(join(path, "t.txt"), "untracked\n");
     const lock = await holdLock(repo);
     const primer = queue(repo, "job-0/0", head0, "p.txt", "p\n");
+    let first!: ApplyTicket;
     const batch = [
-      queue(repo, "job-1/0", head0, "t.txt", "agent\n"),
-      queue(repo, "job-2/0", head0, "t.txt", null),
+      queue(repo, "job-1/0", head0, "t.txt", "agent\n", { queued: (t) => (first = t) }),
     ];
+    batch.push(queue(repo, "job-2/0", head0, "t.txt", null, { after: first }));
     lock.release();
     await lock.done;
     const p = (await primer).commit as string;
-    expect(await Promise.all(batch.map(codeOf))).toEqual(["DIRTY_WORKTREE", "DIRTY_WORKTREE"]);
+    expect(await Promise.all(batch.map(codeOf))).toEqual(["DIRTY_WORKTREE", "ORDER_BLOCKED"]);
     expect(git(path, "rev-parse", "main")).toBe(p);
     expect(readFileSync(join(path, "t.txt"), "utf8")).toBe("untracked\n");
   });
