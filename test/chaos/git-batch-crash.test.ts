@@ -85,6 +85,11 @@ describe("a local branch's group commit under SIGKILL", () => {
           IDEM_FAULT: `${FAULT_POINTS.INTERPRETER_AFTER_BRANCH_MOVE}:${n}`,
         });
         expect(killed.signal, killed.stderr).toBe("SIGKILL");
+        // Killed with the branch moved and its working tree not: the marker names the batch.
+        const marker = JSON.parse(
+          readFileSync(join(ws.repoPath, ".git/idem/pending.json"), "utf8"),
+        ) as { base: string; commit: string };
+        expect(await git(ws.repoPath, "rev-parse", "main")).toBe(`${marker.commit}\n`);
         const fresh = await interpreterOnce(ws.configFile);
         expect(fresh.code, fresh.stderr).toBe(0);
         expect(await verify(ws, journal, outputs)).toEqual(CLEAN);
