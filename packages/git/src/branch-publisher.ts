@@ -83,14 +83,14 @@ export class BranchPublisher {
    * refuses, the branch is moved back and DIRTY_WORKTREE thrown. The checks refuse what moving the
    * commits one at a time would refuse for any of them, and then nothing moves.
    * `syncObjects`: the fsync of the commits' objects, run with the refs' own before any ref moves.
-   * `moved`: called once the refs moved, before the working tree follows (a fault point).
+   * `afterMove`: called once the refs moved, before the working tree follows (a fault point).
    * @throws IdemError DIRTY_WORKTREE with nothing moved; TARGET_MOVED; LOCKED; the fsync's error
    * with nothing moved.
    */
   async publish(
     move: BranchMove,
     syncObjects: () => Promise<void>,
-    moved: () => void = () => {},
+    afterMove: () => void = () => {},
   ): Promise<void> {
     const { branch, base, commits, sync, paths } = move;
     const last = commits.at(-1);
@@ -158,7 +158,7 @@ export class BranchPublisher {
       await fs.rm(pending, { force: true });
       throw e;
     }
-    moved();
+    afterMove();
     if (fast) {
       // The effect is committed: a failure here is finished by the next holder's recover().
       await fast.commit(nonce);
@@ -169,37 +169,47 @@ export class BranchPublisher {
         await this.syncWorktree(base, commit);
       } catch (e) {
         if (!(e instanceof GitError)) throw e;
-        // Every key ref of the branch is at or below `base`: the watermark may go back there.
-        await this.lock
-          .updateRefs([
-            base === null
-              ? `delete ${branchRef} ${commit}`
-              : `update ${branchRef} ${base} ${commit}`,
-            ...commits.map((c) => `delete ${keyRef(branch, c.key)} ${c.commit}`),
-            base === null
-              ? `delete ${watermarkRef(branch)} ${commit}`
-              : `update ${watermarkRef(branch)} ${base} ${commit}`,
-          ])
-          .catch(() => {});
-        await fs.rm(pending, { force: true });
-        const stderr = e.result.stderr.trim();
-        // Another git command (a human's, or one a killed idem left running) holds the index: a
-        // wait, not a conflict a human must resolve.
-        if (/index\.lock': File exists|Unable to create .*index\.lock/i.test(stderr)) {
-          throw new IdemError(
-            "LOCKED",
-            `repo "${this.objects.alias}": the index is locked by another git command, nothing was changed: ${stderr}`,
-            { cause: e },
-          );
-        }
-        throw new IdemError(
-          "DIRTY_WORKTREE",
-          `repo "${this.objects.alias}": the working tree could not follow the commit, nothing was changed: ${stderr}`,
-          { cause: e },
-        );
+        await this.moveBack(move, e);
       }
     }
     await fs.rm(pending, { force: true });
+  }
+
+  /**
+   * git's sync refused after the refs moved: the branch, its key refs and the watermark go back
+   * to `base` (every key ref of the branch is at or below it) and the marker goes.
+   * @throws IdemError LOCKED (another git command holds the index), else DIRTY_WORKTREE.
+   */
+  private async moveBack(move: BranchMove, e: GitError): Promise<never> {
+    const { branch, base, commits } = move;
+    const commit = commits.at(-1)?.commit as string;
+    const branchRef = `refs/heads/${branch}`;
+    const { gitDir } = await this.objects.layout();
+    await this.lock
+      .updateRefs([
+        base === null ? `delete ${branchRef} ${commit}` : `update ${branchRef} ${base} ${commit}`,
+        ...commits.map((c) => `delete ${keyRef(branch, c.key)} ${c.commit}`),
+        base === null
+          ? `delete ${watermarkRef(branch)} ${commit}`
+          : `update ${watermarkRef(branch)} ${base} ${commit}`,
+      ])
+      .catch(() => {});
+    await fs.rm(markerPath(gitDir), { force: true });
+    const stderr = e.result.stderr.trim();
+    // Another git command (a human's, or one a killed idem left running) holds the index: a
+    // wait, not a conflict a human must resolve.
+    if (/index\.lock': File exists|Unable to create .*index\.lock/i.test(stderr)) {
+      throw new IdemError(
+        "LOCKED",
+        `repo "${this.objects.alias}": the index is locked by another git command, nothing was changed: ${stderr}`,
+        { cause: e },
+      );
+    }
+    throw new IdemError(
+      "DIRTY_WORKTREE",
+      `repo "${this.objects.alias}": the working tree could not follow the commit, nothing was changed: ${stderr}`,
+      { cause: e },
+    );
   }
 
   /** True when one of `paths` is the same in both trees (a batch changed it and back). */

@@ -1,7 +1,7 @@
 import type { ApplyOrder, ApplyTicket } from "@idem/kit";
 import { FAULT_POINTS, type FaultHook, IdemError, isIdemError } from "@idem/schema";
 import type { BranchPublisher } from "./branch-publisher.js";
-import type { Signature } from "./plumbing/git-objects.js";
+import { type Signature, serializeCommit } from "./plumbing/git-objects.js";
 import type { RepoObjects } from "./plumbing/repo-objects.js";
 
 /** One effect waiting for its commit on a local branch: its key, the probed head, its change. */
@@ -9,8 +9,8 @@ export interface QueuedCommit {
   key: string;
   /** The head the probe answered absent at (null: the branch did not exist). */
   base: string | null;
-  /** The commit's body on `parent` with `tree` (the agent's message with the trailer, the author). */
-  commitBody(tree: string, parent: string | null, at: Signature): Uint8Array;
+  /** The commit's message (GitRepo adds the `Idem-Effect` trailer). */
+  message: string;
   /** Every path the commit changes. */
   paths: string[];
   /** Writes the root tree from the parent's tree (null: none), under the repo lock. */
@@ -224,7 +224,8 @@ export class BranchQueue {
         w.reject(parent !== w.base && isIdemError(e) ? this.moved(w.base, parent) : e);
         continue;
       }
-      const commit = await objects.writeObject("commit", w.commitBody(tree, parent, mover));
+      const body = serializeCommit(tree, parent ? [parent] : [], mover, w.message);
+      const commit = await objects.writeObject("commit", body);
       built.push({ w, commit, parent });
       parent = commit;
     }

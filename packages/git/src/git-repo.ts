@@ -247,7 +247,7 @@ export class GitRepo {
   ): Promise<Record<string, unknown>> {
     const mirror = this.mirror;
     if (!mirror) throw new IdemError("INVALID_STATE", `repo "${this.alias}" is not a remote`);
-    const { name, email } = this.mover();
+    this.mover();
     let pusher = this.pushers.get(branch);
     if (!pusher) {
       pusher = new RemotePusher(branch, mirror, {
@@ -267,12 +267,7 @@ export class GitRepo {
       tree: effect.tree,
       order: effect.order,
       commitBody: (tree, parent) =>
-        serializeCommit(
-          tree,
-          parent ? [parent] : [],
-          { name, email, at: this.options.clock.now() },
-          message,
-        ),
+        serializeCommit(tree, parent ? [parent] : [], this.mover(), message),
     });
   }
 
@@ -350,45 +345,25 @@ export class GitRepo {
   }
 
   /**
-   * A local branch's apply (group commit, `BranchQueue`): the effect's commit is built, under the
-   * lock, on the branch's head together with the effects waiting at the same time and published
-   * with them in one durable step; answers `{ commit, base }` once it is on the branch. `base` is
-   * the probed head; `order` keeps it behind another run's apply.
-   * @throws IdemError TARGET_MOVED, DIRTY_WORKTREE, LOCKED, ORDER_BLOCKED (`order.after` failed:
-   * nothing applied), SANDBOX_VIOLATION.
+   * A local branch's apply (group commit, `BranchQueue`): built on the head with the effects
+   * waiting at once, published with them in one durable step; answers `{ commit, base }` then.
+   * @throws IdemError TARGET_MOVED, DIRTY_WORKTREE, LOCKED, ORDER_BLOCKED, SANDBOX_VIOLATION.
    */
-  queueCommit(
-    branch: string,
-    effect: Omit<QueuedCommit, "commitBody"> & { message: string },
-  ): Promise<Record<string, unknown>> {
+  queueCommit(branch: string, effect: QueuedCommit): Promise<Record<string, unknown>> {
     if (this.mirror) throw new IdemError("INVALID_STATE", `repo "${this.alias}" is a remote`);
     this.mover();
     let queue = this.queues.get(branch);
     if (!queue) {
-      queue = new BranchQueue(this.alias, branch, {
-        objects: this.objects,
-        publisher: this.publisher,
-        withLock: (fn) => this.withLock(fn),
-        mover: () => this.mover(),
-        fault: this.options.fault ?? noFault,
-      });
+      const { objects, publisher } = this;
+      const [withLock, mover] = [this.withLock.bind(this), this.mover.bind(this)];
+      const fault = this.options.fault ?? noFault;
+      queue = new BranchQueue(this.alias, branch, { objects, publisher, withLock, mover, fault });
       this.queues.set(branch, queue);
     }
-    const message = messageWithTrailer(effect.message, effect.key);
-    return queue.commit({
-      key: effect.key,
-      base: effect.base,
-      paths: effect.paths,
-      tree: effect.tree,
-      order: effect.order,
-      commitBody: (tree, parent, at) => serializeCommit(tree, parent ? [parent] : [], at, message),
-    });
+    return queue.commit({ ...effect, message: messageWithTrailer(effect.message, effect.key) });
   }
 
-  /**
-   * Who commits and moves the branch now: the repo config's author at the clock's now.
-   * @throws IdemError SANDBOX_VIOLATION for an author the config should not hold.
-   */
+  /** The repo config's author at the clock's now. @throws IdemError SANDBOX_VIOLATION */
   private mover(): Signature {
     const { name, email } = this.config.author;
     if (/[<>\n\0]/.test(name + email))
