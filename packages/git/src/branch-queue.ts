@@ -59,10 +59,10 @@ const MAX_BATCH = 64;
  * working tree synced once). Each apply answers `{ commit, base }` only once that step succeeded;
  * a failed batch rejects every entry it built (the later runs' applies that follow one of them
  * then answer ORDER_BLOCKED), but for a batch the working tree refuses (DIRTY_WORKTREE, nothing
- * moved): its entries go again one by one, so that the one a dirty path concerns is refused alone. An effect probed at an older head is built on the current one only
- * when everything between is this queue's own commits and its key is not among them (present:
- * answered without a write); a branch moved by anything else is TARGET_MOVED, so the interpreter
- * probes it again.
+ * moved): its entries go again one by one, so that the one a dirty path concerns is refused alone.
+ * An effect probed at an older head is built on the current one only when everything between is
+ * this queue's own commits and its key is not among them (present: answered without a write); a
+ * branch moved by anything else is TARGET_MOVED, so the interpreter probes it again.
  */
 export class BranchQueue {
   private readonly queue: Waiting[] = [];

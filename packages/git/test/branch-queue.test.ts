@@ -136,6 +136,28 @@ describe("BranchQueue (a local branch's group commit)", () => {
     expect(git(path, "fsck", "--strict")).toBe("");
   });
 
+  it("publishes at most 64 commits in one ref transaction", async () => {
+    sb = sandbox();
+    const path = addRepo(sb);
+    repo = openRepo(sb, path);
+    const head0 = git(path, "rev-parse", "main");
+    const lock = await holdLock(repo);
+    const answers = Array.from({ length: 70 }, (_, i) =>
+      queue(repo as GitRepo, `job-${i}/0`, head0, `f/${i}.txt`, `${i}\n`),
+    );
+    lock.release();
+    await lock.done;
+    await Promise.all(answers);
+    const commits = git(path, "rev-list", "--reverse", `${head0}..main`).split("\n");
+    expect(commits).toHaveLength(70);
+    // The first alone (taken at once), then 64, then the 5 left.
+    expect(reflog(path).slice(-3)).toEqual([
+      [head0, commits[0]],
+      [commits[0], commits[64]],
+      [commits[64], commits[69]],
+    ]);
+  });
+
   it("answers an effect its own earlier commit holds as present, writing nothing for it", async () => {
     sb = sandbox();
     const path = addRepo(sb);
