@@ -38,8 +38,9 @@ export interface Effects {
   targetDedup(spec: EffectSpec): boolean;
   /**
    * True when the spec's target queues its applies and builds each on the target's state when it
-   * goes out (a remote git branch's pushes): a probe may then run while earlier applies there are
-   * still queued, and an absent answer stays good (the apply checks what landed meanwhile).
+   * goes out (a git branch: a remote's pushes, a local one's batches): a probe may then run while
+   * earlier applies there are still queued, and an absent answer stays good (the apply checks what
+   * landed meanwhile).
    */
   queuedApplies(spec: EffectSpec): boolean;
   /**

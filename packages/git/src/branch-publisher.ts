@@ -13,15 +13,23 @@ import { GitError, runGit } from "./plumbing/run-git.js";
 import type { WorktreeSync } from "./plumbing/worktree-sync.js";
 import type { RepoLock } from "./repo-lock.js";
 
-/** One branch move: `commit` (whose parent is `base`) becomes the head, indexed under `key`. */
+/** One effect's commit in a branch move, indexed under its key. */
+export interface MovedCommit {
+  commit: string;
+  key: string;
+}
+
+/**
+ * One branch move: `commits`, each on the previous and the first on `base`, each indexed under its
+ * key; the last becomes the head (a batch of effects queued at once, or one).
+ */
 export interface BranchMove {
   branch: string;
   base: string | null;
-  commit: string;
-  key: string;
+  commits: MovedCommit[];
   /** The branch is checked out: its index and working tree follow. */
   sync: boolean;
-  /** Every path the commit changes. */
+  /** Every path the commits change. */
   paths: string[];
   /** Who moves it, and when: the reflog's line. */
   mover: Signature;
@@ -66,24 +74,39 @@ export class BranchPublisher {
   }
 
   /**
-   * Makes `move.commit` the branch head with compare-and-swap from `move.base`, and indexes
-   * `move.key` in the same transaction. A checked-out branch (`sync`) has its index and working
-   * tree brought along for `paths`: checked first and written in process when it can
+   * Makes the last of `move.commits` the branch head with compare-and-swap from `move.base`, and
+   * indexes every commit's key at that commit in the same transaction (one durable step for a
+   * batch: one fsync of all objects and lock files, one crash marker naming the whole move). A
+   * checked-out branch (`sync`) has its index and working tree brought along for `paths`, from
+   * base's tree to the last commit's: checked first and written in process when it can
    * (WorktreeSync), else checked with `git status` and moved with `read-tree -m -u`; if git then
-   * refuses, the branch is moved back and DIRTY_WORKTREE thrown.
-   * `syncObjects`: the fsync of the commit's objects, run with the refs' own before any ref moves.
+   * refuses, the branch is moved back and DIRTY_WORKTREE thrown. The checks refuse what moving the
+   * commits one at a time would refuse for any of them, and then nothing moves.
+   * `syncObjects`: the fsync of the commits' objects, run with the refs' own before any ref moves.
+   * `afterMove`: called once the refs moved, before the working tree follows (a fault point).
    * @throws IdemError DIRTY_WORKTREE with nothing moved; TARGET_MOVED; LOCKED; the fsync's error
    * with nothing moved.
    */
-  async publish(move: BranchMove, syncObjects: () => Promise<void>): Promise<void> {
-    const { branch, base, commit, key, sync, paths } = move;
+  async publish(
+    move: BranchMove,
+    syncObjects: () => Promise<void>,
+    afterMove: () => void = () => {},
+  ): Promise<void> {
+    const { branch, base, commits, sync, paths } = move;
+    const last = commits.at(-1);
+    if (!last) return;
+    const commit = last.commit;
     const { gitDir } = await this.objects.layout();
     const pending = markerPath(gitDir);
     const branchRef = `refs/heads/${branch}`;
+    const keyRefs = new Set(commits.map((c) => keyRef(branch, c.key)));
     const lines = [
       base === null ? `create ${branchRef} ${commit}` : `update ${branchRef} ${commit} ${base}`,
-      `update ${keyRef(branch, key)} ${commit}`,
-      ...(await this.keys.catchUpLines(branch, base, commit, key)),
+      ...commits.map((c) => `update ${keyRef(branch, c.key)} ${c.commit}`),
+      // The batch's own keys are set above (a catch-up line of one of them would name it twice).
+      ...(await this.keys.catchUpLines(branch, base, commit, last.key)).filter(
+        (l) => !keyRefs.has(l.split(" ")[1] as string),
+      ),
     ];
     const refs = lines.map((l) => l.split(" ")[1] as string);
     const nonce = randomBytes(6).toString("hex");
@@ -97,6 +120,10 @@ export class BranchPublisher {
         // Written before git's index.lock is taken, so the next holder can clean up after a crash.
         writeMarker(gitDir, marker);
         try {
+          // A path a batch changes and changes back is not one the in-process sync looks at: git
+          // status checks it as a commit of its own would have been checked.
+          if (commits.length > 1 && (await this.roundTrips(baseTree, newTree, paths)))
+            await this.checkWorktree(paths, baseTree);
           const r = await this.worktree.prepare(baseTree, newTree, paths, false);
           if (r.kind === "ready") fast = r.sync;
         } catch (e) {
@@ -105,7 +132,13 @@ export class BranchPublisher {
         }
       }
     }
-    if (sync && !fast) await this.checkWorktree(paths, await this.objects.treeOf(base));
+    if (sync && !fast) {
+      // A marker the in-process sync wrote before it handed over to git goes with a refusal.
+      await this.checkWorktree(paths, await this.objects.treeOf(base)).catch(async (e) => {
+        await fs.rm(pending, { force: true });
+        throw e;
+      });
+    }
     // The in-process sync wrote it already; nothing it names has changed since.
     if (!fast) writeMarker(gitDir, marker);
     try {
@@ -125,6 +158,7 @@ export class BranchPublisher {
       await fs.rm(pending, { force: true });
       throw e;
     }
+    afterMove();
     if (fast) {
       // The effect is committed: a failure here is finished by the next holder's recover().
       await fast.commit(nonce);
@@ -135,37 +169,59 @@ export class BranchPublisher {
         await this.syncWorktree(base, commit);
       } catch (e) {
         if (!(e instanceof GitError)) throw e;
-        // Every key ref of the branch is at or below `base`: the watermark may go back there.
-        await this.lock
-          .updateRefs([
-            base === null
-              ? `delete ${branchRef} ${commit}`
-              : `update ${branchRef} ${base} ${commit}`,
-            `delete ${keyRef(branch, key)} ${commit}`,
-            base === null
-              ? `delete ${watermarkRef(branch)} ${commit}`
-              : `update ${watermarkRef(branch)} ${base} ${commit}`,
-          ])
-          .catch(() => {});
-        await fs.rm(pending, { force: true });
-        const stderr = e.result.stderr.trim();
-        // Another git command (a human's, or one a killed idem left running) holds the index: a
-        // wait, not a conflict a human must resolve.
-        if (/index\.lock': File exists|Unable to create .*index\.lock/i.test(stderr)) {
-          throw new IdemError(
-            "LOCKED",
-            `repo "${this.objects.alias}": the index is locked by another git command, nothing was changed: ${stderr}`,
-            { cause: e },
-          );
-        }
-        throw new IdemError(
-          "DIRTY_WORKTREE",
-          `repo "${this.objects.alias}": the working tree could not follow the commit, nothing was changed: ${stderr}`,
-          { cause: e },
-        );
+        await this.moveBack(move, e);
       }
     }
     await fs.rm(pending, { force: true });
+  }
+
+  /**
+   * git's sync refused after the refs moved: the branch, its key refs and the watermark go back
+   * to `base` (every key ref of the branch is at or below it) and the marker goes.
+   * @throws IdemError LOCKED (another git command holds the index), else DIRTY_WORKTREE.
+   */
+  private async moveBack(move: BranchMove, e: GitError): Promise<never> {
+    const { branch, base, commits } = move;
+    const commit = commits.at(-1)?.commit as string;
+    const branchRef = `refs/heads/${branch}`;
+    const { gitDir } = await this.objects.layout();
+    await this.lock
+      .updateRefs([
+        base === null ? `delete ${branchRef} ${commit}` : `update ${branchRef} ${base} ${commit}`,
+        ...commits.map((c) => `delete ${keyRef(branch, c.key)} ${c.commit}`),
+        base === null
+          ? `delete ${watermarkRef(branch)} ${commit}`
+          : `update ${watermarkRef(branch)} ${base} ${commit}`,
+      ])
+      .catch(() => {});
+    await fs.rm(markerPath(gitDir), { force: true });
+    const stderr = e.result.stderr.trim();
+    // Another git command (a human's, or one a killed idem left running) holds the index: a
+    // wait, not a conflict a human must resolve.
+    if (/index\.lock': File exists|Unable to create .*index\.lock/i.test(stderr)) {
+      throw new IdemError(
+        "LOCKED",
+        `repo "${this.objects.alias}": the index is locked by another git command, nothing was changed: ${stderr}`,
+        { cause: e },
+      );
+    }
+    throw new IdemError(
+      "DIRTY_WORKTREE",
+      `repo "${this.objects.alias}": the working tree could not follow the commit, nothing was changed: ${stderr}`,
+      { cause: e },
+    );
+  }
+
+  /** True when one of `paths` is the same in both trees (a batch changed it and back). */
+  private async roundTrips(baseTree: string, newTree: string, paths: string[]): Promise<boolean> {
+    for (const p of paths) {
+      const [a, b] = await Promise.all([
+        this.objects.entryAt(baseTree, p),
+        this.objects.entryAt(newTree, p),
+      ]);
+      if (a?.oid === b?.oid && a?.mode === b?.mode) return true;
+    }
+    return false;
   }
 
   /**

@@ -1,6 +1,7 @@
 import { gitAttributesIssue, isGitAttributesPath, unsafeRelativePath } from "@idem/kit";
 import { IdemError } from "@idem/schema";
 import { EFFECT_TRAILER } from "./git-names.js";
+import type { RepoObjects } from "./plumbing/repo-objects.js";
 
 // The checks of the text idem hands git (paths, messages, ref names): a refusal is
 // SANDBOX_VIOLATION naming its field, before anything is written.
@@ -61,4 +62,29 @@ export function refComponent(s: string): string {
       return /[A-Za-z0-9_-]/.test(c) ? c : `%${b.toString(16).toUpperCase().padStart(2, "0")}`;
     })
     .join("");
+}
+
+/**
+ * Refuses paths that pass through a symlink, file or submodule of `tree` (git would write beyond a
+ * symbolic link in a working tree).
+ * @throws IdemError SANDBOX_VIOLATION
+ */
+export async function checkTreePaths(
+  objects: Pick<RepoObjects, "entryAt">,
+  tree: string | null,
+  paths: string[],
+): Promise<void> {
+  for (const p of paths) {
+    const parts = p.split("/");
+    for (let i = 1; i < parts.length; i++) {
+      const e = await objects.entryAt(tree, parts.slice(0, i).join("/"));
+      if (!e) break;
+      if (e.mode !== "40000") {
+        refuse(
+          "path",
+          `"${p}" passes through ${parts.slice(0, i).join("/")}, which is a ${e.mode === "120000" ? "symlink" : e.mode === "160000" ? "submodule" : "file"}`,
+        );
+      }
+    }
+  }
 }

@@ -1,14 +1,15 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { ProbeHint, ProbeResult } from "@idem/kit";
-import { type Clock, type FaultHook, IdemError, noFault } from "@idem/schema";
+import { type Clock, FAULT_POINTS, type FaultHook, IdemError, noFault } from "@idem/schema";
 import { branchAllowed, isSafeBranchName } from "./branch-names.js";
 import { BranchPublisher } from "./branch-publisher.js";
+import { BranchQueue, type QueuedCommit } from "./branch-queue.js";
 import { recover } from "./crash-recovery.js";
-import { messageWithTrailer, refComponent, refuse } from "./git-checks.js";
+import { checkTreePaths, messageWithTrailer, refComponent, refuse } from "./git-checks.js";
 import type { RepoConfig } from "./git-config.js";
 import { KeyIndex } from "./key-index.js";
-import { serializeCommit } from "./plumbing/git-objects.js";
+import { type Signature, serializeCommit } from "./plumbing/git-objects.js";
 import { type RepoLayout, RepoObjects } from "./plumbing/repo-objects.js";
 import { GitError, type GitResult, type RunGitOptions, runGit } from "./plumbing/run-git.js";
 import { WorktreeSync } from "./plumbing/worktree-sync.js";
@@ -70,6 +71,7 @@ export class GitRepo {
   /** A remote's mirror (`repos.<alias>.url`); undefined for a repository on this host. */
   readonly mirror: RemoteMirror | undefined;
   private readonly pushers = new Map<string, RemotePusher>();
+  private readonly queues = new Map<string, BranchQueue>();
 
   constructor(
     readonly alias: string,
@@ -245,9 +247,7 @@ export class GitRepo {
   ): Promise<Record<string, unknown>> {
     const mirror = this.mirror;
     if (!mirror) throw new IdemError("INVALID_STATE", `repo "${this.alias}" is not a remote`);
-    const { name, email } = this.config.author;
-    if (/[<>\n\0]/.test(name + email))
-      refuse("author", "of the repo config may not contain <, >, NUL or a line break");
+    this.mover();
     let pusher = this.pushers.get(branch);
     if (!pusher) {
       pusher = new RemotePusher(branch, mirror, {
@@ -267,12 +267,7 @@ export class GitRepo {
       tree: effect.tree,
       order: effect.order,
       commitBody: (tree, parent) =>
-        serializeCommit(
-          tree,
-          parent ? [parent] : [],
-          { name, email, at: this.options.clock.now() },
-          message,
-        ),
+        serializeCommit(tree, parent ? [parent] : [], this.mover(), message),
     });
   }
 
@@ -292,20 +287,8 @@ export class GitRepo {
    * symbolic link in a working tree).
    * @throws IdemError SANDBOX_VIOLATION
    */
-  async checkTreePaths(tree: string | null, paths: string[]): Promise<void> {
-    for (const p of paths) {
-      const parts = p.split("/");
-      for (let i = 1; i < parts.length; i++) {
-        const e = await this.objects.entryAt(tree, parts.slice(0, i).join("/"));
-        if (!e) break;
-        if (e.mode !== "40000") {
-          refuse(
-            "path",
-            `"${p}" passes through ${parts.slice(0, i).join("/")}, which is a ${e.mode === "120000" ? "symlink" : e.mode === "160000" ? "submodule" : "file"}`,
-          );
-        }
-      }
-    }
+  checkTreePaths(tree: string | null, paths: string[]): Promise<void> {
+    return checkTreePaths(this.objects, tree, paths);
   }
 
   /**
@@ -343,10 +326,7 @@ export class GitRepo {
   async commitOnto(effect: EffectCommit): Promise<string> {
     const { branch, base, key } = effect;
     const sync = (await this.publisher.checkedOutBranch()) === branch;
-    const { name, email } = this.config.author;
-    if (/[<>\n\0]/.test(name + email))
-      refuse("author", "of the repo config may not contain <, >, NUL or a line break");
-    const mover = { name, email, at: this.options.clock.now() };
+    const mover = this.mover();
     const body = serializeCommit(
       effect.tree,
       base ? [base] : [],
@@ -357,10 +337,38 @@ export class GitRepo {
     // Durable: every object of the effect is on disk before a ref points at it (the publisher
     // fsyncs them with the refs' lock files).
     await this.publisher.publish(
-      { branch, base, commit, key, sync, paths: effect.paths, mover },
+      { branch, base, commits: [{ commit, key }], sync, paths: effect.paths, mover },
       () => this.objects.syncObjects(),
+      () => this.options.fault?.(FAULT_POINTS.INTERPRETER_AFTER_BRANCH_MOVE),
     );
     return commit;
+  }
+
+  /**
+   * A local branch's apply (group commit, `BranchQueue`): built on the head with the effects
+   * waiting at once, published with them in one durable step; answers `{ commit, base }` then.
+   * @throws IdemError TARGET_MOVED, DIRTY_WORKTREE, LOCKED, ORDER_BLOCKED, SANDBOX_VIOLATION.
+   */
+  queueCommit(branch: string, effect: QueuedCommit): Promise<Record<string, unknown>> {
+    if (this.mirror) throw new IdemError("INVALID_STATE", `repo "${this.alias}" is a remote`);
+    this.mover();
+    let queue = this.queues.get(branch);
+    if (!queue) {
+      const { objects, publisher } = this;
+      const [withLock, mover] = [this.withLock.bind(this), this.mover.bind(this)];
+      const fault = this.options.fault ?? noFault;
+      queue = new BranchQueue(this.alias, branch, { objects, publisher, withLock, mover, fault });
+      this.queues.set(branch, queue);
+    }
+    return queue.commit({ ...effect, message: messageWithTrailer(effect.message, effect.key) });
+  }
+
+  /** The repo config's author at the clock's now. @throws IdemError SANDBOX_VIOLATION */
+  private mover(): Signature {
+    const { name, email } = this.config.author;
+    if (/[<>\n\0]/.test(name + email))
+      refuse("author", "of the repo config may not contain <, >, NUL or a line break");
+    return { name, email, at: this.options.clock.now() };
   }
 
   /** git under idem's repo lock: the child inherits the lock (see RunGitOptions.lockFd). */

@@ -326,8 +326,8 @@ export interface EffectKind<S extends EffectSpecBase = EffectSpecBase, O = unkno
   /** Whether the target absorbs a repeat under the key (default false). */
   targetDedup?(spec: S, ctx: KindContext<O>): boolean;
   /**
-   * Whether the target queues applies and builds each on its state when it goes out (a remote git
-   * branch's pushes): a probe may then run while earlier applies there are still queued.
+   * Whether the target queues applies and builds each on its state when it goes out (a git branch's
+   * pushes or batches): a probe may then run while earlier applies there are still queued.
    */
   queuedApplies?(spec: S, ctx: KindContext<O>): boolean;
   /** Builds the resource its probe and apply use (a client, a pool), once per process. */

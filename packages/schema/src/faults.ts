@@ -11,6 +11,11 @@ export const FAULT_POINTS = {
   INTERPRETER_AFTER_INTENT: "interpreter.after-intent",
   /** A remote git target: the push succeeded, nothing of it is in the ledger yet. */
   INTERPRETER_AFTER_PUSH: "interpreter.after-push",
+  /**
+   * A local git target: one ref transaction moved the branch over a batch of effects' commits (or
+   * one) with their key refs; the checked-out working tree not yet synced, nothing in the ledger.
+   */
+  INTERPRETER_AFTER_BRANCH_MOVE: "interpreter.after-branch-move",
   INTERPRETER_AFTER_APPLY: "interpreter.after-apply",
   INTERPRETER_AFTER_EFFECT_RECORD: "interpreter.after-effect-record",
   INTERPRETER_BEFORE_DONE: "interpreter.before-done",

@@ -6,7 +6,7 @@ export interface EffectTurn {
   /** What its apply follows (set by `take`), and the hand-over once it is queued (its run's last effect there). */
   readonly order: ApplyOrder;
   /**
-   * True when its probe may run before its turn: the target queues applies (a remote branch), so
+   * True when its probe may run before its turn: the target queues applies (a git branch), so
    * an absent answer stays good while the earlier runs' applies are still queued.
    */
   readonly early: boolean;
@@ -56,8 +56,8 @@ interface Place {
 /**
  * The order between the runs one interpreter holds at once on each ordering target (its pipeline):
  * a run acts on a target only when every earlier run it holds there has handed the target over,
- * either settled there or with its apply queued at the target (a remote branch's push) under a
- * ticket the later apply follows. A run that ends before handing a target over blocks the later
+ * either settled there or with its apply queued at the target (a git branch's push or batch) under
+ * a ticket the later apply follows. A run that ends before handing a target over blocks the later
  * ones there: they give their runs back, and the journal keeps them behind it.
  */
 export class TargetTurns {

@@ -43,7 +43,7 @@ export interface CrashPhase {
   drained: boolean;
 }
 
-/** idem's own interpreter fault points, in the order the drill arms them (after-push last). */
+/** idem's own interpreter fault points, in the order the drill arms them (the git ones last). */
 const INTERPRETER_POINTS = [
   FAULT_POINTS.INTERPRETER_AFTER_CLAIM,
   FAULT_POINTS.INTERPRETER_AFTER_INTENT,
@@ -58,7 +58,8 @@ const CLEAN_STARTS = 3;
 /**
  * Phase three: records `count` outputs of one effect each (valid samples from 2 on), then starts
  * the interpreter once armed at each fault point (idem's, then the kind's own, then
- * `interpreter.after-push`, reached by remote git targets only), each killed by SIGKILL the first
+ * `interpreter.after-branch-move` and `interpreter.after-push`, reached by local and remote git
+ * targets only), each killed by SIGKILL the first
  * time it reaches its point, with one more output recorded before a start that would find no
  * effect untouched; then clean starts until it drains. Notes which kill left each run that ended
  * dead half done.
@@ -97,6 +98,7 @@ export async function crashPhase(
   const points = [
     ...INTERPRETER_POINTS,
     ...(kind.faultPoints ?? []),
+    FAULT_POINTS.INTERPRETER_AFTER_BRANCH_MOVE,
     FAULT_POINTS.INTERPRETER_AFTER_PUSH,
   ];
   const starts: DrillStart[] = [];

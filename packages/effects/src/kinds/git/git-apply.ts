@@ -91,7 +91,7 @@ export interface GitChange {
   paths: string[];
   /** Writes the new root tree from the base tree (null: none), under the repo lock. */
   tree(baseTree: string | null): Promise<string>;
-  /** A remote's pushes keep this order between runs (a local apply's end is the next one's turn). */
+  /** A branch's queued applies keep this order between runs (a remote's pushes, a local batch). */
   order?: ApplyOrder | undefined;
 }
 
@@ -104,11 +104,15 @@ export interface BranchApply {
 }
 
 /**
- * The one apply of the git effects: under the repo lock, the base from the probe (or a probe
- * now), then the tree, then one commit on that base published onto the branch by compare-and-swap
- * with its key (`GitRepo.commitOnto`). A key already present answers its recorded detail and
- * writes nothing, so a repeat after a crash is safe.
- * @throws IdemError TARGET_MOVED, TARGET_CONFLICT, DIRTY_WORKTREE, LOCKED, SANDBOX_VIOLATION.
+ * The one apply of the git effects. Probed (the interpreter's way): the commit joins the branch's
+ * queue (`GitRepo.queueCommit`), built under the repo lock on the head with the effects waiting at
+ * the same time and published with them in one ref transaction, answered once it is on the branch.
+ * Without a probe: under the repo lock, a probe now, then the tree, then one commit on that base
+ * published onto the branch by compare-and-swap with its key (`GitRepo.commitOnto`). A key
+ * already present answers its recorded detail and writes nothing, so a repeat after a crash is
+ * safe.
+ * @throws IdemError TARGET_MOVED, TARGET_CONFLICT, DIRTY_WORKTREE, LOCKED, SANDBOX_VIOLATION,
+ * ORDER_BLOCKED.
  */
 export function applyOnBranch(
   target: GitTarget,
@@ -117,6 +121,7 @@ export function applyOnBranch(
   const { repo, branch } = target;
   const { key, probed, probeNow, change } = effect;
   if (repo.mirror) return applyRemote(target, effect);
+  if (probed) return applyQueued(target, effect, probed);
   return repo.withLock(async () => {
     const b = await baseForApply(target, probed, probeNow);
     if ("done" in b) return b.done;
@@ -131,6 +136,41 @@ export function applyOnBranch(
       paths: change.paths,
     });
     return { commit, base };
+  });
+}
+
+/**
+ * A probed local apply: the probe's answer (present: its detail, nothing written), else the
+ * commit queued on the branch from the probed head.
+ * @throws IdemError TARGET_CONFLICT, TARGET_MOVED, DIRTY_WORKTREE, LOCKED, INVALID_STATE,
+ * ORDER_BLOCKED.
+ */
+async function applyQueued(
+  { repo, branch }: GitTarget,
+  { key, change }: BranchApply,
+  probed: ProbeResult,
+): Promise<Record<string, unknown>> {
+  if (probed.status === "present") return probed.detail;
+  if (probed.status === "conflict") throw new IdemError("TARGET_CONFLICT", probed.reason);
+  const base = probed.detail.base;
+  if (base !== null && typeof base !== "string") {
+    throw new IdemError(
+      "INVALID_STATE",
+      "an absent git probe must carry detail.base (a commit or null)",
+    );
+  }
+  return repo.queueCommit(branch, {
+    key,
+    base,
+    paths: change.paths,
+    // The probe checked the paths at its head; the commit may go onto a later one (a symlink or a
+    // file where a folder was is then the queue's TARGET_MOVED, and the next probe says why).
+    async tree(baseTree) {
+      await repo.checkTreePaths(baseTree, change.paths);
+      return change.tree(baseTree);
+    },
+    message: change.message,
+    order: change.order,
   });
 }
 

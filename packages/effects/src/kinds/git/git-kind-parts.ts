@@ -57,9 +57,13 @@ export function gitKnownAliases(ctx: KindContext<GitRepos>): KindAlias[] {
   return Object.keys(ctx.options).map((name) => ({ type: "repo", name }));
 }
 
-/** A remote repo's branch queues its pushes (the interpreter's pipeline). */
+/**
+ * Every configured repo's branch queues its applies (the interpreter's pipeline): a remote's
+ * pushes, a local branch's batches (its queue checks a probe made before the earlier queued
+ * commits landed against them, and answers TARGET_MOVED for anything else that moved the branch).
+ */
 export function gitQueuedApplies(spec: GitBranchSpec, ctx: KindContext<GitRepos>): boolean {
-  return typeof repoOf(ctx.options, spec.repo)?.url === "string";
+  return repoOf(ctx.options, spec.repo) !== undefined;
 }
 
 /**
