@@ -205,6 +205,12 @@ export class BranchQueue {
         w.reject(this.blocked());
         continue;
       }
+      // The same key twice in one batch (a run claimed again while its earlier claim's apply
+      // waits): the later one is probed again once the batch landed, and finds the first there.
+      if (built.some((b) => b.w.key === w.key)) {
+        w.reject(this.moved(w.base, parent));
+        continue;
+      }
       if (w.base !== head) {
         const at = this.since(w, head);
         if (at === "moved") {

@@ -256,6 +256,28 @@ describe("BranchQueue (a local branch's group commit)", () => {
     expect(git(path, "rev-parse", "main")).toBe(human);
   });
 
+  it("commits a key queued twice in one batch once: the second is TARGET_MOVED, and present once probed again", async () => {
+    sb = sandbox();
+    const path = addRepo(sb);
+    repo = openRepo(sb, path);
+    const head0 = git(path, "rev-parse", "main");
+    const lock = await holdLock(repo);
+    const primer = queue(repo, "job-0/0", head0, "a.txt", "a\n");
+    // The same effect queued twice behind it (a run claimed again while its first claim's apply
+    // still waited), both probed at head0.
+    const first = queue(repo, "job-1/0", head0, "b.txt", "b\n");
+    const second = codeOf(queue(repo, "job-1/0", head0, "b.txt", "b\n"));
+    lock.release();
+    await lock.done;
+    await primer;
+    const landed = (await first).commit as string;
+    expect(await second).toBe("TARGET_MOVED");
+    expect(git(path, "log", "--format=%s", `${head0}..main`).split("\n")).toHaveLength(2);
+    expect(git(path, "rev-parse", keyRef("main", "job-1/0"))).toBe(landed);
+    const probed = await repo.probeKey("main", "job-1/0", undefined);
+    expect(probed.status).toBe("present");
+  });
+
   it("leaves a batch killed after its ref transaction for the next holder to finish: every key present, the working tree synced", async () => {
     sb = sandbox();
     const path = addRepo(sb);
