@@ -75,16 +75,51 @@ export interface InstalledCli {
   seconds: { pack: number; install: number };
 }
 
-/** Packs @idem/cli and runs `npm install -g` of the tarball into an empty prefix under `root`. */
-export async function installCli(root: string): Promise<InstalledCli> {
+/**
+ * better-sqlite3's prebuilt binary for this Node, as its install script (prebuild-install) would
+ * download it from the project's GitHub releases: the binary `npm ci` built here, packed under the
+ * release asset's name in a folder prebuild-install looks in first (`<pkg>_local_prebuilds`).
+ * Answers the environment that points there. This machine cannot reach GitHub, so without it the
+ * install falls back to compiling the binary (2-3 minutes of both cores), as it does for a user
+ * offline.
+ */
+async function localPrebuild(root: string): Promise<NodeJS.ProcessEnv> {
+  const pkg = join(REPO, "node_modules/better-sqlite3");
+  const { version } = JSON.parse(readFileSync(join(pkg, "package.json"), "utf8")) as {
+    version: string;
+  };
+  const dir = join(root, "prebuilds");
+  mkdirSync(dir);
+  // glibc (Debian): the asset's libc part is empty.
+  const asset = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
+  const tar = await run("tar", ["-czf", join(dir, asset), "build/Release/better_sqlite3.node"], {
+    cwd: pkg,
+    env: process.env,
+    timeoutMs: MINUTE,
+  });
+  expect(tar.code, tar.stderr).toBe(0);
+  return { npm_config_better_sqlite3_local_prebuilds: dir };
+}
+
+/**
+ * Packs @idem/cli and runs `npm install -g` of the tarball into an empty prefix under `root`.
+ * `prebuilt`: better-sqlite3 installs its prebuilt binary (as for a user online) rather than
+ * compiling it (as for a user offline, this machine's case).
+ */
+export async function installCli(
+  root: string,
+  opts: { prebuilt?: boolean } = {},
+): Promise<InstalledCli> {
   const prefix = join(root, "prefix");
   mkdirSync(prefix);
   const env = userEnv(prefix);
+  const prebuilt = opts.prebuilt ? await localPrebuild(root) : {};
   const t0 = Date.now();
   const tarballs = await pack(["@idem/cli"], join(root, "pack"));
   expect(tarballs).toHaveLength(1);
   const t1 = Date.now();
-  // What the README says: npm install -g of the tarball (better-sqlite3 builds its native part).
+  // What the README says: npm install -g of the tarball (better-sqlite3 installs or builds its
+  // native part).
   const installed = await run(
     "npm",
     ["install", "-g", "--prefix", prefix, "--allow-scripts=better-sqlite3"].concat([
@@ -94,7 +129,7 @@ export async function installCli(root: string): Promise<InstalledCli> {
     ]),
     // JOBS: node-gyp compiles better-sqlite3's two sources (SQLite's amalgamation and the
     // binding) side by side, on both cores, rather than one after the other.
-    { cwd: root, env: { ...env, JOBS: "max" }, timeoutMs: 8 * MINUTE },
+    { cwd: root, env: { ...env, ...prebuilt, JOBS: "max" }, timeoutMs: 8 * MINUTE },
   );
   expect(installed.code, installed.stderr).toBe(0);
   expect(installed.stderr).not.toMatch(/EBADENGINE/);

@@ -3,7 +3,8 @@
 // (its `<!-- idem:run -->` block): the kind written, registered, listed, tested in process and
 // drilled, importing @idem/kit and zod that nothing installs beside it (the CLI provides its own).
 // Then a kind module in another empty folder, importing the kit by name, drilled by its path.
-// Mostly the global install (100-300 s on 2 busy cores); the steps take 30-60 s.
+// better-sqlite3 installs its prebuilt binary, as for a user online (packed-cli.test.ts compiles
+// it, as offline); the steps take 30-60 s.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,7 +16,7 @@ let root: string;
 let cli: InstalledCli;
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), "idem-install-kind-"));
-  cli = await installCli(root);
+  cli = await installCli(root, { prebuilt: true });
   process.stderr.write(
     `packed-kind: npm pack ${cli.seconds.pack} s, npm install -g ${cli.seconds.install} s\n`,
   );
