@@ -160,10 +160,12 @@ function spawnAgent(
         }),
       );
     });
+    // What the agent left running in its group dies with it, at its exit: a leftover holding its
+    // stdout would otherwise keep "close" from coming, and once the group's last member is reaped
+    // its number may be another process's (the leader was reaped just now: not yet).
+    child.once("exit", () => group.kill());
     child.once("close", (code, sig) => {
       signal.removeEventListener("abort", onAbort);
-      // What the agent left running in its group dies with it.
-      group.kill();
       group.forget();
       stderrLines.end();
       stdoutLines?.end();

@@ -82,4 +82,32 @@ describe("createCommandRunner", () => {
       }
     });
   });
+
+  it("answers an agent's output when it exits, killing what it left running that holds its stdout", async () => {
+    await using dir = await tempDir("idem-runner-bg-");
+    const agent = join(dir.path, "leaves-one-behind.sh");
+    const pidFile = join(dir.path, "pid");
+    // A background sleep inherits the agent's stdout: the pipe stays open after the agent exits.
+    await writeFile(
+      agent,
+      `sleep 600 &\necho $! > ${JSON.stringify(pidFile)}\necho '{"summary":"done"}'\n`,
+    );
+    const config = testConfig({
+      dir: dir.path,
+      journalPath: join(dir.path, "j.db"),
+      extra: { agents: { writer: { command: ["/bin/sh", agent], timeoutMs: 600_000 } } },
+    });
+    const runner = createCommandRunner(config);
+    // Answered, not left waiting for the sleep's pipe until the timeout.
+    expect(await runWithTimeout(runner, job, 600_000, log)).toEqual({ summary: "done" });
+    const pid = Number(await readFile(pidFile, "utf8"));
+    await waitFor("the agent's leftover to be killed", () => {
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch (e) {
+        return (e as NodeJS.ErrnoException).code === "ESRCH";
+      }
+    });
+  });
 });
