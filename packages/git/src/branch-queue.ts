@@ -1,6 +1,7 @@
 import type { ApplyOrder, ApplyTicket } from "@idem/kit";
 import { FAULT_POINTS, type FaultHook, IdemError, isIdemError } from "@idem/schema";
 import type { BranchPublisher } from "./branch-publisher.js";
+import { CommitChain } from "./commit-chain.js";
 import { type Signature, serializeCommit } from "./plumbing/git-objects.js";
 import type { RepoObjects } from "./plumbing/repo-objects.js";
 
@@ -69,11 +70,8 @@ export class BranchQueue {
   private running = false;
   /** How many entries at the front of the queue go one batch each (after a refused batch). */
   private alone = 0;
-  /**
-   * The commits this queue published in a row on the branch, from `start`: an effect probed at one
-   * of them is checked against the keys published since, in memory.
-   */
-  private chain: { start: string | null; commits: string[]; keys: string[] } | undefined;
+  /** The commits this queue published in a row on the branch (a probe at one of them is checked in memory). */
+  private readonly chain = new CommitChain();
 
   constructor(
     private readonly alias: string,
@@ -160,34 +158,11 @@ export class BranchQueue {
       () => objects.syncObjects(),
       () => this.parts.fault(FAULT_POINTS.INTERPRETER_AFTER_BRANCH_MOVE),
     );
-    this.extendChain(head, built);
+    this.chain.extend(
+      head,
+      built.map((b) => ({ commit: b.commit, key: b.w.key })),
+    );
     return built;
-  }
-
-  private extendChain(head: string | null, built: Built[]): void {
-    const c = this.chain;
-    const end = c ? (c.commits.length > 0 ? c.commits.at(-1) : c.start) : undefined;
-    if (!c || end !== head) this.chain = { start: head, commits: [], keys: [] };
-    const chain = this.chain as NonNullable<typeof this.chain>;
-    for (const b of built) {
-      chain.commits.push(b.commit);
-      chain.keys.push(b.w.key);
-    }
-    if (chain.commits.length > 4096) this.chain = undefined;
-  }
-
-  /**
-   * Where an effect probed at `w.base`, not the head, stands at `head`: present (its commit),
-   * absent (build it), or moved (the branch holds more than this queue's commits since the probe).
-   */
-  private since(w: Waiting, head: string | null): { present: string } | "absent" | "moved" {
-    const c = this.chain;
-    const end = c ? (c.commits.length > 0 ? c.commits.at(-1) : c.start) : undefined;
-    if (!c || end !== head) return "moved";
-    const at = w.base === c.start ? 0 : w.base === null ? -1 : c.commits.indexOf(w.base) + 1;
-    if (at <= 0 && w.base !== c.start) return "moved";
-    const i = c.keys.indexOf(w.key, at);
-    return i >= 0 ? { present: c.commits[i] as string } : "absent";
   }
 
   /**
@@ -212,8 +187,9 @@ export class BranchQueue {
         continue;
       }
       if (w.base !== head) {
-        const at = this.since(w, head);
-        if (at === "moved") {
+        // Anything but this queue's own commits since the probe moved the branch: probe again.
+        const at = this.chain.since(w.base, w.key, head);
+        if (at === undefined) {
           w.reject(this.moved(w.base, head));
           continue;
         }

@@ -1,5 +1,6 @@
 import type { ApplyOrder, ApplyTicket } from "@idem/kit";
 import { FAULT_POINTS, IdemError, isIdemError } from "@idem/schema";
+import { CommitChain } from "../commit-chain.js";
 import { type KeyIndex, keyRef } from "../key-index.js";
 import type { RepoObjects } from "../plumbing/repo-objects.js";
 import type { MirrorParts, RemoteMirror } from "./remote-mirror.js";
@@ -52,11 +53,8 @@ const MAX_REBUILDS = 5;
 export class RemotePusher {
   private readonly queue: Waiting[] = [];
   private running = false;
-  /**
-   * The commits this process pushed in a row on the branch, from `start`: an effect probed at one
-   * of them is checked against the keys pushed since in memory, without a git process.
-   */
-  private chain: { start: string | null; commits: string[]; keys: string[] } | undefined;
+  /** The commits this process pushed in a row on the branch (a probe at one of them is checked in memory). */
+  private readonly chain = new CommitChain();
 
   constructor(
     private readonly branch: string,
@@ -120,12 +118,15 @@ export class RemotePusher {
       if (outcome === "pushed") {
         this.mirror.pushed(this.branch);
         this.parts.fault(FAULT_POINTS.INTERPRETER_AFTER_PUSH);
-        this.extendChain(built.tip, built.commits);
+        this.chain.extend(
+          built.tip,
+          built.commits.map((b) => ({ commit: b.commit, key: b.w.key })),
+        );
         await this.parts.withLock(() => this.follow(built.tip, built.commits));
         for (const b of built.commits) b.w.resolve({ commit: b.commit, base: b.parent });
         return;
       }
-      this.chain = undefined;
+      this.chain.reset();
       const now = await this.parts.withLock(() => this.mirror.fetchAfterRejection(this.branch));
       pending = built.commits.map((b) => b.w);
       if (round + 1 >= MAX_REBUILDS) {
@@ -133,18 +134,6 @@ export class RemotePusher {
         return;
       }
     }
-  }
-
-  private extendChain(tip: string | null, commits: Built[]): void {
-    const c = this.chain;
-    const end = c ? (c.commits.at(-1) ?? c.start) : undefined;
-    if (!c || end !== tip) this.chain = { start: tip, commits: [], keys: [] };
-    const chain = this.chain as NonNullable<typeof this.chain>;
-    for (const b of commits) {
-      chain.commits.push(b.commit);
-      chain.keys.push(b.w.key);
-    }
-    if (chain.commits.length > 4096) this.chain = undefined;
   }
 
   /**
@@ -179,15 +168,8 @@ export class RemotePusher {
     w: Waiting,
     tip: string | null,
   ): Promise<{ present: string } | "absent" | "moved"> {
-    const c = this.chain;
-    const end = c ? (c.commits.at(-1) ?? c.start) : undefined;
-    if (c && end === tip && w.base !== null) {
-      const at = w.base === c.start ? 0 : c.commits.indexOf(w.base) + 1;
-      if (at > 0 || w.base === c.start) {
-        const i = c.keys.indexOf(w.key, at);
-        return i >= 0 ? { present: c.commits[i] as string } : "absent";
-      }
-    }
+    const known = w.base === null ? undefined : this.chain.since(w.base, w.key, tip);
+    if (known !== undefined) return known;
     const { keys } = this.parts;
     if (w.base !== null && (tip === null || !(await keys.isAncestor(w.base, tip)))) return "moved";
     const found = await keys.lookupKey(this.branch, w.key, w.base);

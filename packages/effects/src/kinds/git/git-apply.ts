@@ -54,6 +54,24 @@ export async function probeOnBranch(
 }
 
 /**
+ * What a git probe's answer leaves an apply: present (its detail: nothing to write), or absent at
+ * `base` (the head it probed, a commit or null).
+ * @throws IdemError TARGET_CONFLICT (the probe said conflict), INVALID_STATE (no detail.base).
+ */
+function probedBase(p: ProbeResult): { base: string | null } | { done: Record<string, unknown> } {
+  if (p.status === "present") return { done: p.detail };
+  if (p.status === "conflict") throw new IdemError("TARGET_CONFLICT", p.reason);
+  const base = p.detail.base;
+  if (base !== null && typeof base !== "string") {
+    throw new IdemError(
+      "INVALID_STATE",
+      "an absent git probe must carry detail.base (a commit or null)",
+    );
+  }
+  return { base };
+}
+
+/**
  * The base an apply must move the branch from: the probed one (and the branch must still be there),
  * or, without a probe, a probe taken now under the lock.
  * @throws IdemError TARGET_CONFLICT (the probe said conflict), TARGET_MOVED, INVALID_STATE.
@@ -64,15 +82,9 @@ async function baseForApply(
   probeNow: () => Promise<ProbeResult>,
 ): Promise<{ base: string | null } | { done: Record<string, unknown> }> {
   const p = probed ?? (await probeNow());
-  if (p.status === "present") return { done: p.detail };
-  if (p.status === "conflict") throw new IdemError("TARGET_CONFLICT", p.reason);
-  const base = p.detail.base;
-  if (base !== null && typeof base !== "string") {
-    throw new IdemError(
-      "INVALID_STATE",
-      "an absent git probe must carry detail.base (a commit or null)",
-    );
-  }
+  const read = probedBase(p);
+  if ("done" in read) return read;
+  const base = read.base;
   const head = await repo.head(branch);
   if (head !== base) {
     throw new IdemError(
@@ -150,15 +162,9 @@ async function applyQueued(
   { key, change }: BranchApply,
   probed: ProbeResult,
 ): Promise<Record<string, unknown>> {
-  if (probed.status === "present") return probed.detail;
-  if (probed.status === "conflict") throw new IdemError("TARGET_CONFLICT", probed.reason);
-  const base = probed.detail.base;
-  if (base !== null && typeof base !== "string") {
-    throw new IdemError(
-      "INVALID_STATE",
-      "an absent git probe must carry detail.base (a commit or null)",
-    );
-  }
+  const read = probedBase(probed);
+  if ("done" in read) return read.done;
+  const base = read.base;
   return repo.queueCommit(branch, {
     key,
     base,
@@ -191,15 +197,9 @@ async function applyRemote(
     await repo.createRemoteBranch(branch, p.detail.from);
     p = await probeNow();
   }
-  if (p.status === "present") return p.detail;
-  if (p.status === "conflict") throw new IdemError("TARGET_CONFLICT", p.reason);
-  const base = p.detail.base;
-  if (base !== null && typeof base !== "string") {
-    throw new IdemError(
-      "INVALID_STATE",
-      "an absent git probe must carry detail.base (a commit or null)",
-    );
-  }
+  const read = probedBase(p);
+  if ("done" in read) return read.done;
+  const base = read.base;
   return repo.pushEffect(branch, {
     key,
     base,
