@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import { isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { prepareKindImport } from "@idem/effects/kind-imports";
 import { type AnyEffectKind, kindSchemaProblem } from "@idem/kit";
 import { IdemError } from "@idem/schema";
 
@@ -52,6 +53,7 @@ export async function loadKindModule(specifier: string, fromDir: string): Promis
   const module = resolveKindModule(specifier, fromDir);
   let mod: unknown;
   try {
+    prepareKindImport();
     mod = await import(pathToFileURL(module).href);
   } catch (e) {
     throw new IdemError(

@@ -13,6 +13,7 @@ import {
   safeParseKindOptions,
 } from "@idem/kit";
 import { type Config, type ConfigIssue, IdemError, natsServers } from "@idem/schema";
+import { prepareKindImport } from "./kind-imports.js";
 
 /**
  * The effect kinds one config can use: idem's built-in kinds and the ones its `kinds` section adds,
@@ -93,7 +94,12 @@ export async function loadKindRegistry(
   builtIns: readonly AnyEffectKind[],
   options: LoadKindRegistryOptions = {},
 ): Promise<KindRegistry> {
-  const load = options.importModule ?? ((s: string) => import(s));
+  const load =
+    options.importModule ??
+    ((s: string) => {
+      prepareKindImport();
+      return import(s);
+    });
   const builtInNames = new Set(builtIns.map((k) => k.name));
   const added: Entry[] = [];
   for (const [name, entry] of Object.entries(config.kinds ?? {})) {
