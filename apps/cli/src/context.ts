@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
-import { parseIdemConfig } from "@idem/core";
+import { parseIdemConfig } from "@idem/core/validate";
 import { type JournalStore, openJournalStore } from "@idem/journal";
 import {
   type Config,
@@ -233,7 +233,7 @@ export function actorOf(option?: string): string {
  */
 export async function loadConfigWithKinds(options: GlobalOptions): Promise<Config> {
   const config = loadConfig(options);
-  const { loadKinds } = await import("@idem/core");
+  const { loadKinds } = await import("@idem/core/validate");
   await loadKinds(config);
   return config;
 }

@@ -7,7 +7,7 @@ import {
   type JobFile,
   type JobFileProblems,
   parseJobFile,
-} from "@idem/core";
+} from "@idem/core/enqueue";
 import type { JournalStore } from "@idem/journal";
 import { type JobPublisher, withJobPublisher } from "@idem/nats";
 import { createLogger, startTelemetry, type Tracing } from "@idem/runtime";
