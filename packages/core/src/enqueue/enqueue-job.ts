@@ -61,9 +61,11 @@ async function enqueueTraced(
   // With a publisher the stream's PubAck is what the caller is told, so the outbox row need not be
   // fsynced first: a crash before the publish leaves it for the republish, and a failed publish is
   // made durable below before the caller hears of it.
+  // On the embedded queue the journal writes the enqueue's event with the row, in one commit.
   const outbox = await journal.jobs.enqueue(job, {
     actor,
     durable: publisher === undefined,
+    queueEvent: publisher === undefined,
     ...trace,
   });
   if (outbox.status === "conflict") {
@@ -96,7 +98,6 @@ async function enqueueTraced(
   } else {
     const duplicate = outbox.status === "duplicate";
     outcome = { jobId: job.jobId, stream: "embedded", seq: outbox.seq, duplicate };
-    await journal.events.append({ jobId: job.jobId, ...event(duplicate, "embedded", outbox.seq) });
   }
   span.setAttributes({
     "idem.enqueue.stream": outcome.stream,

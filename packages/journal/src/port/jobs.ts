@@ -79,6 +79,12 @@ export interface JournalJobs extends JournalLeaseHolders {
       durable?: boolean;
       /** The W3C trace context kept with a new job (a duplicate keeps the first). */
       traceparent?: string;
+      /**
+       * The journal is the queue (the embedded transport): the enqueue's own event, `job.enqueued`
+       * for a new job or `job.duplicate`, with `{ stream: "embedded", seq }` and the actor, is
+       * written in the same commit as the row (one commit per job instead of two).
+       */
+      queueEvent?: boolean;
     },
   ): Promise<EnqueueResult>;
   /** A job with its input, or undefined. */

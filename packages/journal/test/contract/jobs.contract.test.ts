@@ -60,6 +60,23 @@ describe.each(STORES.map((make) => [make().name, make] as const))(
       expect(await j.jobs.count()).toBe(1);
     });
 
+    it("writes the embedded queue's event with the row when asked: enqueued or duplicate, with its seq", async () => {
+      const j = await store();
+      const first = await j.jobs.enqueue(job("qe-1"), { queueEvent: true, actor: "cli" });
+      const again = await j.jobs.enqueue(job("qe-1"), { queueEvent: true });
+      expect(again).toEqual({ ...first, status: "duplicate" });
+      const seq = first.status === "enqueued" ? first.seq : -1;
+      expect(
+        (await j.events.list({ jobId: "qe-1" })).map((e) => [e.type, e.data, e.actor]),
+      ).toEqual([
+        [E.JOB_ENQUEUED, { stream: "embedded", seq }, "cli"],
+        [E.JOB_DUPLICATE, { stream: "embedded", seq }, "enqueue"],
+      ]);
+      // Not asked (an outbox row before its publish): no event of its own.
+      await j.jobs.enqueue(job("qe-2"));
+      expect(await j.events.list({ jobId: "qe-2" })).toEqual([]);
+    });
+
     it("enqueues one job when stores on one journal race to enqueue it, the rest duplicates or conflicts", async () => {
       const j = await store();
       const stores = [j, await alsoOn(j), await alsoOn(j)];

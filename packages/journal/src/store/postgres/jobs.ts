@@ -96,7 +96,7 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
   /** The last `claimNext` took a job: the next goes straight to its transaction. */
   let flowing = false;
   /** The answer to an enqueue whose insert lost to the job key: the first job decides. */
-  const existingJob = (job: Job, hash: string, actor: string) =>
+  const existingJob = (job: Job, hash: string, actor: string, queueEvent: boolean) =>
     c.tx(async (client): Promise<EnqueueResult> => {
       const { rows } = await client.query<Pick<JobRow, "seq" | "input_hash">>(
         "SELECT seq, input_hash FROM jobs WHERE job_id = $1",
@@ -114,6 +114,10 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
           },
         });
         return { status: "conflict", jobId: job.jobId };
+      }
+      if (queueEvent) {
+        const data = { stream: "embedded", seq: existing.seq };
+        await c.event(client, { jobId: job.jobId, type: E.JOB_DUPLICATE, actor, data });
       }
       return { status: "duplicate", jobId: job.jobId, seq: existing.seq };
     });
@@ -134,6 +138,9 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
           created,
           now,
           traceparent: options.traceparent,
+          queueEvent: options.queueEvent
+            ? { type: E.JOB_ENQUEUED, actor: options.actor ?? "enqueue" }
+            : undefined,
         });
         const enqueued: EnqueueResult = { status: "enqueued", jobId: job.jobId, seq: row.seq };
         await announceWork(c, "jobs");
@@ -145,7 +152,7 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
           (e as { constraint?: string }).constraint !== JOB_KEY
         )
           throw e;
-        return existingJob(job, hash, options.actor ?? "enqueue");
+        return existingJob(job, hash, options.actor ?? "enqueue", options.queueEvent === true);
       }
     },
 

@@ -176,21 +176,39 @@ export interface NewJobRow {
   created: number;
   now: number;
   traceparent: string | undefined;
+  /** The enqueue's own event (`job.enqueued`, stream embedded, its seq), written with the row. */
+  queueEvent?: { type: string; actor: string } | undefined;
 }
 
 /**
- * A queued job due at the database's now, with its input: one statement, durable at its COMMIT.
+ * A queued job due at the database's now, with its input (and its queue event, when given): one
+ * statement, durable at its COMMIT.
  * @throws the unique violation of the job key when the job ID is taken (nothing written).
  */
 export async function insertJob(c: PostgresConnection, fresh: NewJobRow): Promise<JobRow> {
-  const { job, hash, input, created, now, traceparent } = fresh;
+  const { job, hash, input, created, now, traceparent, queueEvent } = fresh;
   const rows = await c.statement<JobRow>({
+    // The event's data is the text JSON.stringify({ stream, seq }) makes.
     text: `WITH j AS (
        INSERT INTO jobs (job_id, agent, input_hash, state, due_at, created_at, updated_at)
        VALUES ($1, $2, $3, 'queued', ${NOW_MS}, $4, $5) RETURNING *),
-     i AS (INSERT INTO job_inputs (seq, input, traceparent) SELECT seq, $6, $7 FROM j)
+     i AS (INSERT INTO job_inputs (seq, input, traceparent) SELECT seq, $6, $7 FROM j),
+     e AS (
+       INSERT INTO events (at, job_id, type, data, actor)
+       SELECT $5, $1, $8::text, '{"stream":"embedded","seq":' || seq || '}', $9 FROM j
+       WHERE $8::text IS NOT NULL)
      SELECT * FROM j`,
-    values: [job.jobId, job.agent, hash, created, now, input, traceparent ?? null],
+    values: [
+      job.jobId,
+      job.agent,
+      hash,
+      created,
+      now,
+      input,
+      traceparent ?? null,
+      queueEvent?.type ?? null,
+      queueEvent?.actor ?? null,
+    ],
   });
   return rows[0] as JobRow;
 }

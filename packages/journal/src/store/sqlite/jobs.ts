@@ -115,8 +115,15 @@ export function sqliteJobs(c: SqliteConnection): JournalJobs {
             )
             .run(job.jobId, job.agent, hash, now, created, now),
         );
+        const queueEvent = (type: string, at: number) => {
+          if (options.queueEvent) {
+            const data = { stream: "embedded", seq: at };
+            c.event({ jobId: job.jobId, type, data, actor: options.actor ?? "enqueue" });
+          }
+        };
         if (seq !== undefined) {
           insertJobInput(c, seq, input, options.traceparent);
+          queueEvent(E.JOB_ENQUEUED, seq);
           return { status: "enqueued", jobId: job.jobId, seq };
         }
         const existing = c
@@ -134,6 +141,7 @@ export function sqliteJobs(c: SqliteConnection): JournalJobs {
           });
           return { status: "conflict", jobId: job.jobId };
         }
+        queueEvent(E.JOB_DUPLICATE, existing.seq);
         return { status: "duplicate", jobId: job.jobId, seq: existing.seq };
       }, options.durable ?? true);
     },
