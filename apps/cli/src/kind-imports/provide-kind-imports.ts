@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { register } from "node:module";
 import { fileURLToPath } from "node:url";
-import { beforeFirstKindImport } from "@idem/effects/kind-imports";
+import { beforeFirstKindImport } from "@idem/core/kind-imports";
 import type { KindImportsData } from "./kind-import-hooks.js";
 
 /** The kit's entries the packed CLI carries beside its bundle (apps/cli/scripts/bundle.mjs). */
