@@ -6,12 +6,13 @@
 // `idem init --example` makes, its README followed word for word from an empty folder; a real
 // nats-server (enqueue, doctor, the executor and its HTTP API, the interpreter, `up` with pretty
 // logs and OpenTelemetry traces); a PostgreSQL journal with a git repository on a server (submit,
-// the journal's own queue, `up` committing to the remote); and the demo. About 3.5 to 6.5 minutes
-// on 2 busy cores, nearly all of it the global install (100-300 s measured: npm fetches every
-// dependency, and better-sqlite3 compiles its native part where GitHub, which serves its prebuilt
-// binaries, cannot be reached, as here); the pack takes ~5 s and the four tests 30-55 s together
-// (NATS 13-20 s, the demo 7-20 s); and `idem stand-in github` with a github.issue applied against it
-// (about 5 s).
+// the journal's own queue, `up` committing to the remote); and the demo. Most of its time is the
+// global install: npm fetches every dependency, and better-sqlite3 installs its prebuilt binary as
+// for a user online (test/install/installed.ts localPrebuild; about 45 s); the pack takes ~5 s and
+// the tests 30-55 s together (NATS 13-20 s, the demo 7-20 s); and `idem stand-in github` with a
+// github.issue applied against it (about 5 s). `npm run test:install-source` runs this file with
+// better-sqlite3 compiled as for a user offline (GitHub, which serves the prebuilt binaries, cannot
+// be reached): 100-300 s of both cores, too much of CI's time to spend on every run.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -36,7 +37,7 @@ let root: string;
 let cli: InstalledCli;
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), "idem-install-"));
-  cli = await installCli(root);
+  cli = await installCli(root, { prebuilt: process.env.IDEM_INSTALL_FROM_SOURCE !== "1" });
   process.stderr.write(
     `packed-cli: npm pack ${cli.seconds.pack} s, npm install -g ${cli.seconds.install} s\n`,
   );
