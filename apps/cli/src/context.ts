@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, resolve } from "node:path";
+import { beforeFirstKindImport } from "@idem/core/kind-imports";
 import { parseIdemConfig } from "@idem/core/validate";
 import { type JournalStore, openJournalStore } from "@idem/journal";
 import {
@@ -13,10 +14,15 @@ import {
 import type CliTable from "cli-table3";
 import pc from "picocolors";
 import { CliError, EXIT } from "./exit.js";
+import { registerKindImportHooks } from "./kind-imports/provide-kind-imports.js";
 import { cellWidth, columnFloor, fitColumns, tableWidth, wrapText } from "./render/fit-table.js";
 import { jsonText, StyledCell, terminalText } from "./render/terminal-text.js";
 
 export { CliError, EXIT, exitHolder } from "./exit.js";
+
+// Every command that can load a kind module imports this module: the kind modules' resolution
+// hooks are registered right before the first one is imported, never by a command that loads none.
+beforeFirstKindImport(registerKindImportHooks);
 
 /** The config file looked for in the working directory when neither --config nor IDEM_CONFIG names one. */
 export const CONFIG_FILE = "idem.config.json";
