@@ -12,6 +12,7 @@ import type {
   Lease,
   RunRecord,
 } from "../../port/runs.js";
+import { claimInOneTrip } from "./claim-run.js";
 import { durableAtCommit, NOW_MS, type PostgresConnection, SOON } from "./connection.js";
 import { markDeadRow, UNLEASED } from "./dead-runs.js";
 import { HOLDS, leaseLost } from "./held.js";
@@ -176,6 +177,32 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
       }
     }, SOON);
 
+  /**
+   * The claim as one statement (claim-run.ts); the rare due run it leaves (a takeover that goes
+   * dead) is claimed by the transaction above, which marks it. A damaged output, found once its
+   * run is leased, ends that run dead under the new lease (durable), and the claim goes on.
+   */
+  const claimFlowing = async (options: ClaimOptions): Promise<Claim | undefined> => {
+    for (;;) {
+      const trip = await claimInOneTrip(c, options, NEXT_DUE[options.follow ?? "none"]);
+      if (trip.found === "none") return undefined;
+      if (trip.found === "unleased") return claimDue(options);
+      const { output, lease } = trip;
+      if (!isDamaged(output)) {
+        const { run, takeover, history } = trip;
+        return { run, output, lease, takeover, history };
+      }
+      await c.tx(async (client) => {
+        const row = await heldUpdate(client, lease, "updated_at = $3", [c.clock.now()]);
+        await markDeadRow(c, client, row, {
+          class: "integrity",
+          error: damageMessage(output),
+          actor: options.owner,
+        });
+      });
+    }
+  };
+
   return {
     ...postgresLeaseHolders(c, "runs"),
 
@@ -188,7 +215,7 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
         );
         if (due.length === 0) return undefined;
       }
-      const claimed = await claimDue(options);
+      const claimed = await claimFlowing(options);
       flowing = claimed !== undefined;
       return claimed;
     },
