@@ -13,6 +13,7 @@ import type {
   JobRecord,
   JournalJobs,
 } from "../../port/jobs.js";
+import { claimJobInOneTrip } from "./claim-job.js";
 import {
   durableAtCommit,
   NOW_MS,
@@ -181,6 +182,12 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
         (await c.query(`SELECT 1 FROM jobs WHERE ${due} LIMIT 1`, [agents])).length === 0
       ) {
         return undefined;
+      }
+      // The usual claim, one round trip; a due job it leaves is for the transaction below.
+      const trip = await claimJobInOneTrip(c, options);
+      if (trip.found !== "unleased") {
+        flowing = trip.found === "leased";
+        return trip.found === "leased" ? { lease: trip.lease, job: trip.job } : undefined;
       }
       const deadLettered: string[] = [];
       // Durable soon (docs/reliability.md, "What is durable when"): a crash of the server that
