@@ -17,7 +17,8 @@ import {
 import type { JournalLedger, LedgerEntry } from "../../port/ledger.js";
 import { NOW_MS, type PostgresConnection } from "./connection.js";
 import { HELD_CTE, leaseLost } from "./held.js";
-import { intendInOneTrip, settleInOneTrip } from "./one-trip.js";
+import { leaseWrites } from "./lease-writes-batch.js";
+import { intendInOneTrip } from "./one-trip.js";
 import { lockTargets } from "./record.js";
 import { json, type RowOf, type RunRow } from "./rows.js";
 import type * as tables from "./tables.js";
@@ -78,7 +79,8 @@ export function postgresLedger(c: PostgresConnection): JournalLedger {
     },
 
     async settle(lease, key, state, detail, durability) {
-      await settleInOneTrip(c, lease, key, state, detail, durability);
+      // One statement, shared with the settles of other runs that meet it (group commit).
+      await leaseWrites(c).settle({ lease, key, state, detail }, durability);
     },
 
     async forJob(jobId, generation) {

@@ -17,8 +17,8 @@ import { durableAtCommit, NOW_MS, type PostgresConnection, SOON } from "./connec
 import { markDeadRow, UNLEASED } from "./dead-runs.js";
 import { HOLDS, leaseLost } from "./held.js";
 import { postgresLeaseHolders } from "./lease-holders.js";
+import { leaseWrites } from "./lease-writes-batch.js";
 import { announceWork } from "./notify.js";
-import { completeInOneTrip } from "./one-trip.js";
 import { insertRun, lockKey } from "./outputs.js";
 import type { OutputRow, RunRow } from "./rows.js";
 import { selectOutputs } from "./select.js";
@@ -253,7 +253,8 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
     },
 
     async complete(lease, durability) {
-      await completeInOneTrip(c, lease, durability);
+      // One statement, shared with the completions of other runs that meet it (group commit).
+      await leaseWrites(c).complete(lease, durability);
     },
 
     async fail(lease, failure) {
