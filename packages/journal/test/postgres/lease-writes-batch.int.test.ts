@@ -43,11 +43,43 @@ describe("PostgreSQL group commit of settles and completions", () => {
         const claim = await runs.claim(CLAIM);
         if (!claim) throw new Error("no claim");
         leases.push(claim.lease);
-        const key = `${claim.run.jobId}/0`;
-        await ledger.intend(claim.lease, { key, idx: 0, kind: "file.write", specHash: "h" });
       }
       const [a, b, cc, d, e] = leases as [Lease, Lease, Lease, Lease, Lease];
       const stolen = { ...cc, token: "not-the-token" };
+      const intent = (id: string) => ({
+        key: `${id}/0`,
+        idx: 0,
+        kind: "file.write",
+        specHash: "h",
+      });
+      await ledger.intend(cc, intent("c"));
+      const spy = vi.spyOn(c, "statement");
+      const intents = await Promise.allSettled([
+        ledger.intend(a, intent("a")),
+        ledger.intend(b, intent("b")),
+        ledger.intend(stolen, intent("c")),
+        ledger.intend(d, intent("d")),
+        ledger.intend(e, intent("e")),
+      ]);
+      expect(intents.map((r) => (r.status === "fulfilled" ? r.value.key : r.reason.code))).toEqual([
+        "a/0",
+        "b/0",
+        "LEASE_LOST",
+        "d/0",
+        "e/0",
+      ]);
+      expect(spy.mock.calls.filter(([q]) => q.name === "idem_intend_batch")).toHaveLength(1);
+      // Intended again under its lease (its row is there): answered from the transaction.
+      expect((await ledger.intend(cc, intent("c"))).attempts).toBe(2);
+      expect((await events.list({ type: E.EFFECT_INTENDED })).map((x) => x.jobId).sort()).toEqual([
+        "a",
+        "b",
+        "c",
+        "c",
+        "d",
+        "e",
+      ]);
+      spy.mockRestore();
       const statement = vi.spyOn(c, "statement");
       // Called in one tick: they go together, in one statement.
       const settles = await Promise.allSettled([

@@ -1,17 +1,22 @@
 import { IdemError } from "@idem/schema";
 import { JOURNAL_EVENTS as E, effectEvent } from "../../domain/events.js";
+import { toEffect } from "../../domain/records.js";
 import type { EffectState } from "../../domain/states.js";
 import { SETTLED_EFFECT_STATES, sqlStateList } from "../../domain/states.js";
 import type { WriteDurability } from "../../port/durability.js";
+import type { EffectRecord, IntendInput } from "../../port/ledger.js";
 import type { Lease } from "../../port/runs.js";
 import type { PostgresConnection } from "./connection.js";
 import { UNLEASED } from "./dead-runs.js";
 import { GroupCommit } from "./group-commit.js";
 import { leaseLost } from "./held.js";
-import { completeInOneTrip, settleInOneTrip } from "./one-trip.js";
-import { json } from "./rows.js";
+import { completeInOneTrip, intendInOneTrip, settleInOneTrip } from "./one-trip.js";
+import { json, type RowOf } from "./rows.js";
+import type * as tables from "./tables.js";
 
-// The settles and completions of many runs in one statement each (group commit, see GroupCommit):
+type EffectRow = RowOf<typeof tables.effects>;
+
+// The first intents, settles and completions of many runs in one statement each (group commit, see GroupCommit):
 // the statements of one-trip.ts over arrays, one element per run (`unnest ... WITH ORDINALITY`,
 // `n` the batch order). Each run's write is fenced by its own lease (its row locked FOR SHARE or
 // updated, in id order, token checked), its event written with it or not at all; each caller is
@@ -62,6 +67,25 @@ const completeSql = (soon: boolean) => `WITH b AS (
       AND runs.lease_token = b.token) AS held,
     b.n IN (SELECT n FROM upd) AS done, open.key, open.state${soonItem(soon)}
   FROM b LEFT JOIN open ON open.n = b.n ORDER BY b.n`;
+
+const INTEND_SQL = `WITH b AS (
+    SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::text[], $6::int[],
+      $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
+    WITH ORDINALITY AS b(run_id, token, key, generation, job_id, idx, kind, spec_hash, detail, data, actor, n)),
+  held AS (
+    SELECT runs.id FROM runs JOIN b ON runs.id = b.run_id
+    WHERE runs.state = 'running' AND runs.lease_token = b.token ORDER BY runs.id FOR SHARE OF runs),
+  ins AS (
+    INSERT INTO effects (key, generation, job_id, idx, kind, spec_hash, state, detail, attempts, updated_at)
+    SELECT b.key, b.generation, b.job_id, b.idx, b.kind, b.spec_hash, 'intended', b.detail, 1, $12
+    FROM b WHERE b.run_id IN (SELECT id FROM held) ORDER BY b.n
+    ON CONFLICT (key, generation) DO NOTHING RETURNING *),
+  ev AS (
+    INSERT INTO events (at, job_id, type, data, actor)
+    SELECT $12, b.job_id, '${E.EFFECT_INTENDED}', b.data, b.actor
+    FROM b JOIN ins ON ins.key = b.key AND ins.generation = b.generation ORDER BY b.n)
+  SELECT b.n, b.run_id IN (SELECT id FROM held) AS held, to_json(ins.*) AS row
+  FROM b LEFT JOIN ins ON ins.key = b.key AND ins.generation = b.generation ORDER BY b.n`;
 
 const STATEMENTS = {
   settle: { durable: settleSql(false), soon: settleSql(true) },
@@ -118,6 +142,45 @@ async function settleBatch(
   );
 }
 
+/** One first intent under a lease, as `intendInOneTrip` takes it. */
+export interface IntendRequest {
+  lease: Lease;
+  effect: IntendInput;
+}
+
+/** First intents of many runs in one statement; each answered as `intendInOneTrip` would. */
+async function intendBatch(
+  c: PostgresConnection,
+  requests: IntendRequest[],
+): Promise<PromiseSettledResult<EffectRecord | undefined>[]> {
+  const col = <T>(f: (r: IntendRequest) => T): T[] => requests.map(f);
+  const rows = await c.statement<{ n: number; held: boolean; row: EffectRow | null }>({
+    name: "idem_intend_batch",
+    text: INTEND_SQL,
+    values: [
+      col((r) => r.lease.runId),
+      col((r) => r.lease.token),
+      col((r) => r.effect.key),
+      col((r) => r.lease.generation),
+      col((r) => r.lease.jobId),
+      col((r) => r.effect.idx),
+      col((r) => r.effect.kind),
+      col((r) => r.effect.specHash),
+      col((r) => json(r.effect.detail)),
+      col((r) => JSON.stringify({ key: r.effect.key, generation: r.lease.generation })),
+      col((r) => r.lease.owner),
+      c.clock.now(),
+    ],
+  });
+  return Promise.all(
+    requests.map(async (r, i): Promise<PromiseSettledResult<EffectRecord | undefined>> => {
+      const row = rows[i];
+      if (!row?.held) return { status: "rejected", reason: await leaseLost(c.pool, r.lease) };
+      return { status: "fulfilled", value: row.row === null ? undefined : toEffect(row.row) };
+    }),
+  );
+}
+
 /** Completions of many runs in one statement; each answered as `completeInOneTrip` would. */
 async function completeBatch(
   c: PostgresConnection,
@@ -155,8 +218,9 @@ async function completeBatch(
 }
 
 /**
- * The settles and completions of one connection's runs, grouped per durability: those that meet
- * share a statement, a lone one is `settleInOneTrip` or `completeInOneTrip` as before.
+ * The first intents (durable), settles and completions (grouped per durability) of one
+ * connection's runs: those that meet share a statement, a lone one is `intendInOneTrip`,
+ * `settleInOneTrip` or `completeInOneTrip` as before.
  */
 export function leaseWriteGroups(c: PostgresConnection) {
   const settles = (soon: boolean) =>
@@ -171,12 +235,18 @@ export function leaseWriteGroups(c: PostgresConnection) {
       batch: (ls) => completeBatch(c, ls, soon),
       keyOf: (l) => String(l.runId),
     });
+  const intends = new GroupCommit<IntendRequest, EffectRecord | undefined>({
+    alone: (r) => intendInOneTrip(c, r.lease, r.effect),
+    batch: (rs) => intendBatch(c, rs),
+    keyOf: (r) => r.effect.key,
+  });
   const groups = {
     settle: { soon: settles(true), durable: settles(false) },
     complete: { soon: completes(true), durable: completes(false) },
   };
   const which = (d: WriteDurability | undefined) => (d?.soon ? "soon" : "durable");
   return {
+    intend: (lease: Lease, effect: IntendInput) => intends.submit({ lease, effect }),
     settle: (request: SettleRequest, durability: WriteDurability | undefined) =>
       groups.settle[which(durability)].submit(request),
     complete: (lease: Lease, durability: WriteDurability | undefined) =>

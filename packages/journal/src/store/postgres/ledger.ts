@@ -18,7 +18,6 @@ import type { JournalLedger, LedgerEntry } from "../../port/ledger.js";
 import { NOW_MS, type PostgresConnection } from "./connection.js";
 import { HELD_CTE, leaseLost } from "./held.js";
 import { leaseWrites } from "./lease-writes-batch.js";
-import { intendInOneTrip } from "./one-trip.js";
 import { lockTargets } from "./record.js";
 import { json, type RowOf, type RunRow } from "./rows.js";
 import type * as tables from "./tables.js";
@@ -33,7 +32,8 @@ export function postgresLedger(c: PostgresConnection): JournalLedger {
   return {
     async intend(lease, effect) {
       // The first intent of an effect in a generation, the case of every run: one statement.
-      const first = await intendInOneTrip(c, lease, effect);
+      // Shared with the first intents of other runs that meet it (group commit).
+      const first = await leaseWrites(c).intend(lease, effect);
       if (first) return first;
       // It has a row in this generation already: re-intended, or answered as it stands.
       return c.tx(async (client) => {
