@@ -87,8 +87,6 @@ async function fullTargets(client: pg.PoolClient, run: RunRow): Promise<string |
 
 /** The runs of a PostgreSQL journal: leases and due times by the server's clock. */
 export function postgresRuns(c: PostgresConnection): JournalRuns {
-  /** The last claim took a run: the next goes straight to its transaction (work is flowing). */
-  let flowing = false;
   /** The next due run leased to `options.owner` (or marked dead on the way), in one transaction. */
   const claimDue = (options: ClaimOptions): Promise<Claim | undefined> =>
     // Durable soon, not now (docs/reliability.md, "What is durable when"): a claim only
@@ -182,7 +180,7 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
    * dead) is claimed by the transaction above, which marks it. A damaged output, found once its
    * run is leased, ends that run dead under the new lease (durable), and the claim goes on.
    */
-  const claimFlowing = async (options: ClaimOptions): Promise<Claim | undefined> => {
+  const claimNextDue = async (options: ClaimOptions): Promise<Claim | undefined> => {
     for (;;) {
       const trip = await claimInOneTrip(c, options, NEXT_DUE[options.follow ?? "none"]);
       if (trip.found === "none") return undefined;
@@ -207,17 +205,9 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
     ...postgresLeaseHolders(c, "runs"),
 
     async claim(options) {
-      // Look before locking: an idle poller opens no transaction. While claims find runs the look
-      // would only cost a round trip: it is made again once one finds nothing.
-      if (!flowing) {
-        const due = await c.query(
-          `SELECT 1 FROM runs WHERE state IN ${ACTIVE} AND due_at <= ${NOW_MS} LIMIT 1`,
-        );
-        if (due.length === 0) return undefined;
-      }
-      const claimed = await claimFlowing(options);
-      flowing = claimed !== undefined;
-      return claimed;
+      // One statement, no transaction block: it is also the look of an idle poller (nothing due,
+      // nothing written).
+      return claimNextDue(options);
     },
 
     async extendLease(lease, leaseMs) {
