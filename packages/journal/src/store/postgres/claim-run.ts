@@ -22,8 +22,8 @@ export type ClaimTrip =
       output: OutputRecord | DamagedOutput;
       lease: Lease;
       takeover: boolean;
-      /** Every ledger row of the run's job, all generations (`Claim.history`). */
-      history: EffectRecord[];
+      /** Every ledger row of the run's job, all generations (`Claim.history`), when read. */
+      history: EffectRecord[] | undefined;
       /** The run's row as it was leased (for a damaged output's end). */
       row: RunRow;
     };
@@ -35,6 +35,13 @@ export type ClaimTrip =
  * the lease's UPDATE and COMMIT (five), and the ledger's history read per effect. A takeover that
  * `maxLeaseExpiries` ends dead is found and left as it is (`unleased`), for the transaction that
  * marks it (runs.ts); the event's data is spelled as `JSON.stringify` spells the other path's.
+ *
+ * The ledger is read with the statement's snapshot, taken before the run's row is locked: it is
+ * handed out only when no write of the job's effects can have committed in between, that is when
+ * the run was not running (no holder's token to write under) and the row locked is the version
+ * the snapshot sees (`seen`, its xmin: no claim, release or failure re-read it after the
+ * snapshot). A takeover, whose late holder may still write until this lease replaces its own,
+ * reads the ledger afterwards as before (`history` undefined).
  * Durable soon, as the claim in a transaction is (see runs.ts).
  */
 function claimStatement(due: string): string {
@@ -55,8 +62,9 @@ function claimStatement(due: string): string {
          $1
        FROM due JOIN upd ON upd.id = due.id)
      SELECT due.state AS was, to_json(upd.*) AS run, to_json(o.*) AS output,
-       (SELECT json_agg(e.* ORDER BY e.generation, e.idx) FROM effects e WHERE e.job_id = due.job_id)
-         AS ledger,
+       CASE WHEN due.state <> 'running' AND due.seen = (SELECT xmin FROM runs WHERE id = due.id)
+         THEN COALESCE((SELECT json_agg(e.* ORDER BY e.generation, e.idx) FROM effects e
+           WHERE e.job_id = due.job_id), '[]'::json) END AS ledger,
        set_config('synchronous_commit', 'off', true) AS soon
      FROM due LEFT JOIN upd ON true LEFT JOIN outputs o ON o.job_id = due.job_id`;
 }
@@ -112,7 +120,7 @@ export async function claimInOneTrip(
       until: row.lease_until as number,
     },
     takeover: found.was === "running",
-    history: (found.ledger ?? []).map(toEffect),
+    history: found.ledger === null ? undefined : found.ledger.map(toEffect),
     row,
   };
 }

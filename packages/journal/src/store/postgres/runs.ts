@@ -32,7 +32,7 @@ const ms = (n: number): number => Math.max(0, Math.round(n));
  * earlier active runs all run under the claimer's unexpired leases), locked for this transaction;
  * runs other claimers hold locked are skipped (each claimer gets another run or none).
  */
-function nextDue(follow?: "also" | "only"): string {
+function nextDue(follow?: "also" | "only", columns = "r.*"): string {
   const earlier = `SELECT 1 FROM active_targets other
     WHERE other.target = ANY(ARRAY(SELECT jsonb_array_elements_text(r.targets::jsonb)))
       AND other.run_id < r.id`;
@@ -41,12 +41,18 @@ function nextDue(follow?: "also" | "only"): string {
     ? `${earlier} AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.id = other.run_id
          AND o.state = 'running' AND o.lease_owner = $1 AND o.lease_until > ${NOW_MS})`
     : earlier;
-  return `SELECT r.* FROM runs r
+  return `SELECT ${columns} FROM runs r
     WHERE r.state IN ${ACTIVE} AND r.due_at <= ${NOW_MS} AND NOT EXISTS (${blocking})
       ${follow === "only" ? `AND EXISTS (${earlier})` : ""}
     ORDER BY r.due_at, r.id LIMIT 1 FOR UPDATE OF r SKIP LOCKED`;
 }
 const NEXT_DUE = { none: nextDue(), also: nextDue("also"), only: nextDue("only") };
+/** The same, with the locked row version's xmin as `seen` (see claim-run.ts). */
+const NEXT_DUE_SEEN = {
+  none: nextDue(undefined, "r.*, r.xmin AS seen"),
+  also: nextDue("also", "r.*, r.xmin AS seen"),
+  only: nextDue("only", "r.*, r.xmin AS seen"),
+};
 
 /** Runs one write of a run under its lease; the fence is in the statement. */
 async function heldUpdate(
@@ -182,7 +188,7 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
    */
   const claimNextDue = async (options: ClaimOptions): Promise<Claim | undefined> => {
     for (;;) {
-      const trip = await claimInOneTrip(c, options, NEXT_DUE[options.follow ?? "none"]);
+      const trip = await claimInOneTrip(c, options, NEXT_DUE_SEEN[options.follow ?? "none"]);
       if (trip.found === "none") return undefined;
       if (trip.found === "unleased") return claimDue(options);
       const { output, lease } = trip;

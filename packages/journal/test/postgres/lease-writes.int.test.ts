@@ -18,7 +18,7 @@ const CLAIM = { owner: "test", leaseMs: 600_000, maxLeaseExpiries: 3 };
 const code = (r: PromiseSettledResult<void>) =>
   r.status === "fulfilled" ? "ok" : isIdemError(r.reason) ? r.reason.code : String(r.reason);
 
-describe("PostgreSQL group commit of settles and completions", () => {
+describe("PostgreSQL writes under a lease: the claim in one statement, group commit of intents, settles and completions", () => {
   let server: PostgresHandle;
   beforeAll(async () => {
     server = await startPostgres();
@@ -123,6 +123,31 @@ describe("PostgreSQL group commit of settles and completions", () => {
       await ledger.settle(d, "d/0", "applied", undefined, undefined);
       await runs.complete(d, undefined);
       expect((await runs.latest("d"))?.state).toBe("done");
+    } finally {
+      await c.close();
+    }
+  });
+
+  it("hands a claim the job's ledger read with it, except a takeover's (its late holder may still write)", async () => {
+    const c = await PostgresConnection.open(await server.createDatabase("claim_history"), {
+      max: 4,
+    });
+    try {
+      const [outputs, runs, ledger] = [postgresOutputs(c), postgresRuns(c), postgresLedger(c)];
+      await outputs.record(out("a"), { source: "cli", targets: ["t:a"] });
+      const first = await runs.claim({ ...CLAIM, leaseMs: 1 });
+      expect(first?.history).toEqual([]);
+      if (!first) throw new Error("no claim");
+      await ledger.intend(first.lease, { key: "a/0", idx: 0, kind: "file.write", specHash: "h" });
+      let taken: Awaited<ReturnType<typeof runs.claim>>;
+      for (;;) {
+        taken = await runs.claim({ ...CLAIM, owner: "next" });
+        if (taken) break;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      expect(taken.takeover).toBe(true);
+      expect(taken.history).toBeUndefined();
+      expect((await ledger.history("a/0")).map((e) => e.state)).toEqual(["intended"]);
     } finally {
       await c.close();
     }
