@@ -53,21 +53,30 @@ export interface RunScope {
   dead(cls: FailureClass, error: string): Promise<never>;
 }
 
-/** The keys of each claim whose history was taken from the claim already. */
-const taken = new WeakMap<Claim, Set<string>>();
+/** Per claim: its ledger history by key, and the keys read from it already. */
+const claimed = new WeakMap<Claim, { byKey: Map<string, EffectRecord[]>; read: Set<string> }>();
 
 /**
  * `key`'s ledger history as the claim read it (`Claim.history`), the first time only: until the
  * run writes its own row of `key` (in this effect's turn, after this read) the claim's is what
  * `ledger.history(key)` would answer; any later read asks the journal. Undefined without one.
  */
-function claimedHistory(claim: Claim, key: string): EffectRecord[] | undefined {
+export function claimedHistory(claim: Claim, key: string): EffectRecord[] | undefined {
   if (claim.history === undefined) return undefined;
-  const seen = taken.get(claim) ?? new Set<string>();
-  taken.set(claim, seen);
-  if (seen.has(key)) return undefined;
-  seen.add(key);
-  return claim.history.filter((r) => r.key === key);
+  let seen = claimed.get(claim);
+  if (!seen) {
+    const byKey = new Map<string, EffectRecord[]>();
+    for (const r of claim.history) {
+      const rows = byKey.get(r.key);
+      if (rows) rows.push(r);
+      else byKey.set(r.key, [r]);
+    }
+    seen = { byKey, read: new Set() };
+    claimed.set(claim, seen);
+  }
+  if (seen.read.has(key)) return undefined;
+  seen.read.add(key);
+  return seen.byKey.get(key) ?? [];
 }
 
 /**
