@@ -53,6 +53,32 @@ export interface RunScope {
   dead(cls: FailureClass, error: string): Promise<never>;
 }
 
+/** Per claim: its ledger history by key, and the keys read from it already. */
+const claimed = new WeakMap<Claim, { byKey: Map<string, EffectRecord[]>; read: Set<string> }>();
+
+/**
+ * `key`'s ledger history as the claim read it (`Claim.history`), the first time only: until the
+ * run writes its own row of `key` (in this effect's turn, after this read) the claim's is what
+ * `ledger.history(key)` would answer; any later read asks the journal. Undefined without one.
+ */
+export function claimedHistory(claim: Claim, key: string): EffectRecord[] | undefined {
+  if (claim.history === undefined) return undefined;
+  let seen = claimed.get(claim);
+  if (!seen) {
+    const byKey = new Map<string, EffectRecord[]>();
+    for (const r of claim.history) {
+      const rows = byKey.get(r.key);
+      if (rows) rows.push(r);
+      else byKey.set(r.key, [r]);
+    }
+    seen = { byKey, read: new Set() };
+    claimed.set(claim, seen);
+  }
+  if (seen.read.has(key)) return undefined;
+  seen.read.add(key);
+  return seen.byKey.get(key) ?? [];
+}
+
 /**
  * Decides, probes, applies and settles effect `i` of the run (see `interpretRun`), with the fault
  * points between the steps; `turn` keeps its apply behind another run's on the same target, and
@@ -74,7 +100,7 @@ export async function interpretEffect(
   const { run, output } = claim;
   const key = effectKey(run.jobId, i);
   const elog = rlog.child({ key, kind: spec.kind });
-  const ledger = await journal.ledger.history(key);
+  const ledger = claimedHistory(claim, key) ?? (await journal.ledger.history(key));
   const current = ledger.find((r) => r.generation === run.generation);
   const supersededBy = await supersede.supersededBy(output.seq, spec);
   // idem never applied an effect before its output was recorded: a kind that lists its target's

@@ -2,6 +2,7 @@ import type { FailureClass } from "@idem/schema";
 import type { RunState } from "../domain/states.js";
 import type { WriteDurability } from "./durability.js";
 import type { JournalLeaseHolders } from "./lease-holders.js";
+import type { EffectRecord } from "./ledger.js";
 import type { OutputRecord, ReplaySelection } from "./outputs.js";
 
 /** One interpretation (generation) of one output. */
@@ -97,6 +98,12 @@ export interface Claim {
   lease: Lease;
   /** True when the run was taken over from a holder whose lease expired (a crash). */
   takeover: boolean;
+  /**
+   * Every ledger row of the run's job (all generations, all keys), read with the claim: what
+   * `ledger.history(key)` answers for each of the run's keys until the holder writes one. Absent
+   * when the store does not read it with the claim (the caller reads `ledger.history`).
+   */
+  history?: EffectRecord[];
 }
 
 /** How a run is claimed: by whom, for how long, and when a run that keeps expiring goes dead. */

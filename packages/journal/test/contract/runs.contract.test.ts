@@ -323,5 +323,32 @@ describe.each(STORES.map((make) => [make().name, make] as const))(
       await j.runs.complete(c.lease);
       await expect(j.runs.complete(c.lease)).rejects.toSatisfy(lost);
     });
+
+    it("hands a claim's history of the job's ledger as ledger.history reads it, and writes its event's data", async () => {
+      const j = await store();
+      await j.outputs.record(out("a"), { source: "cli", targets: ["root:out"] });
+      await j.outputs.record(out("z"), { source: "cli", targets: ["root:other"] });
+      const first = await j.runs.claim(CLAIM);
+      if (!first) throw new Error("no claim");
+      expect(first.history ?? []).toEqual([]);
+      await j.ledger.intend(first.lease, { key: "a/0", idx: 0, kind: "file.write", specHash: "h" });
+      await j.ledger.settle(first.lease, "a/0", "applied", { n: 1 });
+      await j.runs.complete(first.lease);
+      const z = await j.runs.claim(CLAIM);
+      if (z) await j.runs.complete(z.lease);
+      await j.runs.replay({ jobIds: ["a"] }, { actor: "oncall" });
+      const again = await j.runs.claim({ ...CLAIM, owner: "second" });
+      expect(again?.run.generation).toBe(2);
+      // Another job's rows are never in it; a store that reads none with the claim gives none.
+      if (again?.history !== undefined)
+        expect(again.history).toEqual(await j.ledger.history("a/0"));
+      // PostgreSQL reads it with the claim (one round trip for both).
+      if (_name === "postgres") expect(again?.history).toHaveLength(1);
+      const claimed = await j.events.list({ jobId: "a", type: E.RUN_CLAIMED });
+      expect(claimed.map((e) => [e.actor, e.data])).toEqual([
+        ["test", { generation: 1, previousOwner: null, attempts: 0 }],
+        ["second", { generation: 2, previousOwner: null, attempts: 0 }],
+      ]);
+    });
   },
 );

@@ -13,6 +13,7 @@ import type {
   JobRecord,
   JournalJobs,
 } from "../../port/jobs.js";
+import { claimJobInOneTrip } from "./claim-job.js";
 import {
   durableAtCommit,
   NOW_MS,
@@ -93,8 +94,6 @@ async function recorded(client: pg.PoolClient, jobId: string): Promise<boolean> 
 
 /** The job queue/outbox of a PostgreSQL journal: a queue several hosts' executors claim from. */
 export function postgresJobs(c: PostgresConnection): JournalJobs {
-  /** The last `claimNext` took a job: the next goes straight to its transaction. */
-  let flowing = false;
   /** The answer to an enqueue whose insert lost to the job key: the first job decides. */
   const existingJob = (job: Job, hash: string, actor: string, queueEvent: boolean) =>
     c.tx(async (client): Promise<EnqueueResult> => {
@@ -181,13 +180,11 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
     async claimNext(options) {
       const agents = options.agents === undefined ? null : [...options.agents];
       const due = `state IN ${UNFINISHED} AND due_at <= ${NOW_MS} AND ($1::text[] IS NULL OR agent = ANY($1))`;
-      // Look before locking: an idle poller opens no transaction. While claims find jobs the look
-      // would only cost a round trip: it is made again once one finds nothing.
-      if (
-        !flowing &&
-        (await c.query(`SELECT 1 FROM jobs WHERE ${due} LIMIT 1`, [agents])).length === 0
-      ) {
-        return undefined;
+      // The usual claim, one round trip and no transaction block: it is also the look of an idle
+      // poller (nothing due, nothing written). A due job it leaves is for the transaction below.
+      const trip = await claimJobInOneTrip(c, options);
+      if (trip.found !== "unleased") {
+        return trip.found === "leased" ? { lease: trip.lease, job: trip.job } : undefined;
       }
       const deadLettered: string[] = [];
       // Durable soon (docs/reliability.md, "What is durable when"): a crash of the server that
@@ -232,7 +229,6 @@ export function postgresJobs(c: PostgresConnection): JournalJobs {
           });
         }
       }, SOON);
-      flowing = claimed !== undefined;
       if (deadLettered.length > 0) options.onDeadLettered?.(deadLettered);
       return claimed;
     },

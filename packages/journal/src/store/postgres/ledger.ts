@@ -17,7 +17,7 @@ import {
 import type { JournalLedger, LedgerEntry } from "../../port/ledger.js";
 import { NOW_MS, type PostgresConnection } from "./connection.js";
 import { HELD_CTE, leaseLost } from "./held.js";
-import { intendInOneTrip, settleInOneTrip } from "./one-trip.js";
+import { leaseWrites } from "./lease-writes-batch.js";
 import { lockTargets } from "./record.js";
 import { json, type RowOf, type RunRow } from "./rows.js";
 import type * as tables from "./tables.js";
@@ -32,7 +32,8 @@ export function postgresLedger(c: PostgresConnection): JournalLedger {
   return {
     async intend(lease, effect) {
       // The first intent of an effect in a generation, the case of every run: one statement.
-      const first = await intendInOneTrip(c, lease, effect);
+      // Shared with the first intents of other runs that meet it (group commit).
+      const first = await leaseWrites(c).intend(lease, effect);
       if (first) return first;
       // It has a row in this generation already: re-intended, or answered as it stands.
       return c.tx(async (client) => {
@@ -78,7 +79,8 @@ export function postgresLedger(c: PostgresConnection): JournalLedger {
     },
 
     async settle(lease, key, state, detail, durability) {
-      await settleInOneTrip(c, lease, key, state, detail, durability);
+      // One statement, shared with the settles of other runs that meet it (group commit).
+      await leaseWrites(c).settle({ lease, key, state, detail }, durability);
     },
 
     async forJob(jobId, generation) {

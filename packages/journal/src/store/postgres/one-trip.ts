@@ -17,7 +17,8 @@ type EffectRow = RowOf<typeof tables.effects>;
 // The writes made for every job, effect and run (an enqueue, an intent, a settle, a completion),
 // each one statement: its own implicit transaction, one round trip instead of BEGIN, the writes,
 // the event and COMMIT (four to six). Fenced as every write under a lease is (HELD_CTE, or the
-// token in the UPDATE's own WHERE), the event written by the same statement or not at all.
+// token in the UPDATE's own WHERE), the event written by the same statement or not at all. Each
+// is named: prepared once per pooled connection, so the server parses and plans it once.
 
 const SETTLED = sqlStateList(SETTLED_EFFECT_STATES);
 
@@ -43,6 +44,7 @@ export async function intendInOneTrip(
   const now = c.clock.now();
   const data = { key: effect.key, generation: lease.generation };
   const rows = await c.statement<{ held: number } & Partial<EffectRow>>({
+    name: "idem_intend",
     text: `WITH ${HELD_CTE},
      ins AS (
        INSERT INTO effects (key, generation, job_id, idx, kind, spec_hash, state, detail, attempts, updated_at)
@@ -87,6 +89,7 @@ export async function settleInOneTrip(
 ): Promise<void> {
   const data = { key, generation: lease.generation, detail };
   const rows = await c.statement<{ held: number; updated: number }>({
+    name: `idem_settle${durability?.soon ? "_soon" : ""}`,
     text: `WITH ${HELD_CTE},
      upd AS (
        UPDATE effects SET state = $3, detail = COALESCE($4, detail), updated_at = $5
@@ -132,6 +135,7 @@ export async function completeInOneTrip(
 ): Promise<void> {
   type Done = { held: number; done: number; key: string | null; state: string | null };
   const rows = await c.statement<Done>({
+    name: `idem_complete${durability?.soon ? "_soon" : ""}`,
     text: `WITH open AS (
        SELECT key, state FROM effects WHERE job_id = $3 AND generation = $4
        AND state NOT IN ${SETTLED} ORDER BY idx LIMIT 1),
@@ -188,6 +192,7 @@ export interface NewJobRow {
 export async function insertJob(c: PostgresConnection, fresh: NewJobRow): Promise<JobRow> {
   const { job, hash, input, created, now, traceparent, queueEvent } = fresh;
   const rows = await c.statement<JobRow>({
+    name: "idem_insert_job",
     // The event's data is the text JSON.stringify({ stream, seq }) makes.
     text: `WITH j AS (
        INSERT INTO jobs (job_id, agent, input_hash, state, due_at, created_at, updated_at)

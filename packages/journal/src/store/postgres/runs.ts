@@ -12,12 +12,13 @@ import type {
   Lease,
   RunRecord,
 } from "../../port/runs.js";
+import { claimInOneTrip } from "./claim-run.js";
 import { durableAtCommit, NOW_MS, type PostgresConnection, SOON } from "./connection.js";
 import { markDeadRow, UNLEASED } from "./dead-runs.js";
 import { HOLDS, leaseLost } from "./held.js";
 import { postgresLeaseHolders } from "./lease-holders.js";
+import { leaseWrites } from "./lease-writes-batch.js";
 import { announceWork } from "./notify.js";
-import { completeInOneTrip } from "./one-trip.js";
 import { insertRun, lockKey } from "./outputs.js";
 import type { OutputRow, RunRow } from "./rows.js";
 import { selectOutputs } from "./select.js";
@@ -31,7 +32,7 @@ const ms = (n: number): number => Math.max(0, Math.round(n));
  * earlier active runs all run under the claimer's unexpired leases), locked for this transaction;
  * runs other claimers hold locked are skipped (each claimer gets another run or none).
  */
-function nextDue(follow?: "also" | "only"): string {
+function nextDue(follow?: "also" | "only", columns = "r.*"): string {
   const earlier = `SELECT 1 FROM active_targets other
     WHERE other.target = ANY(ARRAY(SELECT jsonb_array_elements_text(r.targets::jsonb)))
       AND other.run_id < r.id`;
@@ -40,12 +41,18 @@ function nextDue(follow?: "also" | "only"): string {
     ? `${earlier} AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.id = other.run_id
          AND o.state = 'running' AND o.lease_owner = $1 AND o.lease_until > ${NOW_MS})`
     : earlier;
-  return `SELECT r.* FROM runs r
+  return `SELECT ${columns} FROM runs r
     WHERE r.state IN ${ACTIVE} AND r.due_at <= ${NOW_MS} AND NOT EXISTS (${blocking})
       ${follow === "only" ? `AND EXISTS (${earlier})` : ""}
     ORDER BY r.due_at, r.id LIMIT 1 FOR UPDATE OF r SKIP LOCKED`;
 }
 const NEXT_DUE = { none: nextDue(), also: nextDue("also"), only: nextDue("only") };
+/** The same, with the locked row version's xmin as `seen` (see claim-run.ts). */
+const NEXT_DUE_SEEN = {
+  none: nextDue(undefined, "r.*, r.xmin AS seen"),
+  also: nextDue("also", "r.*, r.xmin AS seen"),
+  only: nextDue("only", "r.*, r.xmin AS seen"),
+};
 
 /** Runs one write of a run under its lease; the fence is in the statement. */
 async function heldUpdate(
@@ -86,8 +93,6 @@ async function fullTargets(client: pg.PoolClient, run: RunRow): Promise<string |
 
 /** The runs of a PostgreSQL journal: leases and due times by the server's clock. */
 export function postgresRuns(c: PostgresConnection): JournalRuns {
-  /** The last claim took a run: the next goes straight to its transaction (work is flowing). */
-  let flowing = false;
   /** The next due run leased to `options.owner` (or marked dead on the way), in one transaction. */
   const claimDue = (options: ClaimOptions): Promise<Claim | undefined> =>
     // Durable soon, not now (docs/reliability.md, "What is durable when"): a claim only
@@ -176,21 +181,39 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
       }
     }, SOON);
 
+  /**
+   * The claim as one statement (claim-run.ts); the rare due run it leaves (a takeover that goes
+   * dead) is claimed by the transaction above, which marks it. A damaged output, found once its
+   * run is leased, ends that run dead under the new lease (durable), and the claim goes on.
+   */
+  const claimNextDue = async (options: ClaimOptions): Promise<Claim | undefined> => {
+    for (;;) {
+      const trip = await claimInOneTrip(c, options, NEXT_DUE_SEEN[options.follow ?? "none"]);
+      if (trip.found === "none") return undefined;
+      if (trip.found === "unleased") return claimDue(options);
+      const { output, lease } = trip;
+      if (!isDamaged(output)) {
+        const { run, takeover, history } = trip;
+        return { run, output, lease, takeover, history };
+      }
+      await c.tx(async (client) => {
+        const row = await heldUpdate(client, lease, "updated_at = $3", [c.clock.now()]);
+        await markDeadRow(c, client, row, {
+          class: "integrity",
+          error: damageMessage(output),
+          actor: options.owner,
+        });
+      });
+    }
+  };
+
   return {
     ...postgresLeaseHolders(c, "runs"),
 
     async claim(options) {
-      // Look before locking: an idle poller opens no transaction. While claims find runs the look
-      // would only cost a round trip: it is made again once one finds nothing.
-      if (!flowing) {
-        const due = await c.query(
-          `SELECT 1 FROM runs WHERE state IN ${ACTIVE} AND due_at <= ${NOW_MS} LIMIT 1`,
-        );
-        if (due.length === 0) return undefined;
-      }
-      const claimed = await claimDue(options);
-      flowing = claimed !== undefined;
-      return claimed;
+      // One statement, no transaction block: it is also the look of an idle poller (nothing due,
+      // nothing written).
+      return claimNextDue(options);
     },
 
     async extendLease(lease, leaseMs) {
@@ -226,7 +249,8 @@ export function postgresRuns(c: PostgresConnection): JournalRuns {
     },
 
     async complete(lease, durability) {
-      await completeInOneTrip(c, lease, durability);
+      // One statement, shared with the completions of other runs that meet it (group commit).
+      await leaseWrites(c).complete(lease, durability);
     },
 
     async fail(lease, failure) {
