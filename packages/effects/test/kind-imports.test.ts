@@ -13,8 +13,8 @@ const dir = mkdtempSync(join(tmpdir(), "idem-kind-imports-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** The order things happened in: the preparer's runs and the kind module's evaluation. */
-const seen: string[] = ((globalThis as { __idemKindImportsSeen?: string[] }).__idemKindImportsSeen =
-  []);
+const seen: string[] = [];
+(globalThis as { __idemKindImportsSeen?: string[] }).__idemKindImportsSeen = seen;
 
 function config(kinds: Record<string, { module: string }>) {
   const r = parseConfig({ journal: { path: ":memory:" }, kinds }, { dir });
