@@ -8,6 +8,7 @@ import { addRepo, git, type Sandbox, sandbox } from "../../effects/test/helpers.
 import { GitRepo } from "../src/git-repo.js";
 import { keyRef } from "../src/key-index.js";
 import { objectId, serializeTree } from "../src/plumbing/git-objects.js";
+import { PACKS_BEFORE_ROLLUP, PackRollup } from "../src/plumbing/pack-rollup.js";
 import { writePack } from "../src/plumbing/pack-writer.js";
 import { treeWith } from "../src/plumbing/tree-writer.js";
 
@@ -70,6 +71,27 @@ describe("writePack", () => {
       run(dir, "fsck", "--full", "--strict", "--no-dangling");
     });
   }
+});
+
+describe("PackRollup", () => {
+  it("rolls the packs up once as many as it waits for were written, every object still there", async () => {
+    const dir = bareRepo("sha1");
+    const rollup = new PackRollup(dir);
+    const oids: string[] = [];
+    for (let i = 0; i < PACKS_BEFORE_ROLLUP; i++) {
+      const body = Buffer.from(`pack ${i}\n`);
+      oids.push(objectId("sha1", "blob", body));
+      writePack(join(dir, "objects"), "sha1", [{ oid: oids[i] as string, type: "blob", body }]);
+      rollup.wrote();
+      // Not due before the last one.
+      if (i < PACKS_BEFORE_ROLLUP - 1) await rollup.idle();
+    }
+    await rollup.idle();
+    const packs = readdirSync(join(dir, "objects/pack")).filter((f) => f.endsWith(".pack"));
+    expect(packs.length).toBeLessThan(PACKS_BEFORE_ROLLUP / 4);
+    for (const [i, oid] of oids.entries())
+      expect(run(dir, "cat-file", "-p", oid)).toBe(`pack ${i}\n`);
+  });
 });
 
 function openRepo(sb: Sandbox, path: string, durable: boolean): GitRepo {

@@ -14,6 +14,7 @@ import {
   type TreeEntry,
   writeLooseObject,
 } from "./git-objects.js";
+import { PackRollup } from "./pack-rollup.js";
 import { type PackObject, writePack } from "./pack-writer.js";
 import { RefFiles } from "./ref-files.js";
 import type { InProcessRefs } from "./ref-transaction.js";
@@ -70,6 +71,8 @@ export class RepoObjects {
   private readonly unsynced = new Set<string>();
   /** Objects a `packBatch()` holds in memory until its flush writes them as one pack. */
   private readonly held = new Map<string, PackObject>();
+  /** The packs batches write, rolled up now and then. */
+  readonly rollup: PackRollup;
 
   constructor(
     readonly alias: string,
@@ -77,6 +80,7 @@ export class RepoObjects {
     private readonly durable: boolean,
   ) {
     this.catFile = new CatFileProcess(path);
+    this.rollup = new PackRollup(path);
   }
 
   /**
@@ -329,6 +333,7 @@ export class RepoObjects {
     batch.clear();
     this.unsynced.add(files.pack);
     this.unsynced.add(files.idx);
+    this.rollup.wrote();
   }
 
   /**
