@@ -328,9 +328,14 @@ export class RepoObjects {
     if (batch.size === 0) return;
     const { gitDir, format } = await this.layout();
     const objects = [...batch].flatMap((oid) => this.held.get(oid) ?? []);
-    const files = writePack(join(gitDir, "objects"), format, objects);
-    for (const oid of batch) this.held.delete(oid);
-    batch.clear();
+    let files: { pack: string; idx: string };
+    try {
+      files = writePack(join(gitDir, "objects"), format, objects);
+    } finally {
+      // Written or not, they are the batch's alone: a batch whose pack failed fails whole.
+      for (const oid of batch) this.held.delete(oid);
+      batch.clear();
+    }
     this.unsynced.add(files.pack);
     this.unsynced.add(files.idx);
     this.rollup.wrote();
