@@ -342,9 +342,10 @@ export class RepoObjects {
   }
 
   /**
-   * Durable repositories: fsyncs (fdatasync) every loose object written since the last call, all at
-   * once, so the file system can make them durable in one journal commit instead of one each. An
-   * object gone since (pruned) is skipped. Nothing to do when the repository is not durable.
+   * Durable repositories: fsyncs (fdatasync) every loose object and batch pack (with its index)
+   * written since the last call, all at once, so the file system can make them durable in one
+   * journal commit instead of one each. A file gone since (pruned, or a pack git's roll-up replaced
+   * with its own fsynced one) is skipped. Nothing to do when the repository is not durable.
    * @throws the fsync's error (the ref must not move then).
    */
   async syncObjects(): Promise<void> {
