@@ -3,7 +3,7 @@ import { FAULT_POINTS, type FaultHook, IdemError, isIdemError } from "@idem/sche
 import type { BranchPublisher } from "./branch-publisher.js";
 import { CommitChain } from "./commit-chain.js";
 import { type Signature, serializeCommit } from "./plumbing/git-objects.js";
-import type { RepoObjects } from "./plumbing/repo-objects.js";
+import type { ObjectWriter, PackBatch, RepoObjects } from "./plumbing/repo-objects.js";
 
 /** One effect waiting for its commit on a local branch: its key, the probed head, its change. */
 export interface QueuedCommit {
@@ -14,8 +14,16 @@ export interface QueuedCommit {
   message: string;
   /** Every path the commit changes. */
   paths: string[];
-  /** Writes the root tree from the parent's tree (null: none), under the repo lock. */
-  tree(baseTree: string | null): Promise<string>;
+  /**
+   * Writes the root tree from the parent's tree (null: none), under the repo lock, its objects
+   * through `objects`: the batch's writer when `inProcess`, else the repository's.
+   */
+  tree(baseTree: string | null, objects: ObjectWriter): Promise<string>;
+  /**
+   * `tree` runs no git process (it reads and writes objects in process only): its objects may be
+   * held in memory and written with the batch's others as one pack before the batch is published.
+   */
+  inProcess?: boolean | undefined;
   /** Another run's apply this one must follow (see ApplyOrder). */
   order?: ApplyOrder | undefined;
 }
@@ -141,7 +149,15 @@ export class BranchQueue {
     const { objects, publisher } = this.parts;
     const head = await objects.head(this.branch);
     const mover = this.parts.mover();
-    const built = await this.build(batch, head, mover);
+    // The batch's objects go to disk as one pack (durable repositories), before anything reads
+    // them outside this process: the publish's checks and git fall-backs, the ref transaction.
+    const pack = objects.packBatch();
+    let built: Built[];
+    try {
+      built = await this.build(batch, head, mover, pack);
+    } finally {
+      await pack.flush();
+    }
     const last = built.at(-1);
     if (!last) return [];
     const paths = [...new Set(built.flatMap((b) => b.w.paths))];
@@ -170,7 +186,12 @@ export class BranchQueue {
    * blocked, whose probe the branch has moved past, or whose tree cannot be built is answered now;
    * one whose key the queue's own commits since its probe hold is answered present.
    */
-  private async build(batch: Waiting[], head: string | null, mover: Signature): Promise<Built[]> {
+  private async build(
+    batch: Waiting[],
+    head: string | null,
+    mover: Signature,
+    pack: PackBatch,
+  ): Promise<Built[]> {
     const { objects } = this.parts;
     const built: Built[] = [];
     let parent = head;
@@ -200,14 +221,17 @@ export class BranchQueue {
       }
       let tree: string;
       try {
-        tree = await w.tree(await objects.treeOf(parent));
+        const parentTree = await objects.treeOf(parent);
+        // A tree that runs git reads what the batch built so far from disk, and writes loose.
+        if (!w.inProcess) await pack.flush();
+        tree = await w.tree(parentTree, w.inProcess ? pack : objects);
       } catch (e) {
         // Built on a later head than the probed one: the interpreter's probe there decides.
         w.reject(parent !== w.base && isIdemError(e) ? this.moved(w.base, parent) : e);
         continue;
       }
       const body = serializeCommit(tree, parent ? [parent] : [], mover, w.message);
-      const commit = await objects.writeObject("commit", body);
+      const commit = await pack.writeObject("commit", body);
       built.push({ w, commit, parent });
       parent = commit;
     }

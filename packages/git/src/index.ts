@@ -27,6 +27,7 @@ export type { PatchFile } from "./patch/patch-paths.js";
 export { parsePatchFiles, patchPaths } from "./patch/patch-paths.js";
 export { applyInProcess, patchedTree, writeTree } from "./patch/patch-trees.js";
 export { ScratchIndexes } from "./patch/scratch-indexes.js";
+export type { ObjectWriter } from "./plumbing/repo-objects.js";
 export { runGit } from "./plumbing/run-git.js";
 export type { FileChange } from "./plumbing/tree-writer.js";
 export { rewriteTree, treeWith } from "./plumbing/tree-writer.js";

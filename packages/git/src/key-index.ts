@@ -37,6 +37,8 @@ const ZERO = (format: ObjectFormat) => "0".repeat(format === "sha1" ? 40 : 64);
  */
 export class KeyIndex {
   private readonly scanCache = new Map<string, { head: string; keys: Map<string, string> }>();
+  /** Full scans under way, by branch and head: probes asking at once share one `git log`. */
+  private readonly scanning = new Map<string, Promise<Map<string, string>>>();
   private lastReachable: { from: string; to: string; yes: boolean } | undefined;
 
   constructor(private readonly objects: RepoObjects) {}
@@ -178,8 +180,21 @@ export class KeyIndex {
     return out;
   }
 
-  /** Every key reachable from `head`, cached per branch and extended incrementally. */
-  private async fullScan(branch: string, head: string): Promise<Map<string, string>> {
+  /**
+   * Every key reachable from `head`, cached per branch and extended incrementally; the probes a
+   * pipeline starts at once on a branch without idem's refs wait for one scan of the same head.
+   */
+  private fullScan(branch: string, head: string): Promise<Map<string, string>> {
+    const at = `${branch}\0${head}`;
+    let scan = this.scanning.get(at);
+    if (!scan) {
+      scan = this.scanBranch(branch, head).finally(() => this.scanning.delete(at));
+      this.scanning.set(at, scan);
+    }
+    return scan;
+  }
+
+  private async scanBranch(branch: string, head: string): Promise<Map<string, string>> {
     const cached = this.scanCache.get(branch);
     let keys: Map<string, string>;
     let range: string[];

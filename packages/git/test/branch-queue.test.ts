@@ -41,8 +41,10 @@ function queue(
     paths: [path],
     message: `write ${path}`,
     order,
-    tree: (baseTree) =>
-      treeWith(repo.objects, baseTree, [
+    // In process: the batch holds its objects for one pack, as git.commit's applies do.
+    inProcess: true,
+    tree: (baseTree, objects) =>
+      treeWith(objects, baseTree, [
         { parts: path.split("/"), content: content === null ? null : Buffer.from(content) },
       ]),
   });

@@ -105,3 +105,35 @@ describe("KeyIndex", () => {
     }
   });
 });
+
+describe("KeyIndex, probes at once on a branch without idem's refs", () => {
+  let sb: Sandbox;
+  afterEach(() => sb?.cleanup());
+
+  it("share one full scan of the same head", async () => {
+    sb = sandbox();
+    const repo = addRepo(sb);
+    git(repo, "commit", "-q", "--allow-empty", "-m", "one\n\nIdem-Effect: job-1/0");
+    // The scan's file goes through this process's temporary folder: one folder per `git log`.
+    const tmp = join(sb.dir, "tmp");
+    mkdirSync(tmp);
+    const savedTmp = process.env.TMPDIR;
+    process.env.TMPDIR = tmp;
+    const objects = new RepoObjects("site", repo, false);
+    const made: string[] = [];
+    const watch = setInterval(() => made.push(...readdirSync(tmp)), 0);
+    try {
+      const index = new KeyIndex(objects);
+      const keys = Array.from({ length: 8 }, (_, i) => `job-${i}/0`);
+      const found = await Promise.all(keys.map((k) => index.lookupKey("main", k)));
+      expect(found[1]).toEqual({ found: true, commit: git(repo, "rev-parse", "HEAD") });
+      expect(found.filter((f) => f.found)).toHaveLength(1);
+    } finally {
+      clearInterval(watch);
+      objects.close();
+      if (savedTmp === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = savedTmp;
+    }
+    expect(new Set(made).size).toBeLessThanOrEqual(1);
+  });
+});

@@ -6,6 +6,7 @@ import { CatFileProcess } from "./cat-file-process.js";
 import {
   type CommitInfo,
   type ObjectFormat,
+  objectId,
   parseCommit,
   parseTree,
   serializeSortedTree,
@@ -13,6 +14,8 @@ import {
   type TreeEntry,
   writeLooseObject,
 } from "./git-objects.js";
+import { PackRollup } from "./pack-rollup.js";
+import { type PackObject, writePack } from "./pack-writer.js";
 import { RefFiles } from "./ref-files.js";
 import type { InProcessRefs } from "./ref-transaction.js";
 import { runGit } from "./run-git.js";
@@ -24,6 +27,22 @@ const CACHE_ENTRIES = 5000;
 /** Blobs idem wrote stay readable in process (the working tree sync writes them next) up to this. */
 const BLOB_CACHE_BYTES = 8 << 20;
 const BLOB_CACHE_ONE = 256 << 10;
+
+/** What a tree is built with: objects read, and written through the repository or a batch. */
+export interface ObjectWriter {
+  /** A tree's entries. @throws IdemError INTEGRITY when the tree is missing. */
+  tree(oid: string): Promise<TreeEntry[]>;
+  /** Writes an object and returns its id. */
+  writeObject(type: string, body: Uint8Array): Promise<string>;
+  /** Writes a tree object of `entries` (in any order) and returns its id. */
+  writeTree(entries: TreeEntry[]): Promise<string>;
+}
+
+/** Writes held for one pack (`RepoObjects.packBatch`). */
+export interface PackBatch extends ObjectWriter {
+  /** Writes what the batch holds as one pack (not fsynced: see `syncObjects`). */
+  flush(): Promise<void>;
+}
 
 /** Where a repository keeps its objects and refs, and whether it has a working tree. */
 export interface RepoLayout {
@@ -50,6 +69,10 @@ export class RepoObjects {
   private blobBytes = 0;
   /** Durable repositories: loose objects written and not fsynced yet (see `syncObjects`). */
   private readonly unsynced = new Set<string>();
+  /** Objects a `packBatch()` holds in memory until its flush writes them as one pack. */
+  private readonly held = new Map<string, PackObject>();
+  /** The packs batches write, rolled up now and then. */
+  readonly rollup: PackRollup;
 
   constructor(
     readonly alias: string,
@@ -57,6 +80,7 @@ export class RepoObjects {
     private readonly durable: boolean,
   ) {
     this.catFile = new CatFileProcess(path);
+    this.rollup = new PackRollup(path);
   }
 
   /**
@@ -174,6 +198,8 @@ export class RepoObjects {
   async commit(oid: string): Promise<CommitInfo | undefined> {
     const cached = this.commitCache.get(oid);
     if (cached) return cached;
+    const held = this.held.get(oid);
+    if (held) return held.type === "commit" ? parseCommit(Buffer.from(held.body)) : undefined;
     const o = await this.catFile.read(oid);
     if (o?.type !== "commit") return undefined;
     const info = parseCommit(o.content);
@@ -185,6 +211,8 @@ export class RepoObjects {
   async blob(oid: string): Promise<Buffer | undefined> {
     const cached = this.blobCache.get(oid);
     if (cached) return cached;
+    const held = this.held.get(oid);
+    if (held) return held.type === "blob" ? Buffer.from(held.body) : undefined;
     const o = await this.catFile.read(oid);
     return o?.type === "blob" ? o.content : undefined;
   }
@@ -199,6 +227,8 @@ export class RepoObjects {
     const cached = this.treeCache.get(oid);
     if (cached) return cached;
     const { format } = await this.layout();
+    const held = this.held.get(oid);
+    if (held?.type === "tree") return parseTree(Buffer.from(held.body), format);
     const o = await this.catFile.read(oid);
     if (o?.type !== "tree")
       throw new IdemError("INTEGRITY", `tree ${oid} is missing from repo "${this.alias}"`);
@@ -239,11 +269,23 @@ export class RepoObjects {
     return this.write("tree", serializeSortedTree(sorted), () => sorted);
   }
 
-  private async write(type: string, body: Uint8Array, tree: () => TreeEntry[]): Promise<string> {
+  private async write(
+    type: string,
+    body: Uint8Array,
+    tree: () => TreeEntry[],
+    batch?: Set<string>,
+  ): Promise<string> {
     const { gitDir, format } = await this.layout();
     const objectsDir = join(gitDir, "objects");
-    const oid = await writeLooseObject({ objectsDir, format, type, body, durable: false });
-    if (this.durable) this.unsynced.add(join(objectsDir, oid.slice(0, 2), oid.slice(2)));
+    let oid: string;
+    if (batch && this.durable) {
+      oid = objectId(format, type, body);
+      this.held.set(oid, { oid, type, body: Buffer.from(body) });
+      batch.add(oid);
+    } else {
+      oid = await writeLooseObject({ objectsDir, format, type, body, durable: false });
+      if (this.durable) this.unsynced.add(join(objectsDir, oid.slice(0, 2), oid.slice(2)));
+    }
     if (type === "commit") this.remember(this.commitCache, oid, parseCommit(Buffer.from(body)));
     else if (type === "tree") this.remember(this.treeCache, oid, tree());
     else if (type === "blob" && body.length <= BLOB_CACHE_ONE && !this.blobCache.has(oid)) {
@@ -259,9 +301,51 @@ export class RepoObjects {
   }
 
   /**
-   * Durable repositories: fsyncs (fdatasync) every loose object written since the last call, all at
-   * once, so the file system can make them durable in one journal commit instead of one each. An
-   * object gone since (pruned) is skipped. Nothing to do when the repository is not durable.
+   * A batch of writes (`PackBatch`): in a durable repository the objects written through it are
+   * held in memory (read back in process like any other) until its `flush()` writes them all as
+   * one pack, two files where loose objects make one each, fsynced by the next `syncObjects()`. In
+   * a repository that is not durable its writes are loose objects as usual (those are checked whole
+   * before reuse, issue 51).
+   */
+  packBatch(): PackBatch {
+    const mine = new Set<string>();
+    return {
+      tree: (oid) => this.tree(oid),
+      writeObject: async (type, body) => {
+        const { format } = await this.layout();
+        return this.write(type, body, () => parseTree(Buffer.from(body), format), mine);
+      },
+      writeTree: (entries) => {
+        const sorted = sortTree(entries);
+        return this.write("tree", serializeSortedTree(sorted), () => sorted, mine);
+      },
+      flush: () => this.writeHeld(mine),
+    };
+  }
+
+  /** The objects `batch` holds, as one pack to be fsynced by `syncObjects`; none, nothing written. */
+  private async writeHeld(batch: Set<string>): Promise<void> {
+    if (batch.size === 0) return;
+    const { gitDir, format } = await this.layout();
+    const objects = [...batch].flatMap((oid) => this.held.get(oid) ?? []);
+    let files: { pack: string; idx: string };
+    try {
+      files = writePack(join(gitDir, "objects"), format, objects);
+    } finally {
+      // Written or not, they are the batch's alone: a batch whose pack failed fails whole.
+      for (const oid of batch) this.held.delete(oid);
+      batch.clear();
+    }
+    this.unsynced.add(files.pack);
+    this.unsynced.add(files.idx);
+    this.rollup.wrote();
+  }
+
+  /**
+   * Durable repositories: fsyncs (fdatasync) every loose object and batch pack (with its index)
+   * written since the last call, all at once, so the file system can make them durable in one
+   * journal commit instead of one each. A file gone since (pruned, or a pack git's roll-up replaced
+   * with its own fsynced one) is skipped. Nothing to do when the repository is not durable.
    * @throws the fsync's error (the ref must not move then).
    */
   async syncObjects(): Promise<void> {

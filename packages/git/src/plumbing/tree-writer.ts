@@ -1,6 +1,6 @@
 import { refuse } from "../git-checks.js";
 import { GITLINK_MODE, TREE_MODE, type TreeEntry } from "./git-objects.js";
-import type { RepoObjects } from "./repo-objects.js";
+import type { ObjectWriter } from "./repo-objects.js";
 
 /** A file change: new bytes, an object already in the repo (with its mode), or null to delete. */
 export type FileChange = {
@@ -15,7 +15,7 @@ export type FileChange = {
  * @throws IdemError SANDBOX_VIOLATION for such a path.
  */
 export async function rewriteTree(
-  objects: RepoObjects,
+  objects: ObjectWriter,
   tree: string | null,
   changes: FileChange[],
 ): Promise<string | null> {
@@ -69,7 +69,7 @@ export async function rewriteTree(
 
 /** `rewriteTree`, with the empty tree written when nothing is left: a commit always has a tree. */
 export async function treeWith(
-  objects: RepoObjects,
+  objects: ObjectWriter,
   tree: string | null,
   changes: FileChange[],
 ): Promise<string> {

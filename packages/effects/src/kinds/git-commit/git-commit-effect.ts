@@ -79,7 +79,8 @@ export async function applyGitCommit(
     change: {
       message: spec.message,
       paths: pathsOf(spec),
-      tree: (baseTree) => treeWith(target.repo.objects, baseTree, changes),
+      tree: (baseTree, objects = target.repo.objects) => treeWith(objects, baseTree, changes),
+      inProcess: true,
       order: call.order,
     },
   });

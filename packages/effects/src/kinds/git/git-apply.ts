@@ -1,4 +1,4 @@
-import type { GitRepo } from "@idem/git";
+import type { GitRepo, ObjectWriter } from "@idem/git";
 import type { ApplyOrder, ProbeHint, ProbeResult } from "@idem/kit";
 import { IdemError } from "@idem/kit";
 import type { GitTargets } from "./git-targets.js";
@@ -101,8 +101,16 @@ export interface GitChange {
   message: string;
   /** Every path the commit changes. */
   paths: string[];
-  /** Writes the new root tree from the base tree (null: none), under the repo lock. */
-  tree(baseTree: string | null): Promise<string>;
+  /**
+   * Writes the new root tree from the base tree (null: none), under the repo lock, through
+   * `objects` when given (a local branch's batch; else the repository's).
+   */
+  tree(baseTree: string | null, objects?: ObjectWriter): Promise<string>;
+  /**
+   * `tree` runs no git process: it reads and writes objects in process only, through `objects`
+   * (a local branch's batch may then hold them for one pack, see BranchQueue).
+   */
+  inProcess?: boolean;
   /** A branch's queued applies keep this order between runs (a remote's pushes, a local batch). */
   order?: ApplyOrder | undefined;
 }
@@ -171,10 +179,11 @@ async function applyQueued(
     paths: change.paths,
     // The probe checked the paths at its head; the commit may go onto a later one (a symlink or a
     // file where a folder was is then the queue's TARGET_MOVED, and the next probe says why).
-    async tree(baseTree) {
+    async tree(baseTree, objects) {
       await repo.checkTreePaths(baseTree, change.paths);
-      return change.tree(baseTree);
+      return change.tree(baseTree, objects);
     },
+    inProcess: change.inProcess,
     message: change.message,
     order: change.order,
   });
