@@ -1,6 +1,6 @@
 import type { EffectState } from "../domain/states.js";
 import type { WriteDurability } from "./durability.js";
-import type { Lease } from "./runs.js";
+import type { Lease } from "./lease.js";
 
 /** One row of the effects ledger: effect `key` in one generation. */
 export interface EffectRecord {

@@ -1,9 +1,12 @@
 import type { FailureClass } from "@idem/schema";
 import type { RunState } from "../domain/states.js";
 import type { WriteDurability } from "./durability.js";
+import type { Lease } from "./lease.js";
 import type { JournalLeaseHolders } from "./lease-holders.js";
 import type { EffectRecord } from "./ledger.js";
 import type { OutputRecord, ReplaySelection } from "./outputs.js";
+
+export type { Lease } from "./lease.js";
 
 /** One interpretation (generation) of one output. */
 export interface RunRecord {
@@ -79,16 +82,6 @@ export interface ReplayOptions {
    * on every target again.
    */
   targets?: Readonly<Record<string, readonly string[]>>;
-}
-
-/** Proof of holding a run: every write under a lease checks the token, so a stale holder changes nothing. */
-export interface Lease {
-  runId: number;
-  jobId: string;
-  generation: number;
-  token: string;
-  owner: string;
-  until: number;
 }
 
 /** A claimed run, with its output and lease. */
