@@ -12,22 +12,39 @@ export interface GroupCommitWrites<R, A> {
   keyOf(request: R): string;
   /** Requests in one batch at most (default 64). */
   maxBatch?: number;
+  /** A request's size, for `maxSize` (default none). */
+  sizeOf?(request: R): number;
+  /** The size of a batch at most, exceeded only by a batch of one (default none). */
+  maxSize?: number;
+  /** Statements in flight at once, each on a connection of its own (default 1). */
+  flights?: number;
+  /**
+   * What a statement's answers call for once, before some of them are given: `start` runs once the
+   * statement is done (undefined: nothing to do), and an answer `waits` says so is given after it.
+   */
+  follow?: {
+    start(settled: PromiseSettledResult<A>[]): Promise<void> | undefined;
+    waits(answer: A): boolean;
+  };
 }
 
 /**
- * Group commit of one kind of write under a lease (a settle, a completion) across the runs a
- * process has in flight, as `RecordQueue` does for records: a request that arrives while no
- * statement of its kind is in flight goes at the end of the tick, with those that arrived in the
- * same tick; requests that arrive meanwhile wait and go together in the next statement, one round
- * trip and one COMMIT for all. Each caller is answered as its own statement would answer it, once
- * the COMMIT holding its write returned. A batch statement that fails with UNAVAILABLE fails every
- * request of it (nothing is answered as written); any other error sends each request again alone,
- * so that one the server refuses fails its own caller only.
+ * Group commit of one kind of write across the callers a process has in flight (a record, a
+ * settle, a completion): a request that arrives while fewer than `flights` statements of its kind
+ * are in flight goes at the end of the tick (`process.nextTick`: after the promise callbacks now
+ * queued, before any I/O), with those that arrived in the same tick; requests that arrive while
+ * the statements are full wait and go together, in arrival order, in the next statement that
+ * starts: one round trip and one COMMIT for all. Each caller is answered as its own statement
+ * would answer it, once the COMMIT holding its write returned. A batch statement that fails with
+ * UNAVAILABLE fails every request of it (nothing is answered as written); any other error sends
+ * each request again alone, so that one the server refuses fails its own caller only.
  */
 export class GroupCommit<R, A> {
   private waiting: Waiting<R, A>[] = [];
+  /** The keys of the requests in flight. */
   private readonly writing = new Set<string>();
-  private inFlight = false;
+  private inFlight = 0;
+  /** Whether a pump is due at the end of this tick. */
   private scheduled = false;
 
   constructor(private readonly writes: GroupCommitWrites<R, A>) {}
@@ -45,58 +62,75 @@ export class GroupCommit<R, A> {
     });
   }
 
+  /** Starts statements while there are free flights and waiting requests that may go. */
   private pump(): void {
-    if (this.inFlight) return;
-    const batch = this.take();
-    if (batch.length === 0) return;
-    this.inFlight = true;
-    void this.write(batch)
-      .catch((e: unknown) => {
-        for (const w of batch) w.reject(e);
-      })
-      .finally(() => {
-        this.inFlight = false;
-        for (const w of batch) this.writing.delete(this.writes.keyOf(w.request));
-        this.pump();
-      });
+    while (this.inFlight < (this.writes.flights ?? 1)) {
+      const batch = this.take();
+      if (batch.length === 0) return;
+      this.inFlight++;
+      void this.write(batch)
+        // Not expected (every request is answered), but a caller is never left waiting.
+        .catch((e: unknown) => {
+          for (const w of batch) w.reject(e);
+        })
+        .finally(() => {
+          this.inFlight--;
+          for (const w of batch) this.writing.delete(this.writes.keyOf(w.request));
+          this.pump();
+        });
+    }
   }
 
-  /** The next batch in arrival order: no key in flight or twice, at most `maxBatch`. */
+  /** The next batch in arrival order: no key in flight or twice, within the limits. */
   private take(): Waiting<R, A>[] {
-    const max = this.writes.maxBatch ?? 64;
+    const { maxBatch = 64, maxSize = Number.POSITIVE_INFINITY, sizeOf } = this.writes;
     const batch: Waiting<R, A>[] = [];
     const rest: Waiting<R, A>[] = [];
+    let size = 0;
+    let full = false;
     for (const w of this.waiting) {
       const key = this.writes.keyOf(w.request);
-      if (batch.length >= max || this.writing.has(key)) {
+      const own = sizeOf?.(w.request) ?? 0;
+      full ||= batch.length >= maxBatch || (batch.length > 0 && size + own > maxSize);
+      if (full || this.writing.has(key)) {
         rest.push(w);
         continue;
       }
       batch.push(w);
       this.writing.add(key);
+      size += own;
     }
     this.waiting = rest;
     return batch;
   }
 
+  /**
+   * Writes one batch and answers its callers. Resolves once its statement (and any retry alone) is
+   * done, so the next may start; what `follow` starts is not waited for here.
+   */
   private async write(batch: Waiting<R, A>[]): Promise<void> {
-    const requests = batch.map((w) => w.request);
-    const alone = () => Promise.allSettled(requests.map((r) => this.writes.alone(r)));
-    let settled: PromiseSettledResult<A>[];
-    if (requests.length === 1) settled = await alone();
-    else {
-      try {
-        settled = await this.writes.batch(requests);
-      } catch (e) {
-        settled = isIdemError(e, "UNAVAILABLE")
-          ? requests.map(() => ({ status: "rejected", reason: e }))
-          : await alone();
-      }
-    }
+    const settled = await this.settle(batch.map((w) => w.request));
+    const { follow } = this.writes;
+    const after = follow?.start(settled);
     batch.forEach((w, i) => {
       const s = settled[i] as PromiseSettledResult<A>;
-      if (s.status === "fulfilled") w.resolve(s.value);
-      else w.reject(s.reason);
+      if (s.status === "rejected") w.reject(s.reason);
+      else if (after === undefined || !follow?.waits(s.value)) w.resolve(s.value);
+      else after.then(() => w.resolve(s.value), w.reject);
     });
+  }
+
+  /** Each request's answer: alone, or in one batch statement (alone again on its error). */
+  private async settle(requests: R[]): Promise<PromiseSettledResult<A>[]> {
+    const alone = () => Promise.allSettled(requests.map((r) => this.writes.alone(r)));
+    if (requests.length === 1) return alone();
+    try {
+      return await this.writes.batch(requests);
+    } catch (e) {
+      if (isIdemError(e, "UNAVAILABLE"))
+        return requests.map(() => ({ status: "rejected", reason: e }));
+      // Not the server gone: maybe one request the server refuses. Alone, it fails its caller only.
+      return alone();
+    }
   }
 }
